@@ -1,0 +1,269 @@
+//! Coercion of argument values to declared option types (text-grammar §4).
+//!
+//! One table serves both lanes: the text lane coerces the text of a token,
+//! the structured lane coerces decoded JSON values, and `accepts` asks
+//! whether a value already *is* its coerced form.
+
+use super::limits::MAX_SAFE_INTEGER;
+use super::types::{CommandArgValue, CommandOption, CommandOptionType};
+
+/// Coerces the text of one token to `kind`, or `None` when the text is not
+/// acceptable for that type.
+pub(crate) fn coerce_text(kind: CommandOptionType, text: &str) -> Option<CommandArgValue> {
+    match kind {
+        CommandOptionType::String => Some(CommandArgValue::String(text.to_owned())),
+        CommandOptionType::User | CommandOptionType::Channel | CommandOptionType::Role => {
+            (!text.is_empty()).then(|| CommandArgValue::String(text.to_owned()))
+        }
+        CommandOptionType::Integer => parse_integer(text).map(CommandArgValue::Integer),
+        CommandOptionType::Number => parse_number(text).map(CommandArgValue::Number),
+        CommandOptionType::Boolean => parse_boolean(text).map(CommandArgValue::Boolean),
+    }
+}
+
+/// `^[+-]?[0-9]+$` within ±`MAX_SAFE_INTEGER`.
+pub(crate) fn parse_integer(text: &str) -> Option<i64> {
+    let (negative, digits) = split_sign(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut value: i64 = 0;
+    for b in digits.bytes() {
+        value = value.checked_mul(10)?.checked_add(i64::from(b - b'0'))?;
+        if value > MAX_SAFE_INTEGER {
+            return None;
+        }
+    }
+    Some(if negative { -value } else { value })
+}
+
+/// `^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`, finite.
+pub(crate) fn parse_number(text: &str) -> Option<f64> {
+    let bytes = text.as_bytes();
+    let mut i = usize::from(matches!(bytes.first(), Some(b'+' | b'-')));
+    let int_start = i;
+    while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    let int_digits = i - int_start;
+    let mut frac_digits = 0;
+    if bytes.get(i) == Some(&b'.') {
+        i += 1;
+        let frac_start = i;
+        while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        frac_digits = i - frac_start;
+    }
+    if int_digits == 0 && frac_digits == 0 {
+        return None;
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(bytes.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let exp_start = i;
+        while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == exp_start {
+            return None;
+        }
+    }
+    if i != bytes.len() {
+        return None;
+    }
+    // The syntax check above admits only what Rust's float parser reads the
+    // same way, and keeps out its extra spellings (`inf`, `NaN`).
+    text.parse::<f64>().ok().filter(|n| n.is_finite())
+}
+
+/// `true`/`yes`/`1` and `false`/`no`/`0`, ASCII case-insensitive.
+pub(crate) fn parse_boolean(text: &str) -> Option<bool> {
+    const TRUE: [&str; 3] = ["true", "yes", "1"];
+    const FALSE: [&str; 3] = ["false", "no", "0"];
+    if TRUE.iter().any(|t| t.eq_ignore_ascii_case(text)) {
+        Some(true)
+    } else if FALSE.iter().any(|f| f.eq_ignore_ascii_case(text)) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+fn split_sign(text: &str) -> (bool, &str) {
+    match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    }
+}
+
+/// Coerces a decoded structured-lane value to `kind` by the same table:
+/// strings are read as text; integral numbers serve integer options; any
+/// number serves number options. `None` when it does not fit.
+pub(crate) fn coerce_value(
+    kind: CommandOptionType,
+    value: &CommandArgValue,
+) -> Option<CommandArgValue> {
+    match (kind, value) {
+        (_, CommandArgValue::String(s)) => coerce_text(kind, s),
+        (CommandOptionType::Integer, CommandArgValue::Integer(i)) => {
+            (i.abs() <= MAX_SAFE_INTEGER).then_some(CommandArgValue::Integer(*i))
+        }
+        (CommandOptionType::Integer, CommandArgValue::Number(n)) => {
+            // Exact: the bound is below 2^53, so every integral double in range converts.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+            let fits = n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER as f64;
+            #[allow(clippy::cast_possible_truncation)]
+            fits.then(|| CommandArgValue::Integer(*n as i64))
+        }
+        (CommandOptionType::Number, CommandArgValue::Number(n)) => {
+            n.is_finite().then_some(CommandArgValue::Number(*n))
+        }
+        // Lossy above 2^53 exactly as for a JavaScript peer.
+        #[allow(clippy::cast_precision_loss)]
+        (CommandOptionType::Number, CommandArgValue::Integer(i)) => {
+            Some(CommandArgValue::Number(*i as f64))
+        }
+        (CommandOptionType::Boolean, CommandArgValue::Boolean(b)) => {
+            Some(CommandArgValue::Boolean(*b))
+        }
+        _ => None,
+    }
+}
+
+/// Whether a coerced `value` is one of the option's choices (always true
+/// without choices). Strings compare exactly; integers and numbers compare
+/// numerically with each choice coerced by the same table.
+pub(crate) fn in_choices(option: &CommandOption, value: &CommandArgValue) -> bool {
+    let Some(choices) = &option.choices else {
+        return true;
+    };
+    choices.iter().any(|choice| match value {
+        CommandArgValue::String(s) => s == choice,
+        CommandArgValue::Integer(i) => parse_integer(choice) == Some(*i),
+        CommandArgValue::Number(n) => parse_number(choice) == Some(*n),
+        CommandArgValue::Boolean(_) => false,
+    })
+}
+
+/// Coerces a structured-lane value for `option` and checks its choices.
+pub(crate) fn coerce_for_option(
+    option: &CommandOption,
+    value: &CommandArgValue,
+) -> Option<CommandArgValue> {
+    coerce_value(option.kind, value).filter(|v| in_choices(option, v))
+}
+
+/// Whether `value` is already exactly what coercion for `option` would give,
+/// including the choice check. This is the per-value rule of `accepts`:
+/// a value that passes it survives a format/parse round trip unchanged.
+pub(crate) fn fits(option: &CommandOption, value: &CommandArgValue) -> bool {
+    let typed = match (option.kind, value) {
+        (CommandOptionType::String, CommandArgValue::String(_)) => true,
+        (
+            CommandOptionType::User | CommandOptionType::Channel | CommandOptionType::Role,
+            CommandArgValue::String(s),
+        ) => !s.is_empty(),
+        (CommandOptionType::Integer, CommandArgValue::Integer(i)) => i.abs() <= MAX_SAFE_INTEGER,
+        (CommandOptionType::Number, CommandArgValue::Number(n)) => n.is_finite(),
+        (CommandOptionType::Boolean, CommandArgValue::Boolean(_)) => true,
+        _ => false,
+    };
+    typed && in_choices(option, value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use CommandArgValue as V;
+    use CommandOptionType as T;
+
+    #[test]
+    fn integers() {
+        assert_eq!(parse_integer("42"), Some(42));
+        assert_eq!(parse_integer("+7"), Some(7));
+        assert_eq!(parse_integer("-007"), Some(-7));
+        assert_eq!(parse_integer("9007199254740991"), Some(MAX_SAFE_INTEGER));
+        assert_eq!(parse_integer("-9007199254740991"), Some(-MAX_SAFE_INTEGER));
+        assert_eq!(parse_integer("9007199254740992"), None);
+        assert_eq!(parse_integer("99999999999999999999999"), None);
+        for bad in ["", "+", "-", "1.0", "1e3", " 1", "0x10", "١"] {
+            assert_eq!(parse_integer(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn numbers() {
+        for (text, n) in [
+            ("1", 1.0),
+            ("1.", 1.0),
+            (".5", 0.5),
+            ("-2.5e3", -2500.0),
+            ("+1E-2", 0.01),
+            ("0", 0.0),
+        ] {
+            assert_eq!(parse_number(text), Some(n), "{text}");
+        }
+        for bad in ["", ".", "e5", "1e", "1e+", "inf", "NaN", "infinity", "1e999", "1,5", "--1", "1.2.3"] {
+            assert_eq!(parse_number(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn booleans() {
+        for t in ["true", "TRUE", "Yes", "1"] {
+            assert_eq!(parse_boolean(t), Some(true));
+        }
+        for f in ["false", "No", "0"] {
+            assert_eq!(parse_boolean(f), Some(false));
+        }
+        for bad in ["", "y", "on", "2", "truee"] {
+            assert_eq!(parse_boolean(bad), None);
+        }
+    }
+
+    #[test]
+    fn ids_must_be_non_empty() {
+        assert_eq!(coerce_text(T::User, ""), None);
+        assert_eq!(coerce_text(T::Role, "r1"), Some(V::from("r1")));
+        assert_eq!(coerce_text(T::String, ""), Some(V::from("")));
+    }
+
+    #[test]
+    fn structured_values() {
+        assert_eq!(coerce_value(T::Integer, &V::Number(6.0)), Some(V::Integer(6)));
+        assert_eq!(coerce_value(T::Integer, &V::Number(6.5)), None);
+        assert_eq!(coerce_value(T::Integer, &V::from("6")), Some(V::Integer(6)));
+        assert_eq!(coerce_value(T::Number, &V::Integer(2)), Some(V::Number(2.0)));
+        assert_eq!(coerce_value(T::Boolean, &V::from("no")), Some(V::Boolean(false)));
+        assert_eq!(coerce_value(T::Boolean, &V::Integer(1)), None);
+        assert_eq!(coerce_value(T::String, &V::Integer(1)), None);
+        assert_eq!(coerce_value(T::Integer, &V::Integer(MAX_SAFE_INTEGER + 1)), None);
+    }
+
+    #[test]
+    fn choices_compare_by_type() {
+        let o = CommandOption::new("n", "d", T::Integer).choices(["06", "20"]);
+        assert!(in_choices(&o, &V::Integer(6)));
+        assert!(!in_choices(&o, &V::Integer(7)));
+        let o = CommandOption::new("n", "d", T::Number).choices(["1.50"]);
+        assert!(in_choices(&o, &V::Number(1.5)));
+        let o = CommandOption::new("n", "d", T::String).choices(["Red"]);
+        assert!(!in_choices(&o, &V::from("red")));
+        assert!(fits(&o, &V::from("Red")));
+    }
+
+    #[test]
+    fn fits_is_strict_about_variants() {
+        let o = CommandOption::new("n", "d", T::Integer);
+        assert!(fits(&o, &V::Integer(3)));
+        assert!(!fits(&o, &V::Number(3.0)));
+        assert!(!fits(&o, &V::from("3")));
+        let o = CommandOption::new("n", "d", T::Number);
+        assert!(!fits(&o, &V::Number(f64::NAN)));
+        assert!(!fits(&o, &V::Integer(1)));
+    }
+}

@@ -1,0 +1,577 @@
+//! The data types of the command area: declarations, option types, argument
+//! values, invocations and the structured sidecar payload.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+/// A slash command as a bot declares it.
+///
+/// It (de)serializes from the spec's JSON shape:
+///
+/// ```
+/// use botlane::{CommandDeclaration, CommandOptionType};
+///
+/// let decl: CommandDeclaration = serde_json::from_str(r#"{
+///     "name": "roll",
+///     "description": "Roll some dice",
+///     "options": [
+///         {"name": "count", "description": "How many", "type": "integer", "required": true},
+///         {"name": "sides", "description": "Sides per die", "type": "integer", "choices": ["6", "20"]}
+///     ]
+/// }"#)?;
+/// assert_eq!(decl.options[0].kind, CommandOptionType::Integer);
+/// assert!(!decl.options[1].required);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandDeclaration {
+    /// The command name; matches `^[a-z0-9_-]{1,32}$`.
+    pub name: String,
+    /// 1 to [`MAX_COMMAND_DESC`](crate::MAX_COMMAND_DESC) characters, shown in plaintext to every member.
+    pub description: String,
+    /// The options in declared order, which is the positional text grammar.
+    #[serde(default)]
+    pub options: Vec<CommandOption>,
+}
+
+impl CommandDeclaration {
+    /// A declaration with no options.
+    ///
+    /// ```
+    /// let ping = botlane::CommandDeclaration::new("ping", "Check that the bot is alive");
+    /// assert!(ping.options.is_empty());
+    /// ```
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            options: Vec::new(),
+        }
+    }
+
+    /// Appends an option (builder style).
+    ///
+    /// ```
+    /// use botlane::{CommandDeclaration, CommandOption, CommandOptionType};
+    ///
+    /// let roll = CommandDeclaration::new("roll", "Roll dice")
+    ///     .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true));
+    /// assert_eq!(roll.options.len(), 1);
+    /// ```
+    #[must_use]
+    pub fn option(mut self, option: CommandOption) -> Self {
+        self.options.push(option);
+        self
+    }
+
+    /// The option declared under `name` (exact match).
+    pub fn find_option(&self, name: &str) -> Option<&CommandOption> {
+        self.options.iter().find(|o| o.name == name)
+    }
+}
+
+/// One typed option of a [`CommandDeclaration`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandOption {
+    /// Same rule as a command name; unique within the command.
+    pub name: String,
+    /// 1 to [`MAX_COMMAND_DESC`](crate::MAX_COMMAND_DESC) characters; plaintext.
+    pub description: String,
+    /// The value type (JSON field `type`).
+    #[serde(rename = "type")]
+    pub kind: CommandOptionType,
+    /// Whether the option must be filled. In JSON it must be a real boolean when present.
+    #[serde(default, deserialize_with = "strict_bool")]
+    pub required: bool,
+    /// The allowed values; each string is both label and value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choices: Option<Vec<String>>,
+}
+
+impl CommandOption {
+    /// An optional option with no choices.
+    ///
+    /// ```
+    /// use botlane::{CommandOption, CommandOptionType};
+    /// let o = CommandOption::new("label", "What to call it", CommandOptionType::String);
+    /// assert!(!o.required && o.choices.is_none());
+    /// ```
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        kind: CommandOptionType,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            kind,
+            required: false,
+            choices: None,
+        }
+    }
+
+    /// Sets `required` (builder style).
+    #[must_use]
+    pub fn required(mut self, required: bool) -> Self {
+        self.required = required;
+        self
+    }
+
+    /// Sets the choice list (builder style).
+    ///
+    /// ```
+    /// use botlane::{CommandOption, CommandOptionType};
+    /// let o = CommandOption::new("sides", "Sides", CommandOptionType::Integer).choices(["6", "20"]);
+    /// assert_eq!(o.choices.as_deref(), Some(&["6".to_string(), "20".to_string()][..]));
+    /// ```
+    #[must_use]
+    pub fn choices<I, S>(mut self, choices: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.choices = Some(choices.into_iter().map(Into::into).collect());
+        self
+    }
+}
+
+fn strict_bool<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    struct StrictBool;
+    impl Visitor<'_> for StrictBool {
+        type Value = bool;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a real boolean (true or false) for `required`")
+        }
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<bool, E> {
+            Ok(v)
+        }
+    }
+    d.deserialize_any(StrictBool)
+}
+
+/// The type of a command option.
+///
+/// There is no `attachment` type: parsing one fails with a message saying it
+/// is unsupported.
+///
+/// ```
+/// use botlane::CommandOptionType;
+/// assert_eq!("number".parse::<CommandOptionType>(), Ok(CommandOptionType::Number));
+/// assert_eq!(CommandOptionType::Number.code(), 7);
+/// let err = "attachment".parse::<CommandOptionType>().unwrap_err();
+/// assert!(err.to_string().contains("unsupported"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum CommandOptionType {
+    /// Any text.
+    String,
+    /// A whole number within ±(2^53 − 1).
+    Integer,
+    /// `true`/`yes`/`1` or `false`/`no`/`0`.
+    Boolean,
+    /// An opaque user id.
+    User,
+    /// An opaque channel id.
+    Channel,
+    /// An opaque role id.
+    Role,
+    /// A finite decimal number.
+    Number,
+}
+
+/// The wire code of every option type, in the spec's order.
+///
+/// ```
+/// use botlane::{CommandOptionType, COMMAND_OPTION_TYPE_CODES};
+/// for (kind, code) in COMMAND_OPTION_TYPE_CODES {
+///     assert_eq!(kind.code(), code);
+/// }
+/// ```
+pub const COMMAND_OPTION_TYPE_CODES: [(CommandOptionType, u8); 7] = [
+    (CommandOptionType::String, 1),
+    (CommandOptionType::Integer, 2),
+    (CommandOptionType::Boolean, 3),
+    (CommandOptionType::User, 4),
+    (CommandOptionType::Channel, 5),
+    (CommandOptionType::Role, 6),
+    (CommandOptionType::Number, 7),
+];
+
+impl CommandOptionType {
+    /// The numeric code used in the canonical menu.
+    pub const fn code(self) -> u8 {
+        match self {
+            Self::String => 1,
+            Self::Integer => 2,
+            Self::Boolean => 3,
+            Self::User => 4,
+            Self::Channel => 5,
+            Self::Role => 6,
+            Self::Number => 7,
+        }
+    }
+
+    /// The lower-case name used in JSON declarations.
+    ///
+    /// ```
+    /// assert_eq!(botlane::CommandOptionType::Role.as_str(), "role");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::String => "string",
+            Self::Integer => "integer",
+            Self::Boolean => "boolean",
+            Self::User => "user",
+            Self::Channel => "channel",
+            Self::Role => "role",
+            Self::Number => "number",
+        }
+    }
+
+    /// Whether values of this type are opaque id strings (`user`, `channel`, `role`).
+    pub const fn is_id(self) -> bool {
+        matches!(self, Self::User | Self::Channel | Self::Role)
+    }
+}
+
+impl fmt::Display for CommandOptionType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error of parsing a [`CommandOptionType`] from its name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UnknownOptionType {
+    /// `attachment` is a type other chat services have; this one does not.
+    #[error("option type \"attachment\" is unsupported: the service has no attachment options")]
+    Attachment,
+    /// Any other name.
+    #[error("unknown option type {0:?}: expected one of string, integer, boolean, user, channel, role, number")]
+    Unknown(String),
+}
+
+impl FromStr for CommandOptionType {
+    type Err = UnknownOptionType;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        COMMAND_OPTION_TYPE_CODES
+            .iter()
+            .map(|(kind, _)| *kind)
+            .find(|kind| kind.as_str() == s)
+            .ok_or_else(|| {
+                if s == "attachment" {
+                    UnknownOptionType::Attachment
+                } else {
+                    UnknownOptionType::Unknown(s.to_owned())
+                }
+            })
+    }
+}
+
+impl Serialize for CommandOptionType {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for CommandOptionType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        name.parse().map_err(de::Error::custom)
+    }
+}
+
+/// One argument value: a string (also for user, channel and role ids), an
+/// integer, a number or a boolean.
+///
+/// In JSON it is the bare value. A JSON number without fraction or exponent
+/// that fits an `i64` is an [`Integer`](Self::Integer); any other JSON number
+/// is a [`Number`](Self::Number).
+///
+/// ```
+/// use botlane::CommandArgValue;
+/// let v: CommandArgValue = serde_json::from_str("2")?;
+/// assert_eq!(v, CommandArgValue::Integer(2));
+/// assert_eq!(serde_json::to_string(&CommandArgValue::from("hi"))?, r#""hi""#);
+/// assert_eq!(CommandArgValue::Number(0.5).to_string(), "0.5");
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum CommandArgValue {
+    /// Text, or an opaque id for `user`, `channel` and `role` options.
+    String(String),
+    /// A whole number.
+    Integer(i64),
+    /// A finite floating-point number.
+    Number(f64),
+    /// A boolean.
+    Boolean(bool),
+}
+
+impl CommandArgValue {
+    /// The type name of this value, for messages.
+    pub(crate) fn type_name(&self) -> &'static str {
+        match self {
+            Self::String(_) => "string",
+            Self::Integer(_) => "integer",
+            Self::Number(_) => "number",
+            Self::Boolean(_) => "boolean",
+        }
+    }
+}
+
+impl fmt::Display for CommandArgValue {
+    /// Strings as they are, integers in decimal, numbers in the shortest text
+    /// that parses back to the same float, booleans as `true`/`false`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::String(s) => f.write_str(s),
+            Self::Integer(i) => write!(f, "{i}"),
+            Self::Number(n) => f.write_str(&format_number(*n)),
+            Self::Boolean(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+/// The shortest text that parses back to `n`: Rust's shortest round-trip
+/// digits, written positionally or in exponent form, whichever is shorter.
+pub(crate) fn format_number(n: f64) -> String {
+    let plain = format!("{n}");
+    let exp = format!("{n:e}");
+    if exp.len() < plain.len() {
+        exp
+    } else {
+        plain
+    }
+}
+
+impl From<&str> for CommandArgValue {
+    fn from(s: &str) -> Self {
+        Self::String(s.to_owned())
+    }
+}
+impl From<String> for CommandArgValue {
+    fn from(s: String) -> Self {
+        Self::String(s)
+    }
+}
+impl From<i64> for CommandArgValue {
+    fn from(i: i64) -> Self {
+        Self::Integer(i)
+    }
+}
+impl From<f64> for CommandArgValue {
+    fn from(n: f64) -> Self {
+        Self::Number(n)
+    }
+}
+impl From<bool> for CommandArgValue {
+    fn from(b: bool) -> Self {
+        Self::Boolean(b)
+    }
+}
+
+impl Serialize for CommandArgValue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::String(v) => s.serialize_str(v),
+            Self::Integer(v) => s.serialize_i64(*v),
+            Self::Number(v) => s.serialize_f64(*v),
+            Self::Boolean(v) => s.serialize_bool(*v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CommandArgValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ArgVisitor;
+        impl Visitor<'_> for ArgVisitor {
+            type Value = CommandArgValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string, a finite number or a boolean")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(CommandArgValue::Boolean(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(CommandArgValue::Integer(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(match i64::try_from(v) {
+                    Ok(i) => CommandArgValue::Integer(i),
+                    // Lossy on purpose: a JavaScript peer holds this value as a double too.
+                    #[allow(clippy::cast_precision_loss)]
+                    Err(_) => CommandArgValue::Number(v as f64),
+                })
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                if v.is_finite() {
+                    Ok(CommandArgValue::Number(v))
+                } else {
+                    Err(E::custom("number is not finite"))
+                }
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(CommandArgValue::String(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(CommandArgValue::String(v))
+            }
+        }
+        d.deserialize_any(ArgVisitor)
+    }
+}
+
+/// The arguments of one invocation, by option name. An unfilled optional
+/// option is absent, never null.
+pub type CommandArgs = BTreeMap<String, CommandArgValue>;
+
+/// The lane an invocation arrived on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum CommandSource {
+    /// The encrypted sidecar addressed to one bot.
+    Structured,
+    /// A readable text line such as `/roll 2 sides:6`.
+    Text,
+}
+
+/// A recognised invocation of a registered command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandInvocation {
+    /// The lower-case command name.
+    pub name: String,
+    /// The arguments, coerced to the declared types.
+    pub args: CommandArgs,
+    /// The lane it arrived on.
+    pub source: CommandSource,
+}
+
+/// The structured sidecar payload: which bot, which command, which arguments.
+///
+/// Its JSON form (see [`encode_command_data`](crate::encode_command_data)) has
+/// the fields `v`, `bot`, `name` and `args`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandData {
+    /// The id of the target bot. Compared in canonical form (undashed
+    /// lower-case hex), never by raw string equality.
+    pub bot_id: String,
+    /// The lower-case command name.
+    pub name: String,
+    /// The arguments; unfilled optional options are absent.
+    pub args: CommandArgs,
+}
+
+/// The canonical form of a bot id: dashes removed, ASCII lower-cased.
+///
+/// ```
+/// assert_eq!(
+///     botlane::canonical_bot_id("3F2504E0-4F89-11D3-9A0C-0305E82C3301"),
+///     "3f2504e04f8911d39a0c0305e82c3301"
+/// );
+/// ```
+pub fn canonical_bot_id(id: &str) -> String {
+    id.chars()
+        .filter(|c| *c != '-')
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_type_codes_match_table() {
+        for (kind, code) in COMMAND_OPTION_TYPE_CODES {
+            assert_eq!(kind.code(), code);
+            assert_eq!(kind.as_str().parse::<CommandOptionType>(), Ok(kind));
+        }
+    }
+
+    #[test]
+    fn attachment_is_rejected_by_name() {
+        let err = serde_json::from_str::<CommandOption>(
+            r#"{"name":"f","description":"d","type":"attachment"}"#,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("\"attachment\" is unsupported"), "{err}");
+        let err = serde_json::from_str::<CommandOption>(
+            r#"{"name":"f","description":"d","type":"file"}"#,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("unknown option type \"file\""), "{err}");
+    }
+
+    #[test]
+    fn required_must_be_a_real_boolean() {
+        for bad in [r#""yes""#, "1", "null", "[]"] {
+            let json = format!(r#"{{"name":"f","description":"d","type":"string","required":{bad}}}"#);
+            let err = serde_json::from_str::<CommandOption>(&json).unwrap_err();
+            assert!(err.to_string().contains("a real boolean"), "{bad}: {err}");
+        }
+        let o: CommandOption =
+            serde_json::from_str(r#"{"name":"f","description":"d","type":"string","required":true}"#)
+                .unwrap();
+        assert!(o.required);
+        let o: CommandOption =
+            serde_json::from_str(r#"{"name":"f","description":"d","type":"string"}"#).unwrap();
+        assert!(!o.required);
+    }
+
+    #[test]
+    fn declaration_round_trips_through_json() {
+        let decl = CommandDeclaration::new("roll", "Roll")
+            .option(CommandOption::new("count", "n", CommandOptionType::Integer).required(true))
+            .option(CommandOption::new("sides", "s", CommandOptionType::Integer).choices(["6"]));
+        let json = serde_json::to_string(&decl).unwrap();
+        assert_eq!(
+            json,
+            r#"{"name":"roll","description":"Roll","options":[{"name":"count","description":"n","type":"integer","required":true},{"name":"sides","description":"s","type":"integer","required":false,"choices":["6"]}]}"#
+        );
+        assert_eq!(serde_json::from_str::<CommandDeclaration>(&json).unwrap(), decl);
+    }
+
+    #[test]
+    fn unknown_declaration_fields_are_rejected() {
+        let err = serde_json::from_str::<CommandDeclaration>(
+            r#"{"name":"a","description":"b","optoins":[]}"#,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("optoins"), "{err}");
+    }
+
+    #[test]
+    fn arg_values_from_json() {
+        let v: CommandArgValue = serde_json::from_str("2.0").unwrap();
+        assert_eq!(v, CommandArgValue::Number(2.0));
+        let v: CommandArgValue = serde_json::from_str("-7").unwrap();
+        assert_eq!(v, CommandArgValue::Integer(-7));
+        let v: CommandArgValue = serde_json::from_str("18446744073709551615").unwrap();
+        assert!(matches!(v, CommandArgValue::Number(_)));
+        assert!(serde_json::from_str::<CommandArgValue>("null").is_err());
+        assert!(serde_json::from_str::<CommandArgValue>("{}").is_err());
+    }
+
+    #[test]
+    fn numbers_format_shortest() {
+        assert_eq!(format_number(2.0), "2");
+        assert_eq!(format_number(-0.0), "-0");
+        assert_eq!(format_number(0.1), "0.1");
+        assert_eq!(format_number(1e300), "1e300");
+        assert_eq!(format_number(1.5e-300), "1.5e-300");
+        assert_eq!(format_number(f64::MAX).parse::<f64>().unwrap(), f64::MAX);
+        assert_eq!(format_number(123456.0), "123456");
+    }
+}

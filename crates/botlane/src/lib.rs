@@ -1,0 +1,8 @@
+//! botlane: bots for an end-to-end-encrypted chat service.
+#![deny(missing_docs)]
+
+pub mod commands;
+mod message;
+
+pub use commands::*;
+pub use message::Message;
