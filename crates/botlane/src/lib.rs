@@ -3,6 +3,7 @@
 
 pub mod commands;
 mod message;
+pub mod wire;
 
 pub use commands::*;
 pub use message::Message;
