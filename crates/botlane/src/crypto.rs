@@ -127,8 +127,8 @@ fn seal_raw(
     Ok(out)
 }
 
-/// Inverse of [`seal_raw`]. The plaintext is zeroized when the caller drops it
-/// only if the caller keeps it in the returned `Zeroizing`.
+/// Inverse of [`seal_raw`]. The plaintext comes back in `Zeroizing` because
+/// for a wrapped key it is itself key material.
 fn open_raw(
     key: &[u8; CHANNEL_KEY_LEN],
     what: &'static str,
@@ -165,7 +165,7 @@ fn open_raw(
 /// assert_eq!(format!("{key:?}"), "ChannelKey([REDACTED])");
 /// # Ok::<(), botlane::crypto::CryptoError>(())
 /// ```
-#[derive(Clone, Zeroize, ZeroizeOnDrop)]
+#[derive(Clone, ZeroizeOnDrop)]
 pub struct ChannelKey(Box<[u8; CHANNEL_KEY_LEN]>);
 
 impl ChannelKey {
@@ -469,7 +469,13 @@ impl IdentityKeyPair {
                 actual: sealed.len(),
             });
         }
-        let kek = wrapping_key(&self.secret, &ephemeral, &self.public, &ephemeral, "ephemeral")?;
+        let kek = wrapping_key(
+            &self.secret,
+            &ephemeral,
+            &self.public,
+            &ephemeral,
+            "ephemeral",
+        )?;
         let plain = open_raw(&kek, WHAT, &sealed, channel_id.as_bytes())?;
         let bytes: [u8; CHANNEL_KEY_LEN] = plain
             .as_slice()
@@ -549,7 +555,13 @@ fn wrap_with(
     nonce: &[u8; NONCE_LEN],
 ) -> Result<WrappedKey, CryptoError> {
     let ephemeral = PublicKey(x25519_dalek::PublicKey::from(&ephemeral_secret));
-    let kek = wrapping_key(&ephemeral_secret, recipient, recipient, &ephemeral, "recipient")?;
+    let kek = wrapping_key(
+        &ephemeral_secret,
+        recipient,
+        recipient,
+        &ephemeral,
+        "recipient",
+    )?;
     let sealed = seal_raw(&kek, nonce, key.expose_bytes(), channel_id.as_bytes())?;
     Ok(WrappedKey {
         ephemeral: ephemeral.to_base64(),
@@ -596,7 +608,8 @@ mod tests {
     const VECTOR_AAD: &[u8] = b"channel-42";
     const SEAL_PLAINTEXT: &[u8] = b"botlane test vector: hello, channel!";
     // Produced by the WebCrypto reference code in docs/crypto.md (Node 20).
-    const SEAL_WIRE: &str = "EBESExQVFhcYGRobH5HseiinX5O+EHtpLw8MMKM/PDQ7qjLdi5bORz08NbU+jDsiCG6ebCopcfCxenpyTTJYXw==";
+    const SEAL_WIRE: &str =
+        "EBESExQVFhcYGRobH5HseiinX5O+EHtpLw8MMKM/PDQ7qjLdi5bORz08NbU+jDsiCG6ebCopcfCxenpyTTJYXw==";
     const WRAP_EPHEMERAL: &str = "hSDwCYkwp1R0i33ctD73Wg2/Og0mOBr066SpjqqbTmo=";
     const WRAP_CIPHERTEXT: &str =
         "wMHCw8TFxsfIycrLAI49MdZ6QBYsOpqNpLB7wpNmpL5OIFhXgYo58IteRH1D1gopsSBe4QjWZssb0Ngq";
@@ -659,7 +672,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(wrapped, vector_wrapped());
-        let key = bob.unwrap_channel_key(&vector_wrapped(), "channel-42").unwrap();
+        let key = bob
+            .unwrap_channel_key(&vector_wrapped(), "channel-42")
+            .unwrap();
         assert_eq!(key.expose_bytes(), &counting::<32>(0x20));
     }
 
@@ -701,7 +716,10 @@ mod tests {
     #[test]
     fn changed_aad_or_key_is_detected() {
         let key = ChannelKey::from_bytes(counting(0x00));
-        assert_eq!(key.open(SEAL_WIRE, b"channel-43"), Err(CryptoError::Decrypt));
+        assert_eq!(
+            key.open(SEAL_WIRE, b"channel-43"),
+            Err(CryptoError::Decrypt)
+        );
         assert_eq!(key.open(SEAL_WIRE, b""), Err(CryptoError::Decrypt));
         let other = ChannelKey::from_bytes(counting(0x01));
         assert_eq!(other.open(SEAL_WIRE, VECTOR_AAD), Err(CryptoError::Decrypt));
@@ -745,7 +763,10 @@ mod tests {
             let err = key.open(bad, VECTOR_AAD).unwrap_err();
             // The empty string is valid base64 of zero bytes, so it is too short instead.
             assert!(
-                matches!(err, CryptoError::Base64 { .. } | CryptoError::Length { actual: 0, .. }),
+                matches!(
+                    err,
+                    CryptoError::Base64 { .. } | CryptoError::Length { actual: 0, .. }
+                ),
                 "{bad:?} gave {err:?}"
             );
         }
@@ -761,7 +782,10 @@ mod tests {
             key.open(&wire[1..], b"c").unwrap_err(),
         ] {
             let shown = format!("{err} {err:?}");
-            assert!(!shown.contains("top secret") && !shown.contains(&key_b64), "{shown}");
+            assert!(
+                !shown.contains("top secret") && !shown.contains(&key_b64),
+                "{shown}"
+            );
         }
     }
 
@@ -800,7 +824,10 @@ mod tests {
     fn tampered_wraps_are_rejected() {
         let bob = bob();
         let mut swapped_ephemeral = vector_wrapped();
-        swapped_ephemeral.ephemeral = IdentityKeyPair::generate().unwrap().public_key().to_base64();
+        swapped_ephemeral.ephemeral = IdentityKeyPair::generate()
+            .unwrap()
+            .public_key()
+            .to_base64();
         assert_eq!(
             bob.unwrap_channel_key(&swapped_ephemeral, "channel-42")
                 .unwrap_err(),
@@ -823,7 +850,8 @@ mod tests {
         let mut low_order = vector_wrapped();
         low_order.ephemeral = BASE64.encode([0u8; 32]);
         assert_eq!(
-            bob.unwrap_channel_key(&low_order, "channel-42").unwrap_err(),
+            bob.unwrap_channel_key(&low_order, "channel-42")
+                .unwrap_err(),
             CryptoError::LowOrderKey { which: "ephemeral" }
         );
         let mut short_ephemeral = vector_wrapped();

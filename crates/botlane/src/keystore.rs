@@ -372,7 +372,12 @@ impl Keystore {
         let channel_b64: Vec<(&str, Zeroizing<String>)> = self
             .channels
             .iter()
-            .map(|(id, key)| (id.as_str(), Zeroizing::new(BASE64.encode(key.expose_bytes()))))
+            .map(|(id, key)| {
+                (
+                    id.as_str(),
+                    Zeroizing::new(BASE64.encode(key.expose_bytes())),
+                )
+            })
             .collect();
         let doc = Doc {
             version: KEYSTORE_VERSION,
@@ -386,7 +391,11 @@ impl Keystore {
                 .collect(),
         };
         // Sized up front so that growing the buffer leaves no stray copies.
-        let estimate = 256 + channel_b64.iter().map(|(id, _)| 64 + 6 * id.len()).sum::<usize>();
+        let estimate = 256
+            + channel_b64
+                .iter()
+                .map(|(id, _)| 64 + 6 * id.len())
+                .sum::<usize>();
         let mut out = Zeroizing::new(Vec::with_capacity(estimate));
         serde_json::to_writer_pretty(&mut *out, &doc)
             .expect("serializing strings and integers into a Vec cannot fail");
@@ -481,7 +490,10 @@ fn reject_unknown(
     invalid: &Invalid<'_>,
 ) -> Result<(), KeystoreError> {
     match map.keys().find(|k| !known.contains(&k.as_str())) {
-        Some(unknown) => Err(invalid(&format!("{prefix}{unknown:?}"), "is not a known field")),
+        Some(unknown) => Err(invalid(
+            &format!("{prefix}{unknown:?}"),
+            "is not a known field",
+        )),
         None => Ok(()),
     }
 }
@@ -700,7 +712,10 @@ mod tests {
     #[test]
     fn serialize_then_parse_round_trips() {
         let mut channels = BTreeMap::new();
-        channels.insert("a \"quoted\" id".to_owned(), ChannelKey::from_bytes([4; 32]));
+        channels.insert(
+            "a \"quoted\" id".to_owned(),
+            ChannelKey::from_bytes([4; 32]),
+        );
         let store = Keystore {
             path: PathBuf::from("/k/store.json"),
             identity: IdentityKeyPair::from_secret_bytes([9; 32]),
@@ -714,20 +729,63 @@ mod tests {
 
     #[test]
     fn each_defect_is_named() {
-        let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+        type Edit = Box<dyn Fn(&mut Value)>;
+        let cases: Vec<(Edit, &str)> = vec![
             (Box::new(|d| d["version"] = 2.into()), "has version 2"),
-            (Box::new(|d| d["version"] = "1".into()), "version must be a non-negative integer"),
-            (Box::new(|d| { d.as_object_mut().unwrap().remove("version"); }), "version is missing"),
-            (Box::new(|d| d["extra"] = true.into()), "\"extra\" is not a known field"),
-            (Box::new(|d| d["identity"] = "x".into()), "identity must be a json object"),
-            (Box::new(|d| { d["identity"].as_object_mut().unwrap().remove("secret"); }), "identity.secret is missing"),
-            (Box::new(|d| d["identity"]["secret"] = 5.into()), "identity.secret must be a string"),
-            (Box::new(|d| d["identity"]["secret"] = "%%%%".into()), "identity.secret is not valid standard base64"),
-            (Box::new(|d| d["identity"]["public"] = "AAAA".into()), "identity.public must decode to exactly 32 bytes"),
-            (Box::new(|d| d["identity"]["public"] = BASE64.encode([1u8; 32]).into()), "identity.public does not match identity.secret"),
-            (Box::new(|d| d["identity"]["x"] = 1.into()), "identity.\"x\" is not a known field"),
-            (Box::new(|d| { d.as_object_mut().unwrap().remove("channels"); }), "channels is missing"),
-            (Box::new(|d| d["channels"]["c2"] = BASE64.encode([1u8; 16]).into()), "channels[\"c2\"] must decode to exactly 32 bytes"),
+            (
+                Box::new(|d| d["version"] = "1".into()),
+                "version must be a non-negative integer",
+            ),
+            (
+                Box::new(|d| {
+                    d.as_object_mut().unwrap().remove("version");
+                }),
+                "version is missing",
+            ),
+            (
+                Box::new(|d| d["extra"] = true.into()),
+                "\"extra\" is not a known field",
+            ),
+            (
+                Box::new(|d| d["identity"] = "x".into()),
+                "identity must be a json object",
+            ),
+            (
+                Box::new(|d| {
+                    d["identity"].as_object_mut().unwrap().remove("secret");
+                }),
+                "identity.secret is missing",
+            ),
+            (
+                Box::new(|d| d["identity"]["secret"] = 5.into()),
+                "identity.secret must be a string",
+            ),
+            (
+                Box::new(|d| d["identity"]["secret"] = "%%%%".into()),
+                "identity.secret is not valid standard base64",
+            ),
+            (
+                Box::new(|d| d["identity"]["public"] = "AAAA".into()),
+                "identity.public must decode to exactly 32 bytes",
+            ),
+            (
+                Box::new(|d| d["identity"]["public"] = BASE64.encode([1u8; 32]).into()),
+                "identity.public does not match identity.secret",
+            ),
+            (
+                Box::new(|d| d["identity"]["x"] = 1.into()),
+                "identity.\"x\" is not a known field",
+            ),
+            (
+                Box::new(|d| {
+                    d.as_object_mut().unwrap().remove("channels");
+                }),
+                "channels is missing",
+            ),
+            (
+                Box::new(|d| d["channels"]["c2"] = BASE64.encode([1u8; 16]).into()),
+                "channels[\"c2\"] must decode to exactly 32 bytes",
+            ),
         ];
         for (edit, expected) in cases {
             let mut doc = valid_doc();
@@ -758,11 +816,17 @@ mod tests {
         let text = valid_doc().to_string();
         for cut in [0, 1, text.len() / 2, text.len() - 1] {
             assert!(
-                matches!(parse_str(&text[..cut]), Err(KeystoreError::Truncated { .. })),
+                matches!(
+                    parse_str(&text[..cut]),
+                    Err(KeystoreError::Truncated { .. })
+                ),
                 "cut at {cut}"
             );
         }
-        assert!(matches!(parse_str("hello"), Err(KeystoreError::NotJson { .. })));
+        assert!(matches!(
+            parse_str("hello"),
+            Err(KeystoreError::NotJson { .. })
+        ));
     }
 
     fn json_value() -> impl Strategy<Value = Value> {
@@ -781,8 +845,9 @@ mod tests {
         leaf.prop_recursive(4, 32, 4, move |inner| {
             prop_oneof![
                 prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
-                prop::collection::btree_map(names.clone(), inner, 0..5)
-                    .prop_map(|m| Value::Object(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
+                prop::collection::btree_map(names.clone(), inner, 0..5).prop_map(
+                    |m| Value::Object(m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+                ),
             ]
         })
     }
