@@ -1,6 +1,7 @@
 //! botlane: bots for an end-to-end-encrypted chat service.
 #![deny(missing_docs)]
 
+mod client;
 pub mod commands;
 pub mod crypto;
 pub mod keystore;
@@ -8,4 +9,8 @@ mod message;
 pub mod wire;
 
 pub use commands::*;
-pub use message::Message;
+pub use client::{
+    Client, ClientError, ClientOptions, CommandError, CommandErrorReason, Commands, Event,
+    SendRejected, DEFAULT_REST_URL,
+};
+pub use message::{Channel, Message};

@@ -1,9 +1,13 @@
-//! Messages as the bot sees them.
+//! Messages as the bot sees them: decrypted, with a way to answer.
 
+use std::fmt;
+use std::sync::{Arc, Weak};
+
+use crate::client::{ClientError, Shared};
 use crate::commands::CommandInvocation;
 
 /// A chat message, decrypted.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct Message {
     /// The message id.
@@ -14,13 +18,17 @@ pub struct Message {
     pub author_id: String,
     /// The plaintext content.
     pub content: String,
+    /// The message this one replies to.
+    pub reply_to: Option<String>,
     /// The recognised invocation: set only on live messages that the
     /// registry recognises, never on fetched history or the bot's own messages.
     pub command: Option<CommandInvocation>,
+    client: Option<Weak<Shared>>,
 }
 
 impl Message {
-    /// A message with the given ids and content and no invocation.
+    /// A message with the given ids and content, no invocation, and no
+    /// client to answer through (as in unit tests of handlers).
     ///
     /// ```
     /// let m = botlane::Message::new("m1", "c1", "u1", "/ping");
@@ -37,7 +45,88 @@ impl Message {
             channel_id: channel_id.into(),
             author_id: author_id.into(),
             content: content.into(),
+            reply_to: None,
             command: None,
+            client: None,
         }
+    }
+
+    pub(crate) fn attach(&mut self, client: Weak<Shared>) {
+        self.client = Some(client);
+    }
+
+    fn client(&self) -> Result<Arc<Shared>, ClientError> {
+        self.client
+            .as_ref()
+            .and_then(Weak::upgrade)
+            .ok_or(ClientError::NotConnected)
+    }
+
+    /// A true reply into the message's channel: the service notifies the
+    /// author (piercing mutes). Fire-and-forget: a denial arrives as
+    /// [`Event::SendRejected`](crate::Event::SendRejected) and does not fail
+    /// the future. Fails only when there is no session.
+    pub async fn reply(&self, text: &str) -> Result<(), ClientError> {
+        self.client()?
+            .send(&self.channel_id, text, Some(&self.id), None)
+            .await
+    }
+
+    /// The channel the message was posted in, to post plain messages there.
+    pub fn channel(&self) -> Channel {
+        Channel {
+            id: self.channel_id.clone(),
+            client: self.client.clone(),
+        }
+    }
+}
+
+impl PartialEq for Message {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+            && self.channel_id == other.channel_id
+            && self.author_id == other.author_id
+            && self.content == other.content
+            && self.reply_to == other.reply_to
+            && self.command == other.command
+    }
+}
+
+impl fmt::Debug for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Message")
+            .field("id", &self.id)
+            .field("channel_id", &self.channel_id)
+            .field("author_id", &self.author_id)
+            .field("content", &self.content)
+            .field("reply_to", &self.reply_to)
+            .field("command", &self.command)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A channel, for posting plain (non-reply) messages.
+#[derive(Clone)]
+pub struct Channel {
+    /// The channel id.
+    pub id: String,
+    client: Option<Weak<Shared>>,
+}
+
+impl Channel {
+    /// Posts a plain message. Fire-and-forget like [`Message::reply`].
+    pub async fn send(&self, text: &str) -> Result<(), ClientError> {
+        let client = self
+            .client
+            .as_ref()
+            .and_then(Weak::upgrade)
+            .ok_or(ClientError::NotConnected)?;
+        client.send(&self.id, text, None, None).await
+    }
+}
+
+impl fmt::Debug for Channel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Channel").field("id", &self.id).finish_non_exhaustive()
     }
 }

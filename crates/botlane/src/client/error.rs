@@ -1,0 +1,77 @@
+//! The client's errors.
+
+use crate::commands::FormatError;
+
+/// What can go wrong in the client.
+///
+/// Messages never contain the token, a credential, a raw frame or a plaintext.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// An option broke its rule.
+    #[error("invalid client option `{option}`: {rule}")]
+    InvalidOption {
+        /// The option.
+        option: &'static str,
+        /// The rule it broke.
+        rule: String,
+    },
+    /// The realtime connection could not be opened.
+    #[error("could not connect to the realtime wire")]
+    Connect(#[source] tokio_tungstenite::tungstenite::Error),
+    /// The service refused the token.
+    #[error("login refused: the service does not know this bot token (or it was revoked)")]
+    LoginRefused,
+    /// The call needs a session and there is none (not logged in, or reconnecting).
+    #[error("not connected to the service")]
+    NotConnected,
+    /// The connection closed while the request waited for its reply.
+    #[error("the connection closed before the reply to opcode {opcode} arrived")]
+    ConnectionClosed {
+        /// The request's opcode.
+        opcode: u16,
+    },
+    /// No reply came within the request timeout.
+    #[error("no reply to opcode {opcode} within the request timeout")]
+    Timeout {
+        /// The request's opcode.
+        opcode: u16,
+    },
+    /// The service answered with a payload of the wrong shape.
+    #[error("the service sent a malformed reply to opcode {opcode}")]
+    MalformedReply {
+        /// The request's opcode.
+        opcode: u16,
+    },
+    /// The service refused a request.
+    #[error("the service refused opcode {opcode} with code {code}")]
+    Refused {
+        /// The request's opcode.
+        opcode: u16,
+        /// The reply code.
+        code: i32,
+    },
+    /// The bot has no key for this channel yet (no member has shared one).
+    #[error("no channel key for channel {channel_id}: no member has shared one with this bot")]
+    NoChannelKey {
+        /// The channel.
+        channel_id: String,
+    },
+    /// Sealing or opening failed.
+    #[error("encryption failed")]
+    Crypto(#[source] crate::crypto::CryptoError),
+    /// The keystore could not be opened or written.
+    #[error("keystore error")]
+    Keystore(#[source] crate::keystore::KeystoreError),
+    /// The invocation could not be formatted as a text line.
+    #[error("the invocation cannot be formatted")]
+    Format(#[source] FormatError),
+    /// The encrypted sidecar is over `MAX_COMMAND_WIRE` characters.
+    #[error("the encrypted command sidecar is {len} characters, over the limit of {max} (MAX_COMMAND_WIRE)")]
+    SidecarTooLarge {
+        /// Its length in characters.
+        len: usize,
+        /// `MAX_COMMAND_WIRE`.
+        max: usize,
+    },
+}
