@@ -423,7 +423,9 @@ fn value_text(kind: CommandOptionType, value: &CommandArgValue) -> Option<String
             CommandOptionType::User | CommandOptionType::Channel | CommandOptionType::Role,
             CommandArgValue::String(s),
         ) if !s.is_empty() => Some(s.clone()),
-        (CommandOptionType::Integer, CommandArgValue::Integer(i)) if i.abs() <= MAX_SAFE_INTEGER => {
+        (CommandOptionType::Integer, CommandArgValue::Integer(i))
+            if (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(i) =>
+        {
             Some(i.to_string())
         }
         (CommandOptionType::Number, CommandArgValue::Number(n)) if n.is_finite() => {
@@ -481,6 +483,7 @@ mod tests {
             value_text(CommandOptionType::Integer, &(MAX_SAFE_INTEGER + 1).into()),
             None
         );
+        assert_eq!(value_text(CommandOptionType::Integer, &i64::MIN.into()), None);
         assert_eq!(value_text(CommandOptionType::Number, &f64::INFINITY.into()), None);
         assert_eq!(value_text(CommandOptionType::Number, &0.5.into()).unwrap(), "0.5");
     }
