@@ -47,9 +47,38 @@ const KINDS: [T; 7] = [
 /// Pieces strings are built from: quotes of every kind, escapes, colons,
 /// whitespace of several kinds, unicode, and things that look like values.
 const ATOMS: &[&str] = &[
-    "\"", "\\", ":", "\u{201c}", "\u{201d}", "\u{ab}", "\u{bb}", "'", "\u{2019}", " ", "  ", "\t",
-    "\n", "\r\n", "\u{3000}", "\u{a0}", "\u{2028}", "\u{85}", "a", "Z", "\u{e9}", "日本", "🎲",
-    "12:30", "https://x.y", "\\\"", "\"\"", "true", "-1", "x", "\u{212a}", "\u{301}",
+    "\"",
+    "\\",
+    ":",
+    "\u{201c}",
+    "\u{201d}",
+    "\u{ab}",
+    "\u{bb}",
+    "'",
+    "\u{2019}",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r\n",
+    "\u{3000}",
+    "\u{a0}",
+    "\u{2028}",
+    "\u{85}",
+    "a",
+    "Z",
+    "\u{e9}",
+    "日本",
+    "🎲",
+    "12:30",
+    "https://x.y",
+    "\\\"",
+    "\"\"",
+    "true",
+    "-1",
+    "x",
+    "\u{212a}",
+    "\u{301}",
 ];
 
 /// A declared `NAME:` in a random ASCII case, as a string may begin with.
@@ -162,27 +191,29 @@ fn slot(name: String, names: Vec<String>) -> BoxedStrategy<(CommandOption, V)> {
         .prop_flat_map(move |(kind, with_choices)| {
             let option = CommandOption::new(name.clone(), "an option", kind);
             match kind {
-                T::Integer if with_choices => {
-                    (prop::collection::vec((integer(), 0u8..3), 1..4), any::<Index>())
-                        .prop_map(move |(picks, index)| {
-                            let texts = picks.iter().map(|(n, style)| integer_text(*n, *style));
-                            let value = picks[index.index(picks.len())].0;
-                            (option.clone().choices(texts), V::Integer(value))
-                        })
-                        .boxed()
-                }
+                T::Integer if with_choices => (
+                    prop::collection::vec((integer(), 0u8..3), 1..4),
+                    any::<Index>(),
+                )
+                    .prop_map(move |(picks, index)| {
+                        let texts = picks.iter().map(|(n, style)| integer_text(*n, *style));
+                        let value = picks[index.index(picks.len())].0;
+                        (option.clone().choices(texts), V::Integer(value))
+                    })
+                    .boxed(),
                 T::Integer => integer()
                     .prop_map(move |n| (option.clone(), V::Integer(n)))
                     .boxed(),
-                T::Number if with_choices => {
-                    (prop::collection::vec((number(), 0u8..3), 1..4), any::<Index>())
-                        .prop_map(move |(picks, index)| {
-                            let texts = picks.iter().map(|(n, style)| number_text(*n, *style));
-                            let value = picks[index.index(picks.len())].0;
-                            (option.clone().choices(texts), V::Number(value))
-                        })
-                        .boxed()
-                }
+                T::Number if with_choices => (
+                    prop::collection::vec((number(), 0u8..3), 1..4),
+                    any::<Index>(),
+                )
+                    .prop_map(move |(picks, index)| {
+                        let texts = picks.iter().map(|(n, style)| number_text(*n, *style));
+                        let value = picks[index.index(picks.len())].0;
+                        (option.clone().choices(texts), V::Number(value))
+                    })
+                    .boxed(),
                 T::Number => number()
                     .prop_map(move |n| (option.clone(), V::Number(n)))
                     .boxed(),

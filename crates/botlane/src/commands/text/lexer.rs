@@ -147,11 +147,13 @@ impl<'a> Lexer<'a> {
         // the first colon of the run is the separator.
         let value_start = start + rest.find(':').map_or(end - start, |colon| colon + 1);
         if starts_with_open_quote(&self.line[value_start..]) {
-            let (value, end) = self.read_quoted(value_start).map_err(|(kind, span)| LexError {
-                kind,
-                span,
-                option: Some(index),
-            })?;
+            let (value, end) = self
+                .read_quoted(value_start)
+                .map_err(|(kind, span)| LexError {
+                    kind,
+                    span,
+                    option: Some(index),
+                })?;
             self.pos = end;
             return Ok(Token::Named {
                 index,
@@ -248,7 +250,10 @@ mod tests {
                 positional("it's", 10..14)
             ]
         );
-        assert_eq!(tokens(r#""\"\\\x""#).unwrap(), vec![positional(r#""\x"#, 0..8)]);
+        assert_eq!(
+            tokens(r#""\"\\\x""#).unwrap(),
+            vec![positional(r#""\x"#, 0..8)]
+        );
         assert_eq!(tokens("“a\"b” «c»").unwrap()[0], positional("a\"b", 0..9));
         assert_eq!(tokens("“a\"b” «c»").unwrap()[1], positional("c", 10..15));
     }
@@ -272,21 +277,36 @@ mod tests {
                 },
             ]
         );
-        assert_eq!(tokens("other:x").unwrap(), vec![positional("other:x", 0..7)]);
+        assert_eq!(
+            tokens("other:x").unwrap(),
+            vec![positional("other:x", 0..7)]
+        );
     }
 
     #[test]
     fn quote_errors() {
         let err = tokens(r#"a "bc"#).unwrap_err();
-        assert_eq!((err.kind, err.span), (ParseErrorKind::UnterminatedQuote, 2..5));
+        assert_eq!(
+            (err.kind, err.span),
+            (ParseErrorKind::UnterminatedQuote, 2..5)
+        );
         let err = tokens(r#""ab\"#).unwrap_err();
         assert_eq!(err.kind, ParseErrorKind::UnterminatedQuote);
         let err = tokens(r#""ab"cd e"#).unwrap_err();
-        assert_eq!((err.kind, err.span), (ParseErrorKind::TextAfterClosingQuote, 4..6));
+        assert_eq!(
+            (err.kind, err.span),
+            (ParseErrorKind::TextAfterClosingQuote, 4..6)
+        );
         let err = tokens(r#"title:"x"#).unwrap_err();
-        assert_eq!((err.kind, err.option), (ParseErrorKind::UnterminatedQuote, Some(0)));
+        assert_eq!(
+            (err.kind, err.option),
+            (ParseErrorKind::UnterminatedQuote, Some(0))
+        );
         let err = tokens("n:").unwrap_err();
-        assert_eq!((err.kind, err.span), (ParseErrorKind::EmptyNamedValue, 0..2));
+        assert_eq!(
+            (err.kind, err.span),
+            (ParseErrorKind::EmptyNamedValue, 0..2)
+        );
     }
 
     #[test]

@@ -268,9 +268,10 @@ pub fn parse_invocation_text(
         match lexer.next_token() {
             Err(lex) => {
                 // A quote error in a positional value concerns the option it would fill.
-                let index = lex
-                    .option
-                    .or((!seen_named && next_positional < options.len()).then_some(next_positional));
+                let index =
+                    lex.option
+                        .or((!seen_named && next_positional < options.len())
+                            .then_some(next_positional));
                 return Err(error(lex.kind, index.map(|i| &options[i]), lex.span));
             }
             Ok(Token::Positional { value, span }) => {
@@ -483,8 +484,17 @@ mod tests {
             value_text(CommandOptionType::Integer, &(MAX_SAFE_INTEGER + 1).into()),
             None
         );
-        assert_eq!(value_text(CommandOptionType::Integer, &i64::MIN.into()), None);
-        assert_eq!(value_text(CommandOptionType::Number, &f64::INFINITY.into()), None);
-        assert_eq!(value_text(CommandOptionType::Number, &0.5.into()).unwrap(), "0.5");
+        assert_eq!(
+            value_text(CommandOptionType::Integer, &i64::MIN.into()),
+            None
+        );
+        assert_eq!(
+            value_text(CommandOptionType::Number, &f64::INFINITY.into()),
+            None
+        );
+        assert_eq!(
+            value_text(CommandOptionType::Number, &0.5.into()).unwrap(),
+            "0.5"
+        );
     }
 }
