@@ -30,18 +30,20 @@ fn run_len(text: &str) -> usize {
     text.find(char::is_whitespace).unwrap_or(text.len())
 }
 
-/// The index of the declared option that `text` names when its first token
-/// is a bare `NAME:…` with NAME a declared option name, ASCII
-/// case-insensitively (§2.4). The parser and the formatter share this test
+/// When the first token of `text` is a bare `NAME:…` with NAME a declared
+/// option name, ASCII case-insensitively (§2.4): the option's index and the
+/// byte offset of the colon. The parser and the formatter share this test
 /// so that they agree on what reads as a named argument.
-pub(super) fn named_option(options: &[CommandOption], text: &str) -> Option<usize> {
+pub(super) fn named_option(options: &[CommandOption], text: &str) -> Option<(usize, usize)> {
     if starts_with_open_quote(text) {
         return None;
     }
-    let (name, _) = text[..run_len(text)].split_once(':')?;
+    let colon = text[..run_len(text)].find(':')?;
+    let name = &text[..colon];
     options
         .iter()
         .position(|option| option.name.eq_ignore_ascii_case(name))
+        .map(|index| (index, colon))
 }
 
 /// One token after the command name.
@@ -136,16 +138,14 @@ impl<'a> Lexer<'a> {
             });
         }
         let end = start + run_len(rest);
-        let Some(index) = named_option(self.options, rest) else {
+        let Some((index, colon)) = named_option(self.options, rest) else {
             self.pos = end;
             return Ok(Token::Positional {
                 value: rest[..end - start].to_owned(),
                 span: start..end,
             });
         };
-        // The name holds no colon (it compared equal to `NAME:`'s NAME), so
-        // the first colon of the run is the separator.
-        let value_start = start + rest.find(':').map_or(end - start, |colon| colon + 1);
+        let value_start = start + colon + 1;
         if starts_with_open_quote(&self.line[value_start..]) {
             let (value, end) = self
                 .read_quoted(value_start)
@@ -162,7 +162,7 @@ impl<'a> Lexer<'a> {
                 value_span: value_start..end,
             });
         }
-        if value_start >= end {
+        if value_start == end {
             return Err(LexError {
                 kind: ParseErrorKind::EmptyNamedValue,
                 span: start..end,
