@@ -110,7 +110,9 @@ pub(crate) fn coerce_value(
     match (kind, value) {
         (_, CommandArgValue::String(s)) => coerce_text(kind, s),
         (CommandOptionType::Integer, CommandArgValue::Integer(i)) => {
-            (i.abs() <= MAX_SAFE_INTEGER).then_some(CommandArgValue::Integer(*i))
+            (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER)
+                .contains(i)
+                .then_some(CommandArgValue::Integer(*i))
         }
         (CommandOptionType::Integer, CommandArgValue::Number(n)) => {
             // Exact: the bound is below 2^53, so every integral double in range converts.
@@ -167,7 +169,9 @@ pub(crate) fn fits(option: &CommandOption, value: &CommandArgValue) -> bool {
             CommandOptionType::User | CommandOptionType::Channel | CommandOptionType::Role,
             CommandArgValue::String(s),
         ) => !s.is_empty(),
-        (CommandOptionType::Integer, CommandArgValue::Integer(i)) => i.abs() <= MAX_SAFE_INTEGER,
+        (CommandOptionType::Integer, CommandArgValue::Integer(i)) => {
+            (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(i)
+        }
         (CommandOptionType::Number, CommandArgValue::Number(n)) => n.is_finite(),
         (CommandOptionType::Boolean, CommandArgValue::Boolean(_)) => true,
         _ => false,
@@ -242,6 +246,7 @@ mod tests {
         assert_eq!(coerce_value(T::Boolean, &V::Integer(1)), None);
         assert_eq!(coerce_value(T::String, &V::Integer(1)), None);
         assert_eq!(coerce_value(T::Integer, &V::Integer(MAX_SAFE_INTEGER + 1)), None);
+        assert_eq!(coerce_value(T::Integer, &V::Integer(i64::MIN)), None);
     }
 
     #[test]
@@ -262,6 +267,7 @@ mod tests {
         assert!(fits(&o, &V::Integer(3)));
         assert!(!fits(&o, &V::Number(3.0)));
         assert!(!fits(&o, &V::from("3")));
+        assert!(!fits(&o, &V::Integer(i64::MIN)));
         let o = CommandOption::new("n", "d", T::Number);
         assert!(!fits(&o, &V::Number(f64::NAN)));
         assert!(!fits(&o, &V::Integer(1)));
