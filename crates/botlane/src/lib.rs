@@ -4,5 +4,8 @@
 pub mod commands;
 mod message;
 
+#[doc(hidden)]
+pub mod fuzzing;
+
 pub use commands::*;
 pub use message::Message;
