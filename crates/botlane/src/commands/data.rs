@@ -25,6 +25,7 @@
 //! name is ASCII-lowercased, so callers compare both without normalising.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -161,8 +162,9 @@ impl<'de> Visitor<'de> for PayloadVisitor {
         let mut name: Option<String> = None;
         let mut args: Option<CommandArgs> = None;
         // Unknown keys are remembered only to catch their repetition; a
-        // valid payload from this encoder has none.
-        let mut others: Vec<String> = Vec::new();
+        // payload from this encoder has none. A set, not a list, so that a
+        // payload of many distinct keys costs no quadratic time.
+        let mut others: HashSet<Cow<'de, str>> = HashSet::new();
         while let Some(field) = map.next_key::<Field<'de>>()? {
             match field {
                 Field::V => {
@@ -191,10 +193,9 @@ impl<'de> Visitor<'de> for PayloadVisitor {
                     args = Some(map.next_value::<Args>()?.0);
                 }
                 Field::Other(key) => {
-                    if others.iter().any(|seen| *seen == *key) {
-                        return Err(de::Error::custom(format_args!("duplicate field `{key}`")));
+                    if !others.insert(key) {
+                        return Err(de::Error::custom("duplicate field"));
                     }
-                    others.push(key.into_owned());
                     map.next_value::<IgnoredAny>()?;
                 }
             }
@@ -298,7 +299,13 @@ impl<'de> de::Deserialize<'de> for BotId {
                 f.write_str("a bot id string")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<BotId, E> {
-                Ok(BotId(canonical_bot_id(v)))
+                // Senders already write the canonical form; copy it as is.
+                let canonical = !v.bytes().any(|b| b == b'-' || b.is_ascii_uppercase());
+                Ok(BotId(if canonical {
+                    v.to_owned()
+                } else {
+                    canonical_bot_id(v)
+                }))
             }
         }
         d.deserialize_str(BotVisitor)
@@ -377,6 +384,14 @@ mod tests {
         assert_eq!(decode(&twice), None);
         let escaped = format!(r#"{{"t":0,"v":1,"bot":"{BOT}","name":"x","args":{{}},"\u0074":0}}"#);
         assert_eq!(decode(&escaped), None);
+    }
+
+    #[test]
+    fn many_distinct_unknown_keys_take_linear_time() {
+        // Quadratic duplicate detection would take minutes here.
+        let keys: String = (0..200_000).map(|i| format!(r#""k{i}":0,"#)).collect();
+        let json = format!(r#"{{{keys}"v":1,"bot":"{BOT}","name":"x","args":{{}}}}"#);
+        assert!(decode(&json).is_some());
     }
 
     #[test]
