@@ -8,6 +8,9 @@ pub mod keystore;
 mod message;
 pub mod wire;
 
+#[doc(hidden)]
+pub mod fuzzing;
+
 pub use commands::*;
 pub use client::{
     Client, ClientError, ClientOptions, CommandError, CommandErrorReason, Commands, Event,
