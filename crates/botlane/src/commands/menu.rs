@@ -5,11 +5,14 @@
 //! byte-identical to JavaScript's `JSON.stringify` of the same arrays (this is
 //! checked against vectors generated with node, `tests/vectors/`).
 //!
-//! The hash is computed from a borrowed view of the declarations serialized
-//! straight into the hasher: no string is cloned and no JSON text is built.
+//! The published bytes and the hash come from a small JSON writer that reads
+//! the declarations in place (no string is cloned, no owned menu is built)
+//! into one buffer sized in advance, which is then hashed in one go: the hash
+//! is meant to cost little more than SHA-256 over the same bytes. The owned
+//! [`CanonicalMenu`] types serialize through serde to the same bytes (the
+//! vector tests check both).
 
 use std::cmp::Ordering;
-use std::io;
 
 use serde::ser::{SerializeTuple, Serializer};
 use serde::{Deserialize, Serialize};
@@ -64,14 +67,13 @@ impl From<(String, u8, String, bool, Vec<String>)> for CanonicalOption {
 
 impl Serialize for CanonicalOption {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        serialize_option(
-            s,
-            &self.name,
-            self.type_code,
-            &self.description,
-            self.required,
-            &self.choices,
-        )
+        let mut t = s.serialize_tuple(5)?;
+        t.serialize_element(&self.name)?;
+        t.serialize_element(&self.type_code)?;
+        t.serialize_element(&self.description)?;
+        t.serialize_element(&self.required)?;
+        t.serialize_element(&self.choices)?;
+        t.end()
     }
 }
 
@@ -108,7 +110,11 @@ impl From<(String, String, Vec<CanonicalOption>)> for CanonicalCommand {
 
 impl Serialize for CanonicalCommand {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        serialize_command(s, &self.name, &self.description, &self.options)
+        let mut t = s.serialize_tuple(3)?;
+        t.serialize_element(&self.name)?;
+        t.serialize_element(&self.description)?;
+        t.serialize_element(&self.options)?;
+        t.end()
     }
 }
 
@@ -116,71 +122,181 @@ impl Serialize for CanonicalCommand {
 /// of [`CanonicalCommand`] arrays.
 pub type CanonicalMenu = Vec<CanonicalCommand>;
 
-fn serialize_option<S: Serializer>(
-    s: S,
-    name: &str,
-    type_code: u8,
-    description: &str,
-    required: bool,
-    choices: &[String],
-) -> Result<S::Ok, S::Error> {
-    let mut t = s.serialize_tuple(5)?;
-    t.serialize_element(name)?;
-    t.serialize_element(&type_code)?;
-    t.serialize_element(description)?;
-    t.serialize_element(&required)?;
-    t.serialize_element(choices)?;
-    t.end()
+/// Where the canonical JSON goes: a buffer, a byte counter or a hasher.
+/// Single bytes have their own method because most pieces of the JSON are
+/// one byte long and a push is much cheaper than a slice copy.
+trait Sink {
+    fn put(&mut self, bytes: &[u8]);
+    fn byte(&mut self, b: u8);
 }
 
-fn serialize_command<S: Serializer, O: Serialize>(
-    s: S,
-    name: &str,
-    description: &str,
-    options: O,
-) -> Result<S::Ok, S::Error> {
-    let mut t = s.serialize_tuple(3)?;
-    t.serialize_element(name)?;
-    t.serialize_element(description)?;
-    t.serialize_element(&options)?;
-    t.end()
-}
-
-/// A declaration seen as its canonical array, without copying it.
-struct CommandView<'a>(&'a CommandDeclaration);
-
-/// An option seen as its canonical array.
-struct OptionView<'a>(&'a CommandOption);
-
-/// The options of a declaration as an array of canonical option arrays.
-struct OptionsView<'a>(&'a [CommandOption]);
-
-impl Serialize for OptionView<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let o = self.0;
-        let choices = o.choices.as_deref().unwrap_or_default();
-        serialize_option(
-            s,
-            &o.name,
-            o.kind.code(),
-            &o.description,
-            o.required,
-            choices,
-        )
+impl Sink for Vec<u8> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+    #[inline]
+    fn byte(&mut self, b: u8) {
+        self.push(b);
     }
 }
 
-impl Serialize for OptionsView<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(OptionView))
+/// Counts the bytes it is given.
+struct ByteCounter(usize);
+
+impl Sink for ByteCounter {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.0 += bytes.len();
+    }
+    #[inline]
+    fn byte(&mut self, _: u8) {
+        self.0 += 1;
     }
 }
 
-impl Serialize for CommandView<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let d = self.0;
-        serialize_command(s, &d.name, &d.description, OptionsView(&d.options))
+/// What JSON.stringify writes for each byte of a string: 0 for the byte
+/// itself, `u` for a `\u00XX` escape, otherwise the letter after `\`.
+/// Bytes of multi-byte UTF-8 sequences are all >= 0x80, so they pass through.
+static ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = b'u';
+        b += 1;
     }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0a] = b'n';
+    table[0x0c] = b'f';
+    table[0x0d] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
+/// Writes `s` as a JSON string exactly as `JSON.stringify` does for a
+/// well-formed string (Rust strings are always well-formed). Runs of bytes
+/// needing no escape go out in one piece.
+fn put_str(out: &mut impl Sink, s: &str) {
+    out.byte(b'"');
+    let bytes = s.as_bytes();
+    if bytes.len() <= SHORT {
+        // A byte at a time: cheaper than a copy call for the short strings
+        // (names, choices) that make up most of a menu.
+        for &b in bytes {
+            match ESCAPE[usize::from(b)] {
+                0 => out.byte(b),
+                escape => put_escape(out, b, escape),
+            }
+        }
+    } else {
+        let mut rest = bytes;
+        while let Some(i) = first_escape(rest) {
+            out.put(&rest[..i]);
+            put_escape(out, rest[i], ESCAPE[usize::from(rest[i])]);
+            rest = &rest[i + 1..];
+        }
+        out.put(rest);
+    }
+    out.byte(b'"');
+}
+
+/// Strings up to this many bytes are written a byte at a time.
+const SHORT: usize = 16;
+
+fn put_escape(out: &mut impl Sink, b: u8, escape: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.byte(b'\\');
+    if escape == b'u' {
+        out.put(&[
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(b >> 4)],
+            HEX[usize::from(b & 0x0f)],
+        ]);
+    } else {
+        out.byte(escape);
+    }
+}
+
+/// The index of the first byte of `bytes` that needs an escape. Skips eight
+/// bytes at a time while none of them is a control character, `"` or `\`,
+/// which is the common case for menu text.
+fn first_escape(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Exact as a yes/no test (Bit Twiddling Hacks, "haszero"/"hasless"):
+    // is some byte of `w` below `n` (n <= 128)?
+    let has_below = |w: u64, n: u8| w.wrapping_sub(ONES * u64::from(n)) & !w & HIGH != 0;
+    let has_byte = |w: u64, b: u8| has_below(w ^ (ONES * u64::from(b)), 1);
+    let mut skipped = 0;
+    for chunk in bytes.chunks_exact(8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("chunks_exact(8) yields 8 bytes"));
+        if has_below(w, 0x20) || has_byte(w, b'"') || has_byte(w, b'\\') {
+            break;
+        }
+        skipped += 8;
+    }
+    bytes[skipped..]
+        .iter()
+        .position(|&b| ESCAPE[usize::from(b)] != 0)
+        .map(|i| skipped + i)
+}
+
+fn put_u8(out: &mut impl Sink, n: u8) {
+    if n >= 100 {
+        out.byte(b'0' + n / 100);
+    }
+    if n >= 10 {
+        out.byte(b'0' + n / 10 % 10);
+    }
+    out.byte(b'0' + n % 10);
+}
+
+fn put_option(out: &mut impl Sink, o: &CommandOption) {
+    out.byte(b'[');
+    put_str(out, &o.name);
+    out.byte(b',');
+    put_u8(out, o.kind.code());
+    out.byte(b',');
+    put_str(out, &o.description);
+    out.put(if o.required { b",true,[" } else { b",false,[" });
+    for (i, choice) in o.choices.iter().flatten().enumerate() {
+        if i > 0 {
+            out.byte(b',');
+        }
+        put_str(out, choice);
+    }
+    out.put(b"]]");
+}
+
+fn put_command(out: &mut impl Sink, d: &CommandDeclaration) {
+    out.byte(b'[');
+    put_str(out, &d.name);
+    out.byte(b',');
+    put_str(out, &d.description);
+    out.put(b",[");
+    for (i, option) in d.options.iter().enumerate() {
+        if i > 0 {
+            out.byte(b',');
+        }
+        put_option(out, option);
+    }
+    out.put(b"]]");
+}
+
+/// Writes the compact JSON of the menu made of `decls` in the given order.
+fn put_menu<'a>(out: &mut impl Sink, decls: impl IntoIterator<Item = &'a CommandDeclaration>) {
+    out.byte(b'[');
+    for (i, decl) in decls.into_iter().enumerate() {
+        if i > 0 {
+            out.byte(b',');
+        }
+        put_command(out, decl);
+    }
+    out.byte(b']');
 }
 
 /// The canonical order of command names: UTF-16 code units, as JavaScript's
@@ -204,14 +320,39 @@ fn sorted<'a>(
     sorted
 }
 
-/// Writes the compact JSON of the canonical menu of `decls` into `out`.
-fn write_menu<'a, W: io::Write>(
-    out: W,
-    decls: impl IntoIterator<Item = &'a CommandDeclaration>,
-) -> io::Result<()> {
-    let mut ser = serde_json::Serializer::new(out);
-    ser.collect_seq(sorted(decls).into_iter().map(CommandView))
-        .map_err(io::Error::from)
+/// The compact JSON of the canonical menu of `decls`.
+fn menu_json_bytes<'a>(decls: impl IntoIterator<Item = &'a CommandDeclaration>) -> Vec<u8> {
+    let sorted = sorted(decls);
+    let mut out = Vec::with_capacity(estimated_len(&sorted));
+    put_menu(&mut out, sorted);
+    out
+}
+
+/// The length of the canonical JSON when no string needs an escape: a
+/// capacity that is exact for ordinary menus, found without reading a byte
+/// of any string (escapes only make the buffer grow once or twice).
+fn estimated_len(decls: &[&CommandDeclaration]) -> usize {
+    // `[` `]`, then per command `["",""[` `]]` and a comma; per option
+    // `["",0,"",false,[]]` and a comma; per choice `""` and a comma.
+    2 + decls
+        .iter()
+        .map(|d| {
+            9 + d.name.len()
+                + d.description.len()
+                + d.options
+                    .iter()
+                    .map(|o| {
+                        20 + o.name.len()
+                            + o.description.len()
+                            + o.choices
+                                .iter()
+                                .flatten()
+                                .map(|c| c.len() + 3)
+                                .sum::<usize>()
+                    })
+                    .sum::<usize>()
+        })
+        .sum::<usize>()
 }
 
 /// The canonical menu of `decls` as owned values.
@@ -245,9 +386,7 @@ pub(crate) fn canonical_menu_len<'a>(
     decls: impl IntoIterator<Item = &'a CommandDeclaration>,
 ) -> usize {
     let mut counter = ByteCounter(0);
-    let mut ser = serde_json::Serializer::new(&mut counter);
-    ser.collect_seq(decls.into_iter().map(CommandView))
-        .expect("serializing strings, small integers and booleans into a counter cannot fail");
+    put_menu(&mut counter, decls);
     counter.0
 }
 
@@ -255,85 +394,17 @@ pub(crate) fn canonical_menu_len<'a>(
 pub(crate) fn menu_hash_iter<'a>(
     decls: impl IntoIterator<Item = &'a CommandDeclaration>,
 ) -> String {
-    let mut writer = HashWriter::default();
-    write_menu(&mut writer, decls)
-        .expect("serializing strings, small integers and booleans into a hasher cannot fail");
-    hex(&writer.finish())
+    hex(&Sha256::digest(menu_json_bytes(decls)).into())
 }
 
-/// Counts the bytes written to it.
-struct ByteCounter(usize);
-
-impl io::Write for ByteCounter {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Feeds a SHA-256 through a small buffer: the JSON serializer writes many
-/// pieces of a few bytes each, and one hasher update per piece costs more
-/// than copying it.
-struct HashWriter {
-    hasher: Sha256,
-    buf: [u8; HASH_BUF],
-    len: usize,
-}
-
-/// A multiple of SHA-256's 64-byte block, so full flushes never leave a
-/// partial block in the hasher.
-const HASH_BUF: usize = 512;
-
-impl Default for HashWriter {
-    fn default() -> Self {
-        Self {
-            hasher: Sha256::new(),
-            buf: [0; HASH_BUF],
-            len: 0,
-        }
-    }
-}
-
-impl HashWriter {
-    fn finish(mut self) -> [u8; 32] {
-        self.hasher.update(&self.buf[..self.len]);
-        self.hasher.finalize().into()
-    }
-}
-
-impl io::Write for HashWriter {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        if self.len + data.len() <= HASH_BUF {
-            self.buf[self.len..self.len + data.len()].copy_from_slice(data);
-            self.len += data.len();
-        } else {
-            self.hasher.update(&self.buf[..self.len]);
-            self.len = 0;
-            if data.len() >= HASH_BUF {
-                self.hasher.update(data);
-            } else {
-                self.buf[..data.len()].copy_from_slice(data);
-                self.len = data.len();
-            }
-        }
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-fn hex(bytes: &[u8]) -> String {
+fn hex(bytes: &[u8; 32]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    let mut out = [0u8; 64];
+    for (pair, b) in out.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = DIGITS[usize::from(b >> 4)];
+        pair[1] = DIGITS[usize::from(b & 0x0f)];
     }
-    out
+    String::from_utf8(out.to_vec()).expect("hex digits are ASCII")
 }
 
 /// The canonical menu of `decls`: commands sorted by name (stable, so the
@@ -379,10 +450,8 @@ pub fn canonicalize_menu(decls: &[CommandDeclaration]) -> CanonicalMenu {
 /// );
 /// ```
 pub fn canonical_menu_json(decls: &[CommandDeclaration]) -> String {
-    let mut out = Vec::with_capacity(canonical_menu_len(decls));
-    write_menu(&mut out, decls)
-        .expect("serializing strings, small integers and booleans into a Vec cannot fail");
-    String::from_utf8(out).expect("serde_json writes valid UTF-8")
+    String::from_utf8(menu_json_bytes(decls))
+        .expect("the JSON writer copies whole UTF-8 strings and adds only ASCII")
 }
 
 /// The lower-case hex SHA-256 of [`canonical_menu_json`]. It is a
@@ -409,20 +478,51 @@ pub fn compute_menu_hash(decls: &[CommandDeclaration]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-
     use super::*;
 
     #[test]
-    fn hash_writer_matches_one_shot_digest_for_any_split() {
-        let data: Vec<u8> = (0..3000u32).map(|i| (i * 7 % 251) as u8).collect();
-        let expected: [u8; 32] = Sha256::digest(&data).into();
-        for piece in [1, 3, 63, 64, 65, 511, 512, 513, 2999] {
-            let mut w = HashWriter::default();
-            for chunk in data.chunks(piece) {
-                w.write_all(chunk).unwrap();
+    fn strings_escape_like_serde_json() {
+        // serde_json and JSON.stringify agree on every escape (checked against
+        // node by tests/menu.rs); here every ASCII byte and a few others.
+        let mut all: String = (0u8..0x80).map(char::from).collect();
+        all.push_str("é\u{2028}\u{2029}😀\u{10ffff}");
+        for s in all
+            .chars()
+            .map(String::from)
+            .chain([all.clone(), String::new()])
+        {
+            let mut out = Vec::new();
+            put_str(&mut out, &s);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(&s).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn first_escape_finds_every_escaped_byte_at_every_offset() {
+        // Neighbours of the escaped bytes, and UTF-8 continuation bytes, must not trigger.
+        let plain = "x !#[]~\u{7f}é😀";
+        let filler: String = plain.chars().cycle().take(40).collect();
+        assert_eq!(first_escape(filler.as_bytes()), None);
+        for special in (0u8..0x20).chain([b'"', b'\\']) {
+            for len in 0..40 {
+                for at in 0..=len {
+                    let mut bytes = vec![b'a'; len];
+                    bytes.insert(at, special);
+                    assert_eq!(first_escape(&bytes), Some(at), "{special:#x} at {at} of {len}");
+                }
             }
-            assert_eq!(w.finish(), expected, "pieces of {piece}");
+        }
+    }
+
+    #[test]
+    fn small_integers() {
+        for n in 0..=u8::MAX {
+            let mut out = Vec::new();
+            put_u8(&mut out, n);
+            assert_eq!(out, n.to_string().as_bytes());
         }
     }
 
