@@ -191,11 +191,9 @@ fn missing_and_empty_choices_canonicalize_alike() {
     ));
     let mut empty = none.clone();
     empty.options[0].choices = Some(vec![]);
-    assert_eq!(
-        canonical_menu_json(&[none.clone()]),
-        canonical_menu_json(&[empty.clone()])
-    );
-    assert_eq!(compute_menu_hash(&[none]), compute_menu_hash(&[empty]));
+    let (none, empty) = ([none], [empty]);
+    assert_eq!(canonical_menu_json(&none), canonical_menu_json(&empty));
+    assert_eq!(compute_menu_hash(&none), compute_menu_hash(&empty));
 }
 
 #[test]

@@ -477,6 +477,7 @@ pub fn compute_menu_hash(decls: &[CommandDeclaration]) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -511,7 +512,11 @@ mod tests {
                 for at in 0..=len {
                     let mut bytes = vec![b'a'; len];
                     bytes.insert(at, special);
-                    assert_eq!(first_escape(&bytes), Some(at), "{special:#x} at {at} of {len}");
+                    assert_eq!(
+                        first_escape(&bytes),
+                        Some(at),
+                        "{special:#x} at {at} of {len}"
+                    );
                 }
             }
         }

@@ -476,6 +476,7 @@ fn same_choice(kind: CommandOptionType, a: &str, b: &str) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
