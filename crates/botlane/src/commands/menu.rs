@@ -122,7 +122,7 @@ impl Serialize for CanonicalCommand {
 /// of [`CanonicalCommand`] arrays.
 pub type CanonicalMenu = Vec<CanonicalCommand>;
 
-/// Where the canonical JSON goes: a buffer, a byte counter or a hasher.
+/// Where the canonical JSON goes: a buffer or a byte counter.
 /// Single bytes have their own method because most pieces of the JSON are
 /// one byte long and a push is much cheaper than a slice copy.
 trait Sink {
@@ -328,21 +328,21 @@ fn menu_json_bytes<'a>(decls: impl IntoIterator<Item = &'a CommandDeclaration>) 
     out
 }
 
-/// The length of the canonical JSON when no string needs an escape: a
-/// capacity that is exact for ordinary menus, found without reading a byte
-/// of any string (escapes only make the buffer grow once or twice).
+/// A capacity for the canonical JSON found without reading a byte of any
+/// string: a few bytes over the exact length when no string needs an escape
+/// (escapes only make the buffer grow once or twice).
 fn estimated_len(decls: &[&CommandDeclaration]) -> usize {
-    // `[` `]`, then per command `["",""[` `]]` and a comma; per option
+    // `[]`; per command `["","",[]]` and a comma; per option
     // `["",0,"",false,[]]` and a comma; per choice `""` and a comma.
     2 + decls
         .iter()
         .map(|d| {
-            9 + d.name.len()
+            11 + d.name.len()
                 + d.description.len()
                 + d.options
                     .iter()
                     .map(|o| {
-                        20 + o.name.len()
+                        19 + o.name.len()
                             + o.description.len()
                             + o.choices
                                 .iter()
@@ -435,6 +435,8 @@ pub fn canonicalize_menu(decls: &[CommandDeclaration]) -> CanonicalMenu {
 /// `JSON.stringify` of the same arrays (the same escapes: `\"`, `\\`, `\b`,
 /// `\f`, `\n`, `\r`, `\t`, `\u00XX` for other control characters; everything
 /// else, `/`, U+007F, U+2028 and U+2029 included, is written as is).
+/// JavaScript strings may also hold lone surrogates, which `JSON.stringify`
+/// writes as `\udXXX`; Rust strings cannot, so that case never arises.
 ///
 /// ```
 /// use botlane::{canonical_menu_json, CommandDeclaration, CommandOption, CommandOptionType};
@@ -480,6 +482,7 @@ pub fn compute_menu_hash(decls: &[CommandDeclaration]) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::CommandOptionType;
 
     #[test]
     fn strings_escape_like_serde_json() {
@@ -529,6 +532,22 @@ mod tests {
             put_u8(&mut out, n);
             assert_eq!(out, n.to_string().as_bytes());
         }
+    }
+
+    #[test]
+    fn estimate_is_a_close_upper_bound_without_escapes() {
+        let decl = CommandDeclaration::new("roll", "Roll dice é")
+            .option(CommandOption::new("count", "n", CommandOptionType::Integer).required(true))
+            .option(
+                CommandOption::new("sides", "s", CommandOptionType::Integer).choices(["6", "20"]),
+            );
+        let decls = [decl.clone(), CommandDeclaration::new("ping", "p")];
+        let exact = canonical_menu_json(&decls).len();
+        let estimate = estimated_len(&decls.iter().collect::<Vec<_>>());
+        assert!(
+            (exact..exact + 8).contains(&estimate),
+            "{estimate} for {exact}"
+        );
     }
 
     #[test]
