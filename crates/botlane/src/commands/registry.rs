@@ -1,7 +1,15 @@
 //! The command registry: declarations and their handlers.
 
-use super::handler::CommandHandler;
-use super::types::{CommandArgs, CommandDeclaration};
+use std::future::Future;
+
+use super::coerce::{coerce_for_option, fits};
+use super::context::CommandContext;
+use super::handler::{BoxError, CommandHandler};
+use super::limits::{MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT};
+use super::menu::{canonical_menu_len, canonicalize_iter, menu_hash_iter, CanonicalMenu};
+use super::text::{match_command_name, parse_invocation_text, TextParseResult};
+use super::types::{CommandArgs, CommandDeclaration, CommandInvocation, CommandSource};
+use super::validate::{violations_of, DeclarationError, DeclarationRule, Violation};
 
 /// Something that can tell whether an invocation fits a set of declarations.
 pub trait CommandLookup {
@@ -25,31 +33,331 @@ pub struct RegisteredCommand {
     pub handler: CommandHandler,
 }
 
-/// SKELETON
-#[derive(Debug, Default)]
+/// The slash commands of one bot: declarations in registration order, each
+/// with its handler.
+///
+/// Every registered declaration is valid, names are unique, there are at most
+/// [`MAX_COMMANDS_PER_BOT`] commands, and the canonical menu stays within
+/// [`MAX_COMMANDS_PAYLOAD`] bytes.
+///
+/// ```
+/// use botlane::{CommandDeclaration, CommandRegistry};
+///
+/// let mut registry = CommandRegistry::new();
+/// registry
+///     .register(CommandDeclaration::new("ping", "Check the bot"), |_ctx| async {
+///         Ok::<(), std::io::Error>(())
+///     })?
+///     .register(CommandDeclaration::new("help", "List commands"), |_ctx| async {
+///         Ok::<(), std::io::Error>(())
+///     })?;
+/// assert_eq!(registry.len(), 2);
+/// # Ok::<(), botlane::DeclarationError>(())
+/// ```
+#[derive(Debug, Clone, Default)]
 pub struct CommandRegistry {
     commands: Vec<RegisteredCommand>,
 }
 
-// SKELETON stubs with the api.md signatures, added by the codec branch only so
-// that the fuzz harness compiles before the merge; the registry branch's
-// implementation replaces them.
 impl CommandRegistry {
-    /// SKELETON
-    pub fn register(
+    /// An empty registry.
+    ///
+    /// ```
+    /// assert!(botlane::CommandRegistry::new().is_empty());
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a command with an async handler; chainable.
+    ///
+    /// Fails, leaving the registry unchanged, with every violation at once:
+    /// those of [`validate_declaration`](crate::validate_declaration), a name
+    /// already registered, a registry already holding [`MAX_COMMANDS_PER_BOT`]
+    /// commands, and a canonical menu that would exceed [`MAX_COMMANDS_PAYLOAD`] bytes.
+    ///
+    /// ```
+    /// use botlane::{CommandDeclaration, CommandRegistry, DeclarationRule};
+    ///
+    /// let mut registry = CommandRegistry::new();
+    /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+    /// registry.register(CommandDeclaration::new("ping", "Pong"), ok)?;
+    ///
+    /// let err = registry.register(CommandDeclaration::new("ping", "Again"), ok).unwrap_err();
+    /// assert_eq!(err.violations()[0].rule(), &DeclarationRule::DuplicateCommand);
+    /// assert_eq!(registry.len(), 1);
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn register<F, Fut, E>(
+        &mut self,
+        decl: CommandDeclaration,
+        handler: F,
+    ) -> Result<&mut Self, DeclarationError>
+    where
+        F: Fn(CommandContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
+        E: Into<BoxError>,
+    {
+        self.register_handler(decl, CommandHandler::new(handler))
+    }
+
+    /// Registers a command with an already wrapped handler; otherwise like
+    /// [`register`](Self::register).
+    ///
+    /// ```
+    /// use botlane::{CommandDeclaration, CommandHandler, CommandRegistry};
+    ///
+    /// let handler = CommandHandler::new(|_ctx| async { Ok::<(), std::io::Error>(()) });
+    /// let mut registry = CommandRegistry::new();
+    /// registry
+    ///     .register_handler(CommandDeclaration::new("a", "A"), handler.clone())?
+    ///     .register_handler(CommandDeclaration::new("b", "B"), handler)?;
+    /// assert_eq!(registry.len(), 2);
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn register_handler(
         &mut self,
         decl: CommandDeclaration,
         handler: CommandHandler,
-    ) -> Result<&mut Self, super::validate::DeclarationError> {
-        todo!("{decl:?}{handler:?}{:?}", self.commands)
+    ) -> Result<&mut Self, DeclarationError> {
+        let mut violations = violations_of(&decl);
+        let at = |rule| Violation::at_command(&decl.name, rule);
+        if self.get(&decl.name).is_some() {
+            violations.push(at(DeclarationRule::DuplicateCommand));
+        }
+        if self.commands.len() >= MAX_COMMANDS_PER_BOT {
+            violations.push(at(DeclarationRule::TooManyCommands));
+        }
+        let bytes = canonical_menu_len(self.list().chain([&decl]));
+        if bytes > MAX_COMMANDS_PAYLOAD {
+            violations.push(at(DeclarationRule::PayloadTooLarge { bytes }));
+        }
+        if !violations.is_empty() {
+            return Err(DeclarationError::new(violations));
+        }
+        self.commands.push(RegisteredCommand { decl, handler });
+        Ok(self)
     }
 
-    /// SKELETON
-    pub fn parse_from_text(
-        &self,
-        text: &str,
-        prefix: Option<&str>,
-    ) -> super::text::TextParseResult {
-        todo!("{text}{prefix:?}{:?}", self.commands)
+    /// The command registered under `name`, compared ASCII case-insensitively.
+    ///
+    /// ```
+    /// use botlane::{CommandDeclaration, CommandRegistry};
+    ///
+    /// let mut registry = CommandRegistry::new();
+    /// registry.register(CommandDeclaration::new("roll", "Roll"), |_ctx| async {
+    ///     Ok::<(), std::io::Error>(())
+    /// })?;
+    /// assert_eq!(registry.get("ROLL").map(|c| c.decl.name.as_str()), Some("roll"));
+    /// assert!(registry.get("rol").is_none());
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn get(&self, name: &str) -> Option<&RegisteredCommand> {
+        self.commands
+            .iter()
+            .find(|c| c.decl.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The declarations in registration order.
+    ///
+    /// ```
+    /// use botlane::{CommandDeclaration, CommandRegistry};
+    ///
+    /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+    /// let mut registry = CommandRegistry::new();
+    /// registry
+    ///     .register(CommandDeclaration::new("zeta", "Z"), ok)?
+    ///     .register(CommandDeclaration::new("alpha", "A"), ok)?;
+    /// let names: Vec<&str> = registry.list().map(|d| d.name.as_str()).collect();
+    /// assert_eq!(names, ["zeta", "alpha"]);
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn list(&self) -> impl ExactSizeIterator<Item = &CommandDeclaration> + Clone + '_ {
+        self.commands.iter().map(|c| &c.decl)
+    }
+
+    /// The number of registered commands (the spec's `size`).
+    ///
+    /// ```
+    /// assert_eq!(botlane::CommandRegistry::new().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.commands.len()
+    }
+
+    /// Whether no command is registered.
+    ///
+    /// ```
+    /// assert!(botlane::CommandRegistry::default().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.commands.is_empty()
+    }
+
+    /// Runs the text grammar over `text` (`prefix` defaults to
+    /// [`DEFAULT_COMMAND_PREFIX`](crate::DEFAULT_COMMAND_PREFIX)).
+    ///
+    /// [`TextParseResult::None`] when the line invokes no registered command;
+    /// [`TextParseResult::Ok`] with a text-lane invocation when its arguments
+    /// parse; [`TextParseResult::Error`] naming the command otherwise.
+    ///
+    /// ```
+    /// use botlane::{
+    ///     CommandArgValue, CommandDeclaration, CommandOption, CommandOptionType, CommandRegistry,
+    ///     CommandSource, TextParseResult,
+    /// };
+    ///
+    /// let mut registry = CommandRegistry::new();
+    /// registry.register(
+    ///     CommandDeclaration::new("roll", "Roll dice")
+    ///         .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true)),
+    ///     |_ctx| async { Ok::<(), std::io::Error>(()) },
+    /// )?;
+    ///
+    /// let TextParseResult::Ok(invocation) = registry.parse_from_text("/ROLL 2", None) else {
+    ///     panic!("a registered command with a valid argument");
+    /// };
+    /// assert_eq!(invocation.name, "roll");
+    /// assert_eq!(invocation.args["count"], CommandArgValue::Integer(2));
+    /// assert_eq!(invocation.source, CommandSource::Text);
+    ///
+    /// assert!(matches!(registry.parse_from_text("/roll two", None), TextParseResult::Error { .. }));
+    /// assert_eq!(registry.parse_from_text("!roll 2", None), TextParseResult::None);
+    /// assert_eq!(registry.parse_from_text("/dance", None), TextParseResult::None);
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn parse_from_text(&self, text: &str, prefix: Option<&str>) -> TextParseResult {
+        let Some(name) = match_command_name(text, prefix) else {
+            return TextParseResult::None;
+        };
+        let Some(command) = self.get(&name) else {
+            return TextParseResult::None;
+        };
+        match parse_invocation_text(&command.decl, text, prefix) {
+            Ok(args) => TextParseResult::Ok(CommandInvocation {
+                name,
+                args,
+                source: CommandSource::Text,
+            }),
+            Err(error) => TextParseResult::Error { name, error },
+        }
+    }
+
+    /// The canonical menu of the registered commands; equals
+    /// [`canonicalize_menu`](crate::canonicalize_menu) of [`list`](Self::list).
+    ///
+    /// ```
+    /// use botlane::{CommandDeclaration, CommandRegistry};
+    ///
+    /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+    /// let mut registry = CommandRegistry::new();
+    /// registry
+    ///     .register(CommandDeclaration::new("zeta", "Z"), ok)?
+    ///     .register(CommandDeclaration::new("alpha", "A"), ok)?;
+    /// assert_eq!(registry.canonical_menu()[0].name, "alpha");
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn canonical_menu(&self) -> CanonicalMenu {
+        canonicalize_iter(self.list())
+    }
+
+    /// The menu hash; equals [`compute_menu_hash`](crate::compute_menu_hash)
+    /// of [`list`](Self::list). A session-local skip guard, never sent.
+    ///
+    /// ```
+    /// use botlane::{compute_menu_hash, CommandDeclaration, CommandRegistry};
+    ///
+    /// let ping = CommandDeclaration::new("ping", "Pong");
+    /// let mut registry = CommandRegistry::new();
+    /// registry.register(ping.clone(), |_ctx| async { Ok::<(), std::io::Error>(()) })?;
+    /// assert_eq!(registry.hash(), compute_menu_hash(&[ping]));
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn hash(&self) -> String {
+        menu_hash_iter(self.list())
+    }
+
+    fn find_decl(&self, name: &str) -> Option<&CommandDeclaration> {
+        self.get(name).map(|c| &c.decl)
+    }
+}
+
+impl CommandLookup for CommandRegistry {
+    /// True when `name` is registered (ASCII case-insensitively), every arg
+    /// key is a declared option, every value already is of its option's type
+    /// and within its choices, and every required option is present.
+    ///
+    /// ```
+    /// use botlane::{
+    ///     CommandArgValue, CommandArgs, CommandDeclaration, CommandLookup, CommandOption,
+    ///     CommandOptionType, CommandRegistry,
+    /// };
+    ///
+    /// let mut registry = CommandRegistry::new();
+    /// registry.register(
+    ///     CommandDeclaration::new("roll", "Roll dice")
+    ///         .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true)),
+    ///     |_ctx| async { Ok::<(), std::io::Error>(()) },
+    /// )?;
+    /// let mut args = CommandArgs::new();
+    /// assert!(!registry.accepts("roll", &args));
+    /// args.insert("count".into(), CommandArgValue::Integer(2));
+    /// assert!(registry.accepts("roll", &args));
+    /// args.insert("count".into(), CommandArgValue::from("2"));
+    /// assert!(!registry.accepts("roll", &args));
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    fn accepts(&self, name: &str, args: &CommandArgs) -> bool {
+        let Some(decl) = self.find_decl(name) else {
+            return false;
+        };
+        // Option names are unique, so counting the required options among
+        // the (valid) keys tells whether all of them are present.
+        let mut required_seen = 0;
+        for (key, value) in args {
+            match decl.find_option(key) {
+                Some(option) if fits(option, value) => {
+                    required_seen += usize::from(option.required)
+                }
+                _ => return false,
+            }
+        }
+        required_seen == decl.options.iter().filter(|o| o.required).count()
+    }
+
+    /// Coerces each value to its option's type by the coercion table and
+    /// checks its choices; `None` for an unregistered name, an unknown key, a
+    /// value that does not coerce, or a missing required option.
+    ///
+    /// ```
+    /// use botlane::{
+    ///     CommandArgValue, CommandArgs, CommandDeclaration, CommandLookup, CommandOption,
+    ///     CommandOptionType, CommandRegistry,
+    /// };
+    ///
+    /// let mut registry = CommandRegistry::new();
+    /// registry.register(
+    ///     CommandDeclaration::new("roll", "Roll dice")
+    ///         .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true)),
+    ///     |_ctx| async { Ok::<(), std::io::Error>(()) },
+    /// )?;
+    /// let args = CommandArgs::from([("count".to_string(), CommandArgValue::from("3"))]);
+    /// let coerced = registry.coerce("roll", args).expect("\"3\" coerces to an integer");
+    /// assert_eq!(coerced["count"], CommandArgValue::Integer(3));
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    fn coerce(&self, name: &str, args: CommandArgs) -> Option<CommandArgs> {
+        let decl = self.find_decl(name)?;
+        let coerced = args
+            .into_iter()
+            .map(|(key, value)| {
+                let value = coerce_for_option(decl.find_option(&key)?, &value)?;
+                Some((key, value))
+            })
+            .collect::<Option<CommandArgs>>()?;
+        decl.options
+            .iter()
+            .all(|o| !o.required || coerced.contains_key(&o.name))
+            .then_some(coerced)
     }
 }

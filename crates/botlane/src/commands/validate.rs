@@ -1,12 +1,505 @@
 //! Declaration rules: everything the service would reject.
+//!
+//! [`validate_declaration`] checks one declaration on its own; the registry
+//! adds the rules that need the other commands (duplicates, the command cap,
+//! the menu payload cap) and reports them through the same
+//! [`DeclarationError`], so a caller sees every problem in one go.
 
-use super::types::CommandDeclaration;
+use std::fmt::{self, Write as _};
 
-/// SKELETON: designed by the validation work.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DeclarationError {}
+use super::coerce::{coerce_text, parse_integer, parse_number};
+use super::limits::{
+    is_valid_name, MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN, MAX_COMMANDS_PAYLOAD,
+    MAX_COMMANDS_PER_BOT, MAX_COMMAND_DESC, MAX_OPTIONS_PER_COMMAND,
+};
+use super::types::{CommandDeclaration, CommandOption, CommandOptionType};
 
-/// SKELETON
+/// Longest excerpt of a user-supplied value quoted in a message, in characters.
+const EXCERPT_CHARS: usize = 40;
+
+/// A declaration the service would reject, with every rule it breaks.
+///
+/// Its `Display` is the single violation when there is one, otherwise a count
+/// on the first line followed by one violation per line.
+///
+/// ```
+/// use botlane::{validate_declaration, CommandDeclaration};
+///
+/// let err = validate_declaration(&CommandDeclaration::new("Roll", "")).unwrap_err();
+/// assert_eq!(err.violations().len(), 2);
+/// assert_eq!(
+///     err.to_string(),
+///     "2 declaration rules violated:\n\
+///      - command \"Roll\": name must match ^[a-z0-9_-]{1,32}$\n\
+///      - command \"Roll\": description must not be empty"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", display_all(.violations))]
+pub struct DeclarationError {
+    violations: Vec<Violation>,
+}
+
+impl DeclarationError {
+    /// Wraps a non-empty list of violations.
+    pub(crate) fn new(violations: Vec<Violation>) -> Self {
+        debug_assert!(!violations.is_empty(), "an error needs a violation");
+        Self { violations }
+    }
+
+    /// Every rule broken, in declaration order (command, then options, then
+    /// registry-level rules).
+    pub fn violations(&self) -> &[Violation] {
+        &self.violations
+    }
+}
+
+fn display_all(violations: &[Violation]) -> String {
+    match violations {
+        [one] => one.to_string(),
+        many => {
+            let mut out = format!("{} declaration rules violated:", many.len());
+            for v in many {
+                // Writing to a String cannot fail.
+                let _ = write!(out, "\n- {v}");
+            }
+            out
+        }
+    }
+}
+
+/// One broken rule and where in the declaration it is.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}: {rule}", self.location())]
+pub struct Violation {
+    command: String,
+    option: Option<(usize, String)>,
+    choice: Option<usize>,
+    rule: DeclarationRule,
+}
+
+impl Violation {
+    pub(crate) fn at_command(command: &str, rule: DeclarationRule) -> Self {
+        Self {
+            command: command.to_owned(),
+            option: None,
+            choice: None,
+            rule,
+        }
+    }
+
+    fn at_option(
+        command: &str,
+        index: usize,
+        option: &CommandOption,
+        rule: DeclarationRule,
+    ) -> Self {
+        Self {
+            option: Some((index, option.name.clone())),
+            ..Self::at_command(command, rule)
+        }
+    }
+
+    fn at_choice(
+        command: &str,
+        index: usize,
+        option: &CommandOption,
+        choice: usize,
+        rule: DeclarationRule,
+    ) -> Self {
+        Self {
+            choice: Some(choice),
+            ..Self::at_option(command, index, option, rule)
+        }
+    }
+
+    /// The name of the command, as declared.
+    pub fn command_name(&self) -> &str {
+        &self.command
+    }
+
+    /// The index and declared name of the option at fault, if the rule is about one.
+    pub fn option_ref(&self) -> Option<(usize, &str)> {
+        self.option.as_ref().map(|(i, name)| (*i, name.as_str()))
+    }
+
+    /// The index of the choice at fault within its option's `choices`, if the
+    /// rule is about one.
+    pub fn choice_index(&self) -> Option<usize> {
+        self.choice
+    }
+
+    /// The rule that is broken.
+    pub fn rule(&self) -> &DeclarationRule {
+        &self.rule
+    }
+
+    /// Where the violation is, as `command.options[i].choices[j]` (the command
+    /// name truncated like in messages).
+    ///
+    /// ```
+    /// use botlane::{validate_declaration, CommandDeclaration, CommandOption, CommandOptionType};
+    ///
+    /// let decl = CommandDeclaration::new("roll", "Roll dice")
+    ///     .option(CommandOption::new("sides", "Sides", CommandOptionType::Integer).choices(["6", "x"]));
+    /// let err = validate_declaration(&decl).unwrap_err();
+    /// assert_eq!(err.violations()[0].path(), "roll.options[0].choices[1]");
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "option \"sides\" of command \"roll\": choice \"x\" is not an integer"
+    /// );
+    /// ```
+    pub fn path(&self) -> String {
+        let mut path = excerpt_raw(&self.command);
+        if let Some((i, _)) = &self.option {
+            // Writing to a String cannot fail.
+            let _ = write!(path, ".options[{i}]");
+        }
+        if let Some(j) = self.choice {
+            let _ = write!(path, ".choices[{j}]");
+        }
+        path
+    }
+
+    fn location(&self) -> String {
+        match &self.option {
+            Some((_, option)) => format!(
+                "option {} of command {}",
+                Excerpt(option),
+                Excerpt(&self.command)
+            ),
+            None => format!("command {}", Excerpt(&self.command)),
+        }
+    }
+}
+
+/// A rule of the declaration format or of the registry, with the value at
+/// fault. Values are kept whole here; messages quote at most 40 characters.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeclarationRule {
+    /// A command or option name does not match `^[a-z0-9_-]{1,32}$`.
+    #[error("name must match ^[a-z0-9_-]{{1,32}}$")]
+    InvalidName,
+    /// A command or option description is empty.
+    #[error("description must not be empty")]
+    EmptyDescription,
+    /// A command or option description is longer than [`MAX_COMMAND_DESC`].
+    #[error(
+        "description is {chars} characters, more than MAX_COMMAND_DESC ({MAX_COMMAND_DESC}): {}",
+        Excerpt(.description)
+    )]
+    DescriptionTooLong {
+        /// The description.
+        description: String,
+        /// Its length in characters.
+        chars: usize,
+    },
+    /// More than [`MAX_OPTIONS_PER_COMMAND`] options.
+    #[error("{count} options, more than MAX_OPTIONS_PER_COMMAND ({MAX_OPTIONS_PER_COMMAND})")]
+    TooManyOptions {
+        /// How many options are declared.
+        count: usize,
+    },
+    /// Two options share a name (compared ASCII case-insensitively, as the
+    /// text lane matches `name:value`).
+    #[error("duplicate option name: options[{first_index}] already has this name")]
+    DuplicateOptionName {
+        /// The index of the first option with this name.
+        first_index: usize,
+    },
+    /// A required option is declared after an optional one.
+    #[error(
+        "required option follows optional option {} (options[{optional_index}]); \
+         every required option must precede every optional one",
+        Excerpt(.optional_name)
+    )]
+    RequiredAfterOptional {
+        /// The index of the first optional option.
+        optional_index: usize,
+        /// Its name.
+        optional_name: String,
+    },
+    /// `choices` is present but empty, so no value could ever be accepted.
+    #[error("choices must not be empty (omit choices to allow any value)")]
+    EmptyChoices,
+    /// A `boolean` option declares choices.
+    #[error("a boolean option cannot have choices")]
+    ChoicesOnBoolean,
+    /// More than [`MAX_CHOICES_PER_OPTION`] choices.
+    #[error("{count} choices, more than MAX_CHOICES_PER_OPTION ({MAX_CHOICES_PER_OPTION})")]
+    TooManyChoices {
+        /// How many choices are declared.
+        count: usize,
+    },
+    /// A choice longer than [`MAX_CHOICE_LEN`] characters.
+    #[error(
+        "choice {} is {chars} characters, more than MAX_CHOICE_LEN ({MAX_CHOICE_LEN})",
+        Excerpt(.choice)
+    )]
+    ChoiceTooLong {
+        /// The choice.
+        choice: String,
+        /// Its length in characters.
+        chars: usize,
+    },
+    /// A choice that does not coerce to the option's type: not an integer for
+    /// `integer`, not a number for `number`, empty for `user`/`channel`/`role`.
+    #[error("choice {} is not {}", Excerpt(.choice), kind_phrase(.kind))]
+    ChoiceNotOfType {
+        /// The choice.
+        choice: String,
+        /// The option's type.
+        kind: CommandOptionType,
+    },
+    /// The same choice twice (for `integer` and `number`: the same value,
+    /// so `"6"` and `"06"` are duplicates).
+    #[error("duplicate choice {}: choices[{first_index}] has the same value", Excerpt(.choice))]
+    DuplicateChoice {
+        /// The repeated choice.
+        choice: String,
+        /// The index of its first occurrence.
+        first_index: usize,
+    },
+    /// A command with this name is already registered.
+    #[error("a command with this name is already registered")]
+    DuplicateCommand,
+    /// The registry already holds [`MAX_COMMANDS_PER_BOT`] commands.
+    #[error("the registry already holds MAX_COMMANDS_PER_BOT ({MAX_COMMANDS_PER_BOT}) commands")]
+    TooManyCommands,
+    /// With this command the canonical menu would exceed [`MAX_COMMANDS_PAYLOAD`] bytes.
+    #[error(
+        "with this command the canonical menu would be {bytes} bytes, \
+         more than MAX_COMMANDS_PAYLOAD ({MAX_COMMANDS_PAYLOAD})"
+    )]
+    PayloadTooLarge {
+        /// The size the canonical menu's compact JSON would have.
+        bytes: usize,
+    },
+}
+
+fn kind_phrase(kind: &CommandOptionType) -> &'static str {
+    match kind {
+        CommandOptionType::Integer => "an integer",
+        CommandOptionType::Number => "a number",
+        CommandOptionType::User => "a user id (ids are non-empty)",
+        CommandOptionType::Channel => "a channel id (ids are non-empty)",
+        CommandOptionType::Role => "a role id (ids are non-empty)",
+        CommandOptionType::String => "a string",
+        CommandOptionType::Boolean => "a boolean",
+    }
+}
+
+/// A user-supplied value in a message: quoted and escaped like Rust's `{:?}`
+/// (so a newline cannot forge a second line), at most [`EXCERPT_CHARS`]
+/// characters, with `…` when cut.
+struct Excerpt<'a>(&'a str);
+
+impl fmt::Display for Excerpt<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.char_indices().nth(EXCERPT_CHARS) {
+            None => write!(f, "{:?}", self.0),
+            Some((cut, _)) => {
+                let quoted = format!("{:?}", &self.0[..cut]);
+                // `{:?}` of a str always ends with the closing quote.
+                let body = quoted.strip_suffix('"').unwrap_or(&quoted);
+                write!(f, "{body}…\"")
+            }
+        }
+    }
+}
+
+/// The start of `s` for a path: at most [`EXCERPT_CHARS`] characters, `…` when cut.
+fn excerpt_raw(s: &str) -> String {
+    match s.char_indices().nth(EXCERPT_CHARS) {
+        None => s.to_owned(),
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+    }
+}
+
+/// Checks one declaration against every rule the service enforces, reporting
+/// all violations at once.
+///
+/// Rules: the name rule `^[a-z0-9_-]{1,32}$` for the command and each option;
+/// descriptions of 1 to [`MAX_COMMAND_DESC`] characters; at most
+/// [`MAX_OPTIONS_PER_COMMAND`] options with unique names; every required
+/// option before every optional one; and for `choices`: not on a `boolean`
+/// option, not empty, at most [`MAX_CHOICES_PER_OPTION`] entries of at most
+/// [`MAX_CHOICE_LEN`] characters each, no duplicates, and each one coercing to
+/// the option's type (an integer for `integer`, a number for `number`,
+/// non-empty for `user`/`channel`/`role`). Characters are Unicode scalar values.
+///
+/// ```
+/// use botlane::{validate_declaration, CommandDeclaration, CommandOption, CommandOptionType};
+///
+/// let roll = CommandDeclaration::new("roll", "Roll dice")
+///     .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true))
+///     .option(CommandOption::new("sides", "Sides", CommandOptionType::Integer).choices(["6", "20"]));
+/// assert!(validate_declaration(&roll).is_ok());
+///
+/// let bad = CommandDeclaration::new("roll", "Roll dice")
+///     .option(CommandOption::new("sides", "Sides", CommandOptionType::Integer))
+///     .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true));
+/// let err = validate_declaration(&bad).unwrap_err();
+/// assert!(err.to_string().contains("every required option must precede every optional one"));
+/// ```
 pub fn validate_declaration(decl: &CommandDeclaration) -> Result<(), DeclarationError> {
-    todo!("{decl:?}")
+    let violations = violations_of(decl);
+    if violations.is_empty() {
+        Ok(())
+    } else {
+        Err(DeclarationError::new(violations))
+    }
+}
+
+/// Every violation of the per-declaration rules, in declaration order.
+pub(crate) fn violations_of(decl: &CommandDeclaration) -> Vec<Violation> {
+    let cmd = decl.name.as_str();
+    let mut out = Vec::new();
+    if !is_valid_name(cmd) {
+        out.push(Violation::at_command(cmd, DeclarationRule::InvalidName));
+    }
+    if let Some(rule) = description_rule(&decl.description) {
+        out.push(Violation::at_command(cmd, rule));
+    }
+    if decl.options.len() > MAX_OPTIONS_PER_COMMAND {
+        out.push(Violation::at_command(
+            cmd,
+            DeclarationRule::TooManyOptions {
+                count: decl.options.len(),
+            },
+        ));
+    }
+    let mut first_optional: Option<usize> = None;
+    for (i, option) in decl.options.iter().enumerate() {
+        let at = |rule| Violation::at_option(cmd, i, option, rule);
+        if !is_valid_name(&option.name) {
+            out.push(at(DeclarationRule::InvalidName));
+        }
+        if let Some(first_index) = decl.options[..i]
+            .iter()
+            .position(|o| o.name.eq_ignore_ascii_case(&option.name))
+        {
+            out.push(at(DeclarationRule::DuplicateOptionName { first_index }));
+        }
+        if let Some(rule) = description_rule(&option.description) {
+            out.push(at(rule));
+        }
+        match (option.required, first_optional) {
+            (true, Some(optional_index)) => out.push(at(DeclarationRule::RequiredAfterOptional {
+                optional_index,
+                optional_name: decl.options[optional_index].name.clone(),
+            })),
+            (false, None) => first_optional = Some(i),
+            _ => {}
+        }
+        if let Some(choices) = &option.choices {
+            choice_violations(cmd, i, option, choices, &mut out);
+        }
+    }
+    out
+}
+
+fn description_rule(description: &str) -> Option<DeclarationRule> {
+    let chars = description.chars().count();
+    if chars == 0 {
+        Some(DeclarationRule::EmptyDescription)
+    } else if chars > MAX_COMMAND_DESC {
+        Some(DeclarationRule::DescriptionTooLong {
+            description: description.to_owned(),
+            chars,
+        })
+    } else {
+        None
+    }
+}
+
+fn choice_violations(
+    cmd: &str,
+    i: usize,
+    option: &CommandOption,
+    choices: &[String],
+    out: &mut Vec<Violation>,
+) {
+    let at = |rule| Violation::at_option(cmd, i, option, rule);
+    // Any choice list on a boolean is the fault; its entries are not examined.
+    if option.kind == CommandOptionType::Boolean {
+        out.push(at(DeclarationRule::ChoicesOnBoolean));
+        return;
+    }
+    if choices.is_empty() {
+        out.push(at(DeclarationRule::EmptyChoices));
+    }
+    if choices.len() > MAX_CHOICES_PER_OPTION {
+        out.push(at(DeclarationRule::TooManyChoices {
+            count: choices.len(),
+        }));
+    }
+    for (j, choice) in choices.iter().enumerate() {
+        let at = |rule| Violation::at_choice(cmd, i, option, j, rule);
+        let chars = choice.chars().count();
+        if chars > MAX_CHOICE_LEN {
+            out.push(at(DeclarationRule::ChoiceTooLong {
+                choice: choice.clone(),
+                chars,
+            }));
+        }
+        if coerce_text(option.kind, choice).is_none() {
+            out.push(at(DeclarationRule::ChoiceNotOfType {
+                choice: choice.clone(),
+                kind: option.kind,
+            }));
+        } else if let Some(first_index) = choices[..j]
+            .iter()
+            .position(|earlier| same_choice(option.kind, earlier, choice))
+        {
+            out.push(at(DeclarationRule::DuplicateChoice {
+                choice: choice.clone(),
+                first_index,
+            }));
+        }
+    }
+}
+
+/// Whether two choices denote the same value: numerically for `integer` and
+/// `number` (as the text lane compares them), exactly for the rest.
+fn same_choice(kind: CommandOptionType, a: &str, b: &str) -> bool {
+    match kind {
+        CommandOptionType::Integer => {
+            parse_integer(a).is_some() && parse_integer(a) == parse_integer(b)
+        }
+        CommandOptionType::Number => {
+            parse_number(a).is_some() && parse_number(a) == parse_number(b)
+        }
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpt_cuts_at_forty_characters() {
+        assert_eq!(Excerpt("abc").to_string(), "\"abc\"");
+        assert_eq!(
+            Excerpt(&"é".repeat(40)).to_string(),
+            format!("\"{}\"", "é".repeat(40))
+        );
+        assert_eq!(
+            Excerpt(&"é".repeat(41)).to_string(),
+            format!("\"{}…\"", "é".repeat(40))
+        );
+        assert_eq!(Excerpt("a\nb\"").to_string(), "\"a\\nb\\\"\"");
+        assert_eq!(excerpt_raw(&"x".repeat(50)), format!("{}…", "x".repeat(40)));
+    }
+
+    #[test]
+    fn numeric_duplicates() {
+        assert!(same_choice(CommandOptionType::Integer, "6", "+06"));
+        assert!(!same_choice(CommandOptionType::Integer, "6", "7"));
+        assert!(same_choice(CommandOptionType::Number, "0.5", ".50"));
+        assert!(!same_choice(CommandOptionType::String, "a", "A"));
+    }
 }
