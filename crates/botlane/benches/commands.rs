@@ -18,9 +18,18 @@ use sha2::{Digest, Sha256};
 
 fn roll() -> CommandDeclaration {
     CommandDeclaration::new("roll", "Roll some dice")
-        .option(CommandOption::new("count", "How many dice", CommandOptionType::Integer).required(true))
-        .option(CommandOption::new("sides", "Sides per die", CommandOptionType::Integer).choices(["4", "6", "8", "12", "20"]))
-        .option(CommandOption::new("label", "What the roll is for", CommandOptionType::String))
+        .option(
+            CommandOption::new("count", "How many dice", CommandOptionType::Integer).required(true),
+        )
+        .option(
+            CommandOption::new("sides", "Sides per die", CommandOptionType::Integer)
+                .choices(["4", "6", "8", "12", "20"]),
+        )
+        .option(CommandOption::new(
+            "label",
+            "What the roll is for",
+            CommandOptionType::String,
+        ))
 }
 
 fn registry() -> CommandRegistry {
@@ -30,9 +39,10 @@ fn registry() -> CommandRegistry {
         .unwrap();
     for name in ["ping", "help", "poll", "remind", "weather"] {
         registry
-            .register(CommandDeclaration::new(name, "Another command"), |_ctx| async {
-                Ok::<(), std::io::Error>(())
-            })
+            .register(
+                CommandDeclaration::new(name, "Another command"),
+                |_ctx| async { Ok::<(), std::io::Error>(()) },
+            )
             .unwrap();
     }
     registry
@@ -50,18 +60,28 @@ fn roll_args() -> CommandArgs {
 fn full_menu() -> Vec<CommandDeclaration> {
     let mut decls = Vec::new();
     for i in 0..MAX_COMMANDS_PER_BOT {
-        let mut decl = CommandDeclaration::new(format!("command-{i:02}"), format!("Command number {i} of the full-size benchmark menu"));
+        let mut decl = CommandDeclaration::new(
+            format!("command-{i:02}"),
+            format!("Command number {i} of the full-size benchmark menu"),
+        );
         for j in 0..3 {
             decl = decl.option(
-                CommandOption::new(format!("opt{j}"), "An option with a moderate description", CommandOptionType::String)
-                    .required(j == 0)
-                    .choices(["alpha", "beta", "gamma"]),
+                CommandOption::new(
+                    format!("opt{j}"),
+                    "An option with a moderate description",
+                    CommandOptionType::String,
+                )
+                .required(j == 0)
+                .choices(["alpha", "beta", "gamma"]),
             );
         }
         decls.push(decl);
     }
     let len = canonical_menu_json(&decls).len();
-    assert!(len <= MAX_COMMANDS_PAYLOAD && len > MAX_COMMANDS_PAYLOAD * 9 / 10, "menu is {len} bytes");
+    assert!(
+        len <= MAX_COMMANDS_PAYLOAD && len > MAX_COMMANDS_PAYLOAD * 9 / 10,
+        "menu is {len} bytes"
+    );
     decls
 }
 
@@ -69,7 +89,9 @@ fn bench_text(c: &mut Criterion) {
     let registry = registry();
     let line = "/roll 2 6 fire damage";
     let mut group = c.benchmark_group("text");
-    group.bench_function("parse_from_text", |b| b.iter(|| registry.parse_from_text(black_box(line), None)));
+    group.bench_function("parse_from_text", |b| {
+        b.iter(|| registry.parse_from_text(black_box(line), None))
+    });
     group.bench_function("baseline_split_whitespace", |b| {
         b.iter(|| black_box(line).split_whitespace().collect::<Vec<&str>>())
     });
@@ -90,15 +112,21 @@ fn bench_sidecar(c: &mut Criterion) {
     let json = encode_command_data(&data);
     let registry = registry();
     let mut group = c.benchmark_group("sidecar");
-    group.bench_function("encode_command_data", |b| b.iter(|| encode_command_data(black_box(&data))));
-    group.bench_function("decode_command_data", |b| b.iter(|| decode_command_data(black_box(&json), None)));
+    group.bench_function("encode_command_data", |b| {
+        b.iter(|| encode_command_data(black_box(&data)))
+    });
+    group.bench_function("decode_command_data", |b| {
+        b.iter(|| decode_command_data(black_box(&json), None))
+    });
     group.bench_function("decode_command_data_with_registry", |b| {
         b.iter(|| decode_command_data(black_box(&json), Some(&registry)))
     });
     group.bench_function("baseline_serde_json_value", |b| {
         b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(&json)).unwrap())
     });
-    group.bench_function("accepts", |b| b.iter(|| registry.accepts(black_box("roll"), black_box(&data.args))));
+    group.bench_function("accepts", |b| {
+        b.iter(|| registry.accepts(black_box("roll"), black_box(&data.args)))
+    });
     group.finish();
 }
 
@@ -106,8 +134,12 @@ fn bench_menu(c: &mut Criterion) {
     let decls = full_menu();
     let bytes = canonical_menu_json(&decls).into_bytes();
     let mut group = c.benchmark_group("menu");
-    group.bench_function("compute_menu_hash", |b| b.iter(|| compute_menu_hash(black_box(&decls))));
-    group.bench_function("baseline_raw_sha256", |b| b.iter(|| Sha256::digest(black_box(&bytes))));
+    group.bench_function("compute_menu_hash", |b| {
+        b.iter(|| compute_menu_hash(black_box(&decls)))
+    });
+    group.bench_function("baseline_raw_sha256", |b| {
+        b.iter(|| Sha256::digest(black_box(&bytes)))
+    });
     group.finish();
 }
 

@@ -140,7 +140,7 @@ pub fn check_parse_from_text(input: &[u8]) {
     let handler = CommandHandler::new(|_ctx| async { Ok::<(), BoxError>(()) });
     for decl in &decls {
         registry
-            .register(decl.clone(), handler.clone())
+            .register_handler(decl.clone(), handler.clone())
             .expect("the fixed declarations are valid");
     }
     for prefix in PREFIXES {

@@ -11,9 +11,9 @@ pub mod wire;
 #[doc(hidden)]
 pub mod fuzzing;
 
-pub use commands::*;
 pub use client::{
     Client, ClientError, ClientOptions, CommandError, CommandErrorReason, Commands, Event,
     SendRejected, DEFAULT_REST_URL,
 };
+pub use commands::*;
 pub use message::{Channel, Message};

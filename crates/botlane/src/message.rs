@@ -127,6 +127,8 @@ impl Channel {
 
 impl fmt::Debug for Channel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Channel").field("id", &self.id).finish_non_exhaustive()
+        f.debug_struct("Channel")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
     }
 }

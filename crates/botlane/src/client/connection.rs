@@ -136,7 +136,11 @@ impl Connection {
     }
 }
 
-fn route(text: &str, pending: &mut HashMap<u16, VecDeque<Slot>>, pushes: &mpsc::UnboundedSender<Push>) {
+fn route(
+    text: &str,
+    pending: &mut HashMap<u16, VecDeque<Slot>>,
+    pushes: &mpsc::UnboundedSender<Push>,
+) {
     let frame = match wire::decode_frame(text) {
         Ok(frame) => frame,
         Err(e) => {

@@ -63,11 +63,27 @@ fn on_message(shared: &Arc<Shared>, wire_message: &wire::WireMessage) {
         }
         Verdict::ParseFailed { name, error } => {
             emit(shared, Event::Message(message.clone()));
-            emit_command_error(shared, CommandErrorReason::Parse, name, None, message, Some(error), None);
+            emit_command_error(
+                shared,
+                CommandErrorReason::Parse,
+                name,
+                None,
+                message,
+                Some(error),
+                None,
+            );
         }
         Verdict::ArgumentsRejected { name } => {
             emit(shared, Event::Message(message.clone()));
-            emit_command_error(shared, CommandErrorReason::Arguments, name, None, message, None, None);
+            emit_command_error(
+                shared,
+                CommandErrorReason::Arguments,
+                name,
+                None,
+                message,
+                None,
+                None,
+            );
         }
     }
 }

@@ -8,6 +8,9 @@ use crate::message::Message;
 
 /// Everything the client reports. Subscribe with
 /// [`Client::events`](crate::Client::events).
+// Events are matched far more often than they are moved; boxing the large
+// variants would only add a deref to every match.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Event {

@@ -22,7 +22,6 @@ pub use error::ClientError;
 pub use event::{CommandError, CommandErrorReason, Event, SendRejected};
 pub use options::{ClientOptions, DEFAULT_REST_URL};
 
-use connection::Connection;
 use crate::commands::{
     encode_command_data, format_invocation_text, CommandArgs, CommandData, CommandDeclaration,
     CommandRegistry, MAX_COMMAND_WIRE,
@@ -31,6 +30,7 @@ use crate::crypto::ChannelKey;
 use crate::keystore::Keystore;
 use crate::message::Message;
 use crate::wire::{self, OpCode};
+use connection::Connection;
 
 /// How many events a subscriber may fall behind before it misses some.
 const EVENT_CAPACITY: usize = 1024;
@@ -190,7 +190,9 @@ impl Client {
                 max: MAX_COMMAND_WIRE,
             });
         }
-        self.shared.send(channel_id, &line, None, Some(sealed)).await
+        self.shared
+            .send(channel_id, &line, None, Some(sealed))
+            .await
     }
 
     /// A channel's history, oldest first, decrypted. History never carries

@@ -118,7 +118,8 @@ impl ClientOptions {
     /// Checks every option; the error names the option and the rule.
     pub(crate) fn validate(&self) -> Result<(), ClientError> {
         use secrecy::ExposeSecret;
-        let invalid = |option: &'static str, rule: String| ClientError::InvalidOption { option, rule };
+        let invalid =
+            |option: &'static str, rule: String| ClientError::InvalidOption { option, rule };
         if self.token.expose_secret().is_empty() {
             return Err(invalid("token", "must not be empty".into()));
         }
@@ -126,14 +127,20 @@ impl ClientOptions {
             return Err(invalid("command_prefix", "must not be empty".into()));
         }
         if self.command_prefix.chars().any(char::is_whitespace) {
-            return Err(invalid("command_prefix", "must not contain whitespace".into()));
+            return Err(invalid(
+                "command_prefix",
+                "must not contain whitespace".into(),
+            ));
         }
         match url::Url::parse(&self.url) {
             Ok(u) if matches!(u.scheme(), "ws" | "wss") && u.host().is_some() => {}
             Ok(u) => {
                 return Err(invalid(
                     "url",
-                    format!("must be a ws:// or wss:// address with a host, not scheme {:?}", u.scheme()),
+                    format!(
+                        "must be a ws:// or wss:// address with a host, not scheme {:?}",
+                        u.scheme()
+                    ),
                 ))
             }
             Err(e) => return Err(invalid("url", format!("is not a valid url ({e})"))),
@@ -144,7 +151,10 @@ impl ClientOptions {
             return Err(invalid("rest_url", format!("is not a valid url ({e})")));
         }
         if self.heartbeat_interval.is_zero() || self.request_timeout.is_zero() {
-            return Err(invalid("heartbeat_interval/request_timeout", "must be above zero".into()));
+            return Err(invalid(
+                "heartbeat_interval/request_timeout",
+                "must be above zero".into(),
+            ));
         }
         if self.reconnect_initial.is_zero() || self.reconnect_max < self.reconnect_initial {
             return Err(invalid(
@@ -182,7 +192,10 @@ mod tests {
             (ClientOptions::new("t", "k", "http://h/ws"), "url"),
             (ClientOptions::new("t", "k", "not a url"), "url"),
             (base().rest_url("::"), "rest_url"),
-            (base().heartbeat_interval(Duration::ZERO), "heartbeat_interval"),
+            (
+                base().heartbeat_interval(Duration::ZERO),
+                "heartbeat_interval",
+            ),
         ];
         for (options, name) in cases {
             let err = options.validate().expect_err(name).to_string();

@@ -17,9 +17,13 @@ use crate::wire::{self, OpCode};
 
 /// Logs in for the first time and starts the session and dispatch tasks.
 pub(super) async fn start(shared: Arc<Shared>) -> Result<(), ClientError> {
-    let keystore = Keystore::open_or_create(&shared.options.keystore_path).map_err(ClientError::Keystore)?;
+    let keystore =
+        Keystore::open_or_create(&shared.options.keystore_path).map_err(ClientError::Keystore)?;
     {
-        let mut keys = shared.keys.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut keys = shared
+            .keys
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         for channel in keystore.channel_ids() {
             if let Some(key) = keystore.channel_key(channel) {
                 keys.insert(channel.to_owned(), Arc::new(key.clone()));
@@ -62,8 +66,15 @@ async fn connect(
     drop(login);
     let bot_id = match (reply.code, reply.user_id) {
         (0, Some(id)) => id,
-        (code, _) if code == wire::ReplyCode::Unauthorized.code() => return Err(ClientError::LoginRefused),
-        (code, _) => return Err(ClientError::Refused { opcode: OpCode::Login.code(), code }),
+        (code, _) if code == wire::ReplyCode::Unauthorized.code() => {
+            return Err(ClientError::LoginRefused)
+        }
+        (code, _) => {
+            return Err(ClientError::Refused {
+                opcode: OpCode::Login.code(),
+                code,
+            })
+        }
     };
     tracing::info!(bot = %bot_id, "logged in");
     write(&shared.bot_id, Some(bot_id));
@@ -85,7 +96,9 @@ async fn publish_menu(shared: &Shared, conn: &Connection) -> Result<(), ClientEr
     let menu = RawValue::from_string(json).map_err(|_| ClientError::MalformedReply {
         opcode: OpCode::MenuPublish.code(),
     })?;
-    let reply: wire::CodeReply = conn.request(OpCode::MenuPublish, &wire::MenuPublish { menu }).await?;
+    let reply: wire::CodeReply = conn
+        .request(OpCode::MenuPublish, &wire::MenuPublish { menu })
+        .await?;
     if reply.code != 0 {
         return Err(ClientError::Refused {
             opcode: OpCode::MenuPublish.code(),
@@ -201,7 +214,10 @@ pub(super) fn store_channel_key(shared: &Shared, push: &wire::ChannelKeyPush) {
     let Some(keystore) = keystore.as_mut() else {
         return;
     };
-    let key = match keystore.identity().unwrap_channel_key(&wrapped, &push.channel_id) {
+    let key = match keystore
+        .identity()
+        .unwrap_channel_key(&wrapped, &push.channel_id)
+    {
         Ok(key) => key,
         Err(e) => {
             tracing::warn!(channel = %push.channel_id, error = %e, "ignoring a channel key that does not unwrap");

@@ -109,17 +109,16 @@ pub(crate) fn coerce_value(
 ) -> Option<CommandArgValue> {
     match (kind, value) {
         (_, CommandArgValue::String(s)) => coerce_text(kind, s),
-        (CommandOptionType::Integer, CommandArgValue::Integer(i)) => {
-            (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER)
-                .contains(i)
-                .then_some(CommandArgValue::Integer(*i))
-        }
+        (CommandOptionType::Integer, CommandArgValue::Integer(i)) => (-MAX_SAFE_INTEGER
+            ..=MAX_SAFE_INTEGER)
+            .contains(i)
+            .then_some(CommandArgValue::Integer(*i)),
         (CommandOptionType::Integer, CommandArgValue::Number(n)) => {
             // Exact: the bound is below 2^53, so every integral double in range converts.
             #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
             let fits = n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER as f64;
             #[allow(clippy::cast_possible_truncation)]
-            fits.then(|| CommandArgValue::Integer(*n as i64))
+            fits.then_some(CommandArgValue::Integer(*n as i64))
         }
         (CommandOptionType::Number, CommandArgValue::Number(n)) => {
             n.is_finite().then_some(CommandArgValue::Number(*n))
@@ -256,7 +255,10 @@ mod tests {
         );
         assert_eq!(coerce_value(T::Boolean, &V::Integer(1)), None);
         assert_eq!(coerce_value(T::String, &V::Integer(1)), None);
-        assert_eq!(coerce_value(T::Integer, &V::Integer(MAX_SAFE_INTEGER + 1)), None);
+        assert_eq!(
+            coerce_value(T::Integer, &V::Integer(MAX_SAFE_INTEGER + 1)),
+            None
+        );
         assert_eq!(coerce_value(T::Integer, &V::Integer(i64::MIN)), None);
     }
 

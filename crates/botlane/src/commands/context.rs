@@ -80,6 +80,15 @@ impl CommandContext {
         &self.message
     }
 
+    /// A true reply into the invoking channel, identical to
+    /// [`Message::reply`]: the service notifies the invoking user, piercing
+    /// mutes. Fire-and-forget: a denial arrives as
+    /// [`Event::SendRejected`](crate::Event::SendRejected) and does not fail
+    /// the future; it fails only when there is no session.
+    pub async fn reply(&self, text: &str) -> Result<(), crate::ClientError> {
+        self.message.reply(text).await
+    }
+
     /// The raw value of option `name`, `None` when unfilled.
     ///
     /// ```

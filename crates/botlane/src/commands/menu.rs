@@ -452,6 +452,13 @@ pub fn canonicalize_menu(decls: &[CommandDeclaration]) -> CanonicalMenu {
 /// );
 /// ```
 pub fn canonical_menu_json(decls: &[CommandDeclaration]) -> String {
+    canonical_menu_json_iter(decls)
+}
+
+/// [`canonical_menu_json`] over any iterator of declarations.
+pub(crate) fn canonical_menu_json_iter<'a>(
+    decls: impl IntoIterator<Item = &'a CommandDeclaration>,
+) -> String {
     String::from_utf8(menu_json_bytes(decls))
         .expect("the JSON writer copies whole UTF-8 strings and adds only ASCII")
 }

@@ -6,7 +6,9 @@ use super::coerce::{coerce_for_option, fits};
 use super::context::CommandContext;
 use super::handler::{BoxError, CommandHandler};
 use super::limits::{MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT};
-use super::menu::{canonical_menu_len, canonicalize_iter, menu_hash_iter, CanonicalMenu};
+use super::menu::{
+    canonical_menu_json_iter, canonical_menu_len, canonicalize_iter, menu_hash_iter, CanonicalMenu,
+};
 use super::text::{match_command_name, parse_invocation_text, TextParseResult};
 use super::types::{CommandArgs, CommandDeclaration, CommandInvocation, CommandSource};
 use super::validate::{violations_of, DeclarationError, DeclarationRule, Violation};
@@ -275,6 +277,21 @@ impl CommandRegistry {
     /// ```
     pub fn hash(&self) -> String {
         menu_hash_iter(self.list())
+    }
+
+    /// The compact JSON of [`canonical_menu`](Self::canonical_menu): the
+    /// exact bytes that are published at login and hashed by [`hash`](Self::hash).
+    ///
+    /// ```
+    /// use botlane::{CommandDeclaration, CommandRegistry};
+    ///
+    /// let mut registry = CommandRegistry::new();
+    /// registry.register(CommandDeclaration::new("ping", "Pong"), |_ctx| async { Ok::<(), std::io::Error>(()) })?;
+    /// assert_eq!(registry.canonical_menu_json(), r#"[["ping","Pong",[]]]"#);
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn canonical_menu_json(&self) -> String {
+        canonical_menu_json_iter(self.list())
     }
 
     fn find_decl(&self, name: &str) -> Option<&CommandDeclaration> {

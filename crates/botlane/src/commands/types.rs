@@ -318,18 +318,6 @@ pub enum CommandArgValue {
     Boolean(bool),
 }
 
-impl CommandArgValue {
-    /// The type name of this value, for messages.
-    pub(crate) fn type_name(&self) -> &'static str {
-        match self {
-            Self::String(_) => "string",
-            Self::Integer(_) => "integer",
-            Self::Number(_) => "number",
-            Self::Boolean(_) => "boolean",
-        }
-    }
-}
-
 impl fmt::Display for CommandArgValue {
     /// Strings as they are, integers in decimal, numbers in the shortest text
     /// that parses back to the same float, booleans as `true`/`false`.
