@@ -1,0 +1,89 @@
+//! A world for client tests: a real devserver on loopback, one bot, one
+//! human (a `TestUser`), one channel they share.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::time::Duration;
+
+use botlane::{Client, ClientOptions, Event};
+use botlane_devserver::{BotAccount, DevServer, DevServerConfig, TestUser, UserAccount};
+use tokio::sync::broadcast;
+
+pub const WAIT: Duration = Duration::from_secs(10);
+
+pub struct World {
+    pub server: DevServer,
+    pub bot: BotAccount,
+    pub user: UserAccount,
+    pub channel: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl World {
+    pub async fn new() -> Self {
+        let server = DevServer::start(DevServerConfig::default()).await.unwrap();
+        let bot = server.add_bot("dicebot");
+        let user = server.add_user("alice");
+        let space = server.create_server("playground");
+        let channel = server.create_channel(&space, "general").unwrap();
+        server.add_member(&channel, &bot.id).unwrap();
+        server.add_member(&channel, &user.id).unwrap();
+        Self {
+            server,
+            bot,
+            user,
+            channel,
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn options(&self) -> ClientOptions {
+        ClientOptions::new(
+            self.bot.token.clone(),
+            self.dir.path().join("bot.keystore"),
+            self.server.ws_url(),
+        )
+    }
+
+    pub fn client(&self) -> Client {
+        Client::new(self.options()).unwrap()
+    }
+
+    /// Connects the human and shares the channel key with every member
+    /// (the bot must have logged in once, so its public key is known).
+    pub async fn alice(&self) -> TestUser {
+        let alice = TestUser::connect(&self.server.ws_url(), &self.user.token)
+            .await
+            .unwrap();
+        alice.open_channel(&self.channel).await.unwrap();
+        alice
+    }
+
+    /// Logs `client` in, then connects alice with the channel key shared.
+    pub async fn start(&self, client: &Client) -> TestUser {
+        client.login().await.unwrap();
+        self.alice().await
+    }
+}
+
+/// The next event matching `pred`, failing the test after `WAIT`.
+pub async fn next_event(events: &mut broadcast::Receiver<Event>, mut pred: impl FnMut(&Event) -> bool) -> Event {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let event = events.recv().await.expect("the event channel stays open");
+            if pred(&event) {
+                return event;
+            }
+        }
+    })
+    .await
+    .expect("the expected event arrives in time")
+}
+
+/// The `Event::Message` for the message with this id.
+pub async fn message_event(events: &mut broadcast::Receiver<Event>, id: &str) -> botlane::Message {
+    match next_event(events, |e| matches!(e, Event::Message(m) if m.id == id)).await {
+        Event::Message(m) => m,
+        _ => unreachable!("filtered above"),
+    }
+}
