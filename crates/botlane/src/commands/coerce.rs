@@ -207,9 +207,7 @@ mod tests {
         ] {
             assert_eq!(parse_number(text), Some(n), "{text}");
         }
-        for bad in [
-            "", ".", "e5", "1e", "1e+", "inf", "NaN", "infinity", "1e999", "1,5", "--1", "1.2.3",
-        ] {
+        for bad in ["", ".", "e5", "1e", "1e+", "inf", "NaN", "infinity", "1e999", "1,5", "--1", "1.2.3"] {
             assert_eq!(parse_number(bad), None, "{bad:?}");
         }
     }
@@ -236,26 +234,14 @@ mod tests {
 
     #[test]
     fn structured_values() {
-        assert_eq!(
-            coerce_value(T::Integer, &V::Number(6.0)),
-            Some(V::Integer(6))
-        );
+        assert_eq!(coerce_value(T::Integer, &V::Number(6.0)), Some(V::Integer(6)));
         assert_eq!(coerce_value(T::Integer, &V::Number(6.5)), None);
         assert_eq!(coerce_value(T::Integer, &V::from("6")), Some(V::Integer(6)));
-        assert_eq!(
-            coerce_value(T::Number, &V::Integer(2)),
-            Some(V::Number(2.0))
-        );
-        assert_eq!(
-            coerce_value(T::Boolean, &V::from("no")),
-            Some(V::Boolean(false))
-        );
+        assert_eq!(coerce_value(T::Number, &V::Integer(2)), Some(V::Number(2.0)));
+        assert_eq!(coerce_value(T::Boolean, &V::from("no")), Some(V::Boolean(false)));
         assert_eq!(coerce_value(T::Boolean, &V::Integer(1)), None);
         assert_eq!(coerce_value(T::String, &V::Integer(1)), None);
-        assert_eq!(
-            coerce_value(T::Integer, &V::Integer(MAX_SAFE_INTEGER + 1)),
-            None
-        );
+        assert_eq!(coerce_value(T::Integer, &V::Integer(MAX_SAFE_INTEGER + 1)), None);
     }
 
     #[test]

@@ -9,9 +9,6 @@ pub fn encode_command_data(data: &CommandData) -> String {
 }
 
 /// SKELETON
-pub fn decode_command_data(
-    json: &str,
-    registry: Option<&dyn CommandLookup>,
-) -> Option<CommandData> {
+pub fn decode_command_data(json: &str, registry: Option<&dyn CommandLookup>) -> Option<CommandData> {
     todo!("{json}{}", registry.is_some())
 }

@@ -506,32 +506,24 @@ mod tests {
             r#"{"name":"f","description":"d","type":"attachment"}"#,
         )
         .unwrap_err();
-        assert!(
-            err.to_string().contains("\"attachment\" is unsupported"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("\"attachment\" is unsupported"), "{err}");
         let err = serde_json::from_str::<CommandOption>(
             r#"{"name":"f","description":"d","type":"file"}"#,
         )
         .unwrap_err();
-        assert!(
-            err.to_string().contains("unknown option type \"file\""),
-            "{err}"
-        );
+        assert!(err.to_string().contains("unknown option type \"file\""), "{err}");
     }
 
     #[test]
     fn required_must_be_a_real_boolean() {
         for bad in [r#""yes""#, "1", "null", "[]"] {
-            let json =
-                format!(r#"{{"name":"f","description":"d","type":"string","required":{bad}}}"#);
+            let json = format!(r#"{{"name":"f","description":"d","type":"string","required":{bad}}}"#);
             let err = serde_json::from_str::<CommandOption>(&json).unwrap_err();
             assert!(err.to_string().contains("a real boolean"), "{bad}: {err}");
         }
-        let o: CommandOption = serde_json::from_str(
-            r#"{"name":"f","description":"d","type":"string","required":true}"#,
-        )
-        .unwrap();
+        let o: CommandOption =
+            serde_json::from_str(r#"{"name":"f","description":"d","type":"string","required":true}"#)
+                .unwrap();
         assert!(o.required);
         let o: CommandOption =
             serde_json::from_str(r#"{"name":"f","description":"d","type":"string"}"#).unwrap();
@@ -548,10 +540,7 @@ mod tests {
             json,
             r#"{"name":"roll","description":"Roll","options":[{"name":"count","description":"n","type":"integer","required":true},{"name":"sides","description":"s","type":"integer","required":false,"choices":["6"]}]}"#
         );
-        assert_eq!(
-            serde_json::from_str::<CommandDeclaration>(&json).unwrap(),
-            decl
-        );
+        assert_eq!(serde_json::from_str::<CommandDeclaration>(&json).unwrap(), decl);
     }
 
     #[test]

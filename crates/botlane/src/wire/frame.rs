@@ -395,14 +395,7 @@ mod tests {
 
     #[test]
     fn bad_envelopes_are_errors() {
-        for bad in [
-            "",
-            "[]",
-            "{}",
-            r#"{"op":-1,"d":{}}"#,
-            r#"{"op":70000,"d":{}}"#,
-            r#"{"d":{}}"#,
-        ] {
+        for bad in ["", "[]", "{}", r#"{"op":-1,"d":{}}"#, r#"{"op":70000,"d":{}}"#, r#"{"d":{}}"#] {
             assert!(decode_frame(bad).is_err(), "{bad}");
         }
     }
