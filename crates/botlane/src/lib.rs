@@ -2,6 +2,8 @@
 #![deny(missing_docs)]
 
 pub mod commands;
+pub mod crypto;
+pub mod keystore;
 mod message;
 pub mod wire;
 
