@@ -7,5 +7,8 @@ pub mod keystore;
 mod message;
 pub mod wire;
 
+#[doc(hidden)]
+pub mod fuzzing;
+
 pub use commands::*;
 pub use message::Message;

@@ -1,9 +1,27 @@
-//! What a handler is given.
+//! What a handler is given: the invocation, the message, and typed getters.
 
-use super::types::CommandInvocation;
+use super::coerce::{parse_boolean, parse_integer, parse_number};
+use super::limits::MAX_SAFE_INTEGER;
+use super::types::{format_number, CommandArgValue, CommandArgs, CommandInvocation, CommandSource};
 use crate::message::Message;
 
-/// SKELETON
+/// What a [`CommandHandler`](crate::CommandHandler) is given: the recognised
+/// invocation and the message that carried it.
+///
+/// The args are already coerced to the declared option types on both lanes,
+/// so a handler can usually `match` on [`get`](Self::get). The typed getters
+/// are forgiving readers on top of that, by the spec's rules:
+///
+/// | getter | gives a value for | `None` for |
+/// |---|---|---|
+/// | [`get_string`](Self::get_string) | any present value, stringified | an unfilled option |
+/// | [`get_integer`](Self::get_integer) | an integer; an integral number within ±(2^53 − 1); a string that reads as an integer | unfilled, boolean, anything else |
+/// | [`get_number`](Self::get_number) | an integer; a finite number; a string that reads as a number | unfilled, boolean, non-finite, anything else |
+/// | [`get_boolean`](Self::get_boolean) | a boolean; otherwise a value whose text is `true`/`yes`/`1` or `false`/`no`/`0` (any ASCII case) | unfilled, anything else |
+///
+/// Strings are read by the same coercion table as the text lane, so a
+/// handler reads `"42"` from a string option the way the text lane would
+/// read it for an integer option.
 #[derive(Debug, Clone)]
 pub struct CommandContext {
     invocation: CommandInvocation,
@@ -11,8 +29,428 @@ pub struct CommandContext {
 }
 
 impl CommandContext {
-    /// SKELETON
+    /// The context dispatch hands to a handler.
+    pub(crate) fn new(invocation: CommandInvocation, message: Message) -> Self {
+        Self {
+            invocation,
+            message,
+        }
+    }
+
+    /// A context built by hand, for unit-testing a handler without a client.
+    ///
+    /// The invocation and message are taken as given: nothing is coerced or
+    /// checked against a registry, and `message.command` is left as it is
+    /// (dispatch sets it to the invocation on live messages).
+    ///
+    /// ```
+    /// use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    ///
+    /// let mut args = CommandArgs::new();
+    /// args.insert("count".into(), 2_i64.into());
+    /// let ctx = CommandContext::for_test(
+    ///     CommandInvocation { name: "roll".into(), args, source: CommandSource::Text },
+    ///     Message::new("m1", "c1", "u1", "/roll 2"),
+    /// );
+    /// assert_eq!(ctx.name(), "roll");
+    /// assert_eq!(ctx.get_integer("count"), Some(2));
+    /// assert_eq!(ctx.message().content, "/roll 2");
+    /// ```
+    pub fn for_test(invocation: CommandInvocation, message: Message) -> Self {
+        Self::new(invocation, message)
+    }
+
+    /// The lower-case command name.
+    pub fn name(&self) -> &str {
+        &self.invocation.name
+    }
+
+    /// All arguments, coerced to the declared types; unfilled options are absent.
+    pub fn args(&self) -> &CommandArgs {
+        &self.invocation.args
+    }
+
+    /// The lane the invocation arrived on.
+    pub fn source(&self) -> CommandSource {
+        self.invocation.source
+    }
+
+    /// The invoking message.
+    pub fn message(&self) -> &Message {
+        &self.message
+    }
+
+    /// The raw value of option `name`, `None` when unfilled.
+    ///
+    /// ```
+    /// # use botlane::{CommandArgs, CommandArgValue, CommandContext, CommandInvocation, CommandSource, Message};
+    /// # let mut args = CommandArgs::new();
+    /// # args.insert("label".into(), "fire".into());
+    /// # let ctx = CommandContext::for_test(
+    /// #     CommandInvocation { name: "roll".into(), args, source: CommandSource::Structured },
+    /// #     Message::new("m1", "c1", "u1", "/roll 2 fire"),
+    /// # );
+    /// assert_eq!(ctx.get("label"), Some(&CommandArgValue::from("fire")));
+    /// assert_eq!(ctx.get("sides"), None);
+    /// ```
+    pub fn get(&self, name: &str) -> Option<&CommandArgValue> {
+        self.invocation.args.get(name)
+    }
+
+    /// Option `name` as text: any present value, stringified (integers in
+    /// decimal, numbers in their shortest round-trip form, booleans as
+    /// `true`/`false`); `None` when unfilled.
+    ///
+    /// ```
+    /// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    /// # let mut args = CommandArgs::new();
+    /// # args.insert("ratio".into(), 0.5.into());
+    /// # args.insert("loud".into(), true.into());
+    /// # let ctx = CommandContext::for_test(
+    /// #     CommandInvocation { name: "mix".into(), args, source: CommandSource::Text },
+    /// #     Message::new("m1", "c1", "u1", "/mix 0.5 true"),
+    /// # );
+    /// assert_eq!(ctx.get_string("ratio").as_deref(), Some("0.5"));
+    /// assert_eq!(ctx.get_string("loud").as_deref(), Some("true"));
+    /// assert_eq!(ctx.get_string("missing"), None);
+    /// ```
+    pub fn get_string(&self, name: &str) -> Option<String> {
+        self.get(name).map(ToString::to_string)
+    }
+
+    /// Option `name` as an integer.
+    ///
+    /// An integer passes. A number passes when it is integral and within
+    /// ±(2^53 − 1), the range a JavaScript peer holds exactly. A string
+    /// passes when it reads as an integer by the text lane's rule
+    /// (`^[+-]?[0-9]+$` within the same range). `None` when unfilled, for a
+    /// boolean, and for anything else.
+    ///
+    /// ```
+    /// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    /// # let mut args = CommandArgs::new();
+    /// # args.insert("count".into(), 6.0.into());
+    /// # args.insert("ratio".into(), 0.5.into());
+    /// # args.insert("text".into(), "-12".into());
+    /// # args.insert("loud".into(), true.into());
+    /// # let ctx = CommandContext::for_test(
+    /// #     CommandInvocation { name: "mix".into(), args, source: CommandSource::Structured },
+    /// #     Message::new("m1", "c1", "u1", ""),
+    /// # );
+    /// assert_eq!(ctx.get_integer("count"), Some(6));
+    /// assert_eq!(ctx.get_integer("text"), Some(-12));
+    /// assert_eq!(ctx.get_integer("ratio"), None);
+    /// assert_eq!(ctx.get_integer("loud"), None);
+    /// ```
     pub fn get_integer(&self, name: &str) -> Option<i64> {
-        todo!("{name}{:?}{:?}", self.invocation, self.message)
+        match self.get(name)? {
+            CommandArgValue::Integer(i) => Some(*i),
+            CommandArgValue::Number(n) => number_to_integer(*n),
+            CommandArgValue::String(s) => parse_integer(s),
+            CommandArgValue::Boolean(_) => None,
+        }
+    }
+
+    /// Option `name` as a finite number.
+    ///
+    /// An integer passes as the nearest `f64`; a finite number passes; a
+    /// string passes when it reads as a finite decimal number by the text
+    /// lane's rule. `None` when unfilled, for a boolean, for a non-finite
+    /// number, and for anything else.
+    ///
+    /// ```
+    /// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    /// # let mut args = CommandArgs::new();
+    /// # args.insert("count".into(), 2_i64.into());
+    /// # args.insert("text".into(), "2.5e1".into());
+    /// # args.insert("nan".into(), f64::NAN.into());
+    /// # let ctx = CommandContext::for_test(
+    /// #     CommandInvocation { name: "mix".into(), args, source: CommandSource::Structured },
+    /// #     Message::new("m1", "c1", "u1", ""),
+    /// # );
+    /// assert_eq!(ctx.get_number("count"), Some(2.0));
+    /// assert_eq!(ctx.get_number("text"), Some(25.0));
+    /// assert_eq!(ctx.get_number("nan"), None);
+    /// ```
+    pub fn get_number(&self, name: &str) -> Option<f64> {
+        match self.get(name)? {
+            // Lossy above 2^53, as the number a JavaScript peer would hold.
+            #[allow(clippy::cast_precision_loss)]
+            CommandArgValue::Integer(i) => Some(*i as f64),
+            CommandArgValue::Number(n) => n.is_finite().then_some(*n),
+            CommandArgValue::String(s) => parse_number(s),
+            CommandArgValue::Boolean(_) => None,
+        }
+    }
+
+    /// Option `name` as a boolean.
+    ///
+    /// A boolean passes through. Any other value is read through its text
+    /// (as [`get_string`](Self::get_string) gives it): `true`, `yes`, `1`
+    /// give true and `false`, `no`, `0` give false, in any ASCII case; so the
+    /// integer `1` and the string `"YES"` are true. Anything else, and an
+    /// unfilled option, gives `None`.
+    ///
+    /// ```
+    /// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    /// # let mut args = CommandArgs::new();
+    /// # args.insert("a".into(), "YES".into());
+    /// # args.insert("b".into(), 0_i64.into());
+    /// # args.insert("c".into(), "maybe".into());
+    /// # let ctx = CommandContext::for_test(
+    /// #     CommandInvocation { name: "mix".into(), args, source: CommandSource::Text },
+    /// #     Message::new("m1", "c1", "u1", ""),
+    /// # );
+    /// assert_eq!(ctx.get_boolean("a"), Some(true));
+    /// assert_eq!(ctx.get_boolean("b"), Some(false));
+    /// assert_eq!(ctx.get_boolean("c"), None);
+    /// ```
+    pub fn get_boolean(&self, name: &str) -> Option<bool> {
+        match self.get(name)? {
+            CommandArgValue::Boolean(b) => Some(*b),
+            CommandArgValue::String(s) => parse_boolean(s),
+            CommandArgValue::Integer(i) => match i {
+                1 => Some(true),
+                0 => Some(false),
+                _ => None,
+            },
+            CommandArgValue::Number(n) => parse_boolean(&format_number(*n)),
+        }
+    }
+}
+
+/// An integral `n` within ±`MAX_SAFE_INTEGER` as an `i64`.
+fn number_to_integer(n: f64) -> Option<i64> {
+    // The bound is below 2^53, so it and every integral double within it
+    // convert exactly; NaN and infinities fail the comparison or `fract`.
+    #[allow(clippy::cast_precision_loss)]
+    let bound = MAX_SAFE_INTEGER as f64;
+    #[allow(clippy::cast_possible_truncation)]
+    (n.fract() == 0.0 && n.abs() <= bound).then_some(n as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use CommandArgValue as V;
+
+    /// A context whose args are `values`, under names `a`, `b`, … in order.
+    fn ctx(values: &[V]) -> CommandContext {
+        let args = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (arg_name(i), v.clone()))
+            .collect();
+        CommandContext::for_test(
+            CommandInvocation {
+                name: "test".into(),
+                args,
+                source: CommandSource::Structured,
+            },
+            Message::new("m1", "c1", "u1", "/test"),
+        )
+    }
+
+    fn arg_name(i: usize) -> String {
+        char::from(b'a' + u8::try_from(i).expect("fewer than 26 test args")).to_string()
+    }
+
+    /// Applies `getter` to each value in turn.
+    fn each<T>(
+        values: &[V],
+        getter: impl Fn(&CommandContext, &str) -> Option<T>,
+    ) -> Vec<Option<T>> {
+        let c = ctx(values);
+        (0..values.len())
+            .map(|i| getter(&c, &arg_name(i)))
+            .collect()
+    }
+
+    #[test]
+    fn accessors_return_the_invocation_and_message() {
+        let mut args = CommandArgs::new();
+        args.insert("x".into(), V::Integer(1));
+        let message = Message::new("m9", "c9", "u9", "/Ping 1");
+        let c = CommandContext::for_test(
+            CommandInvocation {
+                name: "ping".into(),
+                args: args.clone(),
+                source: CommandSource::Text,
+            },
+            message.clone(),
+        );
+        assert_eq!(c.name(), "ping");
+        assert_eq!(c.args(), &args);
+        assert_eq!(c.source(), CommandSource::Text);
+        assert_eq!(c.message(), &message);
+        assert_eq!(c.get("x"), Some(&V::Integer(1)));
+        assert_eq!(c.get("y"), None);
+    }
+
+    #[test]
+    fn every_getter_is_none_when_unfilled() {
+        let c = ctx(&[V::from("present")]);
+        assert_eq!(c.get_string("z"), None);
+        assert_eq!(c.get_integer("z"), None);
+        assert_eq!(c.get_number("z"), None);
+        assert_eq!(c.get_boolean("z"), None);
+        // Names are exact: the args are keyed by lower-case option names.
+        assert_eq!(c.get_string("A"), None);
+    }
+
+    #[test]
+    fn get_string_stringifies_every_value() {
+        let got = each(
+            &[
+                V::from("two words"),
+                V::from(""),
+                V::Integer(-42),
+                V::Number(0.1),
+                V::Number(2.0),
+                V::Number(1e300),
+                V::Boolean(true),
+                V::Boolean(false),
+            ],
+            CommandContext::get_string,
+        );
+        let want = ["two words", "", "-42", "0.1", "2", "1e300", "true", "false"];
+        assert_eq!(got, want.map(|s| Some(s.to_owned())));
+    }
+
+    #[test]
+    fn get_integer_takes_integers_integral_numbers_and_integer_strings() {
+        let got = each(
+            &[
+                V::Integer(7),
+                V::Integer(i64::MIN),
+                V::Number(6.0),
+                V::Number(-0.0),
+                V::Number(9_007_199_254_740_991.0),
+                V::Number(-9_007_199_254_740_991.0),
+                V::from("42"),
+                V::from("+7"),
+                V::from("-007"),
+            ],
+            CommandContext::get_integer,
+        );
+        let want = [
+            7,
+            i64::MIN,
+            6,
+            0,
+            MAX_SAFE_INTEGER,
+            -MAX_SAFE_INTEGER,
+            42,
+            7,
+            -7,
+        ];
+        assert_eq!(got, want.map(Some));
+    }
+
+    #[test]
+    fn get_integer_refuses_booleans_fractions_and_the_rest() {
+        let got = each(
+            &[
+                V::Boolean(true),
+                V::Boolean(false),
+                V::Number(6.5),
+                V::Number(9_007_199_254_740_992.0),
+                V::Number(-1e300),
+                V::Number(f64::NAN),
+                V::Number(f64::INFINITY),
+                V::from("1.0"),
+                V::from("1e3"),
+                V::from(" 1"),
+                V::from("9007199254740992"),
+                V::from("true"),
+                V::from(""),
+            ],
+            CommandContext::get_integer,
+        );
+        assert!(got.iter().all(Option::is_none), "{got:?}");
+    }
+
+    #[test]
+    fn get_number_takes_integers_finite_numbers_and_number_strings() {
+        let got = each(
+            &[
+                V::Integer(3),
+                V::Integer(-MAX_SAFE_INTEGER),
+                V::Number(0.25),
+                V::Number(-1e300),
+                V::from("2.5e1"),
+                V::from(".5"),
+                V::from("-3"),
+            ],
+            CommandContext::get_number,
+        );
+        #[allow(clippy::cast_precision_loss)]
+        let want = [3.0, -MAX_SAFE_INTEGER as f64, 0.25, -1e300, 25.0, 0.5, -3.0];
+        assert_eq!(got, want.map(Some));
+    }
+
+    #[test]
+    fn get_number_refuses_booleans_non_finite_and_the_rest() {
+        let got = each(
+            &[
+                V::Boolean(true),
+                V::Number(f64::NAN),
+                V::Number(f64::INFINITY),
+                V::Number(f64::NEG_INFINITY),
+                V::from("inf"),
+                V::from("NaN"),
+                V::from("1e999"),
+                V::from("1,5"),
+                V::from(""),
+                V::from("yes"),
+            ],
+            CommandContext::get_number,
+        );
+        assert!(got.iter().all(Option::is_none), "{got:?}");
+    }
+
+    #[test]
+    fn get_boolean_passes_booleans_and_reads_the_six_words() {
+        let got = each(
+            &[
+                V::Boolean(true),
+                V::Boolean(false),
+                V::from("true"),
+                V::from("YES"),
+                V::from("1"),
+                V::from("False"),
+                V::from("nO"),
+                V::from("0"),
+                V::Integer(1),
+                V::Integer(0),
+                V::Number(1.0),
+                V::Number(0.0),
+            ],
+            CommandContext::get_boolean,
+        );
+        let want = [
+            true, false, true, true, true, false, false, false, true, false, true, false,
+        ];
+        assert_eq!(got, want.map(Some));
+    }
+
+    #[test]
+    fn get_boolean_refuses_everything_else() {
+        let got = each(
+            &[
+                V::Integer(2),
+                V::Integer(-1),
+                V::Number(0.5),
+                V::Number(-0.0),
+                V::Number(f64::NAN),
+                V::from(""),
+                V::from("y"),
+                V::from("on"),
+                V::from(" true"),
+                V::from("01"),
+            ],
+            CommandContext::get_boolean,
+        );
+        assert!(got.iter().all(Option::is_none), "{got:?}");
     }
 }

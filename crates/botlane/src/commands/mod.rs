@@ -3,11 +3,11 @@
 //!
 //! Everything here is re-exported from the crate root.
 
-mod coerce;
+pub(crate) mod coerce;
 mod context;
 mod data;
 mod handler;
-mod limits;
+pub(crate) mod limits;
 mod menu;
 mod registry;
 mod text;

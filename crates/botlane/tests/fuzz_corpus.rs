@@ -1,0 +1,54 @@
+//! Runs every seed of every fuzz target's corpus (`fuzz/corpus/<target>/`)
+//! through the same check as the target, so the corpora run in `cargo test`
+//! without a nightly toolchain.
+
+use std::fs;
+use std::path::Path;
+
+/// Runs `check` on every file of `fuzz/corpus/<target>/`, naming the file
+/// that fails.
+fn run_corpus(target: &str, check: fn(&[u8])) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus")
+        .join(target);
+    let mut files: Vec<_> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("corpus {}: {e}", dir.display()))
+        .map(|entry| entry.expect("a readable corpus entry").path())
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 10,
+        "corpus {target} has {} seeds",
+        files.len()
+    );
+    for file in files {
+        let input = fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let outcome = std::panic::catch_unwind(|| check(&input));
+        assert!(
+            outcome.is_ok(),
+            "{target} failed on seed {}",
+            file.display()
+        );
+    }
+}
+
+#[test]
+fn decode_command_data_corpus() {
+    run_corpus(
+        "decode_command_data",
+        botlane::fuzzing::check_decode_command_data,
+    );
+}
+
+#[test]
+fn parse_invocation_text_corpus() {
+    run_corpus(
+        "parse_invocation_text",
+        botlane::fuzzing::check_parse_invocation_text,
+    );
+}
+
+#[test]
+fn parse_from_text_corpus() {
+    run_corpus("parse_from_text", botlane::fuzzing::check_parse_from_text);
+}
