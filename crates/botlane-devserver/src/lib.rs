@@ -9,6 +9,7 @@ mod handlers;
 mod menu;
 mod server;
 mod state;
+mod test_user;
 
 pub use config::{AccountConfig, ChannelConfig, DevServerConfig, ServerConfig};
 pub use emoji::EMOJI_CATALOG;
@@ -19,3 +20,4 @@ pub use server::{DevServer, MAX_FRAME_BYTES};
 pub use state::{
     BotAccount, Denial, Direction, FrameRecord, NotificationRecord, StateView, UserAccount,
 };
+pub use test_user::{ReceivedMessage, TestUser, TestUserError, REQUEST_TIMEOUT};
