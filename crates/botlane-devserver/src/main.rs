@@ -7,6 +7,7 @@
 //! Logs go to stderr (`RUST_LOG` filters them; default `info`); they name
 //! opcodes and sizes, never tokens or payloads.
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,6 +33,7 @@ async fn main() -> ExitCode {
     let args = Args::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )

@@ -627,6 +627,11 @@ impl StateView<'_> {
             .collect()
     }
 
+    /// Every notification raised, with its recipient and whether it was pushed.
+    pub fn notification_records(&self) -> &[NotificationRecord] {
+        &self.state.notifications
+    }
+
     /// Whether the account has a logged-in connection.
     pub fn is_online(&self, account_id: &str) -> bool {
         self.state.is_online(account_id)

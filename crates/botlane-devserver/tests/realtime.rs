@@ -564,6 +564,7 @@ async fn a_reply_notifies_the_replied_to_author() {
     );
     let recorded = f.server.notifications_for(&f.alice);
     assert_eq!(recorded.len(), 1);
+    assert!(f.server.view(|s| s.notification_records()[0].delivered));
     assert_eq!(recorded[0].message_id, reply_id);
     assert_eq!(
         f.server.messages(&f.channel)[1].reply_to.as_deref(),
