@@ -310,6 +310,23 @@ pub struct JoinRequest {
     pub channel_id: String,
 }
 
+/// Opcode 61 request: a channel's members.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MembersRequest {
+    /// The channel; the requester must be a member.
+    pub channel_id: String,
+}
+
+/// Opcode 61 reply.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MembersReply {
+    /// `0` on success.
+    pub code: i32,
+    /// The members' ids, in the order they joined.
+    #[serde(default)]
+    pub members: Vec<String>,
+}
+
 /// One emoji of the static catalog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Emoji {

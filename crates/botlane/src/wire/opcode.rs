@@ -41,6 +41,8 @@ pub enum OpCode {
     PublicKeyFetch = 52,
     /// Request: join a channel (human users).
     ChannelJoin = 60,
+    /// Request: list a channel's members (to know whom to share its key with).
+    ChannelMembers = 61,
     /// Request: the static unicode emoji catalog.
     FetchEmojis = 240,
     /// Request: mint a one-time secret for the REST lane.
@@ -63,6 +65,7 @@ impl OpCode {
             51 => Self::KeyShare,
             52 => Self::PublicKeyFetch,
             60 => Self::ChannelJoin,
+            61 => Self::ChannelMembers,
             240 => Self::FetchEmojis,
             638 => Self::RestMint,
             _ => return None,

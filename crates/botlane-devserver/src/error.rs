@@ -1,0 +1,51 @@
+//! The service's errors.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Why the service could not start, or an admin call was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DevServerError {
+    /// The configuration file could not be read.
+    #[error("cannot read config file {path}")]
+    ConfigRead {
+        /// The file.
+        path: String,
+        /// The I/O failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The configuration is not valid JSON of the expected shape.
+    #[error("invalid config: {0}")]
+    ConfigSyntax(serde_json::Error),
+    /// The configuration is well-formed but inconsistent.
+    #[error("invalid config: {0}")]
+    Config(String),
+    /// The listener could not be bound.
+    #[error("cannot listen on {addr}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The I/O failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No account has this id.
+    #[error("unknown account {0}")]
+    UnknownAccount(String),
+    /// The account exists but is not a bot.
+    #[error("account {0} is not a bot")]
+    NotABot(String),
+    /// No server has this id.
+    #[error("unknown server {0}")]
+    UnknownServer(String),
+    /// No channel has this id.
+    #[error("unknown channel {0}")]
+    UnknownChannel(String),
+}
+
+/// [`DevServer::wait_for`](crate::DevServer::wait_for) gave up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("condition not met within {0:?}")]
+pub struct WaitTimeout(pub Duration);

@@ -1,0 +1,119 @@
+//! botlane-devserver: a reference chat service for developing and testing
+//! botlane bots, on your machine and in your tests.
+//!
+//! It speaks the service's side of the realtime wire of `docs/protocol.md`
+//! (one WebSocket at `/ws`, JSON frames `{"op", "d"}`, replies correlated by
+//! opcode) with everything in memory: accounts and tokens (kept only as
+//! SHA-256), identity public keys, servers, channels and members, messages
+//! (sealed content and sidecar only: it never sees plaintext), each bot's
+//! published menu (command names casefolded) and channel keys waiting for
+//! offline members. The REST lane is off: opcode 638 always answers `-7`, as
+//! the real service does while `BOT_REST_CREDENTIALS` is unset.
+//!
+//! Two ways to use it:
+//!
+//! * **The binary** `botlane-devserver [--listen ADDR] [--config FILE]` runs
+//!   it until Ctrl-C and prints its URL and the ids of the configured
+//!   accounts, servers and channels (see [`DevServerConfig`] for the file).
+//! * **The library**, in a bot's own tests: [`DevServer::start`] on a free
+//!   port, accounts and channels made through the handle's admin calls, the
+//!   bot pointed at [`DevServer::ws_url`] with the bot's token, and one or
+//!   more [`TestUser`]s playing the humans. Everything the service received
+//!   and sent is recorded, so a test can assert on it
+//!   ([`DevServer::frames`], [`DevServer::messages`], [`DevServer::menu`],
+//!   [`DevServer::notifications_for`]) and await a change without sleeping
+//!   ([`DevServer::wait_for`]).
+//!
+//! # Testing a bot
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use botlane::{CommandArgValue, CommandArgs, CommandDeclaration, CommandOption, CommandOptionType};
+//! use botlane_devserver::{Denial, DevServer, TestUser};
+//!
+//! let server = DevServer::start(Default::default()).await?;
+//! let channel = server.create_channel(&server.create_server("lobby"), "general")?;
+//! let bot = server.add_bot("dicebot");
+//! let alice = server.add_user("alice");
+//! server.add_member(&channel, &bot.id)?;
+//! server.add_member(&channel, &alice.id)?;
+//!
+//! // Start the bot under test here with `server.ws_url()` and `bot.token`,
+//! // and wait until it has logged in, so that it has an identity key:
+//! // server.wait_for(|s| s.is_online(&bot.id), Duration::from_secs(5)).await?;
+//!
+//! let alice = TestUser::connect(&server.ws_url(), &alice.token).await?;
+//! alice.open_channel(&channel).await?; // a channel key, wrapped to every member
+//!
+//! let roll = CommandDeclaration::new("roll", "Roll dice")
+//!     .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true));
+//! let args = CommandArgs::from([("count".to_owned(), CommandArgValue::Integer(2))]);
+//! let invocation = alice.send_command(&channel, &bot.id, &roll, args).await?;
+//!
+//! // With a bot running, wait for its answer:
+//! // let answer = alice.wait_for_message(|m| m.author_id == bot.id, Duration::from_secs(5)).await?;
+//! // assert_eq!(answer.reply_to.as_deref(), Some(invocation.as_str()));
+//! // assert_eq!(alice.notifications().len(), 1); // a true reply notifies alice
+//!
+//! // The service stored ciphertext, never the line alice typed.
+//! let stored = server.messages(&channel);
+//! assert_eq!(stored[0].id, invocation);
+//! assert_ne!(stored[0].content, "/roll 2");
+//!
+//! // Make the channel refuse sends to exercise the bot's `sendRejected` path.
+//! server.deny_sends(&channel, Some(Denial::RateLimited))?;
+//! // And cut every connection to exercise its reconnect.
+//! server.drop_connections();
+//! server.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Decisions the protocol leaves to the service
+//!
+//! * Menus (op 20) are checked strictly and independently of botlane's own
+//!   validation: the canonical arrays exactly (`[name, description,
+//!   options]`, options `[name, typeCode, description, required, choices]`),
+//!   `required` a real boolean, every limit of the spec, required options
+//!   before optional ones, typed choices that coerce. Command names are
+//!   casefolded (Unicode lower case) and must then match
+//!   `^[a-z0-9_-]{1,32}$`; option names must match it as sent. The size cap
+//!   counts the compact JSON the service re-serializes. `-5` / `-8`; a human
+//!   account gets `-1`.
+//! * Sends (op 30): `-4` for an unknown channel or a non-member, the
+//!   channel's [`Denial`] if one is set, `-8` for content over
+//!   [`MAX_CONTENT_BYTES`] or a sidecar over `MAX_COMMAND_WIRE` characters,
+//!   `-5` for a `reply_to` naming no message of the channel. A reply
+//!   notifies the replied-to author unless they reply to themselves.
+//! * History (op 40): the last `limit` messages (default
+//!   [`DEFAULT_HISTORY`], at most [`MAX_HISTORY`]), oldest first.
+//! * Keys: op 51 only between members; op 52 answers without a key for an
+//!   account that never logged in; op 61 lists a channel's members for its
+//!   members. Only humans join channels themselves (op 60; bots get `-3`).
+//! * Login: the public key must be canonical base64 of 32 bytes (`-5`); an
+//!   unknown or revoked token gets `-6` and the socket is closed (code 1008).
+//! * [`DevServer::drop_connections`] drops sockets with no close frame;
+//!   [`DevServer::revoke_bot`] and shutdown send a close frame (1008, 1001).
+#![deny(missing_docs)]
+
+mod config;
+mod emoji;
+mod error;
+mod handlers;
+mod menu;
+mod server;
+mod state;
+mod test_user;
+
+pub use config::{AccountConfig, ChannelConfig, DevServerConfig, ServerConfig};
+pub use emoji::EMOJI_CATALOG;
+pub use error::{DevServerError, WaitTimeout};
+pub use handlers::{DEFAULT_HISTORY, MAX_CONTENT_BYTES, MAX_HISTORY};
+pub use menu::{MenuRejection, StoredCommand, StoredMenu, StoredOption};
+pub use server::{DevServer, MAX_FRAME_BYTES};
+pub use state::{
+    BotAccount, Denial, Direction, FrameRecord, NotificationRecord, StateView, UserAccount,
+};
+pub use test_user::{ReceivedMessage, TestUser, TestUserError, REQUEST_TIMEOUT};

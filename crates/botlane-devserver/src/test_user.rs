@@ -1,0 +1,668 @@
+//! A human chat client for bot tests.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use botlane::crypto::{
+    wrap_channel_key, ChannelKey, CryptoError, IdentityKeyPair, PublicKey, WrappedKey,
+};
+use botlane::wire::{
+    decode_frame, encode_frame, ChannelInfo, ChannelKeyPush, CodeReply, Empty, HistoryReply,
+    HistoryRequest, JoinRequest, KeyShare, LoginReply, LoginRequest, MembersReply, MembersRequest,
+    MessageCreate, Notification, OpCode, PublicKeyReply, PublicKeyRequest, Ready, SendReply,
+    SendRequest, WireMessage,
+};
+use botlane::{
+    decode_command_data, encode_command_data, format_invocation_text, CommandArgs, CommandData,
+    CommandDeclaration, FormatError,
+};
+use futures_util::{SinkExt, StreamExt};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::Message as WsMessage;
+
+/// How long a request waits for its reply before [`TestUserError::Timeout`].
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a [`TestUser`] call can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TestUserError {
+    /// The WebSocket could not be opened.
+    #[error("cannot connect to the realtime wire")]
+    Connect(#[source] Box<tokio_tungstenite::tungstenite::Error>),
+    /// The service refused the token.
+    #[error("login refused with code {0}")]
+    LoginRefused(i32),
+    /// The service answered a request with a negative code.
+    #[error("opcode {op} refused with code {code}{}", .reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default())]
+    Refused {
+        /// The request's opcode.
+        op: u16,
+        /// The reply code.
+        code: i32,
+        /// The service's reason, if it gave one.
+        reason: Option<String>,
+    },
+    /// No reply or message came in time.
+    #[error("nothing arrived within {0:?}")]
+    Timeout(Duration),
+    /// The connection is closed.
+    #[error("the connection is closed")]
+    Closed,
+    /// The user holds no key for this channel: call [`TestUser::open_channel`]
+    /// or wait for a member to share one.
+    #[error("no channel key for channel {0}")]
+    NoChannelKey(String),
+    /// The account has never logged in, so there is no key to wrap to.
+    #[error("account {0} has no registered public key")]
+    NoPublicKey(String),
+    /// Sealing, opening, wrapping or unwrapping failed.
+    #[error("encryption failed")]
+    Crypto(#[from] CryptoError),
+    /// The invocation could not be formatted as a text line.
+    #[error("cannot format the invocation")]
+    Format(#[from] FormatError),
+    /// The service sent something that does not follow `docs/protocol.md`.
+    #[error("protocol violation: {0}")]
+    Protocol(String),
+}
+
+/// A message as a [`TestUser`] sees it: decrypted.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ReceivedMessage {
+    /// The message id.
+    pub id: String,
+    /// The channel.
+    pub channel_id: String,
+    /// The author's id.
+    pub author_id: String,
+    /// The plaintext content.
+    pub content: String,
+    /// The opened sidecar's JSON text, if the message carried one.
+    pub command_json: Option<String>,
+    /// The sidecar decoded without a registry (`None` if absent or malformed).
+    pub command: Option<CommandData>,
+    /// The message this one replies to.
+    pub reply_to: Option<String>,
+    /// Milliseconds since the Unix epoch, assigned by the service.
+    pub created_at: u64,
+}
+
+/// State shared by the handle and its reader task.
+#[derive(Default)]
+struct Inner {
+    /// One FIFO of reply slots per opcode (the wire has no request ids).
+    pending: HashMap<u16, VecDeque<oneshot::Sender<Box<RawValue>>>>,
+    keys: HashMap<String, ChannelKey>,
+    notifications: Vec<Notification>,
+    closed: bool,
+}
+
+struct Shared {
+    inner: Mutex<Inner>,
+    identity: IdentityKeyPair,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A human user over a real WebSocket, for testing bots end to end.
+///
+/// It logs in with its own X25519 identity, creates and shares channel keys
+/// like a chat app would, seals what it sends and opens what it receives:
+/// the bot under test sees exactly what a real member would send it.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use botlane_devserver::{DevServer, TestUser};
+///
+/// let server = DevServer::start(Default::default()).await?;
+/// let channel = server.create_channel(&server.create_server("lobby"), "general")?;
+/// let (alice, bob) = (server.add_user("alice"), server.add_user("bob"));
+/// server.add_member(&channel, &alice.id)?;
+/// server.add_member(&channel, &bob.id)?;
+///
+/// let alice = TestUser::connect(&server.ws_url(), &alice.token).await?;
+/// let bob = TestUser::connect(&server.ws_url(), &bob.token).await?;
+/// alice.open_channel(&channel).await?; // creates the key and wraps it to bob
+/// bob.wait_for_key(&channel, Duration::from_secs(5)).await?;
+/// alice.send_text(&channel, "hello bob").await?;
+/// let got = bob.wait_for_message(|m| m.author_id == alice.user_id(), Duration::from_secs(5)).await?;
+/// assert_eq!(got.content, "hello bob");
+/// // The service only ever saw ciphertext.
+/// assert_ne!(server.messages(&channel)[0].content, "hello bob");
+/// # Ok(())
+/// # }
+/// ```
+pub struct TestUser {
+    user_id: String,
+    name: String,
+    channels: Vec<ChannelInfo>,
+    shared: Arc<Shared>,
+    out: mpsc::UnboundedSender<String>,
+    messages: tokio::sync::Mutex<mpsc::UnboundedReceiver<WireMessage>>,
+    key_arrived: Arc<tokio::sync::Notify>,
+    reader: JoinHandle<()>,
+}
+
+impl TestUser {
+    /// Connects to `ws_url`, logs in with `token` and a fresh identity key,
+    /// and waits for `ready`.
+    pub async fn connect(ws_url: &str, token: &str) -> Result<Self, TestUserError> {
+        let (socket, _) = tokio_tungstenite::connect_async(ws_url)
+            .await
+            .map_err(|e| TestUserError::Connect(Box::new(e)))?;
+        let (mut sink, mut stream) = socket.split();
+        let shared = Arc::new(Shared {
+            inner: Mutex::new(Inner::default()),
+            identity: IdentityKeyPair::generate()?,
+        });
+        let (out, mut out_rx) = mpsc::unbounded_channel::<String>();
+        tokio::spawn(async move {
+            while let Some(text) = out_rx.recv().await {
+                if sink.send(WsMessage::text(text)).await.is_err() {
+                    return;
+                }
+            }
+            // The handle is gone: say goodbye properly.
+            let _ = sink.close().await;
+        });
+        let (messages_tx, messages_rx) = mpsc::unbounded_channel();
+        let key_arrived = Arc::new(tokio::sync::Notify::new());
+        let reader = {
+            let shared = Arc::clone(&shared);
+            let key_arrived = Arc::clone(&key_arrived);
+            tokio::spawn(async move {
+                while let Some(Ok(frame)) = stream.next().await {
+                    if let WsMessage::Text(text) = frame {
+                        on_frame(&shared, &messages_tx, &key_arrived, text.as_str());
+                    }
+                }
+                let mut inner = shared.lock();
+                inner.closed = true;
+                // Dropping the reply slots wakes every waiting request.
+                inner.pending.clear();
+            })
+        };
+
+        let login = LoginRequest {
+            token: token.to_owned(),
+            public_key: shared.identity.public_key().to_base64(),
+            client: concat!("botlane-devserver-testuser/", env!("CARGO_PKG_VERSION")).to_owned(),
+        };
+        let ready_slot = {
+            // Reserve the `ready` slot before logging in so the push cannot be missed.
+            let (tx, rx) = oneshot::channel();
+            shared
+                .lock()
+                .pending
+                .entry(OpCode::Ready.code())
+                .or_default()
+                .push_back(tx);
+            rx
+        };
+        let mut user = Self {
+            user_id: String::new(),
+            name: String::new(),
+            channels: Vec::new(),
+            shared,
+            out,
+            messages: tokio::sync::Mutex::new(messages_rx),
+            key_arrived,
+            reader,
+        };
+        let reply: LoginReply = user.request(OpCode::Login, &login).await?;
+        if reply.code != 0 {
+            return Err(TestUserError::LoginRefused(reply.code));
+        }
+        let ready: Ready = parse(OpCode::Ready, &await_slot(ready_slot).await?)?;
+        user.user_id = ready.user_id;
+        user.name = ready.name;
+        user.channels = ready.channels;
+        Ok(user)
+    }
+
+    /// This user's id.
+    pub fn user_id(&self) -> &str {
+        &self.user_id
+    }
+
+    /// This user's display name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The channels listed in `ready` at login.
+    pub fn channels(&self) -> &[ChannelInfo] {
+        &self.channels
+    }
+
+    /// This user's identity public key (as registered at login).
+    pub fn public_key(&self) -> PublicKey {
+        self.shared.identity.public_key()
+    }
+
+    /// Whether this user holds a key for the channel.
+    pub fn has_channel_key(&self, channel_id: &str) -> bool {
+        self.shared.lock().keys.contains_key(channel_id)
+    }
+
+    /// Waits until this user holds a key for the channel (shared by another member).
+    pub async fn wait_for_key(
+        &self,
+        channel_id: &str,
+        timeout: Duration,
+    ) -> Result<(), TestUserError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let notified = self.key_arrived.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.has_channel_key(channel_id) {
+                return Ok(());
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return Err(TestUserError::Timeout(timeout));
+            }
+        }
+    }
+
+    /// Joins a channel (op 60).
+    pub async fn join(&self, channel_id: &str) -> Result<(), TestUserError> {
+        let reply: CodeReply = self
+            .request(
+                OpCode::ChannelJoin,
+                &JoinRequest {
+                    channel_id: channel_id.to_owned(),
+                },
+            )
+            .await?;
+        check(OpCode::ChannelJoin, reply.code, reply.reason)
+    }
+
+    /// Makes the channel usable: creates a channel key if this user has
+    /// none, then wraps it to every other member that has a public key (op
+    /// 61, op 52, op 51). Returns how many members it was shared with. Call
+    /// it again after members join to share with them too.
+    pub async fn open_channel(&self, channel_id: &str) -> Result<usize, TestUserError> {
+        {
+            let mut inner = self.shared.lock();
+            if !inner.keys.contains_key(channel_id) {
+                inner
+                    .keys
+                    .insert(channel_id.to_owned(), ChannelKey::generate()?);
+            }
+        }
+        self.key_arrived.notify_waiters();
+        let members: MembersReply = self
+            .request(
+                OpCode::ChannelMembers,
+                &MembersRequest {
+                    channel_id: channel_id.to_owned(),
+                },
+            )
+            .await?;
+        check(OpCode::ChannelMembers, members.code, None)?;
+        let mut shared_with = 0;
+        for member in members.members.iter().filter(|m| **m != self.user_id) {
+            match self.share_key_with(channel_id, member).await {
+                Ok(()) => shared_with += 1,
+                // Someone who has never logged in cannot be given a key yet.
+                Err(TestUserError::NoPublicKey(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(shared_with)
+    }
+
+    /// Wraps this user's key of the channel to one account and hands it over (op 51).
+    pub async fn share_key_with(
+        &self,
+        channel_id: &str,
+        account_id: &str,
+    ) -> Result<(), TestUserError> {
+        let reply: PublicKeyReply = self
+            .request(
+                OpCode::PublicKeyFetch,
+                &PublicKeyRequest {
+                    user_id: account_id.to_owned(),
+                },
+            )
+            .await?;
+        check(OpCode::PublicKeyFetch, reply.code, None)?;
+        let recipient = reply
+            .public_key
+            .ok_or_else(|| TestUserError::NoPublicKey(account_id.to_owned()))?;
+        let recipient = PublicKey::from_base64(&recipient)?;
+        let wrapped = {
+            let inner = self.shared.lock();
+            let key = inner
+                .keys
+                .get(channel_id)
+                .ok_or_else(|| TestUserError::NoChannelKey(channel_id.to_owned()))?;
+            wrap_channel_key(key, &recipient, channel_id)?
+        };
+        let wrapped = serde_json::value::to_raw_value(&wrapped)
+            .map_err(|e| TestUserError::Protocol(e.to_string()))?;
+        let share = KeyShare {
+            channel_id: channel_id.to_owned(),
+            to: account_id.to_owned(),
+            wrapped,
+        };
+        let reply: CodeReply = self.request(OpCode::KeyShare, &share).await?;
+        check(OpCode::KeyShare, reply.code, reply.reason)
+    }
+
+    /// Sends a plain text message; returns its id.
+    pub async fn send_text(&self, channel_id: &str, line: &str) -> Result<String, TestUserError> {
+        self.send_sealed(channel_id, line, None, None).await
+    }
+
+    /// Replies to a message (the replied-to author gets a notification);
+    /// returns the reply's id.
+    pub async fn reply_to(
+        &self,
+        channel_id: &str,
+        message_id: &str,
+        line: &str,
+    ) -> Result<String, TestUserError> {
+        self.send_sealed(channel_id, line, None, Some(message_id))
+            .await
+    }
+
+    /// Invokes a bot's command the way a chat app does: the content is the
+    /// readable line ([`format_invocation_text`]) and the sealed sidecar is
+    /// [`encode_command_data`] addressed to `bot_id`. Returns the message id.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use botlane::{CommandArgValue, CommandArgs, CommandDeclaration, CommandOption, CommandOptionType};
+    /// use botlane_devserver::{DevServer, TestUser};
+    ///
+    /// let server = DevServer::start(Default::default()).await?;
+    /// let channel = server.create_channel(&server.create_server("lobby"), "general")?;
+    /// let alice = server.add_user("alice");
+    /// server.add_member(&channel, &alice.id)?;
+    /// let alice = TestUser::connect(&server.ws_url(), &alice.token).await?;
+    /// alice.open_channel(&channel).await?;
+    ///
+    /// let roll = CommandDeclaration::new("roll", "Roll dice")
+    ///     .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true));
+    /// let args = CommandArgs::from([("count".to_owned(), CommandArgValue::Integer(2))]);
+    /// alice.send_command(&channel, "6f1c2b0e-2a4c-4f43-9d1e-0b8e6a1e9a55", &roll, args).await?;
+    /// let echo = alice.next_message(Duration::from_secs(5)).await?;
+    /// assert_eq!(echo.content, "/roll 2");
+    /// assert_eq!(echo.command.map(|c| c.bot_id), Some("6f1c2b0e2a4c4f439d1e0b8e6a1e9a55".to_owned()));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn send_command(
+        &self,
+        channel_id: &str,
+        bot_id: &str,
+        decl: &CommandDeclaration,
+        args: CommandArgs,
+    ) -> Result<String, TestUserError> {
+        let line = format_invocation_text(decl, &args, None)?;
+        let data = CommandData {
+            bot_id: bot_id.to_owned(),
+            name: decl.name.clone(),
+            args,
+        };
+        let sidecar = encode_command_data(&data);
+        self.send_sealed(channel_id, &line, Some(&sidecar), None)
+            .await
+    }
+
+    /// Sends any content with any sidecar JSON, both sealed: for tests of
+    /// malformed or mismatched sidecars. Returns the message id.
+    pub async fn send_with_sidecar(
+        &self,
+        channel_id: &str,
+        content: &str,
+        sidecar_json: &str,
+    ) -> Result<String, TestUserError> {
+        self.send_sealed(channel_id, content, Some(sidecar_json), None)
+            .await
+    }
+
+    async fn send_sealed(
+        &self,
+        channel_id: &str,
+        content: &str,
+        sidecar: Option<&str>,
+        reply_to: Option<&str>,
+    ) -> Result<String, TestUserError> {
+        let (content, command) = {
+            let inner = self.shared.lock();
+            let key = inner
+                .keys
+                .get(channel_id)
+                .ok_or_else(|| TestUserError::NoChannelKey(channel_id.to_owned()))?;
+            let aad = channel_id.as_bytes();
+            let command = sidecar.map(|s| key.seal(s.as_bytes(), aad)).transpose()?;
+            (key.seal(content.as_bytes(), aad)?, command)
+        };
+        let request = SendRequest {
+            channel_id: channel_id.to_owned(),
+            content,
+            command,
+            reply_to: reply_to.map(str::to_owned),
+        };
+        let reply: SendReply = self.request(OpCode::Send, &request).await?;
+        check(OpCode::Send, reply.code, reply.reason)?;
+        reply
+            .message_id
+            .ok_or_else(|| TestUserError::Protocol("send accepted without a message_id".into()))
+    }
+
+    /// The next message pushed to this user (its own included), decrypted.
+    pub async fn next_message(&self, timeout: Duration) -> Result<ReceivedMessage, TestUserError> {
+        let mut messages = self.messages.lock().await;
+        match tokio::time::timeout(timeout, messages.recv()).await {
+            Ok(Some(message)) => self.open(message),
+            Ok(None) => Err(TestUserError::Closed),
+            Err(_) => Err(TestUserError::Timeout(timeout)),
+        }
+    }
+
+    /// Waits for the first message that satisfies `pred`, discarding the
+    /// others that arrive before it.
+    pub async fn wait_for_message(
+        &self,
+        mut pred: impl FnMut(&ReceivedMessage) -> bool,
+        timeout: Duration,
+    ) -> Result<ReceivedMessage, TestUserError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let message = self.next_message(left).await.map_err(|e| match e {
+                TestUserError::Timeout(_) => TestUserError::Timeout(timeout),
+                other => other,
+            })?;
+            if pred(&message) {
+                return Ok(message);
+            }
+        }
+    }
+
+    /// The notifications pushed to this user so far.
+    pub fn notifications(&self) -> Vec<Notification> {
+        self.shared.lock().notifications.clone()
+    }
+
+    /// A channel's history (op 40, up to the service's cap), decrypted, oldest first.
+    pub async fn history(&self, channel_id: &str) -> Result<Vec<ReceivedMessage>, TestUserError> {
+        let request = HistoryRequest {
+            channel_id: channel_id.to_owned(),
+            limit: None,
+        };
+        let reply: HistoryReply = self.request(OpCode::HistoryFetch, &request).await?;
+        check(OpCode::HistoryFetch, reply.code, None)?;
+        reply.messages.into_iter().map(|m| self.open(m)).collect()
+    }
+
+    /// Sends a heartbeat (op 12) and waits for its reply.
+    pub async fn heartbeat(&self) -> Result<(), TestUserError> {
+        let reply: CodeReply = self.request(OpCode::Heartbeat, &Empty {}).await?;
+        check(OpCode::Heartbeat, reply.code, reply.reason)
+    }
+
+    fn open(&self, message: WireMessage) -> Result<ReceivedMessage, TestUserError> {
+        let inner = self.shared.lock();
+        let key = inner
+            .keys
+            .get(&message.channel_id)
+            .ok_or_else(|| TestUserError::NoChannelKey(message.channel_id.clone()))?;
+        let aad = message.channel_id.as_bytes();
+        let text = |sealed: &str| -> Result<String, TestUserError> {
+            String::from_utf8(key.open(sealed, aad)?)
+                .map_err(|_| TestUserError::Protocol("sealed text is not UTF-8".into()))
+        };
+        let content = text(&message.content)?;
+        let command_json = message.command.as_deref().map(text).transpose()?;
+        let command = command_json
+            .as_deref()
+            .and_then(|json| decode_command_data(json, None));
+        Ok(ReceivedMessage {
+            id: message.id,
+            channel_id: message.channel_id,
+            author_id: message.author_id,
+            content,
+            command_json,
+            command,
+            reply_to: message.reply_to,
+            created_at: message.created_at,
+        })
+    }
+
+    /// Sends a request and waits for the reply that answers it.
+    async fn request<Q: Serialize, R: DeserializeOwned>(
+        &self,
+        op: OpCode,
+        payload: &Q,
+    ) -> Result<R, TestUserError> {
+        let slot = {
+            // Queue the slot and the frame under one lock, so the FIFO order
+            // of slots is the order the frames leave in.
+            let mut inner = self.shared.lock();
+            if inner.closed {
+                return Err(TestUserError::Closed);
+            }
+            let (tx, rx) = oneshot::channel();
+            inner.pending.entry(op.code()).or_default().push_back(tx);
+            self.out
+                .send(encode_frame(op, payload))
+                .map_err(|_| TestUserError::Closed)?;
+            rx
+        };
+        parse(op, &await_slot(slot).await?)
+    }
+}
+
+impl Drop for TestUser {
+    fn drop(&mut self) {
+        // The writer ends when `out` is dropped and closes the socket; the
+        // reader would end with it, but stop it now in case the peer lingers.
+        self.reader.abort();
+    }
+}
+
+impl std::fmt::Debug for TestUser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestUser")
+            .field("user_id", &self.user_id)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+async fn await_slot(
+    slot: oneshot::Receiver<Box<RawValue>>,
+) -> Result<Box<RawValue>, TestUserError> {
+    match tokio::time::timeout(REQUEST_TIMEOUT, slot).await {
+        Ok(Ok(payload)) => Ok(payload),
+        Ok(Err(_)) => Err(TestUserError::Closed),
+        Err(_) => Err(TestUserError::Timeout(REQUEST_TIMEOUT)),
+    }
+}
+
+fn parse<R: DeserializeOwned>(op: OpCode, payload: &RawValue) -> Result<R, TestUserError> {
+    serde_json::from_str(payload.get())
+        .map_err(|e| TestUserError::Protocol(format!("bad payload for opcode {}: {e}", op.code())))
+}
+
+fn check(op: OpCode, code: i32, reason: Option<String>) -> Result<(), TestUserError> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(TestUserError::Refused {
+            op: op.code(),
+            code,
+            reason,
+        })
+    }
+}
+
+/// Handles one frame in the reader task.
+fn on_frame(
+    shared: &Shared,
+    messages: &mpsc::UnboundedSender<WireMessage>,
+    key_arrived: &tokio::sync::Notify,
+    text: &str,
+) {
+    let Ok(frame) = decode_frame(text) else {
+        return;
+    };
+    match OpCode::from(frame.op) {
+        Some(OpCode::MessageCreate) => {
+            if let Ok(push) = serde_json::from_str::<MessageCreate>(frame.d.get()) {
+                let _ = messages.send(push.message);
+            }
+        }
+        Some(OpCode::Notification) => {
+            if let Ok(notification) = serde_json::from_str::<Notification>(frame.d.get()) {
+                shared.lock().notifications.push(notification);
+            }
+        }
+        Some(OpCode::ChannelKey) => {
+            let Ok(push) = serde_json::from_str::<ChannelKeyPush>(frame.d.get()) else {
+                return;
+            };
+            let Ok(wrapped) = serde_json::from_str::<WrappedKey>(push.wrapped.get()) else {
+                return;
+            };
+            // A key that does not unwrap (another channel, tampering) is ignored.
+            if let Ok(key) = shared
+                .identity
+                .unwrap_channel_key(&wrapped, &push.channel_id)
+            {
+                shared.lock().keys.insert(push.channel_id, key);
+                key_arrived.notify_waiters();
+            }
+        }
+        _ => {
+            let slot = shared
+                .lock()
+                .pending
+                .get_mut(&frame.op)
+                .and_then(VecDeque::pop_front);
+            if let Some(slot) = slot {
+                let _ = slot.send(frame.d.to_owned());
+            }
+        }
+    }
+}
