@@ -3,6 +3,8 @@
 //! denials, history, emoji, correlation under concurrency, reconnects, and
 //! that the service only ever sees ciphertext.
 
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::sync::Arc;
@@ -21,8 +23,16 @@ use tokio::sync::Notify;
 fn roll() -> CommandDeclaration {
     CommandDeclaration::new("roll", "Roll dice")
         .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true))
-        .option(CommandOption::new("sides", "Sides", CommandOptionType::Integer))
-        .option(CommandOption::new("label", "What for", CommandOptionType::String))
+        .option(CommandOption::new(
+            "sides",
+            "Sides",
+            CommandOptionType::Integer,
+        ))
+        .option(CommandOption::new(
+            "label",
+            "What for",
+            CommandOptionType::String,
+        ))
 }
 
 /// Registers `roll` (replies with what it got), `ping`, `fail` and `panic`.
@@ -40,20 +50,25 @@ fn register_commands(client: &botlane::Client) {
             ctx.reply(&text).await
         })
         .unwrap()
-        .register(CommandDeclaration::new("ping", "Pong"), |ctx: CommandContext| async move {
-            ctx.reply("pong").await
-        })
+        .register(
+            CommandDeclaration::new("ping", "Pong"),
+            |ctx: CommandContext| async move { ctx.reply("pong").await },
+        )
         .unwrap()
-        .register(CommandDeclaration::new("fail", "Fails"), |_ctx: CommandContext| async move {
-            Err(std::io::Error::other("boom"))
-        })
+        .register(
+            CommandDeclaration::new("fail", "Fails"),
+            |_ctx: CommandContext| async move { Err(std::io::Error::other("boom")) },
+        )
         .unwrap()
-        .register(CommandDeclaration::new("panic", "Panics"), |_ctx: CommandContext| async move {
-            if true {
-                panic!("kaboom");
-            }
-            Ok::<(), std::io::Error>(())
-        })
+        .register(
+            CommandDeclaration::new("panic", "Panics"),
+            |_ctx: CommandContext| async move {
+                if true {
+                    panic!("kaboom");
+                }
+                Ok::<(), std::io::Error>(())
+            },
+        )
         .unwrap();
 }
 
@@ -61,7 +76,10 @@ fn sidecar(bot_id: &str, name: &str, args: &[(&str, CommandArgValue)]) -> String
     encode_command_data(&CommandData {
         bot_id: bot_id.to_owned(),
         name: name.to_owned(),
-        args: args.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(),
+        args: args
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect(),
     })
 }
 
@@ -72,13 +90,22 @@ async fn login_publishes_the_menu_without_its_hash() {
     register_commands(&client);
     let mut events = client.events();
     client.login().await.unwrap();
-    next_event(&mut events, |e| matches!(e, Event::Ready { bot_id } if *bot_id == world.bot.id)).await;
+    next_event(
+        &mut events,
+        |e| matches!(e, Event::Ready { bot_id } if *bot_id == world.bot.id),
+    )
+    .await;
     assert_eq!(client.bot_id().as_deref(), Some(world.bot.id.as_str()));
 
-    let menu = world.server.menu(&world.bot.id).expect("menu stored at login");
+    let menu = world
+        .server
+        .menu(&world.bot.id)
+        .expect("menu stored at login");
     let names: Vec<_> = menu.commands.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["fail", "panic", "ping", "roll"]);
-    let roll = menu.command("ROLL").expect("stored casefolded, found case-insensitively");
+    let roll = menu
+        .command("ROLL")
+        .expect("stored casefolded, found case-insensitively");
     assert_eq!(roll.options.len(), 3);
     assert!(roll.options[0].required);
 
@@ -90,7 +117,10 @@ async fn login_publishes_the_menu_without_its_hash() {
         .filter(|f| f.is(Direction::Received, OpCode::MenuPublish))
         .collect();
     assert_eq!(publishes.len(), 1);
-    assert!(!publishes[0].payload.contains(&hash), "the hash never goes on the wire");
+    assert!(
+        !publishes[0].payload.contains(&hash),
+        "the hash never goes on the wire"
+    );
     assert_eq!(
         publishes[0].payload,
         format!("{{\"menu\":{}}}", client.commands().canonical_menu_json())
@@ -114,14 +144,18 @@ async fn a_register_after_login_republishes_only_when_the_hash_changes() {
     drop(client.commands());
     client
         .commands()
-        .register(CommandDeclaration::new("late", "Added after login"), |_ctx| async {
-            Ok::<(), std::io::Error>(())
-        })
+        .register(
+            CommandDeclaration::new("late", "Added after login"),
+            |_ctx| async { Ok::<(), std::io::Error>(()) },
+        )
         .unwrap();
     world
         .server
         .wait_for(
-            |s| s.menu(&world.bot.id).is_some_and(|m| m.command("late").is_some()),
+            |s| {
+                s.menu(&world.bot.id)
+                    .is_some_and(|m| m.command("late").is_some())
+            },
             WAIT,
         )
         .await
@@ -140,12 +174,18 @@ async fn a_text_invocation_runs_the_handler_and_the_reply_notifies_the_user() {
     let mut events = client.events();
     let alice = world.start(&client).await;
 
-    let sent = alice.send_text(&world.channel, "/ROLL 2 6 fire damage").await.unwrap();
+    let sent = alice
+        .send_text(&world.channel, "/ROLL 2 6 fire damage")
+        .await
+        .unwrap();
     let seen = message_event(&mut events, &sent).await;
     let invocation = seen.command.expect("a live invocation is recognised");
     assert_eq!(invocation.name, "roll");
     assert_eq!(invocation.source, CommandSource::Text);
-    assert_eq!(invocation.args["label"], CommandArgValue::from("fire damage"));
+    assert_eq!(
+        invocation.args["label"],
+        CommandArgValue::from("fire damage")
+    );
 
     let reply = alice
         .wait_for_message(|m| m.author_id == world.bot.id, WAIT)
@@ -158,7 +198,9 @@ async fn a_text_invocation_runs_the_handler_and_the_reply_notifies_the_user() {
     assert_eq!(reply.reply_to.as_deref(), Some(sent.as_str()));
     let notes = world.server.notifications_for(&world.user.id);
     assert!(
-        notes.iter().any(|n| n.kind == "reply" && n.message_id == reply.id),
+        notes
+            .iter()
+            .any(|n| n.kind == "reply" && n.message_id == reply.id),
         "replied-to-you notification: {notes:?}"
     );
 }
@@ -173,7 +215,14 @@ async fn a_structured_invocation_gets_coerced_arguments() {
 
     // A JavaScript peer may send the integer as a string and the id dashed and upper-case.
     let dashed = world.bot.id.to_uppercase();
-    let payload = sidecar(&dashed, "roll", &[("count", CommandArgValue::from("3")), ("sides", CommandArgValue::Number(20.0))]);
+    let payload = sidecar(
+        &dashed,
+        "roll",
+        &[
+            ("count", CommandArgValue::from("3")),
+            ("sides", CommandArgValue::Number(20.0)),
+        ],
+    );
     let sent = alice
         .send_with_sidecar(&world.channel, "/roll 3 20", &payload)
         .await
@@ -182,8 +231,17 @@ async fn a_structured_invocation_gets_coerced_arguments() {
     assert_eq!(invocation.source, CommandSource::Structured);
     assert_eq!(invocation.args["count"], CommandArgValue::Integer(3));
     assert_eq!(invocation.args["sides"], CommandArgValue::Integer(20));
-    let reply = alice.wait_for_message(|m| m.author_id == world.bot.id, WAIT).await.unwrap();
-    assert!(reply.content.starts_with("count=Some(3) sides=Some(Integer(20))"), "{}", reply.content);
+    let reply = alice
+        .wait_for_message(|m| m.author_id == world.bot.id, WAIT)
+        .await
+        .unwrap();
+    assert!(
+        reply
+            .content
+            .starts_with("count=Some(3) sides=Some(Integer(20))"),
+        "{}",
+        reply.content
+    );
 }
 
 #[tokio::test]
@@ -196,33 +254,73 @@ async fn the_dispatch_rule_for_sidecars() {
     let other_bot = world.server.add_bot("otherbot");
 
     // Well-formed, addressed to another bot: dropped, no text fallback.
-    let to_other = sidecar(&other_bot.id, "roll", &[("count", CommandArgValue::Integer(1))]);
-    let id = alice.send_with_sidecar(&world.channel, "/roll 1", &to_other).await.unwrap();
+    let to_other = sidecar(
+        &other_bot.id,
+        "roll",
+        &[("count", CommandArgValue::Integer(1))],
+    );
+    let id = alice
+        .send_with_sidecar(&world.channel, "/roll 1", &to_other)
+        .await
+        .unwrap();
     assert_eq!(message_event(&mut events, &id).await.command, None);
 
     // Malformed: the text lane decides.
-    let id = alice.send_with_sidecar(&world.channel, "/roll 4", "{not json").await.unwrap();
+    let id = alice
+        .send_with_sidecar(&world.channel, "/roll 4", "{not json")
+        .await
+        .unwrap();
     let invocation = message_event(&mut events, &id).await.command.unwrap();
     assert_eq!(invocation.source, CommandSource::Text);
     assert_eq!(invocation.args["count"], CommandArgValue::Integer(4));
 
     // A wrong version is malformed too.
     let bad_version = sidecar(&world.bot.id, "roll", &[]).replace("\"v\":1", "\"v\":2");
-    let id = alice.send_with_sidecar(&world.channel, "/roll 5", &bad_version).await.unwrap();
-    assert_eq!(message_event(&mut events, &id).await.command.unwrap().source, CommandSource::Text);
+    let id = alice
+        .send_with_sidecar(&world.channel, "/roll 5", &bad_version)
+        .await
+        .unwrap();
+    assert_eq!(
+        message_event(&mut events, &id)
+            .await
+            .command
+            .unwrap()
+            .source,
+        CommandSource::Text
+    );
 
     // Both lanes, disagreeing: structured wins.
-    let to_us = sidecar(&world.bot.id, "roll", &[("count", CommandArgValue::Integer(9))]);
-    let id = alice.send_with_sidecar(&world.channel, "/roll 1", &to_us).await.unwrap();
+    let to_us = sidecar(
+        &world.bot.id,
+        "roll",
+        &[("count", CommandArgValue::Integer(9))],
+    );
+    let id = alice
+        .send_with_sidecar(&world.channel, "/roll 1", &to_us)
+        .await
+        .unwrap();
     let invocation = message_event(&mut events, &id).await.command.unwrap();
     assert_eq!(invocation.source, CommandSource::Structured);
     assert_eq!(invocation.args["count"], CommandArgValue::Integer(9));
 
     // Addressed to us with arguments that do not fit: an error naming the command.
-    let unfit = sidecar(&world.bot.id, "roll", &[("count", CommandArgValue::from("many"))]);
-    let id = alice.send_with_sidecar(&world.channel, "/roll many", &unfit).await.unwrap();
-    let error = next_event(&mut events, |e| matches!(e, Event::CommandError(c) if c.message.id == id)).await;
-    let Event::CommandError(error) = error else { unreachable!() };
+    let unfit = sidecar(
+        &world.bot.id,
+        "roll",
+        &[("count", CommandArgValue::from("many"))],
+    );
+    let id = alice
+        .send_with_sidecar(&world.channel, "/roll many", &unfit)
+        .await
+        .unwrap();
+    let error = next_event(
+        &mut events,
+        |e| matches!(e, Event::CommandError(c) if c.message.id == id),
+    )
+    .await;
+    let Event::CommandError(error) = error else {
+        unreachable!()
+    };
     assert_eq!(error.reason, CommandErrorReason::Arguments);
     assert_eq!(error.command, "roll");
 }
@@ -236,16 +334,30 @@ async fn own_messages_and_history_never_carry_a_command() {
     let alice = world.start(&client).await;
 
     let from_alice = alice.send_text(&world.channel, "/ping").await.unwrap();
-    assert!(message_event(&mut events, &from_alice).await.command.is_some());
-    alice.wait_for_message(|m| m.content == "pong", WAIT).await.unwrap();
+    assert!(message_event(&mut events, &from_alice)
+        .await
+        .command
+        .is_some());
+    alice
+        .wait_for_message(|m| m.content == "pong", WAIT)
+        .await
+        .unwrap();
 
     client.send(&world.channel, "/ping").await.unwrap();
-    let own = next_event(&mut events, |e| matches!(e, Event::Message(m) if m.author_id == world.bot.id && m.content == "/ping")).await;
-    let Event::Message(own) = own else { unreachable!() };
+    let own = next_event(
+        &mut events,
+        |e| matches!(e, Event::Message(m) if m.author_id == world.bot.id && m.content == "/ping"),
+    )
+    .await;
+    let Event::Message(own) = own else {
+        unreachable!()
+    };
     assert_eq!(own.command, None);
 
     let history = client.history(&world.channel, 50).await.unwrap();
-    assert!(history.iter().any(|m| m.id == from_alice && m.content == "/ping"));
+    assert!(history
+        .iter()
+        .any(|m| m.id == from_alice && m.content == "/ping"));
     assert!(history.iter().all(|m| m.command.is_none()));
 }
 
@@ -258,26 +370,54 @@ async fn handler_errors_panics_and_parse_errors_become_command_errors() {
     let alice = world.start(&client).await;
 
     let id = alice.send_text(&world.channel, "/fail").await.unwrap();
-    let Event::CommandError(e) = next_event(&mut events, |e| matches!(e, Event::CommandError(c) if c.message.id == id)).await else { unreachable!() };
+    let Event::CommandError(e) = next_event(
+        &mut events,
+        |e| matches!(e, Event::CommandError(c) if c.message.id == id),
+    )
+    .await
+    else {
+        unreachable!()
+    };
     assert_eq!(e.reason, CommandErrorReason::Handler);
     assert_eq!(e.error.as_ref().unwrap().to_string(), "boom");
 
     let id = alice.send_text(&world.channel, "/panic").await.unwrap();
-    let Event::CommandError(e) = next_event(&mut events, |e| matches!(e, Event::CommandError(c) if c.message.id == id)).await else { unreachable!() };
+    let Event::CommandError(e) = next_event(
+        &mut events,
+        |e| matches!(e, Event::CommandError(c) if c.message.id == id),
+    )
+    .await
+    else {
+        unreachable!()
+    };
     assert_eq!(e.reason, CommandErrorReason::Handler);
     assert!(e.error.as_ref().unwrap().to_string().contains("kaboom"));
 
     let id = alice.send_text(&world.channel, "/roll two").await.unwrap();
-    let Event::CommandError(e) = next_event(&mut events, |e| matches!(e, Event::CommandError(c) if c.message.id == id)).await else { unreachable!() };
+    let Event::CommandError(e) = next_event(
+        &mut events,
+        |e| matches!(e, Event::CommandError(c) if c.message.id == id),
+    )
+    .await
+    else {
+        unreachable!()
+    };
     assert_eq!(e.reason, CommandErrorReason::Parse);
     let parse = e.parse_error.unwrap();
     assert_eq!(parse.option(), Some("count"));
-    assert!(matches!(parse.kind(), ParseErrorKind::InvalidValue { .. }), "{:?}", parse.kind());
+    assert!(
+        matches!(parse.kind(), ParseErrorKind::InvalidValue { .. }),
+        "{:?}",
+        parse.kind()
+    );
     assert_eq!(parse.usage(), "/roll <count> [sides] [label]");
 
     // The session survived all three: a later command still works.
     alice.send_text(&world.channel, "/ping").await.unwrap();
-    alice.wait_for_message(|m| m.content == "pong", WAIT).await.unwrap();
+    alice
+        .wait_for_message(|m| m.content == "pong", WAIT)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -289,21 +429,30 @@ async fn a_slow_handler_does_not_hold_up_other_messages() {
     let gate = release.clone();
     client
         .commands()
-        .register(CommandDeclaration::new("slow", "Waits"), move |ctx: CommandContext| {
-            let gate = gate.clone();
-            async move {
-                gate.notified().await;
-                ctx.reply("slow done").await
-            }
-        })
+        .register(
+            CommandDeclaration::new("slow", "Waits"),
+            move |ctx: CommandContext| {
+                let gate = gate.clone();
+                async move {
+                    gate.notified().await;
+                    ctx.reply("slow done").await
+                }
+            },
+        )
         .unwrap();
     let alice = world.start(&client).await;
     alice.send_text(&world.channel, "/slow").await.unwrap();
     alice.send_text(&world.channel, "/ping").await.unwrap();
-    let first = alice.wait_for_message(|m| m.author_id == world.bot.id, WAIT).await.unwrap();
+    let first = alice
+        .wait_for_message(|m| m.author_id == world.bot.id, WAIT)
+        .await
+        .unwrap();
     assert_eq!(first.content, "pong");
     release.notify_one();
-    alice.wait_for_message(|m| m.content == "slow done", WAIT).await.unwrap();
+    alice
+        .wait_for_message(|m| m.content == "slow done", WAIT)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -313,10 +462,24 @@ async fn a_denied_send_is_an_event_not_an_error() {
     register_commands(&client);
     let mut events = client.events();
     let _alice = world.start(&client).await;
-    for (denial, code) in [(Denial::NoPermission, -3), (Denial::RateLimited, -9), (Denial::UnknownChannel, -4)] {
-        world.server.deny_sends(&world.channel, Some(denial)).unwrap();
-        client.send(&world.channel, "hello?").await.expect("a denial does not fail the send");
-        let Event::SendRejected(rejected) = next_event(&mut events, |e| matches!(e, Event::SendRejected(_))).await else { unreachable!() };
+    for (denial, code) in [
+        (Denial::NoPermission, -3),
+        (Denial::RateLimited, -9),
+        (Denial::UnknownChannel, -4),
+    ] {
+        world
+            .server
+            .deny_sends(&world.channel, Some(denial))
+            .unwrap();
+        client
+            .send(&world.channel, "hello?")
+            .await
+            .expect("a denial does not fail the send");
+        let Event::SendRejected(rejected) =
+            next_event(&mut events, |e| matches!(e, Event::SendRejected(_))).await
+        else {
+            unreachable!()
+        };
         assert_eq!(rejected.code, code);
         assert_eq!(rejected.channel_id, world.channel);
     }
@@ -330,21 +493,31 @@ async fn a_denied_reply_from_a_handler_is_an_event() {
     let gate = release.clone();
     client
         .commands()
-        .register(CommandDeclaration::new("gated", "Replies when released"), move |ctx: CommandContext| {
-            let gate = gate.clone();
-            async move {
-                gate.notified().await;
-                ctx.reply("released").await
-            }
-        })
+        .register(
+            CommandDeclaration::new("gated", "Replies when released"),
+            move |ctx: CommandContext| {
+                let gate = gate.clone();
+                async move {
+                    gate.notified().await;
+                    ctx.reply("released").await
+                }
+            },
+        )
         .unwrap();
     let mut events = client.events();
     let alice = world.start(&client).await;
     let id = alice.send_text(&world.channel, "/gated").await.unwrap();
     message_event(&mut events, &id).await;
-    world.server.deny_sends(&world.channel, Some(Denial::NoPermission)).unwrap();
+    world
+        .server
+        .deny_sends(&world.channel, Some(Denial::NoPermission))
+        .unwrap();
     release.notify_one();
-    let Event::SendRejected(rejected) = next_event(&mut events, |e| matches!(e, Event::SendRejected(_))).await else { unreachable!() };
+    let Event::SendRejected(rejected) =
+        next_event(&mut events, |e| matches!(e, Event::SendRejected(_))).await
+    else {
+        unreachable!()
+    };
     assert_eq!(rejected.reply_to.as_deref(), Some(id.as_str()));
     assert_eq!(rejected.code, -3);
 }
@@ -354,18 +527,38 @@ async fn an_oversized_sidecar_is_refused_before_any_frame() {
     let world = World::new().await;
     let client = world.client();
     let _alice = world.start(&client).await;
-    let sends_before = world.server.frames().iter().filter(|f| f.is(Direction::Received, OpCode::Send)).count();
-    let echo = CommandDeclaration::new("echo", "Echo").option(CommandOption::new("text", "What", CommandOptionType::String).required(true));
+    let sends_before = world
+        .server
+        .frames()
+        .iter()
+        .filter(|f| f.is(Direction::Received, OpCode::Send))
+        .count();
+    let echo = CommandDeclaration::new("echo", "Echo")
+        .option(CommandOption::new("text", "What", CommandOptionType::String).required(true));
     let args = CommandArgs::from([("text".to_owned(), CommandArgValue::from("x".repeat(2000)))]);
-    let err = client.send_command(&world.channel, &world.bot.id, &echo, &args).await.unwrap_err();
-    assert!(matches!(err, ClientError::SidecarTooLarge { max: 2048, .. }), "{err}");
+    let err = client
+        .send_command(&world.channel, &world.bot.id, &echo, &args)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::SidecarTooLarge { max: 2048, .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains("MAX_COMMAND_WIRE"));
-    let sends_after = world.server.frames().iter().filter(|f| f.is(Direction::Received, OpCode::Send)).count();
+    let sends_after = world
+        .server
+        .frames()
+        .iter()
+        .filter(|f| f.is(Direction::Received, OpCode::Send))
+        .count();
     assert_eq!(sends_before, sends_after);
 
     // A small one goes through, with the line as content.
     let args = CommandArgs::from([("text".to_owned(), CommandArgValue::from("hi there"))]);
-    client.send_command(&world.channel, &world.bot.id, &echo, &args).await.unwrap();
+    client
+        .send_command(&world.channel, &world.bot.id, &echo, &args)
+        .await
+        .unwrap();
     let stored = world.server.messages(&world.channel);
     assert!(stored.last().unwrap().command.is_some());
 }
@@ -378,7 +571,10 @@ async fn fetch_emojis_returns_the_static_unicode_catalog() {
     let emojis = client.fetch_emojis().await.unwrap();
     assert!(emojis.len() >= 10);
     assert!(emojis.iter().any(|e| e.emoji == "👍"));
-    assert!(emojis.iter().all(|e| !e.emoji.is_ascii()), "unicode emoji only, no custom ones");
+    assert!(
+        emojis.iter().all(|e| !e.emoji.is_ascii()),
+        "unicode emoji only, no custom ones"
+    );
 }
 
 #[tokio::test]
@@ -390,12 +586,18 @@ async fn replies_reach_the_right_callers_under_concurrency() {
     let space = world.server.create_server("more");
     let mut channels = Vec::new();
     for n in 1..=3 {
-        let channel = world.server.create_channel(&space, &format!("c{n}")).unwrap();
+        let channel = world
+            .server
+            .create_channel(&space, &format!("c{n}"))
+            .unwrap();
         world.server.add_member(&channel, &world.bot.id).unwrap();
         world.server.add_member(&channel, &world.user.id).unwrap();
         alice.open_channel(&channel).await.unwrap();
         for i in 0..n {
-            alice.send_text(&channel, &format!("message {i}")).await.unwrap();
+            alice
+                .send_text(&channel, &format!("message {i}"))
+                .await
+                .unwrap();
         }
         channels.push((channel, n));
     }
@@ -409,7 +611,10 @@ async fn replies_reach_the_right_callers_under_concurrency() {
         let client = client.clone();
         async move { client.fetch_emojis().await.unwrap().len() }
     });
-    let (histories, emojis) = tokio::join!(futures_util::future::join_all(history), futures_util::future::join_all(emojis));
+    let (histories, emojis) = tokio::join!(
+        futures_util::future::join_all(history),
+        futures_util::future::join_all(emojis)
+    );
     for (got, expected) in histories {
         assert_eq!(got, expected);
     }
@@ -438,19 +643,43 @@ async fn the_client_reconnects_and_republishes_after_a_drop() {
         .collect();
     world.server.drop_connections();
     for task in in_flight {
-        match tokio::time::timeout(WAIT, task).await.expect("no request hangs").unwrap() {
+        match tokio::time::timeout(WAIT, task)
+            .await
+            .expect("no request hangs")
+            .unwrap()
+        {
             Ok(_) | Err(ClientError::ConnectionClosed { .. } | ClientError::NotConnected) => {}
             Err(e) => panic!("unexpected error {e}"),
         }
     }
-    next_event(&mut events, |e| matches!(e, Event::Disconnected { will_reconnect: true, .. })).await;
+    next_event(&mut events, |e| {
+        matches!(
+            e,
+            Event::Disconnected {
+                will_reconnect: true,
+                ..
+            }
+        )
+    })
+    .await;
     next_event(&mut events, |e| matches!(e, Event::Reconnected)).await;
-    let publishes = world.server.frames().iter().filter(|f| f.is(Direction::Received, OpCode::MenuPublish)).count();
-    assert_eq!(publishes, 2, "the menu is published again on the new session");
+    let publishes = world
+        .server
+        .frames()
+        .iter()
+        .filter(|f| f.is(Direction::Received, OpCode::MenuPublish))
+        .count();
+    assert_eq!(
+        publishes, 2,
+        "the menu is published again on the new session"
+    );
 
     let alice = world.alice().await;
     alice.send_text(&world.channel, "/ping").await.unwrap();
-    alice.wait_for_message(|m| m.content == "pong", WAIT).await.unwrap();
+    alice
+        .wait_for_message(|m| m.content == "pong", WAIT)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -459,22 +688,41 @@ async fn the_service_only_ever_sees_ciphertext() {
     let client = world.client();
     register_commands(&client);
     let alice = world.start(&client).await;
-    alice.send_text(&world.channel, "/roll 2 6 the secret plan").await.unwrap();
-    let reply = alice.wait_for_message(|m| m.author_id == world.bot.id, WAIT).await.unwrap();
+    alice
+        .send_text(&world.channel, "/roll 2 6 the secret plan")
+        .await
+        .unwrap();
+    let reply = alice
+        .wait_for_message(|m| m.author_id == world.bot.id, WAIT)
+        .await
+        .unwrap();
     assert!(reply.content.contains("the secret plan"));
     for stored in world.server.messages(&world.channel) {
-        assert!(!stored.content.contains("secret"), "stored content is sealed");
+        assert!(
+            !stored.content.contains("secret"),
+            "stored content is sealed"
+        );
     }
     for frame in world.server.frames() {
-        assert!(!frame.payload.contains("secret plan"), "no frame carries plaintext");
-        assert!(!frame.payload.contains(&world.bot.token), "no frame shows the token");
+        assert!(
+            !frame.payload.contains("secret plan"),
+            "no frame carries plaintext"
+        );
+        assert!(
+            !frame.payload.contains(&world.bot.token),
+            "no frame shows the token"
+        );
     }
 }
 
 #[tokio::test]
 async fn a_refused_token_fails_login_clearly() {
     let world = World::new().await;
-    let options = botlane::ClientOptions::new("not-a-token", world.dir.path().join("k"), world.server.ws_url());
+    let options = botlane::ClientOptions::new(
+        "not-a-token",
+        world.dir.path().join("k"),
+        world.server.ws_url(),
+    );
     let client = botlane::Client::new(options).unwrap();
     let err = client.login().await.unwrap_err();
     assert!(matches!(err, ClientError::LoginRefused), "{err}");
@@ -488,7 +736,10 @@ async fn the_keystore_keeps_the_identity_and_channel_keys_across_restarts() {
     register_commands(&client);
     let alice = world.start(&client).await;
     alice.send_text(&world.channel, "/ping").await.unwrap();
-    alice.wait_for_message(|m| m.content == "pong", WAIT).await.unwrap();
+    alice
+        .wait_for_message(|m| m.content == "pong", WAIT)
+        .await
+        .unwrap();
     client.shutdown();
 
     // A new process with the same keystore reads the channel without a new key share.

@@ -1,7 +1,7 @@
 //! A world for client tests: a real devserver on loopback, one bot, one
 //! human (a `TestUser`), one channel they share.
 
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 use std::time::Duration;
 
@@ -67,7 +67,10 @@ impl World {
 }
 
 /// The next event matching `pred`, failing the test after `WAIT`.
-pub async fn next_event(events: &mut broadcast::Receiver<Event>, mut pred: impl FnMut(&Event) -> bool) -> Event {
+pub async fn next_event(
+    events: &mut broadcast::Receiver<Event>,
+    mut pred: impl FnMut(&Event) -> bool,
+) -> Event {
     tokio::time::timeout(WAIT, async {
         loop {
             let event = events.recv().await.expect("the event channel stays open");

@@ -1,0 +1,179 @@
+//! The quickstart: an embedded devserver, a dice bot with three commands,
+//! and a human test user driving it on both lanes, with a readable transcript.
+//!
+//! Run it with `cargo run --example quickstart`.
+
+// The transcript on stdout is this example's whole point.
+#![allow(clippy::print_stdout)]
+
+use std::error::Error;
+use std::time::Duration;
+
+use botlane::{
+    Client, ClientOptions, CommandArgValue, CommandArgs, CommandContext, CommandDeclaration,
+    CommandErrorReason, CommandOption, CommandOptionType, Event,
+};
+use botlane_devserver::{DevServer, DevServerConfig, ReceivedMessage, TestUser};
+use rand_core::{OsRng, RngCore};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn roll() -> CommandDeclaration {
+    CommandDeclaration::new("roll", "Roll some dice")
+        .option(
+            CommandOption::new("count", "How many dice (1-20)", CommandOptionType::Integer)
+                .required(true),
+        )
+        .option(
+            CommandOption::new("sides", "Sides per die", CommandOptionType::Integer)
+                .choices(["4", "6", "8", "12", "20"]),
+        )
+        .option(CommandOption::new(
+            "label",
+            "What the roll is for",
+            CommandOptionType::String,
+        ))
+}
+
+fn echo() -> CommandDeclaration {
+    CommandDeclaration::new("echo", "Say something back")
+        .option(CommandOption::new("text", "What to say", CommandOptionType::String).required(true))
+}
+
+async fn roll_handler(ctx: CommandContext) -> Result<(), botlane::ClientError> {
+    let count = ctx.get_integer("count").unwrap_or(1).clamp(1, 20);
+    let sides = ctx.get_integer("sides").unwrap_or(6);
+    let dice: Vec<i64> = (0..count)
+        .map(|_| i64::from(OsRng.next_u32() % u32::try_from(sides).unwrap_or(6)) + 1)
+        .collect();
+    let total: i64 = dice.iter().sum();
+    let shown: Vec<String> = dice.iter().map(ToString::to_string).collect();
+    let label = ctx
+        .get_string("label")
+        .map(|l| format!(" for {l}"))
+        .unwrap_or_default();
+    ctx.reply(&format!(
+        "{count}d{sides}{label}: {} = {total}",
+        shown.join(" + ")
+    ))
+    .await
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error>> {
+    println!("botlane quickstart\n");
+
+    // 1. The reference service, embedded, on loopback.
+    let server = DevServer::start(DevServerConfig::default()).await?;
+    let bot = server.add_bot("dicebot");
+    let human = server.add_user("alice");
+    let space = server.create_server("playground");
+    let general = server.create_channel(&space, "general")?;
+    server.add_member(&general, &bot.id)?;
+    server.add_member(&general, &human.id)?;
+    println!("  devserver  {} (embedded, loopback only)", server.ws_url());
+
+    // 2. The bot: three commands, and an answer for lines that do not parse.
+    let keystore = std::env::temp_dir().join(format!(
+        "botlane-quickstart-{}.keystore",
+        std::process::id()
+    ));
+    let client = Client::new(ClientOptions::new(
+        bot.token.clone(),
+        &keystore,
+        server.ws_url(),
+    ))?;
+    client
+        .commands()
+        .register(roll(), roll_handler)?
+        .register(echo(), |ctx: CommandContext| async move {
+            let text = ctx.get_string("text").unwrap_or_default();
+            ctx.message().channel().send(&text).await
+        })?
+        .register(
+            CommandDeclaration::new("ping", "Check that the bot is alive"),
+            |ctx: CommandContext| async move { ctx.reply("pong").await },
+        )?;
+    let mut events = client.events();
+    tokio::spawn(async move {
+        while let Ok(event) = events.recv().await {
+            if let Event::CommandError(error) = event {
+                if error.reason == CommandErrorReason::Parse {
+                    if let Some(parse) = &error.parse_error {
+                        let answer = format!("{parse}. usage: {}", parse.usage());
+                        let _ = error.message.reply(&answer).await;
+                    }
+                }
+            }
+        }
+    });
+    client.login().await?;
+    let names: Vec<_> = client.commands().list().map(|d| d.name.clone()).collect();
+    println!(
+        "  bot        dicebot logged in, menu published: {}",
+        names.join(", ")
+    );
+
+    // 3. A human member of the channel, who shares the channel key with the bot.
+    let alice = TestUser::connect(&server.ws_url(), &human.token).await?;
+    alice.open_channel(&general).await?;
+    println!("  alice      joined #general and shared the channel key\n");
+
+    let bot_id = bot.id.clone();
+    let said = |who: &str, text: &str| println!("  {who:<8}› {text}");
+    let answer = |m: &ReceivedMessage| {
+        let how = if m.reply_to.is_some() {
+            "↪ alice: "
+        } else {
+            ""
+        };
+        println!("  {:<8}› {how}{}", "dicebot", m.content);
+    };
+
+    println!("text lane");
+    for line in [
+        "/roll 2 6 fire damage",
+        "/ping",
+        "/echo hello from the text lane",
+        "/roll two",
+    ] {
+        said("alice", line);
+        alice.send_text(&general, line).await?;
+        answer(
+            &alice
+                .wait_for_message(|m| m.author_id == bot_id, WAIT)
+                .await?,
+        );
+    }
+
+    println!("\nstructured lane (encrypted sidecar addressed to dicebot)");
+    let args = CommandArgs::from([
+        ("count".to_owned(), CommandArgValue::Integer(3)),
+        ("sides".to_owned(), CommandArgValue::Integer(20)),
+        ("label".to_owned(), CommandArgValue::from("initiative")),
+    ]);
+    said(
+        "alice",
+        &botlane::format_invocation_text(&roll(), &args, None)?,
+    );
+    alice.send_command(&general, &bot_id, &roll(), args).await?;
+    answer(
+        &alice
+            .wait_for_message(|m| m.author_id == bot_id, WAIT)
+            .await?,
+    );
+
+    let notified = server
+        .notifications_for(&human.id)
+        .iter()
+        .filter(|n| n.kind == "reply")
+        .count();
+    let stored = server.messages(&general).len();
+    println!("\n  alice got {notified} replied-to-you notifications; the service stored {stored} messages, all ciphertext");
+
+    client.shutdown();
+    server.shutdown().await;
+    let _ = std::fs::remove_file(&keystore);
+    println!("done");
+    Ok(())
+}
