@@ -52,6 +52,7 @@ impl Connection {
     pub(crate) async fn open(
         url: &str,
         timeout: Duration,
+        debug: bool,
         pushes: mpsc::UnboundedSender<Push>,
         mut shutdown: watch::Receiver<bool>,
     ) -> Result<(Self, Closed), ClientError> {
@@ -72,13 +73,15 @@ impl Connection {
                         if let Some(slot) = out.slot {
                             pending.entry(out.op.code()).or_default().push_back(slot);
                         }
-                        tracing::debug!(op = out.op.code(), bytes = out.text.len(), "frame sent");
+                        if debug {
+                            tracing::debug!(op = out.op.code(), bytes = out.text.len(), "frame sent");
+                        }
                         if let Err(e) = sink.send(WsMessage::text(out.text)).await {
                             break format!("write failed: {e}");
                         }
                     }
                     incoming = stream.next() => match incoming {
-                        Some(Ok(WsMessage::Text(text))) => route(text.as_str(), &mut pending, &pushes),
+                        Some(Ok(WsMessage::Text(text))) => route(text.as_str(), debug, &mut pending, &pushes),
                         Some(Ok(WsMessage::Close(_))) | None => break "the service closed the connection".to_owned(),
                         Some(Ok(_)) => {}
                         Some(Err(e)) => break format!("read failed: {e}"),
@@ -138,6 +141,7 @@ impl Connection {
 
 fn route(
     text: &str,
+    debug: bool,
     pending: &mut HashMap<u16, VecDeque<Slot>>,
     pushes: &mpsc::UnboundedSender<Push>,
 ) {
@@ -152,7 +156,10 @@ fn route(
         tracing::debug!(op = frame.op, "ignoring a frame with an unknown opcode");
         return;
     };
-    tracing::debug!(op = frame.op, bytes = text.len(), "frame received");
+    if debug {
+        // Opcode and size only: payloads hold ciphertext, tokens or secrets.
+        tracing::debug!(op = frame.op, bytes = text.len(), "frame received");
+    }
     if op.is_push() {
         let push = match op {
             OpCode::Ready => wire::decode_payload(frame.op, frame.d).map(Push::Ready),

@@ -36,7 +36,8 @@ pub struct ClientOptions {
     pub url: String,
     /// The REST service's origin; `https` except for loopback hosts.
     pub rest_url: String,
-    /// Debug logging (through `tracing`); secrets are never logged either way.
+    /// Per-frame and per-dispatch diagnostics at DEBUG level through `tracing`
+    /// (opcodes, sizes, decisions; never payloads). Secrets are never logged either way.
     pub debug: bool,
     /// The text-lane prefix; non-empty, without whitespace.
     pub command_prefix: String,

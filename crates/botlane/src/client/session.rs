@@ -53,6 +53,7 @@ async fn connect(
     let (conn, closed) = Connection::open(
         &options.url,
         options.request_timeout,
+        options.debug,
         pushes.clone(),
         shared.shutdown.subscribe(),
     )
