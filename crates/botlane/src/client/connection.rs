@@ -185,3 +185,72 @@ fn route(
         None => tracing::warn!(op = frame.op, "ignoring a reply nobody asked for"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (
+        HashMap<u16, VecDeque<Slot>>,
+        mpsc::UnboundedSender<Push>,
+        mpsc::UnboundedReceiver<Push>,
+    ) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (HashMap::new(), tx, rx)
+    }
+
+    #[test]
+    fn unknown_opcodes_and_garbage_are_ignored() {
+        let (mut pending, tx, mut rx) = setup();
+        let (slot, mut reply) = oneshot::channel();
+        pending.entry(240).or_default().push_back(slot);
+        for text in [r#"{"op":9999,"d":{}}"#, "not json", r#"{"op":32,"d":{"bad":1}}"#] {
+            route(text, true, &mut pending, &tx);
+        }
+        assert!(rx.try_recv().is_err(), "nothing was pushed");
+        assert!(reply.try_recv().is_err(), "the waiting slot is untouched");
+        assert_eq!(pending[&240].len(), 1);
+    }
+
+    #[test]
+    fn replies_go_to_the_oldest_slot_of_their_opcode() {
+        let (mut pending, tx, _rx) = setup();
+        let (a, mut ra) = oneshot::channel();
+        let (b, mut rb) = oneshot::channel();
+        let (c, mut rc) = oneshot::channel();
+        pending.entry(240).or_default().push_back(a);
+        pending.entry(40).or_default().push_back(b);
+        pending.entry(240).or_default().push_back(c);
+        route(r#"{"op":40,"d":{"code":0,"n":"b"}}"#, false, &mut pending, &tx);
+        route(r#"{"op":240,"d":{"code":0,"n":"a"}}"#, false, &mut pending, &tx);
+        route(r#"{"op":240,"d":{"code":0,"n":"c"}}"#, false, &mut pending, &tx);
+        assert!(ra.try_recv().unwrap().unwrap().contains("\"a\""));
+        assert!(rb.try_recv().unwrap().unwrap().contains("\"b\""));
+        assert!(rc.try_recv().unwrap().unwrap().contains("\"c\""));
+    }
+
+    #[test]
+    fn a_dropped_caller_still_consumes_its_reply() {
+        let (mut pending, tx, _rx) = setup();
+        let (a, ra) = oneshot::channel();
+        let (b, mut rb) = oneshot::channel();
+        pending.entry(638).or_default().push_back(a);
+        pending.entry(638).or_default().push_back(b);
+        drop(ra);
+        route(r#"{"op":638,"d":{"code":-7,"n":"first"}}"#, false, &mut pending, &tx);
+        route(r#"{"op":638,"d":{"code":-7,"n":"second"}}"#, false, &mut pending, &tx);
+        assert!(rb.try_recv().unwrap().unwrap().contains("second"));
+    }
+
+    #[test]
+    fn pushes_are_routed_to_the_session() {
+        let (mut pending, tx, mut rx) = setup();
+        route(
+            r#"{"op":33,"d":{"kind":"reply","channel_id":"c","message_id":"m","from":"u"}}"#,
+            false,
+            &mut pending,
+            &tx,
+        );
+        assert!(matches!(rx.try_recv(), Ok(Push::Notification(n)) if n.kind == "reply"));
+    }
+}
