@@ -422,11 +422,11 @@ impl Drop for ScrubbedValue {
     }
 }
 
-type Parsed = (IdentityKeyPair, BTreeMap<String, ChannelKey>);
+pub(crate) type Parsed = (IdentityKeyPair, BTreeMap<String, ChannelKey>);
 
 /// Decodes a keystore document. Never panics; the errors name fields, never
 /// their contents.
-fn parse(path: &Path, bytes: &[u8]) -> Result<Parsed, KeystoreError> {
+pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<Parsed, KeystoreError> {
     let doc = ScrubbedValue(serde_json::from_slice(bytes).map_err(|e| {
         let (path, line, column) = (path.to_path_buf(), e.line(), e.column());
         if e.is_eof() {

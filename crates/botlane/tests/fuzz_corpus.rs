@@ -52,3 +52,18 @@ fn parse_invocation_text_corpus() {
 fn parse_from_text_corpus() {
     run_corpus("parse_from_text", botlane::fuzzing::check_parse_from_text);
 }
+
+#[test]
+fn decode_frame_corpus() {
+    run_corpus("decode_frame", botlane::fuzzing::check_decode_frame);
+}
+
+#[test]
+fn open_sealed_corpus() {
+    run_corpus("open_sealed", botlane::fuzzing::check_open_sealed);
+}
+
+#[test]
+fn keystore_corpus() {
+    run_corpus("keystore", botlane::fuzzing::check_keystore);
+}

@@ -204,7 +204,11 @@ mod tests {
         let (mut pending, tx, mut rx) = setup();
         let (slot, mut reply) = oneshot::channel();
         pending.entry(240).or_default().push_back(slot);
-        for text in [r#"{"op":9999,"d":{}}"#, "not json", r#"{"op":32,"d":{"bad":1}}"#] {
+        for text in [
+            r#"{"op":9999,"d":{}}"#,
+            "not json",
+            r#"{"op":32,"d":{"bad":1}}"#,
+        ] {
             route(text, true, &mut pending, &tx);
         }
         assert!(rx.try_recv().is_err(), "nothing was pushed");
@@ -221,9 +225,24 @@ mod tests {
         pending.entry(240).or_default().push_back(a);
         pending.entry(40).or_default().push_back(b);
         pending.entry(240).or_default().push_back(c);
-        route(r#"{"op":40,"d":{"code":0,"n":"b"}}"#, false, &mut pending, &tx);
-        route(r#"{"op":240,"d":{"code":0,"n":"a"}}"#, false, &mut pending, &tx);
-        route(r#"{"op":240,"d":{"code":0,"n":"c"}}"#, false, &mut pending, &tx);
+        route(
+            r#"{"op":40,"d":{"code":0,"n":"b"}}"#,
+            false,
+            &mut pending,
+            &tx,
+        );
+        route(
+            r#"{"op":240,"d":{"code":0,"n":"a"}}"#,
+            false,
+            &mut pending,
+            &tx,
+        );
+        route(
+            r#"{"op":240,"d":{"code":0,"n":"c"}}"#,
+            false,
+            &mut pending,
+            &tx,
+        );
         assert!(ra.try_recv().unwrap().unwrap().contains("\"a\""));
         assert!(rb.try_recv().unwrap().unwrap().contains("\"b\""));
         assert!(rc.try_recv().unwrap().unwrap().contains("\"c\""));
@@ -237,8 +256,18 @@ mod tests {
         pending.entry(638).or_default().push_back(a);
         pending.entry(638).or_default().push_back(b);
         drop(ra);
-        route(r#"{"op":638,"d":{"code":-7,"n":"first"}}"#, false, &mut pending, &tx);
-        route(r#"{"op":638,"d":{"code":-7,"n":"second"}}"#, false, &mut pending, &tx);
+        route(
+            r#"{"op":638,"d":{"code":-7,"n":"first"}}"#,
+            false,
+            &mut pending,
+            &tx,
+        );
+        route(
+            r#"{"op":638,"d":{"code":-7,"n":"second"}}"#,
+            false,
+            &mut pending,
+            &tx,
+        );
         assert!(rb.try_recv().unwrap().unwrap().contains("second"));
     }
 

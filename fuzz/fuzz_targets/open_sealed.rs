@@ -1,0 +1,6 @@
+//! Fuzz target: see `botlane::fuzzing::check_open_sealed` for what is checked.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| botlane::fuzzing::check_open_sealed(data));
