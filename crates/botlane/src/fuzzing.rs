@@ -187,6 +187,60 @@ fn round_trip(decl: &CommandDeclaration, args: &CommandArgs, prefix: Option<&str
     );
 }
 
+/// Reads a realtime frame as the client does: the envelope, then the payload
+/// of every opcode this library knows, as each of its shapes. Nothing may
+/// panic, and an envelope that decodes must re-encode to an envelope with the
+/// same opcode.
+pub fn check_decode_frame(input: &[u8]) {
+    use crate::wire::{self, OpCode};
+    let text = String::from_utf8_lossy(input);
+    let Ok(frame) = wire::decode_frame(&text) else {
+        return;
+    };
+    let (op, d) = (frame.op, frame.d);
+    let _ = wire::decode_payload::<wire::LoginReply>(op, d);
+    let _ = wire::decode_payload::<wire::Ready>(op, d);
+    let _ = wire::decode_payload::<wire::CodeReply>(op, d);
+    let _ = wire::decode_payload::<wire::SendReply>(op, d);
+    let _ = wire::decode_payload::<wire::MessageCreate>(op, d);
+    let _ = wire::decode_payload::<wire::Notification>(op, d);
+    let _ = wire::decode_payload::<wire::HistoryReply>(op, d);
+    let _ = wire::decode_payload::<wire::ChannelKeyPush>(op, d);
+    let _ = wire::decode_payload::<wire::PublicKeyReply>(op, d);
+    let _ = wire::decode_payload::<wire::EmojiReply>(op, d);
+    let _ = wire::decode_payload::<wire::RestMintReply>(op, d);
+    if let Some(known) = OpCode::from(op) {
+        let again = wire::encode_frame(known, d);
+        let reread = wire::decode_frame(&again).expect("an encoded frame decodes");
+        assert_eq!(reread.op, op);
+    }
+}
+
+/// Opens arbitrary text as a sealed payload and as a wrapped key. Only
+/// errors may come out, never a panic; a successful open would mean a forged
+/// AES-GCM tag.
+pub fn check_open_sealed(input: &[u8]) {
+    use crate::crypto::{ChannelKey, IdentityKeyPair, WrappedKey};
+    let text = String::from_utf8_lossy(input);
+    let key = ChannelKey::from_bytes([7; 32]);
+    assert!(
+        key.open(&text, b"channel").is_err(),
+        "a forged payload opened"
+    );
+    let identity = IdentityKeyPair::from_secret_bytes([9; 32]);
+    if let Ok(wrapped) = serde_json::from_str::<WrappedKey>(&text) {
+        assert!(
+            identity.unwrap_channel_key(&wrapped, "channel").is_err(),
+            "a forged wrapped key unwrapped"
+        );
+    }
+}
+
+/// Parses arbitrary bytes as a keystore document: an error, never a panic.
+pub fn check_keystore(input: &[u8]) {
+    let _ = crate::keystore::parse(std::path::Path::new("fuzz.keystore"), input);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,56 +308,3 @@ mod tests {
     }
 }
 
-/// Reads a realtime frame as the client does: the envelope, then the payload
-/// of every opcode this library knows, as each of its shapes. Nothing may
-/// panic, and an envelope that decodes must re-encode to an envelope with the
-/// same opcode.
-pub fn check_decode_frame(input: &[u8]) {
-    use crate::wire::{self, OpCode};
-    let text = String::from_utf8_lossy(input);
-    let Ok(frame) = wire::decode_frame(&text) else {
-        return;
-    };
-    let (op, d) = (frame.op, frame.d);
-    let _ = wire::decode_payload::<wire::LoginReply>(op, d);
-    let _ = wire::decode_payload::<wire::Ready>(op, d);
-    let _ = wire::decode_payload::<wire::CodeReply>(op, d);
-    let _ = wire::decode_payload::<wire::SendReply>(op, d);
-    let _ = wire::decode_payload::<wire::MessageCreate>(op, d);
-    let _ = wire::decode_payload::<wire::Notification>(op, d);
-    let _ = wire::decode_payload::<wire::HistoryReply>(op, d);
-    let _ = wire::decode_payload::<wire::ChannelKeyPush>(op, d);
-    let _ = wire::decode_payload::<wire::PublicKeyReply>(op, d);
-    let _ = wire::decode_payload::<wire::EmojiReply>(op, d);
-    let _ = wire::decode_payload::<wire::RestMintReply>(op, d);
-    if let Some(known) = OpCode::from(op) {
-        let again = wire::encode_frame(known, d);
-        let reread = wire::decode_frame(&again).expect("an encoded frame decodes");
-        assert_eq!(reread.op, op);
-    }
-}
-
-/// Opens arbitrary text as a sealed payload and as a wrapped key. Only
-/// errors may come out, never a panic; a successful open would mean a forged
-/// AES-GCM tag.
-pub fn check_open_sealed(input: &[u8]) {
-    use crate::crypto::{ChannelKey, IdentityKeyPair, WrappedKey};
-    let text = String::from_utf8_lossy(input);
-    let key = ChannelKey::from_bytes([7; 32]);
-    assert!(
-        key.open(&text, b"channel").is_err(),
-        "a forged payload opened"
-    );
-    let identity = IdentityKeyPair::from_secret_bytes([9; 32]);
-    if let Ok(wrapped) = serde_json::from_str::<WrappedKey>(&text) {
-        assert!(
-            identity.unwrap_channel_key(&wrapped, "channel").is_err(),
-            "a forged wrapped key unwrapped"
-        );
-    }
-}
-
-/// Parses arbitrary bytes as a keystore document: an error, never a panic.
-pub fn check_keystore(input: &[u8]) {
-    let _ = crate::keystore::parse(std::path::Path::new("fuzz.keystore"), input);
-}
