@@ -380,6 +380,10 @@ async fn run(listener: TcpListener, shared: Arc<Shared>, shutdown: watch::Receiv
     };
     let router = Router::new().route("/ws", get(upgrade)).with_state(app);
     let mut signal = shutdown;
+    // Nagle off: realtime frames are small and every reply is waited for.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let served = axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             // An error means the handle is gone, which is a shutdown too.

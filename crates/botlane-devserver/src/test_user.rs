@@ -160,7 +160,7 @@ impl TestUser {
     /// Connects to `ws_url`, logs in with `token` and a fresh identity key,
     /// and waits for `ready`.
     pub async fn connect(ws_url: &str, token: &str) -> Result<Self, TestUserError> {
-        let (socket, _) = tokio_tungstenite::connect_async(ws_url)
+        let (socket, _) = tokio_tungstenite::connect_async_with_config(ws_url, None, true)
             .await
             .map_err(|e| TestUserError::Connect(Box::new(e)))?;
         let (mut sink, mut stream) = socket.split();

@@ -98,6 +98,7 @@ async fn echo_server() -> String {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
+            stream.set_nodelay(true).unwrap();
             tokio::spawn(async move {
                 let mut ws = tokio_tungstenite::accept_async(stream).await.unwrap();
                 while let Some(Ok(msg)) = ws.next().await {
@@ -130,7 +131,11 @@ fn bench_dispatch(c: &mut Criterion) {
         )
     });
     let url = rt.block_on(echo_server());
-    let (mut ws, _) = rt.block_on(tokio_tungstenite::connect_async(url)).unwrap();
+    let (mut ws, _) = rt
+        .block_on(tokio_tungstenite::connect_async_with_config(
+            url, None, true,
+        ))
+        .unwrap();
 
     let mut group = c.benchmark_group("dispatch");
     group.throughput(Throughput::Elements(BATCH));

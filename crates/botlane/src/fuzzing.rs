@@ -307,4 +307,3 @@ mod tests {
         check_decode_command_data(b"\xff{\"v\":1}");
     }
 }
-

@@ -56,7 +56,8 @@ impl Connection {
         pushes: mpsc::UnboundedSender<Push>,
         mut shutdown: watch::Receiver<bool>,
     ) -> Result<(Self, Closed), ClientError> {
-        let (socket, _) = tokio_tungstenite::connect_async(url)
+        // Nagle off: frames are small and latency-bound (replies, heartbeats).
+        let (socket, _) = tokio_tungstenite::connect_async_with_config(url, None, true)
             .await
             .map_err(ClientError::Connect)?;
         let (tx, mut rx) = mpsc::channel::<Outgoing>(256);
