@@ -102,16 +102,27 @@ mod config;
 mod emoji;
 mod error;
 mod handlers;
+mod http;
 mod menu;
+mod rest;
 mod server;
 mod state;
 mod test_user;
+mod tls;
 
-pub use config::{AccountConfig, ChannelConfig, DevServerConfig, ServerConfig};
+pub use config::{
+    parse_flag, AccountConfig, ChannelConfig, DevServerConfig, FileConfig, ServerConfig,
+    BOT_REST_CREDENTIALS,
+};
 pub use emoji::EMOJI_CATALOG;
 pub use error::{DevServerError, WaitTimeout};
 pub use handlers::{DEFAULT_HISTORY, MAX_CONTENT_BYTES, MAX_HISTORY};
+pub use http::{BOT_REST_ALLOWLIST, MAX_HTTP_BODY_BYTES};
 pub use menu::{MenuRejection, StoredCommand, StoredMenu, StoredOption};
+pub use rest::{
+    HttpRecord, StoredFile, DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW, DEFAULT_SESSION_LIFETIME,
+    SECRET_LIFETIME,
+};
 pub use server::{DevServer, MAX_FRAME_BYTES};
 pub use state::{
     BotAccount, Denial, Direction, FrameRecord, NotificationRecord, StateView, UserAccount,
