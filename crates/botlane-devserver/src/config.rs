@@ -516,11 +516,29 @@ mod tests {
     #[test]
     fn the_env_value_overrides_the_file_both_ways() {
         let on = DevServerConfig::from_json_str(r#"{"bot_rest_credentials": true}"#).unwrap();
-        assert!(on.clone().with_env_value(None).unwrap().bot_rest_credentials);
-        assert!(!on.clone().with_env_value(Some("0")).unwrap().bot_rest_credentials);
+        assert!(
+            on.clone()
+                .with_env_value(None)
+                .unwrap()
+                .bot_rest_credentials
+        );
+        assert!(
+            !on.clone()
+                .with_env_value(Some("0"))
+                .unwrap()
+                .bot_rest_credentials
+        );
         let off = DevServerConfig::default();
-        assert!(off.clone().with_env_value(Some("yes")).unwrap().bot_rest_credentials);
+        assert!(
+            off.clone()
+                .with_env_value(Some("yes"))
+                .unwrap()
+                .bot_rest_credentials
+        );
         let err = off.with_env_value(Some("2")).unwrap_err().to_string();
-        assert!(err.contains(BOT_REST_CREDENTIALS) && err.contains("\"2\""), "{err}");
+        assert!(
+            err.contains(BOT_REST_CREDENTIALS) && err.contains("\"2\""),
+            "{err}"
+        );
     }
 }

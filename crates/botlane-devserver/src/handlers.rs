@@ -222,10 +222,7 @@ fn login(state: &mut State, conn: u64, d: &RawValue) -> Flow {
 }
 
 fn rest_mint(state: &mut State, conn: u64, me: &str) {
-    let kind = state
-        .accounts
-        .get(me)
-        .map_or(AccountKind::User, |a| a.kind);
+    let kind = state.accounts.get(me).map_or(AccountKind::User, |a| a.kind);
     let reply = state.rest.mint(me, kind, Instant::now());
     let recorded = reply.secret.as_ref().map(|_| {
         let shown = RestMintReply {

@@ -211,16 +211,17 @@ async fn file_download(
         return not_found().await;
     };
     // `roomIds` may repeat or hold a comma-separated list.
-    let rooms: Vec<String> = url::form_urlencoded::parse(request.uri().query().unwrap_or("").as_bytes())
-        .filter(|(key, _)| key == "roomIds")
-        .flat_map(|(_, value)| {
-            value
-                .split(',')
-                .filter(|room| !room.is_empty())
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let rooms: Vec<String> =
+        url::form_urlencoded::parse(request.uri().query().unwrap_or("").as_bytes())
+            .filter(|(key, _)| key == "roomIds")
+            .flat_map(|(_, value)| {
+                value
+                    .split(',')
+                    .filter(|room| !room.is_empty())
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
     if rooms.is_empty() {
         return error(StatusCode::BAD_REQUEST, "bad_request");
     }

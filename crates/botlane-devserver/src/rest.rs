@@ -412,9 +412,7 @@ mod tests {
         let reply = rest.mint("b", AccountKind::Bot, now);
         let secret = reply.secret.unwrap();
         assert!(rest.exchange(&secret, "other-row", now).is_err());
-        assert!(rest
-            .exchange(&secret, &reply.row_id.unwrap(), now)
-            .is_err());
+        assert!(rest.exchange(&secret, &reply.row_id.unwrap(), now).is_err());
     }
 
     #[test]
@@ -444,10 +442,7 @@ mod tests {
             rest.authenticate(Some("never-issued"), now),
             Err(AuthRefusal::Unauthorized)
         );
-        assert_eq!(
-            rest.authenticate(None, now),
-            Err(AuthRefusal::Unauthorized)
-        );
+        assert_eq!(rest.authenticate(None, now), Err(AuthRefusal::Unauthorized));
     }
 
     #[test]

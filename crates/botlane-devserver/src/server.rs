@@ -102,13 +102,11 @@ impl DevServer {
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (rest_listener, rest_root) = if config.rest_tls {
             let material = tls::generate()?;
-            let listener =
-                TlsListener::new(rest_listener, material.acceptor, shutdown_rx.clone()).map_err(
-                    |source| DevServerError::Bind {
-                        addr: config.rest_listen,
-                        source,
-                    },
-                )?;
+            let listener = TlsListener::new(rest_listener, material.acceptor, shutdown_rx.clone())
+                .map_err(|source| DevServerError::Bind {
+                    addr: config.rest_listen,
+                    source,
+                })?;
             let root = RootCertificate {
                 der: material.root_der,
                 pem: material.root_pem,

@@ -64,9 +64,7 @@ pub(crate) fn generate() -> Result<TlsMaterial, DevServerError> {
     leaf_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
     leaf_params.use_authority_key_identifier_extension = true;
     let leaf_key = KeyPair::generate().map_err(tls_error)?;
-    let leaf = leaf_params
-        .signed_by(&leaf_key, &root)
-        .map_err(tls_error)?;
+    let leaf = leaf_params.signed_by(&leaf_key, &root).map_err(tls_error)?;
 
     // The ring provider explicitly: the process default would be ambiguous
     // if another crate in the build enabled a second provider.
