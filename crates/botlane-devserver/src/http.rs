@@ -74,7 +74,7 @@ async fn record(AxumState(app): AxumState<RestApp>, request: Request, next: Next
     let path = parts.uri.path().to_owned();
     let method = parts.method.clone();
     let entry = HttpRecord {
-        method: parts.method.as_str().to_owned(),
+        method: method.as_str().to_owned(),
         path: path.clone(),
         query: parts.uri.query().map(str::to_owned),
         headers: parts

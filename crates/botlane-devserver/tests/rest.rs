@@ -400,9 +400,14 @@ async fn refused_and_unlisted_routes_are_403() {
             assert_eq!(got.1, "scope_forbidden", "{method} {path}");
         }
     }
-    // Outside /api nothing is served.
+    // Outside /api nothing is served, and that is recorded too.
     let got = refusal(f.get("/files/list", Some(&v)).await).await;
     assert_eq!(got, (StatusCode::NOT_FOUND, "not_found".into()));
+    let last = f.server.http_requests().pop().unwrap();
+    assert_eq!(
+        (last.path.as_str(), last.status),
+        ("/files/list", Some(404))
+    );
 }
 
 #[tokio::test]
@@ -528,6 +533,11 @@ async fn https_with_the_generated_root_trusted() {
         .await
         .unwrap();
     assert_eq!(by_name.status(), StatusCode::OK);
+
+    // Idle keep-alive connections do not hold up a shutdown.
+    tokio::time::timeout(Duration::from_secs(5), f.server.shutdown())
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
