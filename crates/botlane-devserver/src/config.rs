@@ -31,15 +31,23 @@ use crate::DevServerError;
 /// ```
 /// let config = botlane_devserver::DevServerConfig::from_json_str(r#"{
 ///     "listen": "127.0.0.1:7700",
+///     "rest_listen": "127.0.0.1:7701",
+///     "bot_rest_credentials": true,
 ///     "bots": [{"name": "dicebot", "token": "bot-token"}],
 ///     "users": [{"name": "alice", "token": "alice-token"}],
 ///     "servers": [{"name": "lobby", "channels": [
 ///         {"name": "general", "members": ["dicebot", "alice"]}
-///     ]}]
+///     ], "files": [{"name": "notes.txt", "content": "hello, world"}]}]
 /// }"#)?;
 /// assert_eq!(config.listen.port(), 7700);
+/// assert!(config.bot_rest_credentials && !config.rest_tls);
 /// # Ok::<(), botlane_devserver::DevServerError>(())
 /// ```
+///
+/// The REST lane is off unless `bot_rest_credentials` is set. The library
+/// never reads the environment, so a test's outcome does not depend on the
+/// shell it runs in; the binary applies [`BOT_REST_CREDENTIALS`] through
+/// [`DevServerConfig::with_env`].
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[non_exhaustive]
@@ -53,9 +61,22 @@ pub struct DevServerConfig {
     /// Human accounts.
     #[serde(default)]
     pub users: Vec<AccountConfig>,
-    /// Servers (rooms) with their channels.
+    /// Servers (rooms) with their channels and files.
     #[serde(default)]
     pub servers: Vec<ServerConfig>,
+    /// The address of the REST (HTTP) listener; port 0 picks a free port.
+    #[serde(default = "default_listen")]
+    pub rest_listen: SocketAddr,
+    /// The server flag `BOT_REST_CREDENTIALS`: whether opcode 638 mints REST
+    /// credentials. Off by default, as on the real service; while off, 638
+    /// answers `-7`.
+    #[serde(default)]
+    pub bot_rest_credentials: bool,
+    /// Whether the REST listener serves https, with a certificate for
+    /// `localhost`, `127.0.0.1` and `::1` signed by a root made at start
+    /// (see [`DevServer::rest_root_certificate_der`](crate::DevServer::rest_root_certificate_der)).
+    #[serde(default)]
+    pub rest_tls: bool,
 }
 
 fn default_listen() -> SocketAddr {
@@ -69,7 +90,34 @@ impl Default for DevServerConfig {
             bots: Vec::new(),
             users: Vec::new(),
             servers: Vec::new(),
+            rest_listen: default_listen(),
+            bot_rest_credentials: false,
+            rest_tls: false,
         }
+    }
+}
+
+/// The environment variable that sets the REST lane's server flag in the
+/// binary (see [`DevServerConfig::with_env`]).
+pub const BOT_REST_CREDENTIALS: &str = "BOT_REST_CREDENTIALS";
+
+/// Reads a flag's value: `1`, `true`, `yes`, `on` turn it on; `0`, `false`,
+/// `no`, `off` and the empty string turn it off (case and surrounding
+/// blanks ignored); anything else is `None`.
+///
+/// ```
+/// use botlane_devserver::parse_flag;
+/// assert_eq!(parse_flag("1"), Some(true));
+/// assert_eq!(parse_flag(" TRUE "), Some(true));
+/// assert_eq!(parse_flag("0"), Some(false));
+/// assert_eq!(parse_flag(""), Some(false));
+/// assert_eq!(parse_flag("maybe"), None);
+/// ```
+pub fn parse_flag(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" | "" => Some(false),
+        _ => None,
     }
 }
 
@@ -99,6 +147,80 @@ impl DevServerConfig {
             source,
         })?;
         Self::from_json_str(&text)
+    }
+
+    /// Applies the environment: [`BOT_REST_CREDENTIALS`], when set,
+    /// overrides `bot_rest_credentials` (on or off). The binary calls it;
+    /// [`DevServer::start`](crate::DevServer::start) never reads the
+    /// environment.
+    ///
+    /// ```no_run
+    /// let config = botlane_devserver::DevServerConfig::default().with_env()?;
+    /// # Ok::<(), botlane_devserver::DevServerError>(())
+    /// ```
+    pub fn with_env(self) -> Result<Self, DevServerError> {
+        let value = std::env::var_os(BOT_REST_CREDENTIALS);
+        match value {
+            None => Ok(self),
+            Some(value) => self.with_env_value(Some(&value.to_string_lossy())),
+        }
+    }
+
+    /// [`with_env`](Self::with_env) with the variable's value given rather
+    /// than read: `None` when it is unset.
+    ///
+    /// ```
+    /// use botlane_devserver::DevServerConfig;
+    /// let on = DevServerConfig::default().with_env_value(Some("1"))?;
+    /// assert!(on.bot_rest_credentials);
+    /// let off = on.clone().with_env_value(Some("false"))?;
+    /// assert!(!off.bot_rest_credentials);
+    /// assert!(on.clone().with_env_value(None)?.bot_rest_credentials);
+    /// assert!(on.with_env_value(Some("sometimes")).is_err());
+    /// # Ok::<(), botlane_devserver::DevServerError>(())
+    /// ```
+    pub fn with_env_value(mut self, value: Option<&str>) -> Result<Self, DevServerError> {
+        if let Some(value) = value {
+            self.bot_rest_credentials = parse_flag(value).ok_or_else(|| {
+                DevServerError::Config(format!(
+                    "{BOT_REST_CREDENTIALS} must be 1/true/yes/on or 0/false/no/off, not {value:?}"
+                ))
+            })?;
+        }
+        Ok(self)
+    }
+
+    /// Sets the REST listen address.
+    ///
+    /// ```
+    /// let config = botlane_devserver::DevServerConfig::default().rest_listen(([127, 0, 0, 1], 7701).into());
+    /// assert_eq!(config.rest_listen.port(), 7701);
+    /// ```
+    pub fn rest_listen(mut self, addr: SocketAddr) -> Self {
+        self.rest_listen = addr;
+        self
+    }
+
+    /// Sets the server flag `BOT_REST_CREDENTIALS` (off by default).
+    ///
+    /// ```
+    /// let config = botlane_devserver::DevServerConfig::default().bot_rest_credentials(true);
+    /// assert!(config.bot_rest_credentials);
+    /// ```
+    pub fn bot_rest_credentials(mut self, on: bool) -> Self {
+        self.bot_rest_credentials = on;
+        self
+    }
+
+    /// Serves the REST listener over https with a certificate made at start.
+    ///
+    /// ```
+    /// let config = botlane_devserver::DevServerConfig::default().rest_tls(true);
+    /// assert!(config.rest_tls);
+    /// ```
+    pub fn rest_tls(mut self, on: bool) -> Self {
+        self.rest_tls = on;
+        self
     }
 
     /// Sets the realtime listen address.
@@ -215,6 +337,9 @@ pub struct ServerConfig {
     /// Its channels.
     #[serde(default)]
     pub channels: Vec<ChannelConfig>,
+    /// The files it holds, served by `/api/files`.
+    #[serde(default)]
+    pub files: Vec<FileConfig>,
 }
 
 impl ServerConfig {
@@ -228,6 +353,7 @@ impl ServerConfig {
             name: name.into(),
             id: None,
             channels: Vec::new(),
+            files: Vec::new(),
         }
     }
 
@@ -251,6 +377,59 @@ impl ServerConfig {
     /// ```
     pub fn channel(mut self, channel: ChannelConfig) -> Self {
         self.channels.push(channel);
+        self
+    }
+
+    /// Adds a file.
+    ///
+    /// ```
+    /// use botlane_devserver::{FileConfig, ServerConfig};
+    /// let server = ServerConfig::new("lobby").file(FileConfig::new("notes.txt", "hello"));
+    /// assert_eq!(server.files[0].content, "hello");
+    /// ```
+    pub fn file(mut self, file: FileConfig) -> Self {
+        self.files.push(file);
+        self
+    }
+}
+
+/// A predefined file of a server. Its IV is drawn at random at start.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct FileConfig {
+    /// The file's name.
+    pub name: String,
+    /// Its content, as text.
+    pub content: String,
+    /// A fixed id; a random UUID v4 when absent.
+    #[serde(default)]
+    pub id: Option<String>,
+}
+
+impl FileConfig {
+    /// A file with a random id.
+    ///
+    /// ```
+    /// let file = botlane_devserver::FileConfig::new("notes.txt", "hello");
+    /// assert!(file.id.is_none());
+    /// ```
+    pub fn new(name: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            content: content.into(),
+            id: None,
+        }
+    }
+
+    /// Fixes the file's id.
+    ///
+    /// ```
+    /// let file = botlane_devserver::FileConfig::new("notes.txt", "hello").id("f1");
+    /// assert_eq!(file.id.as_deref(), Some("f1"));
+    /// ```
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
         self
     }
 }
@@ -330,5 +509,36 @@ mod tests {
         assert_eq!(config.users[0].name, "a");
         let err = DevServerConfig::from_json_str(r#"{"bots":[{"name":"b"}]}"#).unwrap_err();
         assert!(err.to_string().contains("token"), "{err}");
+        assert!(!config.bot_rest_credentials && !config.rest_tls);
+        assert_eq!(config.rest_listen, default_listen());
+    }
+
+    #[test]
+    fn the_env_value_overrides_the_file_both_ways() {
+        let on = DevServerConfig::from_json_str(r#"{"bot_rest_credentials": true}"#).unwrap();
+        assert!(
+            on.clone()
+                .with_env_value(None)
+                .unwrap()
+                .bot_rest_credentials
+        );
+        assert!(
+            !on.clone()
+                .with_env_value(Some("0"))
+                .unwrap()
+                .bot_rest_credentials
+        );
+        let off = DevServerConfig::default();
+        assert!(
+            off.clone()
+                .with_env_value(Some("yes"))
+                .unwrap()
+                .bot_rest_credentials
+        );
+        let err = off.with_env_value(Some("2")).unwrap_err().to_string();
+        assert!(
+            err.contains(BOT_REST_CREDENTIALS) && err.contains("\"2\""),
+            "{err}"
+        );
     }
 }

@@ -43,6 +43,21 @@ pub enum DevServerError {
     /// No channel has this id.
     #[error("unknown channel {0}")]
     UnknownChannel(String),
+    /// The REST listener's certificate or TLS configuration could not be made.
+    #[error("cannot set up tls for the rest listener: {0}")]
+    Tls(String),
+    /// A file could not be written.
+    #[error("cannot write {path}")]
+    Write {
+        /// The file.
+        path: String,
+        /// The I/O failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The system's random source failed.
+    #[error("the system random source failed")]
+    Random,
 }
 
 /// [`DevServer::wait_for`](crate::DevServer::wait_for) gave up.

@@ -16,6 +16,7 @@ use botlane::wire::{
 use botlane::MAX_COMMAND_WIRE;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
+use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::emoji::catalog;
@@ -149,12 +150,7 @@ pub(crate) fn handle_text(state: &mut State, conn: u64, text: &str) -> Flow {
             Ok(())
         }
         OpCode::RestMint => {
-            // The REST lane is off: `BOT_REST_CREDENTIALS` is unset.
-            let reply = RestMintReply {
-                code: ReplyCode::FlagOff.code(),
-                ..RestMintReply::default()
-            };
-            state.send(conn, op, &reply);
+            rest_mint(state, conn, &me);
             Ok(())
         }
         _ => {
@@ -223,6 +219,19 @@ fn login(state: &mut State, conn: u64, d: &RawValue) -> Flow {
         state.send(conn, OpCode::ChannelKey, &key);
     }
     Flow::Continue
+}
+
+fn rest_mint(state: &mut State, conn: u64, me: &str) {
+    let kind = state.accounts.get(me).map_or(AccountKind::User, |a| a.kind);
+    let reply = state.rest.mint(me, kind, Instant::now());
+    let recorded = reply.secret.as_ref().map(|_| {
+        let shown = RestMintReply {
+            secret: Some("[REDACTED]".into()),
+            ..reply.clone()
+        };
+        serde_json::to_string(&shown).expect("wire payloads always serialize")
+    });
+    state.send_recorded_as(conn, OpCode::RestMint, &reply, recorded);
 }
 
 fn menu_publish(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {

@@ -7,14 +7,23 @@
 //! SHA-256), identity public keys, servers, channels and members, messages
 //! (sealed content and sidecar only: it never sees plaintext), each bot's
 //! published menu (command names casefolded) and channel keys waiting for
-//! offline members. The REST lane is off: opcode 638 always answers `-7`, as
-//! the real service does while `BOT_REST_CREDENTIALS` is unset.
+//! offline members.
+//!
+//! It also serves the REST lane on a second listener ([`DevServer::rest_url`],
+//! plain http or https with a certificate made at start): opcode 638 mints a
+//! one-time secret, `POST /auth/verify-session` exchanges it for a
+//! `verification` value, and `/api/*` checks that value and then the
+//! `bot-rest` allowlist ([`BOT_REST_ALLOWLIST`]). The server flag
+//! `BOT_REST_CREDENTIALS` is off by default, as on the real service: 638
+//! then answers `-7`. `docs/rest.md` has the bodies, codes and lifetimes.
 //!
 //! Two ways to use it:
 //!
-//! * **The binary** `botlane-devserver [--listen ADDR] [--config FILE]` runs
-//!   it until Ctrl-C and prints its URL and the ids of the configured
-//!   accounts, servers and channels (see [`DevServerConfig`] for the file).
+//! * **The binary** `botlane-devserver [--listen ADDR] [--config FILE]
+//!   [--rest-listen ADDR] [--rest-credentials] [--rest-tls [--rest-root-cert FILE]]`
+//!   runs it until Ctrl-C and prints its URLs and the ids of the configured
+//!   accounts, servers, channels and files (see [`DevServerConfig`] for the
+//!   file). It honours the environment variable `BOT_REST_CREDENTIALS`.
 //! * **The library**, in a bot's own tests: [`DevServer::start`] on a free
 //!   port, accounts and channels made through the handle's admin calls, the
 //!   bot pointed at [`DevServer::ws_url`] with the bot's token, and one or
@@ -96,22 +105,43 @@
 //!   unknown or revoked token gets `-6` and the socket is closed (code 1008).
 //! * [`DevServer::drop_connections`] drops sockets with no close frame;
 //!   [`DevServer::revoke_bot`] and shutdown send a close frame (1008, 1001).
+//! * REST (details in `docs/rest.md`): 638 checks the flag (`-7`), then the
+//!   session kind (`-1`), then a per-bot sliding-window rate limit of
+//!   [`DEFAULT_MINT_LIMIT`] successful mints per [`DEFAULT_MINT_WINDOW`]
+//!   (`-9`), then injected failures (`-2`). Secrets (32 random bytes,
+//!   base64url) and `verification` values are kept only as SHA-256; a secret
+//!   is consumed by its first presentation and expires after
+//!   [`SECRET_LIFETIME`]; a session lasts [`DEFAULT_SESSION_LIFETIME`] on
+//!   tokio's clock. Revoking a bot purges its rows. Every HTTP request is
+//!   recorded verbatim ([`DevServer::http_requests`]); logs show method, path
+//!   and status only.
 #![deny(missing_docs)]
 
 mod config;
 mod emoji;
 mod error;
 mod handlers;
+mod http;
 mod menu;
+mod rest;
 mod server;
 mod state;
 mod test_user;
+mod tls;
 
-pub use config::{AccountConfig, ChannelConfig, DevServerConfig, ServerConfig};
+pub use config::{
+    parse_flag, AccountConfig, ChannelConfig, DevServerConfig, FileConfig, ServerConfig,
+    BOT_REST_CREDENTIALS,
+};
 pub use emoji::EMOJI_CATALOG;
 pub use error::{DevServerError, WaitTimeout};
 pub use handlers::{DEFAULT_HISTORY, MAX_CONTENT_BYTES, MAX_HISTORY};
+pub use http::{BOT_REST_ALLOWLIST, MAX_HTTP_BODY_BYTES};
 pub use menu::{MenuRejection, StoredCommand, StoredMenu, StoredOption};
+pub use rest::{
+    HttpRecord, StoredFile, DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW, DEFAULT_SESSION_LIFETIME,
+    SECRET_LIFETIME,
+};
 pub use server::{DevServer, MAX_FRAME_BYTES};
 pub use state::{
     BotAccount, Denial, Direction, FrameRecord, NotificationRecord, StateView, UserAccount,

@@ -2,17 +2,22 @@
 //!
 //! ```text
 //! botlane-devserver [--listen ADDR] [--config FILE]
+//!                   [--rest-listen ADDR] [--rest-credentials] [--rest-tls [--rest-root-cert FILE]]
 //! ```
 //!
+//! The REST lane's server flag comes from the config file, then the
+//! environment variable `BOT_REST_CREDENTIALS` (`1`/`true` on, `0`/`false`
+//! off), then `--rest-credentials` (on).
+//!
 //! Logs go to stderr (`RUST_LOG` filters them; default `info`); they name
-//! opcodes and sizes, never tokens or payloads.
+//! opcodes and sizes, never tokens, secrets or payloads.
 
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use botlane_devserver::{DevServer, DevServerConfig};
+use botlane_devserver::{DevServer, DevServerConfig, DevServerError};
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
@@ -26,6 +31,18 @@ struct Args {
     /// JSON file with the predefined bots, users, servers and channels.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Address of the REST (HTTP) listener (overrides the config file's `rest_listen`).
+    #[arg(long, value_name = "ADDR")]
+    rest_listen: Option<SocketAddr>,
+    /// Turn the REST lane's server flag BOT_REST_CREDENTIALS on (opcode 638 mints).
+    #[arg(long)]
+    rest_credentials: bool,
+    /// Serve the REST listener over https with a certificate made at start.
+    #[arg(long)]
+    rest_tls: bool,
+    /// With --rest-tls: write the root certificate (PEM) clients must trust to FILE.
+    #[arg(long, value_name = "FILE", requires = "rest_tls")]
+    rest_root_cert: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -58,7 +75,7 @@ async fn main() -> ExitCode {
     clippy::print_stdout,
     reason = "the URLs and ids are the program's output"
 )]
-async fn serve(args: Args) -> Result<(), botlane_devserver::DevServerError> {
+async fn serve(args: Args) -> Result<(), DevServerError> {
     let mut config = match &args.config {
         Some(path) => DevServerConfig::from_json_file(path)?,
         None => DevServerConfig::default(),
@@ -66,8 +83,31 @@ async fn serve(args: Args) -> Result<(), botlane_devserver::DevServerError> {
     if let Some(listen) = args.listen {
         config.listen = listen;
     }
+    config = config.with_env()?;
+    if let Some(rest_listen) = args.rest_listen {
+        config.rest_listen = rest_listen;
+    }
+    if args.rest_credentials {
+        config.bot_rest_credentials = true;
+    }
+    if args.rest_tls {
+        config.rest_tls = true;
+    }
     let server = DevServer::start(config.clone()).await?;
     println!("realtime: {}", server.ws_url());
+    let flag = if config.bot_rest_credentials {
+        "on"
+    } else {
+        "off"
+    };
+    println!("rest: {} (BOT_REST_CREDENTIALS {flag})", server.rest_url());
+    if let (Some(path), Some(pem)) = (&args.rest_root_cert, server.rest_root_certificate_pem()) {
+        std::fs::write(path, pem).map_err(|source| DevServerError::Write {
+            path: path.display().to_string(),
+            source,
+        })?;
+        println!("rest root certificate: {}", path.display());
+    }
     for (kind, accounts) in [("bot", &config.bots), ("user", &config.users)] {
         for account in accounts {
             if let Some(id) = server.account_id(&account.name) {
@@ -84,6 +124,9 @@ async fn serve(args: Args) -> Result<(), botlane_devserver::DevServerError> {
             if let Some(id) = server.channel_id(&server_id, &channel.name) {
                 println!("  channel {}: {id}", channel.name);
             }
+        }
+        for file in server.files(&server_id) {
+            println!("  file {}: {}", file.name, file.id);
         }
     }
     if let Err(e) = tokio::signal::ctrl_c().await {

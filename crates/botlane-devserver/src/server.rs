@@ -1,6 +1,6 @@
 //! The running service: its handle, its listener and its connections.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,9 +19,10 @@ use tokio::time::Instant;
 
 use crate::handlers::{handle_text, Flow};
 use crate::state::{new_token, Outbound, Shared, State, Termination};
+use crate::tls::{self, TlsListener};
 use crate::{
-    BotAccount, Denial, DevServerConfig, DevServerError, FrameRecord, StateView, StoredMenu,
-    UserAccount, WaitTimeout,
+    BotAccount, Denial, DevServerConfig, DevServerError, FrameRecord, HttpRecord, StateView,
+    StoredFile, StoredMenu, UserAccount, WaitTimeout,
 };
 
 /// Largest WebSocket message the service reads; larger ones end the connection.
@@ -51,8 +52,32 @@ const FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct DevServer {
     shared: Arc<Shared>,
     local_addr: SocketAddr,
+    rest_addr: SocketAddr,
+    /// The root a client must trust, when the REST listener serves https.
+    rest_root: Option<RootCertificate>,
     shutdown: watch::Sender<bool>,
-    task: Option<JoinHandle<()>>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+struct RootCertificate {
+    der: Vec<u8>,
+    pem: String,
+}
+
+/// The REST listener, plain or with TLS.
+enum RestListener {
+    Plain(TcpListener),
+    Tls(TlsListener),
+}
+
+async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), DevServerError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| DevServerError::Bind { addr, source })?;
+    let local = listener
+        .local_addr()
+        .map_err(|source| DevServerError::Bind { addr, source })?;
+    Ok((listener, local))
 }
 
 /// What every request handler and connection task gets.
@@ -65,32 +90,51 @@ struct App {
 }
 
 impl DevServer {
-    /// Builds the state from `config`, binds `config.listen` and starts serving.
+    /// Builds the state from `config`, binds `config.listen` (realtime) and
+    /// `config.rest_listen` (REST), makes the TLS certificates if
+    /// `config.rest_tls`, and starts serving. The environment is not read
+    /// (see [`DevServerConfig::with_env`]).
     pub async fn start(config: DevServerConfig) -> Result<Self, DevServerError> {
         let state = State::from_config(&config)?;
-        let listener =
-            TcpListener::bind(config.listen)
-                .await
-                .map_err(|source| DevServerError::Bind {
-                    addr: config.listen,
-                    source,
-                })?;
-        let local_addr = listener
-            .local_addr()
-            .map_err(|source| DevServerError::Bind {
-                addr: config.listen,
-                source,
-            })?;
+        let (listener, local_addr) = bind(config.listen).await?;
+        let (rest_listener, rest_addr) = bind(config.rest_listen).await?;
         let shared = Arc::new(Shared::new(state));
         let (shutdown, shutdown_rx) = watch::channel(false);
-        let task = tokio::spawn(run(listener, Arc::clone(&shared), shutdown_rx));
-        tracing::info!(%local_addr, "realtime listener started");
-        Ok(Self {
+        let (rest_listener, rest_root) = if config.rest_tls {
+            let material = tls::generate()?;
+            let listener = TlsListener::new(rest_listener, material.acceptor, shutdown_rx.clone())
+                .map_err(|source| DevServerError::Bind {
+                    addr: config.rest_listen,
+                    source,
+                })?;
+            let root = RootCertificate {
+                der: material.root_der,
+                pem: material.root_pem,
+            };
+            (RestListener::Tls(listener), Some(root))
+        } else {
+            (RestListener::Plain(rest_listener), None)
+        };
+        let rest_router = crate::http::router(Arc::clone(&shared));
+        let tasks = vec![
+            tokio::spawn(run(listener, Arc::clone(&shared), shutdown_rx.clone())),
+            tokio::spawn(run_rest(rest_listener, rest_router, shutdown_rx)),
+        ];
+        let server = Self {
             shared,
             local_addr,
+            rest_addr,
+            rest_root,
             shutdown,
-            task: Some(task),
-        })
+            tasks,
+        };
+        tracing::info!(%local_addr, "realtime listener started");
+        tracing::info!(
+            url = %server.rest_url(),
+            bot_rest_credentials = config.bot_rest_credentials,
+            "rest listener started"
+        );
+        Ok(server)
     }
 
     /// The WebSocket URL of the realtime wire, such as `ws://127.0.0.1:40123/ws`.
@@ -103,10 +147,79 @@ impl DevServer {
         self.local_addr
     }
 
+    /// The origin of the REST listener, such as `http://127.0.0.1:40124`,
+    /// or `https://…` when it serves TLS; no trailing slash. An unspecified
+    /// listen address (`0.0.0.0`, `::`) is given as the loopback address,
+    /// which the certificate covers.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// use botlane_devserver::{DevServer, DevServerConfig};
+    /// let plain = DevServer::start(DevServerConfig::default()).await?;
+    /// assert!(plain.rest_url().starts_with("http://127.0.0.1:"));
+    /// let tls = DevServer::start(DevServerConfig::default().rest_tls(true)).await?;
+    /// assert!(tls.rest_url().starts_with("https://127.0.0.1:"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn rest_url(&self) -> String {
+        let scheme = if self.rest_root.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        let mut addr = self.rest_addr;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(match addr.ip() {
+                IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+            });
+        }
+        format!("{scheme}://{addr}")
+    }
+
+    /// The address the REST listener is bound to.
+    pub fn rest_addr(&self) -> SocketAddr {
+        self.rest_addr
+    }
+
+    /// The root certificate (DER) a client must trust to reach the REST
+    /// listener over https; `None` when it serves plain http.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// use botlane_devserver::{DevServer, DevServerConfig};
+    /// let tls = DevServer::start(DevServerConfig::default().rest_tls(true)).await?;
+    /// assert_eq!(tls.rest_root_certificate_der().unwrap()[0], 0x30); // a DER SEQUENCE
+    /// assert!(DevServer::start(DevServerConfig::default()).await?.rest_root_certificate_der().is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn rest_root_certificate_der(&self) -> Option<Vec<u8>> {
+        self.rest_root.as_ref().map(|root| root.der.clone())
+    }
+
+    /// The same root certificate as PEM text.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// use botlane_devserver::{DevServer, DevServerConfig};
+    /// let tls = DevServer::start(DevServerConfig::default().rest_tls(true)).await?;
+    /// assert!(tls.rest_root_certificate_pem().unwrap().starts_with("-----BEGIN CERTIFICATE-----"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn rest_root_certificate_pem(&self) -> Option<String> {
+        self.rest_root.as_ref().map(|root| root.pem.clone())
+    }
+
     /// Stops accepting, closes every connection and waits until every task has ended.
     pub async fn shutdown(mut self) {
         self.shutdown.send_replace(true);
-        if let Some(task) = self.task.take() {
+        for task in std::mem::take(&mut self.tasks) {
             if let Err(e) = task.await {
                 tracing::error!(error = %e, "service task failed");
             }
@@ -261,6 +374,180 @@ impl DevServer {
         self.shared.update(|s| s.revoke_bot(bot_id))
     }
 
+    /// Turns the server flag `BOT_REST_CREDENTIALS` on or off. It gates
+    /// minting only: secrets and sessions already issued stay valid.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// let server = botlane_devserver::DevServer::start(Default::default()).await?;
+    /// assert!(!server.rest_credentials());
+    /// server.set_rest_credentials(true);
+    /// assert!(server.rest_credentials());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn set_rest_credentials(&self, on: bool) {
+        self.shared.update(|s| s.rest.enabled = on);
+    }
+
+    /// Whether the server flag `BOT_REST_CREDENTIALS` is on.
+    pub fn rest_credentials(&self) -> bool {
+        self.shared.lock().rest.enabled
+    }
+
+    /// Limits each bot to `max` successful mints (opcode 638) in any sliding
+    /// `window`; over it, 638 answers `-9`. The default is
+    /// [`DEFAULT_MINT_LIMIT`](crate::DEFAULT_MINT_LIMIT) per
+    /// [`DEFAULT_MINT_WINDOW`](crate::DEFAULT_MINT_WINDOW). Setting it forgets
+    /// the mints counted so far; `max` 0 refuses every mint.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// use std::time::Duration;
+    /// let server = botlane_devserver::DevServer::start(Default::default()).await?;
+    /// server.set_mint_rate_limit(1, Duration::from_secs(60));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn set_mint_rate_limit(&self, max: u32, window: Duration) {
+        self.shared
+            .update(|s| s.rest.set_mint_rate_limit(max, window));
+    }
+
+    /// Makes the next `count` mints that pass every other check answer `-2`
+    /// (server error); 0 cancels what is left.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// let server = botlane_devserver::DevServer::start(Default::default()).await?;
+    /// server.fail_next_mints(1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn fail_next_mints(&self, count: u32) {
+        self.shared.update(|s| s.rest.fail_next_mints(count));
+    }
+
+    /// Sets the lifetime of the `verification` values exchanged from now on
+    /// (default [`DEFAULT_SESSION_LIFETIME`](crate::DEFAULT_SESSION_LIFETIME),
+    /// 15 minutes). Expiry is measured on tokio's clock, so a test that
+    /// pauses time can move past it. `expires_in` reports it in whole
+    /// seconds, rounded down.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// use std::time::Duration;
+    /// let server = botlane_devserver::DevServer::start(Default::default()).await?;
+    /// server.set_session_lifetime(Duration::from_secs(2));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn set_session_lifetime(&self, lifetime: Duration) {
+        self.shared
+            .update(|s| s.rest.set_session_lifetime(lifetime));
+    }
+
+    /// Purges a bot's REST rows (pending secrets and sessions) without
+    /// revoking its token, so its next `/api` call gets 401
+    /// `session_expired` and it can mint again; returns how many rows there
+    /// were. [`revoke_bot`](Self::revoke_bot) purges them too.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// let server = botlane_devserver::DevServer::start(Default::default()).await?;
+    /// let bot = server.add_bot("dicebot");
+    /// assert_eq!(server.purge_rest_credentials(&bot.id), 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn purge_rest_credentials(&self, bot_id: &str) -> usize {
+        self.shared.update(|s| s.rest.purge(bot_id))
+    }
+
+    /// The number of opcode 638 requests that minted a secret (code 0).
+    pub fn mint_count(&self) -> u64 {
+        self.shared.lock().rest.mints
+    }
+
+    /// The number of secrets exchanged at `/auth/verify-session`.
+    pub fn exchange_count(&self) -> u64 {
+        self.shared.lock().rest.exchanges
+    }
+
+    /// Every HTTP request the REST listener received, in order of arrival,
+    /// with every header as received.
+    pub fn http_requests(&self) -> Vec<HttpRecord> {
+        self.shared.lock().rest.http.clone()
+    }
+
+    /// Makes the REST listener answer every request for `path` (exact, query
+    /// ignored, before any other check) with `302 Found` and
+    /// `Location: to_url`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// let server = botlane_devserver::DevServer::start(Default::default()).await?;
+    /// let elsewhere = botlane_devserver::DevServer::start(Default::default()).await?;
+    /// server.redirect("/api/files/list", &format!("{}/api/files/list", elsewhere.rest_url()));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn redirect(&self, path: &str, to_url: &str) {
+        self.shared.update(|s| s.rest.redirect(path, to_url));
+    }
+
+    /// Stores a file in a server, with a random IV, and returns its id.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// let server = botlane_devserver::DevServer::start(Default::default()).await?;
+    /// let lobby = server.create_server("lobby");
+    /// let id = server.add_file(&lobby, "notes.txt", b"hello".to_vec())?;
+    /// assert_eq!(server.file(&id).unwrap().bytes, b"hello");
+    /// assert!(server.add_file("no-such-server", "x", Vec::new()).is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn add_file(
+        &self,
+        server_id: &str,
+        name: &str,
+        bytes: Vec<u8>,
+    ) -> Result<String, DevServerError> {
+        self.shared.update(|s| {
+            if !s.servers.contains_key(server_id) {
+                return Err(DevServerError::UnknownServer(server_id.to_owned()));
+            }
+            s.rest
+                .add_file(server_id, name, bytes, None)
+                .ok_or(DevServerError::Random)
+        })
+    }
+
+    /// A stored file, with its IV.
+    pub fn file(&self, file_id: &str) -> Option<StoredFile> {
+        self.shared.lock().rest.file(file_id).cloned()
+    }
+
+    /// The files of a server, in the order they were added.
+    pub fn files(&self, server_id: &str) -> Vec<StoredFile> {
+        let state = self.shared.lock();
+        state
+            .rest
+            .files
+            .iter()
+            .filter(|f| f.server_id == server_id)
+            .cloned()
+            .collect()
+    }
+
     /// The id of the account with this name (the first one, if several share it).
     pub fn account_id(&self, name: &str) -> Option<String> {
         let state = self.shared.lock();
@@ -355,6 +642,31 @@ impl DevServer {
     }
 }
 
+/// Serves the REST routes until `shutdown` turns true, then waits for the
+/// requests in flight.
+async fn run_rest(listener: RestListener, router: Router, mut shutdown: watch::Receiver<bool>) {
+    let signal = async move {
+        // An error means the handle is gone, which is a shutdown too.
+        let _ = shutdown.wait_for(|stop| *stop).await;
+    };
+    let served = match listener {
+        RestListener::Plain(listener) => {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(signal)
+                .await
+        }
+        RestListener::Tls(listener) => {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(signal)
+                .await
+        }
+    };
+    if let Err(e) = served {
+        tracing::error!(error = %e, "rest listener failed");
+    }
+    tracing::info!("rest listener stopped");
+}
+
 impl Drop for DevServer {
     fn drop(&mut self) {
         self.shutdown.send_replace(true);
@@ -365,6 +677,7 @@ impl std::fmt::Debug for DevServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DevServer")
             .field("local_addr", &self.local_addr)
+            .field("rest_url", &self.rest_url())
             .finish_non_exhaustive()
     }
 }

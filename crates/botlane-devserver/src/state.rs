@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::{mpsc, watch, Notify};
 use uuid::Uuid;
 
+use crate::rest::{HttpRecord, RestState};
 use crate::{DevServerConfig, DevServerError, StoredMenu};
 
 /// The SHA-256 of a token: the only form in which the service keeps it.
@@ -208,8 +209,9 @@ pub struct FrameRecord {
     pub opcode: Option<u16>,
     /// The payload's size in bytes (the whole text for an invalid envelope).
     pub payload_size: usize,
-    /// The payload's JSON text, with a login token replaced by `"[REDACTED]"`;
-    /// `"[UNPARSED]"` for an invalid envelope, which might hold a token.
+    /// The payload's JSON text, with a login token and a 638 reply's
+    /// one-time secret replaced by `"[REDACTED]"`; `"[UNPARSED]"` for an
+    /// invalid envelope, which might hold a token.
     pub payload: String,
 }
 
@@ -254,6 +256,7 @@ pub(crate) struct State {
     next_connection: u64,
     pub(crate) frames: Vec<FrameRecord>,
     pub(crate) notifications: Vec<NotificationRecord>,
+    pub(crate) rest: RestState,
 }
 
 impl State {
@@ -270,6 +273,7 @@ impl State {
             next_connection: 1,
             frames: Vec::new(),
             notifications: Vec::new(),
+            rest: RestState::new(config.bot_rest_credentials),
         };
         let accounts = config
             .bots
@@ -304,6 +308,24 @@ impl State {
                         })?;
                     state.add_member(&channel_id, &account_id)?;
                 }
+            }
+            for file in &server.files {
+                if let Some(id) = file.id.as_deref() {
+                    if id.is_empty() || state.rest.file(id).is_some() {
+                        return Err(DevServerError::Config(format!(
+                            "file id {id:?} is empty or used twice"
+                        )));
+                    }
+                }
+                state
+                    .rest
+                    .add_file(
+                        &server_id,
+                        &file.name,
+                        file.content.clone().into_bytes(),
+                        file.id.as_deref(),
+                    )
+                    .ok_or(DevServerError::Random)?;
             }
         }
         Ok(state)
@@ -440,6 +462,7 @@ impl State {
         }
         account.revoked = true;
         self.tokens.remove(&account.token_hash);
+        self.rest.purge(bot_id);
         for connection in self.connections.values() {
             if connection.account_id.as_deref() == Some(bot_id) {
                 connection.kill.send_replace(Some(Termination::Close {
@@ -538,6 +561,18 @@ impl State {
         op: OpCode,
         payload: &T,
     ) {
+        self.send_recorded_as(connection_id, op, payload, None);
+    }
+
+    /// Like [`send`](Self::send), but records `recorded` instead of the
+    /// payload when given (for replies that carry a secret).
+    pub(crate) fn send_recorded_as<T: Serialize + ?Sized>(
+        &mut self,
+        connection_id: u64,
+        op: OpCode,
+        payload: &T,
+        recorded: Option<String>,
+    ) {
         let Some(connection) = self.connections.get(&connection_id) else {
             return;
         };
@@ -561,7 +596,7 @@ impl State {
             direction: Direction::Sent,
             opcode: Some(op.code()),
             payload_size: raw.get().len(),
-            payload: raw.get().to_owned(),
+            payload: recorded.unwrap_or_else(|| raw.get().to_owned()),
         });
     }
 
@@ -656,6 +691,21 @@ impl StateView<'_> {
             .accounts
             .get(account_id)
             .and_then(|a| a.public_key.as_deref())
+    }
+
+    /// Every HTTP request the REST listener received, in order of arrival.
+    pub fn http_requests(&self) -> &[HttpRecord] {
+        &self.state.rest.http
+    }
+
+    /// The number of opcode 638 requests that minted a secret.
+    pub fn mint_count(&self) -> u64 {
+        self.state.rest.mints
+    }
+
+    /// The number of secrets exchanged at `/auth/verify-session`.
+    pub fn exchange_count(&self) -> u64 {
+        self.state.rest.exchanges
     }
 
     /// The channel keys waiting for an offline account.

@@ -8,8 +8,25 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use botlane::wire::OpCode;
+use botlane_devserver::BOT_REST_CREDENTIALS;
 use common::Raw;
-use serde_json::json;
+use serde_json::{json, Value};
+
+/// Stops the child with SIGINT and returns its stderr, after checking it
+/// exited cleanly.
+async fn interrupt(child: std::process::Child) -> String {
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stderr).unwrap()
+}
 
 #[tokio::test]
 async fn the_binary_serves_its_config_and_stops_on_ctrl_c() {
@@ -30,6 +47,7 @@ async fn the_binary_serves_its_config_and_stops_on_ctrl_c() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))
         .args(["--listen", "127.0.0.1:0", "--config"])
         .arg(&config)
+        .env_remove(BOT_REST_CREDENTIALS)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -40,6 +58,12 @@ async fn the_binary_serves_its_config_and_stops_on_ctrl_c() {
     assert!(
         url.starts_with("ws://127.0.0.1:") && url.ends_with("/ws"),
         "{first}"
+    );
+    let rest_line = lines.next().unwrap().unwrap();
+    assert!(
+        rest_line.starts_with("rest: http://127.0.0.1:")
+            && rest_line.ends_with(" (BOT_REST_CREDENTIALS off)"),
+        "{rest_line}"
     );
     let rest: Vec<String> = lines.by_ref().take(4).map(Result::unwrap).collect();
     assert_eq!(
@@ -60,19 +84,101 @@ async fn the_binary_serves_its_config_and_stops_on_ctrl_c() {
         bot.request(OpCode::Heartbeat, json!({})).await,
         json!({"code": 0})
     );
+    assert_eq!(
+        bot.request(OpCode::RestMint, json!({})).await,
+        json!({"code": -7})
+    );
 
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let logs = String::from_utf8(output.stderr).unwrap();
+    let logs = interrupt(child).await;
     assert!(logs.contains("shutting down"), "{logs}");
     assert!(!logs.contains("bin-bot-token"), "a token reached the logs");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn the_binary_serves_the_rest_lane_over_https_when_asked() {
+    let dir = std::env::temp_dir().join(format!("botlane-devserver-rest-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("devserver.json");
+    std::fs::write(
+        &config,
+        r#"{
+            "bots": [{"name": "dicebot", "token": "bin-rest-bot-token"}],
+            "servers": [{"name": "lobby", "id": "s-1",
+                "files": [{"name": "notes.txt", "id": "f1", "content": "hello, world"}]}]
+        }"#,
+    )
+    .unwrap();
+    let root_file = dir.join("root.pem");
+    // The flag comes from the environment variable, as on the real service.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--rest-listen",
+            "127.0.0.1:0",
+            "--rest-tls",
+        ])
+        .arg("--config")
+        .arg(&config)
+        .arg("--rest-root-cert")
+        .arg(&root_file)
+        .env(BOT_REST_CREDENTIALS, "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .take(6)
+        .map(Result::unwrap)
+        .collect();
+    let ws_url = lines[0].strip_prefix("realtime: ").unwrap();
+    let rest_url = lines[1]
+        .strip_prefix("rest: ")
+        .and_then(|l| l.strip_suffix(" (BOT_REST_CREDENTIALS on)"))
+        .unwrap();
+    assert!(rest_url.starts_with("https://127.0.0.1:"), "{}", lines[1]);
+    assert_eq!(
+        lines[2],
+        format!("rest root certificate: {}", root_file.display())
+    );
+    assert_eq!(lines[5], "  file notes.txt: f1");
+
+    let mut bot = Raw::connect(ws_url).await;
+    bot.login("bin-rest-bot-token").await;
+    let minted = bot.request(OpCode::RestMint, json!({})).await;
+    assert_eq!(minted["code"], 0, "{minted}");
+    let pem = std::fs::read(&root_file).unwrap();
+    let http = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(&pem).unwrap())
+        .build()
+        .unwrap();
+    let exchanged: Value = http
+        .post(format!("{rest_url}/auth/verify-session"))
+        .json(&json!({"secret": minted["secret"], "row_id": minted["row_id"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let bytes = http
+        .get(format!("{rest_url}/api/files/f1/download?roomIds=s-1"))
+        .header("verification", exchanged["verification"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap()
+        .error_for_status()
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(bytes, "hello, world");
+
+    let logs = interrupt(child).await;
+    let secret = minted["secret"].as_str().unwrap();
+    assert!(!logs.contains(secret), "a secret reached the logs");
+    assert!(logs.contains("rest credential minted"), "{logs}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
