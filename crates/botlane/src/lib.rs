@@ -11,6 +11,9 @@ pub mod wire;
 #[doc(hidden)]
 pub mod fuzzing;
 
+/// `#[derive(Command)]` and `#[derive(CommandChoice)]`: see the traits of the same names.
+#[cfg(feature = "macros")]
+pub use botlane_macros::{Command, CommandChoice};
 pub use client::{
     Client, ClientError, ClientOptions, CommandError, CommandErrorReason, Commands, Event,
     SendRejected, DEFAULT_REST_URL,
