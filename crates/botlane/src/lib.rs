@@ -11,7 +11,7 @@ pub mod wire;
 #[doc(hidden)]
 pub mod fuzzing;
 
-/// `#[derive(Command)]` and `#[derive(CommandChoice)]`: see the traits of the same names.
+// The derives share their names with the traits they implement, as serde's do.
 #[cfg(feature = "macros")]
 pub use botlane_macros::{Command, CommandChoice};
 pub use client::{

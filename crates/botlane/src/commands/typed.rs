@@ -108,6 +108,12 @@ pub trait Command: Sized {
 ///     Err(ArgValueError::WrongType { .. })
 /// ));
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot hold the value of a command option",
+    label = "not an option value type",
+    note = "an option field is a String, an integer type up to 64 bits, f64, bool, UserId, \
+            ChannelId, RoleId or an enum deriving CommandChoice, or an Option of one"
+)]
 pub trait CommandOptionValue: Sized {
     /// The option type a field of this type declares.
     const KIND: CommandOptionType;
@@ -158,6 +164,12 @@ pub trait CommandOptionValue: Sized {
 ///     Some("option \"color\": \"green\" is not one of \"red\", \"sky blue\"")
 /// );
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot hold the value of a command option",
+    label = "not an option value type",
+    note = "an option field is a String, an integer type up to 64 bits, f64, bool, UserId, \
+            ChannelId, RoleId or an enum deriving CommandChoice, or an Option of one"
+)]
 pub trait CommandChoice: Sized + 'static {
     /// The choice of every variant, in declared order.
     const CHOICES: &'static [&'static str];
