@@ -3,8 +3,8 @@
 //!
 //! The limits and the integer/number syntax repeat botlane's `limits.rs` and
 //! `coerce.rs`: a proc-macro crate cannot depend on the crate it serves. The
-//! botlane test `derive_rules` checks that what compiles here also passes
-//! `validate_declaration` there, edge cases included.
+//! test `agrees_with_validate_declaration` below holds them to botlane's
+//! `validate_declaration`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -391,5 +391,102 @@ mod tests {
             Some(Kind::Integer)
         );
         assert!(option_inner(&syn::parse_quote!(i64)).is_none());
+    }
+
+    /// Every replicated rule gives the verdict botlane's validator gives.
+    #[test]
+    fn agrees_with_validate_declaration() {
+        use botlane::{validate_declaration, CommandDeclaration, CommandOption, CommandOptionType};
+
+        let texts = [
+            "",
+            "0",
+            "6",
+            "+06",
+            "-7",
+            "-",
+            "+",
+            "1.",
+            ".5",
+            ".",
+            "1e3",
+            "1E-2",
+            "-2.5e+3",
+            "1e",
+            "e5",
+            "1.2.3",
+            "1,5",
+            "inf",
+            "NaN",
+            "infinity",
+            "1e999",
+            " 1",
+            "0x10",
+            "١",
+            "9007199254740991",
+            "-9007199254740991",
+            "9007199254740992",
+            "99999999999999999999",
+            "abc",
+            "Roll",
+            "roll-dice_2",
+            "café",
+        ];
+        let cases = [
+            (Kind::Integer, CommandOptionType::Integer),
+            (Kind::Number, CommandOptionType::Number),
+            (Kind::String, CommandOptionType::String),
+            (Kind::User, CommandOptionType::User),
+            (Kind::Channel, CommandOptionType::Channel),
+            (Kind::Role, CommandOptionType::Role),
+        ];
+        for (kind, option_type) in cases {
+            for text in texts {
+                let decl = CommandDeclaration::new("c", "d")
+                    .option(CommandOption::new("o", "d", option_type).choices([text]));
+                assert_eq!(
+                    kind.accepts_choice(text),
+                    validate_declaration(&decl).is_ok(),
+                    "{kind:?} choice {text:?}"
+                );
+                for other in texts {
+                    let decl = CommandDeclaration::new("c", "d")
+                        .option(CommandOption::new("o", "d", option_type).choices([text, other]));
+                    if kind.accepts_choice(text) && kind.accepts_choice(other) {
+                        assert_eq!(
+                            kind.same_choice(text, other),
+                            validate_declaration(&decl).is_err(),
+                            "{kind:?} choices {text:?} and {other:?}"
+                        );
+                    }
+                }
+            }
+        }
+        for text in texts
+            .iter()
+            .copied()
+            .chain([&*"x".repeat(32), &*"x".repeat(33)])
+        {
+            let decl = CommandDeclaration::new(text, "d");
+            assert_eq!(
+                is_valid_name(text),
+                validate_declaration(&decl).is_ok(),
+                "{text:?}"
+            );
+        }
+        for description in ["", "x", &"é".repeat(100), &"é".repeat(101)] {
+            let decl = CommandDeclaration::new("c", description);
+            assert_eq!(
+                description_problem(description).is_none(),
+                validate_declaration(&decl).is_ok(),
+                "{description:?}"
+            );
+        }
+        let bool_choices = CommandDeclaration::new("c", "d")
+            .option(CommandOption::new("o", "d", CommandOptionType::Boolean).choices(["true"]));
+        assert_eq!(
+            Kind::Boolean.accepts_choice("true"),
+            validate_declaration(&bool_choices).is_ok()
+        );
     }
 }

@@ -2,8 +2,6 @@
 //! one file per declaration rule under `tests/ui/`, each with the expected
 //! compiler output checked in beside it (regenerate with `TRYBUILD=overwrite`).
 
-#![cfg(feature = "macros")]
-
 #[test]
 fn derive_errors_point_at_the_field_or_attribute_at_fault() {
     let cases = trybuild::TestCases::new();
