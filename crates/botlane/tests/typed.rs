@@ -311,7 +311,12 @@ fn integer_types_convert_with_their_ranges() {
         Ok(3),
         "an integral number serves an integer"
     );
-    assert!(i32::from_arg(&CommandArgValue::Number(3.5)).is_err());
+    assert_eq!(
+        i32::from_arg(&CommandArgValue::Number(3.5))
+            .unwrap_err()
+            .to_string(),
+        "expected an integer, got the number 3.5"
+    );
     assert_eq!(
         <ChannelId as CommandOptionValue>::KIND,
         CommandOptionType::Channel

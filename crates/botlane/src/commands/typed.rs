@@ -288,7 +288,7 @@ impl fmt::Display for Described<'_> {
             CommandArgValue::String(s) => write!(f, "the string {}", Excerpt(s)),
             CommandArgValue::Integer(i) => write!(f, "the integer {i}"),
             CommandArgValue::Boolean(b) => write!(f, "the boolean {b}"),
-            other => write!(f, "the number {other}"),
+            number @ CommandArgValue::Number(_) => write!(f, "the number {number}"),
         }
     }
 }
