@@ -71,6 +71,9 @@ pub mod wire;
 #[doc(hidden)]
 pub mod fuzzing;
 
+// The derives share their names with the traits they implement, as serde's do.
+#[cfg(feature = "macros")]
+pub use botlane_macros::{Command, CommandChoice};
 pub use client::{
     Client, ClientError, ClientOptions, CommandError, CommandErrorReason, Commands, Event,
     SendRejected, DEFAULT_REST_URL,

@@ -11,6 +11,7 @@ pub(crate) mod limits;
 mod menu;
 mod registry;
 mod text;
+mod typed;
 mod types;
 mod validate;
 
@@ -25,5 +26,6 @@ pub use limits::{
 pub use menu::*;
 pub use registry::*;
 pub use text::*;
+pub use typed::*;
 pub use types::*;
 pub use validate::*;

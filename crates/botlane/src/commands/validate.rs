@@ -278,7 +278,7 @@ pub enum DeclarationRule {
     },
 }
 
-fn kind_phrase(kind: &CommandOptionType) -> &'static str {
+pub(crate) fn kind_phrase(kind: &CommandOptionType) -> &'static str {
     match kind {
         CommandOptionType::Integer => "an integer",
         CommandOptionType::Number => "a number",
@@ -293,7 +293,7 @@ fn kind_phrase(kind: &CommandOptionType) -> &'static str {
 /// A user-supplied value in a message: quoted and escaped like Rust's `{:?}`
 /// (so a newline cannot forge a second line), at most [`EXCERPT_CHARS`]
 /// characters, with `…` when cut.
-struct Excerpt<'a>(&'a str);
+pub(crate) struct Excerpt<'a>(pub(crate) &'a str);
 
 impl fmt::Display for Excerpt<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

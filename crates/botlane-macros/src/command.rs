@@ -1,0 +1,415 @@
+//! `#[derive(Command)]`: a struct becomes a declaration and a conversion
+//! from its arguments.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Attribute, Data, DeriveInput, Field, Fields, Ident, LitStr, Token, Type};
+
+use crate::rules::{
+    description_problem, doc_text, is_valid_name, kebab_case, name_rule_message, option_inner,
+    quoted, Errors, Kind, MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN, MAX_OPTIONS_PER_COMMAND,
+};
+
+/// The keys of `#[command(...)]`.
+#[derive(Default)]
+struct CommandAttrs {
+    name: Option<LitStr>,
+    description: Option<LitStr>,
+}
+
+/// The keys of `#[option(...)]`.
+#[derive(Default)]
+struct OptionAttrs {
+    name: Option<LitStr>,
+    description: Option<LitStr>,
+    kind: Option<LitStr>,
+    choices: Option<(Span, Vec<LitStr>)>,
+}
+
+/// One field, read and checked.
+struct OptionSpec<'a> {
+    ident: &'a Ident,
+    /// The field type, or the `T` of `Option<T>`.
+    value_ty: &'a Type,
+    optional: bool,
+    name: String,
+    name_span: Span,
+    description: String,
+    kind_attr: Option<Kind>,
+    choices: Option<Vec<LitStr>>,
+}
+
+fn set_once<T>(
+    slot: &mut Option<T>,
+    value: T,
+    meta: &syn::meta::ParseNestedMeta<'_>,
+) -> syn::Result<()> {
+    if slot.is_some() {
+        let key = meta
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        return Err(meta.error(format!("`{key}` is given twice")));
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+fn command_attrs(attrs: &[Attribute], errors: &mut Errors) -> CommandAttrs {
+    let mut out = CommandAttrs::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("command")) {
+        let parsed = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("name") {
+                set_once(&mut out.name, meta.value()?.parse()?, &meta)
+            } else if meta.path.is_ident("description") {
+                set_once(&mut out.description, meta.value()?.parse()?, &meta)
+            } else {
+                Err(meta.error("unknown command attribute: expected `name` or `description`"))
+            }
+        });
+        if let Err(e) = parsed {
+            errors.push(e);
+        }
+    }
+    out
+}
+
+fn option_attrs(attrs: &[Attribute], errors: &mut Errors) -> OptionAttrs {
+    let mut out = OptionAttrs::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("option")) {
+        let parsed = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("name") {
+                set_once(&mut out.name, meta.value()?.parse()?, &meta)
+            } else if meta.path.is_ident("description") {
+                set_once(&mut out.description, meta.value()?.parse()?, &meta)
+            } else if meta.path.is_ident("kind") {
+                set_once(&mut out.kind, meta.value()?.parse()?, &meta)
+            } else if meta.path.is_ident("choices") {
+                let content;
+                syn::parenthesized!(content in meta.input);
+                let list = Punctuated::<LitStr, Token![,]>::parse_terminated(&content)?;
+                let span = meta.path.span();
+                set_once(&mut out.choices, (span, list.into_iter().collect()), &meta)
+            } else {
+                Err(meta.error(
+                    "unknown option attribute: expected `name`, `description`, `kind` or `choices`",
+                ))
+            }
+        });
+        if let Err(e) = parsed {
+            errors.push(e);
+        }
+    }
+    out
+}
+
+/// The description from the attribute, else from the doc comment; checked.
+fn description(
+    attrs: &[Attribute],
+    explicit: Option<&LitStr>,
+    fallback: Span,
+    errors: &mut Errors,
+) -> String {
+    let (text, span) = match explicit {
+        Some(lit) => (lit.value(), lit.span()),
+        None => match doc_text(attrs) {
+            Some(found) => found,
+            None => {
+                errors.at(fallback, "add a doc comment: it is the description");
+                return String::new();
+            }
+        },
+    };
+    if let Some(problem) = description_problem(&text) {
+        errors.at(span, problem);
+    }
+    text
+}
+
+fn option_spec<'a>(field: &'a Field, errors: &mut Errors) -> Option<OptionSpec<'a>> {
+    let ident = field.ident.as_ref()?;
+    let attrs = option_attrs(&field.attrs, errors);
+    let (value_ty, optional) = match option_inner(&field.ty) {
+        Some(inner) => (inner, true),
+        None => (&field.ty, false),
+    };
+    let (name, name_span) = match &attrs.name {
+        Some(lit) => (lit.value(), lit.span()),
+        None => (ident.unraw().to_string(), ident.span()),
+    };
+    if !is_valid_name(&name) {
+        let hint = if attrs.name.is_some() {
+            ""
+        } else {
+            "; set one with #[option(name = \"...\")]"
+        };
+        errors.at(name_span, name_rule_message("option", &name, hint));
+    }
+    let description = description(
+        &field.attrs,
+        attrs.description.as_ref(),
+        ident.span(),
+        errors,
+    );
+    let type_kind = Kind::of_type(value_ty);
+    let kind_attr = attrs.kind.as_ref().and_then(|lit| {
+        let Some(kind) = Kind::from_attr(&lit.value()) else {
+            errors.at(
+                lit.span(),
+                format!(
+                    "unknown kind {}: expected \"user\", \"channel\", \"role\" or \"string\"",
+                    quoted(&lit.value())
+                ),
+            );
+            return None;
+        };
+        if type_kind != Some(Kind::String) {
+            errors.at(
+                lit.span(),
+                "kind applies only to a String field; use the type itself (UserId, ChannelId, RoleId, i64, ...) otherwise",
+            );
+            return None;
+        }
+        Some(kind)
+    });
+    let choices = attrs.choices.map(|(span, lits)| {
+        match kind_attr.or(type_kind) {
+            Some(kind) => check_choices(kind, span, &lits, errors),
+            None => errors.at(
+                span,
+                "choices need a field whose option type is known here: String, an integer type, \
+                 f64, UserId, ChannelId or RoleId (an enum deriving CommandChoice brings its own choices)",
+            ),
+        }
+        lits
+    });
+    Some(OptionSpec {
+        ident,
+        value_ty,
+        optional,
+        name,
+        name_span,
+        description,
+        kind_attr,
+        choices,
+    })
+}
+
+fn check_choices(kind: Kind, span: Span, lits: &[LitStr], errors: &mut Errors) {
+    if kind == Kind::Boolean {
+        errors.at(span, "a boolean option cannot have choices");
+        return;
+    }
+    if lits.is_empty() {
+        errors.at(
+            span,
+            "choices must not be empty (omit choices to allow any value)",
+        );
+    }
+    if let Some(extra) = lits.get(MAX_CHOICES_PER_OPTION) {
+        errors.at(
+            extra.span(),
+            format!(
+                "{} choices, more than MAX_CHOICES_PER_OPTION ({MAX_CHOICES_PER_OPTION})",
+                lits.len()
+            ),
+        );
+    }
+    let values: Vec<String> = lits.iter().map(LitStr::value).collect();
+    for (j, (lit, choice)) in lits.iter().zip(&values).enumerate() {
+        let chars = choice.chars().count();
+        if chars > MAX_CHOICE_LEN {
+            errors.at(
+                lit.span(),
+                format!(
+                    "choice {} is {chars} characters, more than MAX_CHOICE_LEN ({MAX_CHOICE_LEN})",
+                    quoted(choice)
+                ),
+            );
+        }
+        if !kind.accepts_choice(choice) {
+            errors.at(
+                lit.span(),
+                format!("choice {} is not {}", quoted(choice), kind.phrase()),
+            );
+        } else if let Some(first) = values[..j]
+            .iter()
+            .position(|earlier| kind.same_choice(earlier, choice))
+        {
+            errors.at(
+                lit.span(),
+                format!(
+                    "duplicate choice {}: choices[{first}] has the same value",
+                    quoted(choice)
+                ),
+            );
+        }
+    }
+}
+
+/// The rules that involve several fields.
+fn check_options(specs: &[OptionSpec<'_>], errors: &mut Errors) {
+    if let Some(extra) = specs.get(MAX_OPTIONS_PER_COMMAND) {
+        errors.at(
+            extra.ident.span(),
+            format!(
+                "{} options, more than MAX_OPTIONS_PER_COMMAND ({MAX_OPTIONS_PER_COMMAND})",
+                specs.len()
+            ),
+        );
+    }
+    let mut first_optional: Option<&OptionSpec<'_>> = None;
+    for (i, spec) in specs.iter().enumerate() {
+        if let Some(first) = specs[..i]
+            .iter()
+            .find(|o| o.name.eq_ignore_ascii_case(&spec.name))
+        {
+            errors.at(
+                spec.name_span,
+                format!(
+                    "duplicate option name {}: field `{}` already has this name",
+                    quoted(&spec.name),
+                    first.ident.unraw()
+                ),
+            );
+        }
+        match (spec.optional, first_optional) {
+            (false, Some(optional)) => errors.at(
+                spec.ident.span(),
+                format!(
+                    "required option {} follows optional option {}; every required option must \
+                     precede every optional one (move it up or make it an Option)",
+                    quoted(&spec.name),
+                    quoted(&optional.name)
+                ),
+            ),
+            (true, None) => first_optional = Some(spec),
+            _ => {}
+        }
+    }
+}
+
+pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
+    let fields: Vec<&Field> =
+        match &input.data {
+            Data::Struct(data) => match &data.fields {
+                Fields::Named(named) => named.named.iter().collect(),
+                Fields::Unit => Vec::new(),
+                Fields::Unnamed(unnamed) => return Err(syn::Error::new_spanned(
+                    unnamed,
+                    "derive(Command) needs named fields: each field is an option, named after it",
+                )),
+            },
+            _ => {
+                return Err(syn::Error::new_spanned(
+                    &input.ident,
+                    "derive(Command) needs a struct with named fields; \
+                 for an enum of choices use derive(CommandChoice)",
+                ))
+            }
+        };
+    let mut errors = Errors::default();
+    if !input.generics.params.is_empty() {
+        errors.push(syn::Error::new_spanned(
+            &input.generics,
+            "derive(Command) does not support generic structs",
+        ));
+    }
+    let attrs = command_attrs(&input.attrs, &mut errors);
+    let ident = &input.ident;
+    let (name, name_span) = match &attrs.name {
+        Some(lit) => (lit.value(), lit.span()),
+        None => (kebab_case(&ident.unraw().to_string()), ident.span()),
+    };
+    if !is_valid_name(&name) {
+        let hint = if attrs.name.is_some() {
+            ""
+        } else {
+            "; set one with #[command(name = \"...\")]"
+        };
+        errors.at(name_span, name_rule_message("command", &name, hint));
+    }
+    let description = description(
+        &input.attrs,
+        attrs.description.as_ref(),
+        ident.span(),
+        &mut errors,
+    );
+    let specs: Vec<OptionSpec<'_>> = fields
+        .iter()
+        .filter_map(|f| option_spec(f, &mut errors))
+        .collect();
+    check_options(&specs, &mut errors);
+    errors.finish()?;
+
+    let options = specs.iter().map(declare_option);
+    let names = specs.iter().map(|s| &s.name);
+    let reads = specs.iter().map(read_field);
+    Ok(quote! {
+        #[automatically_derived]
+        impl ::botlane::Command for #ident {
+            fn declaration() -> ::botlane::CommandDeclaration {
+                let mut declaration = ::botlane::CommandDeclaration::new(#name, #description);
+                #( declaration.options.push(#options); )*
+                declaration
+            }
+
+            fn from_args(
+                args: &::botlane::CommandArgs,
+            ) -> ::core::result::Result<Self, ::botlane::ArgsError> {
+                ::botlane::check_arg_names(args, &[#(#names),*])?;
+                ::core::result::Result::Ok(Self { #(#reads),* })
+            }
+        }
+    })
+}
+
+fn declare_option(spec: &OptionSpec<'_>) -> TokenStream {
+    let OptionSpec {
+        value_ty,
+        name,
+        description,
+        ..
+    } = spec;
+    let required = !spec.optional;
+    // Spanned on the type so a type without CommandOptionValue is reported there.
+    let kind = match spec.kind_attr {
+        Some(kind) => kind.tokens(),
+        None => {
+            quote_spanned!(value_ty.span()=> <#value_ty as ::botlane::CommandOptionValue>::KIND)
+        }
+    };
+    let choices = match &spec.choices {
+        Some(lits) => quote! {
+            ::core::option::Option::Some(::std::vec![#(::std::string::String::from(#lits)),*])
+        },
+        None => {
+            quote_spanned!(value_ty.span()=> <#value_ty as ::botlane::CommandOptionValue>::choices())
+        }
+    };
+    quote! {{
+        let mut option = ::botlane::CommandOption::new(#name, #description, #kind)
+            .required(#required);
+        option.choices = #choices;
+        option
+    }}
+}
+
+fn read_field(spec: &OptionSpec<'_>) -> TokenStream {
+    let OptionSpec {
+        ident,
+        value_ty,
+        name,
+        ..
+    } = spec;
+    let read = if spec.optional {
+        quote_spanned!(value_ty.span()=> ::botlane::optional_arg::<#value_ty>)
+    } else {
+        quote_spanned!(value_ty.span()=> ::botlane::required_arg::<#value_ty>)
+    };
+    quote!(#ident: #read(args, #name)?)
+}

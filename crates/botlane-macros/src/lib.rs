@@ -1,0 +1,76 @@
+//! Derive macros for botlane's typed commands; use them through `botlane`
+//! (its default feature `macros` re-exports them), not directly.
+//!
+//! Every declaration rule that can be known at compile time is checked here
+//! and reported as a compile error on the field or attribute at fault, all
+//! of them at once.
+
+use proc_macro::TokenStream;
+use syn::{parse_macro_input, DeriveInput};
+
+mod choice;
+mod command;
+mod rules;
+
+/// Derives `botlane::Command` for a struct with named fields: its
+/// declaration and the conversion from the invocation's arguments.
+///
+/// - The command name is `#[command(name = "...")]`, else the struct name in
+///   kebab case (`RollDice` becomes `roll-dice`).
+/// - The description is `#[command(description = "...")]`, else the doc
+///   comment (its lines trimmed and joined with spaces).
+/// - Each field is an option, in declared order, named after the field
+///   (`r#type` becomes `type`) or `#[option(name = "...")]`, described by
+///   its doc comment or `#[option(description = "...")]`.
+/// - `Option<T>` is an optional option; any other type a required one. The
+///   option type is `T`'s `CommandOptionValue::KIND`, or for a `String`
+///   field `#[option(kind = "user" | "channel" | "role" | "string")]`.
+/// - `#[option(choices("4", "6"))]` sets the choices; an enum deriving
+///   `CommandChoice` brings its variants as choices.
+///
+/// The name rule, description lengths, choice counts, lengths, types and
+/// duplicates, choices on a boolean, required-before-optional, the option
+/// count and duplicate option names are compile errors.
+///
+/// ```text
+/// /// Roll some dice
+/// #[derive(Command)]
+/// struct Roll {
+///     /// How many dice
+///     count: i64,
+///     /// Sides per die
+///     #[option(choices("6", "20"))]
+///     sides: Option<i64>,
+/// }
+/// ```
+#[proc_macro_derive(Command, attributes(command, option))]
+pub fn derive_command(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    command::derive(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Derives `botlane::CommandChoice` for an enum whose variants carry no
+/// data: a field of this type is a string option whose choices are the
+/// variant names in kebab case (`BigRed` becomes `big-red`), or
+/// `#[choice(name = "...")]`.
+///
+/// An empty enum, more than 25 variants, a choice longer than 100
+/// characters and duplicate choices are compile errors.
+///
+/// ```text
+/// #[derive(CommandChoice)]
+/// enum Color {
+///     Red,
+///     #[choice(name = "sky blue")]
+///     Blue,
+/// }
+/// ```
+#[proc_macro_derive(CommandChoice, attributes(choice))]
+pub fn derive_command_choice(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    choice::derive(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}

@@ -1,0 +1,492 @@
+//! The declaration rules that are knowable at compile time, and the naming
+//! conventions of the derives.
+//!
+//! The limits and the integer/number syntax repeat botlane's `limits.rs` and
+//! `coerce.rs`: a proc-macro crate cannot depend on the crate it serves. The
+//! test `agrees_with_validate_declaration` below holds them to botlane's
+//! `validate_declaration`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::{Attribute, Expr, ExprLit, GenericArgument, Lit, Meta, PathArguments, Type};
+
+pub(crate) const MAX_NAME_LEN: usize = 32;
+pub(crate) const MAX_COMMAND_DESC: usize = 100;
+pub(crate) const MAX_OPTIONS_PER_COMMAND: usize = 25;
+pub(crate) const MAX_CHOICES_PER_OPTION: usize = 25;
+pub(crate) const MAX_CHOICE_LEN: usize = 100;
+const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+
+/// Collects every error of one derive so the user sees them all at once.
+#[derive(Default)]
+pub(crate) struct Errors(Option<syn::Error>);
+
+impl Errors {
+    pub(crate) fn push(&mut self, error: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    pub(crate) fn at(&mut self, span: Span, message: impl std::fmt::Display) {
+        self.push(syn::Error::new(span, message));
+    }
+
+    pub(crate) fn finish(self) -> syn::Result<()> {
+        self.0.map_or(Ok(()), Err)
+    }
+}
+
+/// Whether `name` satisfies the name rule `^[a-z0-9_-]{1,32}$`.
+pub(crate) fn is_valid_name(name: &str) -> bool {
+    (1..=MAX_NAME_LEN).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-'))
+}
+
+pub(crate) fn name_rule_message(what: &str, name: &str, hint: &str) -> String {
+    format!(
+        "{what} name {} must match ^[a-z0-9_-]{{1,32}}${hint}",
+        quoted(name)
+    )
+}
+
+/// A value in a message as botlane quotes it: escaped like `{:?}`, at most
+/// 40 characters, `…` when cut.
+pub(crate) fn quoted(value: &str) -> String {
+    const EXCERPT_CHARS: usize = 40;
+    match value.char_indices().nth(EXCERPT_CHARS) {
+        None => format!("{value:?}"),
+        Some((cut, _)) => {
+            let quoted = format!("{:?}", &value[..cut]);
+            let body = quoted.strip_suffix('"').unwrap_or(&quoted);
+            format!("{body}…\"")
+        }
+    }
+}
+
+/// `RollDice` → `roll-dice`, `HTTPStatus` → `http-status`, `Roll2d` → `roll2d`.
+pub(crate) fn kebab_case(ident: &str) -> String {
+    let chars: Vec<char> = ident.chars().collect();
+    let mut out = String::with_capacity(ident.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            let prev = chars[i - 1];
+            let next_is_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            if prev.is_lowercase()
+                || prev.is_ascii_digit()
+                || (prev.is_uppercase() && next_is_lower)
+            {
+                out.push('-');
+            }
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+/// The text of the `///` lines: each line trimmed, blank lines dropped,
+/// joined with single spaces. `None` when there is no doc comment at all.
+pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<(String, Span)> {
+    let mut lines = Vec::new();
+    let mut span = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
+        if let Meta::NameValue(nv) = &attr.meta {
+            if let Expr::Lit(ExprLit {
+                lit: Lit::Str(s), ..
+            }) = &nv.value
+            {
+                span.get_or_insert_with(|| attr_span(attr));
+                let value = s.value();
+                lines.extend(
+                    value
+                        .lines()
+                        .map(str::trim)
+                        .filter(|l| !l.is_empty())
+                        .map(str::to_owned),
+                );
+            }
+        }
+    }
+    span.map(|span| (lines.join(" "), span))
+}
+
+fn attr_span(attr: &Attribute) -> Span {
+    let tokens = quote!(#attr);
+    syn::spanned::Spanned::span(&tokens)
+}
+
+/// The error for a description that breaks the 1..=100 character rule.
+pub(crate) fn description_problem(description: &str) -> Option<String> {
+    let chars = description.chars().count();
+    if chars == 0 {
+        Some("description must not be empty".to_owned())
+    } else if chars > MAX_COMMAND_DESC {
+        Some(format!(
+            "description is {chars} characters, more than MAX_COMMAND_DESC ({MAX_COMMAND_DESC})"
+        ))
+    } else {
+        None
+    }
+}
+
+/// The option types, as far as the macro can tell them from the field type.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kind {
+    String,
+    Integer,
+    Boolean,
+    User,
+    Channel,
+    Role,
+    Number,
+}
+
+impl Kind {
+    /// The kinds `#[option(kind = "...")]` may give a `String` field.
+    pub(crate) fn from_attr(name: &str) -> Option<Self> {
+        match name {
+            "string" => Some(Self::String),
+            "user" => Some(Self::User),
+            "channel" => Some(Self::Channel),
+            "role" => Some(Self::Role),
+            _ => None,
+        }
+    }
+
+    /// The kind of the value types botlane implements, by the last path
+    /// segment; `None` for any other type (an enum, a user's own type), whose
+    /// kind only the trait knows.
+    pub(crate) fn of_type(ty: &Type) -> Option<Self> {
+        let Type::Path(path) = ty else { return None };
+        let last = path.path.segments.last()?;
+        if !last.arguments.is_none() {
+            return None;
+        }
+        Some(match last.ident.to_string().as_str() {
+            "String" => Self::String,
+            "bool" => Self::Boolean,
+            "i8" | "i16" | "i32" | "i64" | "isize" | "u8" | "u16" | "u32" | "u64" | "usize" => {
+                Self::Integer
+            }
+            "f64" => Self::Number,
+            "UserId" => Self::User,
+            "ChannelId" => Self::Channel,
+            "RoleId" => Self::Role,
+            _ => return None,
+        })
+    }
+
+    pub(crate) fn tokens(self) -> TokenStream {
+        match self {
+            Self::String => quote!(::botlane::CommandOptionType::String),
+            Self::Integer => quote!(::botlane::CommandOptionType::Integer),
+            Self::Boolean => quote!(::botlane::CommandOptionType::Boolean),
+            Self::User => quote!(::botlane::CommandOptionType::User),
+            Self::Channel => quote!(::botlane::CommandOptionType::Channel),
+            Self::Role => quote!(::botlane::CommandOptionType::Role),
+            Self::Number => quote!(::botlane::CommandOptionType::Number),
+        }
+    }
+
+    /// Whether `choice` coerces to this kind, as botlane's text lane reads it.
+    pub(crate) fn accepts_choice(self, choice: &str) -> bool {
+        match self {
+            Self::String => true,
+            Self::User | Self::Channel | Self::Role => !choice.is_empty(),
+            Self::Integer => parse_integer(choice).is_some(),
+            Self::Number => parse_number(choice).is_some(),
+            Self::Boolean => false,
+        }
+    }
+
+    pub(crate) fn phrase(self) -> &'static str {
+        match self {
+            Self::Integer => "an integer",
+            Self::Number => "a number",
+            Self::User => "a user id (ids are non-empty)",
+            Self::Channel => "a channel id (ids are non-empty)",
+            Self::Role => "a role id (ids are non-empty)",
+            Self::String => "a string",
+            Self::Boolean => "a boolean",
+        }
+    }
+
+    /// Whether two choices denote the same value: numerically for integers
+    /// and numbers (`"6"` and `"06"`), exactly otherwise.
+    pub(crate) fn same_choice(self, a: &str, b: &str) -> bool {
+        match self {
+            Self::Integer => parse_integer(a).is_some() && parse_integer(a) == parse_integer(b),
+            Self::Number => parse_number(a).is_some() && parse_number(a) == parse_number(b),
+            _ => a == b,
+        }
+    }
+}
+
+/// The `T` of `Option<T>` (by the last path segment, so `std::option::Option` too).
+pub(crate) fn option_inner(ty: &Type) -> Option<&Type> {
+    let Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last()?;
+    if last.ident != "Option" {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first() {
+        Some(GenericArgument::Type(inner)) if args.args.len() == 1 => Some(inner),
+        _ => None,
+    }
+}
+
+/// `^[+-]?[0-9]+$` within ±(2^53 − 1).
+pub(crate) fn parse_integer(text: &str) -> Option<i64> {
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut value: i64 = 0;
+    for b in digits.bytes() {
+        value = value.checked_mul(10)?.checked_add(i64::from(b - b'0'))?;
+        if value > MAX_SAFE_INTEGER {
+            return None;
+        }
+    }
+    Some(if negative { -value } else { value })
+}
+
+/// `^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`, finite.
+pub(crate) fn parse_number(text: &str) -> Option<f64> {
+    let bytes = text.as_bytes();
+    let mut i = usize::from(matches!(bytes.first(), Some(b'+' | b'-')));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while bytes.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - start
+    };
+    let int_digits = digits(&mut i);
+    let mut frac_digits = 0;
+    if bytes.get(i) == Some(&b'.') {
+        i += 1;
+        frac_digits = digits(&mut i);
+    }
+    if int_digits == 0 && frac_digits == 0 {
+        return None;
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(bytes.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return None;
+        }
+    }
+    if i != bytes.len() {
+        return None;
+    }
+    text.parse::<f64>().ok().filter(|n| n.is_finite())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kebab_case_of_type_names() {
+        assert_eq!(kebab_case("Roll"), "roll");
+        assert_eq!(kebab_case("RollDice"), "roll-dice");
+        assert_eq!(kebab_case("HTTPStatus"), "http-status");
+        assert_eq!(kebab_case("Roll2d"), "roll2d");
+        assert_eq!(kebab_case("Roll2Dice"), "roll2-dice");
+        assert_eq!(kebab_case("ABC"), "abc");
+        assert_eq!(kebab_case("already_snake"), "already_snake");
+    }
+
+    #[test]
+    fn quoting_cuts_long_values() {
+        assert_eq!(quoted("a\nb"), "\"a\\nb\"");
+        assert_eq!(quoted(&"x".repeat(40)), format!("\"{}\"", "x".repeat(40)));
+        assert_eq!(quoted(&"x".repeat(41)), format!("\"{}…\"", "x".repeat(40)));
+    }
+
+    #[test]
+    fn name_rule() {
+        assert!(is_valid_name("roll-dice_2"));
+        assert!(is_valid_name(&"x".repeat(32)));
+        assert!(!is_valid_name(&"x".repeat(33)));
+        assert!(!is_valid_name(""));
+        assert!(!is_valid_name("Roll"));
+        assert!(!is_valid_name("café"));
+    }
+
+    #[test]
+    fn doc_lines_are_trimmed_and_joined() {
+        let item: syn::ItemStruct = syn::parse_quote! {
+            ///  Roll some dice
+            ///
+            /// and add them up.
+            struct Roll;
+        };
+        let (text, _) = doc_text(&item.attrs).unwrap();
+        assert_eq!(text, "Roll some dice and add them up.");
+        let bare: syn::ItemStruct = syn::parse_quote!(
+            struct Bare;
+        );
+        assert!(doc_text(&bare.attrs).is_none());
+        let blank: syn::ItemStruct = syn::parse_quote! {
+            ///
+            struct Blank;
+        };
+        assert_eq!(doc_text(&blank.attrs).map(|(t, _)| t), Some(String::new()));
+    }
+
+    #[test]
+    fn descriptions() {
+        assert!(description_problem("Roll").is_none());
+        assert!(description_problem(&"é".repeat(100)).is_none());
+        assert_eq!(
+            description_problem("").as_deref(),
+            Some("description must not be empty")
+        );
+        assert!(description_problem(&"é".repeat(101)).is_some_and(|m| m.contains("101 characters")));
+    }
+
+    #[test]
+    fn choices_by_kind() {
+        assert!(Kind::Integer.accepts_choice("+06"));
+        assert!(!Kind::Integer.accepts_choice("1.5"));
+        assert!(!Kind::Integer.accepts_choice("9007199254740992"));
+        assert!(Kind::Number.accepts_choice(".5"));
+        assert!(Kind::Number.accepts_choice("1e3"));
+        assert!(!Kind::Number.accepts_choice("inf"));
+        assert!(!Kind::Number.accepts_choice("1e999"));
+        assert!(!Kind::User.accepts_choice(""));
+        assert!(Kind::String.accepts_choice(""));
+        assert!(Kind::Integer.same_choice("6", "+06"));
+        assert!(Kind::Number.same_choice("0.5", ".50"));
+        assert!(!Kind::String.same_choice("a", "A"));
+    }
+
+    #[test]
+    fn kinds_of_types() {
+        let kind = |ty: Type| Kind::of_type(&ty);
+        assert_eq!(kind(syn::parse_quote!(u8)), Some(Kind::Integer));
+        assert_eq!(kind(syn::parse_quote!(f64)), Some(Kind::Number));
+        assert_eq!(kind(syn::parse_quote!(botlane::UserId)), Some(Kind::User));
+        assert_eq!(kind(syn::parse_quote!(Color)), None);
+        assert_eq!(kind(syn::parse_quote!(Vec<String>)), None);
+        let opt: Type = syn::parse_quote!(std::option::Option<i64>);
+        assert_eq!(
+            option_inner(&opt).and_then(Kind::of_type),
+            Some(Kind::Integer)
+        );
+        assert!(option_inner(&syn::parse_quote!(i64)).is_none());
+    }
+
+    /// Every replicated rule gives the verdict botlane's validator gives.
+    #[test]
+    fn agrees_with_validate_declaration() {
+        use botlane::{validate_declaration, CommandDeclaration, CommandOption, CommandOptionType};
+
+        let texts = [
+            "",
+            "0",
+            "6",
+            "+06",
+            "-7",
+            "-",
+            "+",
+            "1.",
+            ".5",
+            ".",
+            "1e3",
+            "1E-2",
+            "-2.5e+3",
+            "1e",
+            "e5",
+            "1.2.3",
+            "1,5",
+            "inf",
+            "NaN",
+            "infinity",
+            "1e999",
+            " 1",
+            "0x10",
+            "١",
+            "9007199254740991",
+            "-9007199254740991",
+            "9007199254740992",
+            "99999999999999999999",
+            "abc",
+            "Roll",
+            "roll-dice_2",
+            "café",
+        ];
+        let cases = [
+            (Kind::Integer, CommandOptionType::Integer),
+            (Kind::Number, CommandOptionType::Number),
+            (Kind::String, CommandOptionType::String),
+            (Kind::User, CommandOptionType::User),
+            (Kind::Channel, CommandOptionType::Channel),
+            (Kind::Role, CommandOptionType::Role),
+        ];
+        for (kind, option_type) in cases {
+            for text in texts {
+                let decl = CommandDeclaration::new("c", "d")
+                    .option(CommandOption::new("o", "d", option_type).choices([text]));
+                assert_eq!(
+                    kind.accepts_choice(text),
+                    validate_declaration(&decl).is_ok(),
+                    "{kind:?} choice {text:?}"
+                );
+                for other in texts {
+                    let decl = CommandDeclaration::new("c", "d")
+                        .option(CommandOption::new("o", "d", option_type).choices([text, other]));
+                    if kind.accepts_choice(text) && kind.accepts_choice(other) {
+                        assert_eq!(
+                            kind.same_choice(text, other),
+                            validate_declaration(&decl).is_err(),
+                            "{kind:?} choices {text:?} and {other:?}"
+                        );
+                    }
+                }
+            }
+        }
+        for text in texts
+            .iter()
+            .copied()
+            .chain([&*"x".repeat(32), &*"x".repeat(33)])
+        {
+            let decl = CommandDeclaration::new(text, "d");
+            assert_eq!(
+                is_valid_name(text),
+                validate_declaration(&decl).is_ok(),
+                "{text:?}"
+            );
+        }
+        for description in ["", "x", &"é".repeat(100), &"é".repeat(101)] {
+            let decl = CommandDeclaration::new("c", description);
+            assert_eq!(
+                description_problem(description).is_none(),
+                validate_declaration(&decl).is_ok(),
+                "{description:?}"
+            );
+        }
+        let bool_choices = CommandDeclaration::new("c", "d")
+            .option(CommandOption::new("o", "d", CommandOptionType::Boolean).choices(["true"]));
+        assert_eq!(
+            Kind::Boolean.accepts_choice("true"),
+            validate_declaration(&bool_choices).is_ok()
+        );
+    }
+}

@@ -1,0 +1,29 @@
+//! The compile errors of `#[derive(Command)]` and `#[derive(CommandChoice)]`:
+//! one file per declaration rule under `tests/ui/`, each with the expected
+//! compiler output checked in beside it (regenerate with `TRYBUILD=overwrite`).
+
+#[test]
+fn derive_errors_point_at_the_field_or_attribute_at_fault() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("tests/ui/pass.rs");
+    for rule in [
+        "command_name",
+        "option_name",
+        "missing_doc",
+        "description_length",
+        "too_many_options",
+        "duplicate_option_name",
+        "required_after_optional",
+        "empty_choices",
+        "too_many_choices",
+        "choice_too_long",
+        "choice_not_of_type",
+        "duplicate_choice",
+        "choices_on_bool",
+        "choice_enum",
+        "attributes",
+        "unsupported_type",
+    ] {
+        cases.compile_fail(format!("tests/ui/{rule}.rs"));
+    }
+}

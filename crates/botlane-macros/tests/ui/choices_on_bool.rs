@@ -1,0 +1,11 @@
+use botlane::Command;
+
+/// Roll some dice
+#[derive(Command)]
+struct Roll {
+    /// Show each die
+    #[option(choices("true"))]
+    verbose: Option<bool>,
+}
+
+fn main() {}
