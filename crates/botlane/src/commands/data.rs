@@ -6,20 +6,7 @@
 //! {"v":1,"bot":"3f2504e04f8911d39a0c0305e82c3301","name":"roll","args":{"count":2}}
 //! ```
 //!
-//! Decoding is strict about everything that decides *what runs*, and lenient
-//! only where leniency cannot change the meaning:
-//!
-//! | input | decode |
-//! |---|---|
-//! | not JSON, or trailing text after the object | `None` |
-//! | top level not an object | `None` |
-//! | `v` missing, or anything but the JSON integer `1` (`1.0`, `1e0`, `"1"` included) | `None` |
-//! | `bot` or `name` missing or not a string | `None` |
-//! | `args` missing, `null`, or not an object | `None` |
-//! | an arg value that is `null`, an array, an object, or out of `f64` range | `None` |
-//! | a key given twice, at the top level or inside `args` | `None` |
-//! | other top-level fields | ignored |
-//! | a registry given, and it refuses the args | `None` |
+//! The decoding rules are in the docs of [`decode_command_data`].
 //!
 //! The decoded bot id is in canonical form ([`canonical_bot_id`]) and the
 //! name is ASCII-lowercased, so callers compare both without normalising.
@@ -89,8 +76,22 @@ pub fn encode_command_data(data: &CommandData) -> String {
 
 /// Decodes a structured sidecar payload; `None` when it is not a valid one.
 ///
-/// Never panics. The rules are in the table of the [module docs](self) and
-/// match the spec's list: bad JSON, a version other than
+/// Never panics. Decoding is strict about everything that decides *what runs*, and lenient
+/// only where leniency cannot change the meaning:
+///
+/// | input | decode |
+/// |---|---|
+/// | not JSON, or trailing text after the object | `None` |
+/// | top level not an object | `None` |
+/// | `v` missing, or anything but the JSON integer `1` (`1.0`, `1e0`, `"1"` included) | `None` |
+/// | `bot` or `name` missing or not a string | `None` |
+/// | `args` missing, `null`, or not an object | `None` |
+/// | an arg value that is `null`, an array, an object, or out of `f64` range | `None` |
+/// | a key given twice, at the top level or inside `args` | `None` |
+/// | other top-level fields | ignored |
+/// | a registry given, and it refuses the args | `None` |
+///
+/// These rules match the spec's list: bad JSON, a version other than
 /// [`COMMAND_DATA_VERSION`](crate::COMMAND_DATA_VERSION), a missing or
 /// non-string `bot` or `name`, an `args` that is not a plain object, or an
 /// argument value that is not a string, finite number or boolean all give
