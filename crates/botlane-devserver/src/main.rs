@@ -93,6 +93,9 @@ async fn serve(args: Args) -> Result<(), DevServerError> {
     if args.rest_tls {
         config.rest_tls = true;
     }
+    // Registered before anything is printed: whoever reads the URLs may send
+    // SIGINT at once, and an unregistered handler would let it kill us.
+    let interrupted = interrupt_signal();
     let server = DevServer::start(config.clone()).await?;
     println!("realtime: {}", server.ws_url());
     let flag = if config.bot_rest_credentials {
@@ -129,10 +132,25 @@ async fn serve(args: Args) -> Result<(), DevServerError> {
             println!("  file {}: {}", file.name, file.id);
         }
     }
-    if let Err(e) = tokio::signal::ctrl_c().await {
-        tracing::error!(error = %e, "cannot wait for Ctrl-C; stopping");
-    }
+    interrupted.await;
     tracing::info!("shutting down");
     server.shutdown().await;
     Ok(())
+}
+
+/// Resolves on Ctrl-C (SIGINT). On Unix the handler is installed when this
+/// is called, not when the future is first polled.
+fn interrupt_signal() -> impl std::future::Future<Output = ()> {
+    #[cfg(unix)]
+    let mut signal = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
+    async move {
+        #[cfg(unix)]
+        if let Some(signal) = signal.as_mut() {
+            signal.recv().await;
+            return;
+        }
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot wait for Ctrl-C; stopping");
+        }
+    }
 }
