@@ -6,6 +6,7 @@ pub mod commands;
 pub mod crypto;
 pub mod keystore;
 mod message;
+pub mod rest;
 pub mod wire;
 
 #[doc(hidden)]
@@ -17,3 +18,6 @@ pub use client::{
 };
 pub use commands::*;
 pub use message::{Channel, Message};
+pub use rest::{
+    BinaryResponse, RequestInit, RestError, RestLane, ServiceActionError, ServiceRestError,
+};
