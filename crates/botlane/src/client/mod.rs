@@ -29,8 +29,8 @@ use crate::commands::{
 use crate::crypto::ChannelKey;
 use crate::keystore::Keystore;
 use crate::message::Message;
-use crate::wire::{self, OpCode};
 use crate::rest::{LaneState as RestState, RestLane};
+use crate::wire::{self, OpCode};
 use connection::Connection;
 
 /// How many events a subscriber may fall behind before it misses some.

@@ -64,7 +64,11 @@ fn shown_origin(url: &Url) -> String {
 /// The absolute URL of `path` (origin-relative, starting with `/`) under
 /// `base`, with `query` appended. Refuses anything that could name another
 /// host, because the request will carry the credential.
-pub(crate) fn endpoint(base: &Url, path: &str, query: &[(String, String)]) -> Result<Url, RestError> {
+pub(crate) fn endpoint(
+    base: &Url,
+    path: &str,
+    query: &[(String, String)],
+) -> Result<Url, RestError> {
     let invalid = |rule: &'static str| RestError::InvalidPath {
         path: strip_query(path).to_owned(),
         rule,
@@ -81,9 +85,7 @@ pub(crate) fn endpoint(base: &Url, path: &str, query: &[(String, String)]) -> Re
         ));
     }
     if path.chars().any(|c| c.is_control() || c.is_whitespace()) {
-        return Err(invalid(
-            "must not contain whitespace or control characters",
-        ));
+        return Err(invalid("must not contain whitespace or control characters"));
     }
     let joined = format!("{}{path}", base.as_str().trim_end_matches('/'));
     let mut url = Url::parse(&joined).map_err(|_| invalid("does not form a valid URL"))?;

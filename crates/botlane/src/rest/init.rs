@@ -163,7 +163,10 @@ impl fmt::Debug for RequestInit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RequestInit")
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
-            .field("query", &self.query.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field(
+                "query",
+                &self.query.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
             .field("body_len", &self.body.as_ref().map(Bytes::len))
             .field("timeout", &self.timeout)
             .finish()
@@ -277,7 +280,10 @@ mod tests {
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
-        assert!(err.contains("x-secret") && !err.contains("hunter2"), "{err}");
+        assert!(
+            err.contains("x-secret") && !err.contains("hunter2"),
+            "{err}"
+        );
         let bad_json = std::collections::HashMap::from([((1, 2), 3)]);
         assert!(RequestInit::new().json(&bad_json).into_parts().is_err());
     }
@@ -306,7 +312,10 @@ mod tests {
             .query("sig", "s3cret")
             .body(&b"payload-secret"[..]);
         let shown = format!("{init:?}");
-        assert!(shown.contains("x-api-key") && shown.contains("sig"), "{shown}");
+        assert!(
+            shown.contains("x-api-key") && shown.contains("sig"),
+            "{shown}"
+        );
         for secret in ["hunter2", "s3cret", "payload-secret"] {
             assert!(!shown.contains(secret), "{shown}");
         }

@@ -74,12 +74,11 @@ impl LaneState {
             .timeout(options.rest_timeout)
             .user_agent(concat!("botlane/", env!("CARGO_PKG_VERSION")));
         for der in &options.rest_root_certificates {
-            let cert = reqwest::Certificate::from_der(der).map_err(|e| {
-                ClientError::InvalidOption {
+            let cert =
+                reqwest::Certificate::from_der(der).map_err(|e| ClientError::InvalidOption {
                     option: "rest_root_certificate",
                     rule: format!("must be a DER certificate ({e})"),
-                }
-            })?;
+                })?;
             builder = builder.add_root_certificate(cert);
         }
         if options.rest_url.starts_with("http:") {
