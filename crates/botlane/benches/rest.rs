@@ -10,9 +10,14 @@
 //!   `rest_first_calls/raw_1000`: 1,000 concurrent raw requests on a fresh
 //!   reqwest client (the requests alone, no mint).
 //!
+//! The machine may be shared and busy, which moves the two criterion
+//! medians of `rest_json` apart by more than the lane costs; so the bench
+//! also prints the median ratio of 2,000 interleaved pairs (lane call, raw
+//! call), which such drift cannot skew.
+//!
 //! Run with `cargo bench -p botlane --bench rest`.
 
-#![allow(missing_docs, clippy::unwrap_used)]
+#![allow(missing_docs, clippy::unwrap_used, clippy::print_stdout)]
 
 use std::time::{Duration, Instant};
 
@@ -35,6 +40,23 @@ fn raw_client() -> reqwest::Client {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap()
+}
+
+/// Waits (untimed) until the sockets of the previous iteration are closed,
+/// so that 1,000-connection iterations do not pile up open files.
+async fn settle_sockets() {
+    let open = || std::fs::read_dir("/proc/self/fd").map(Iterator::count);
+    for _ in 0..100 {
+        match open() {
+            Ok(n) if n > 200 => tokio::time::sleep(Duration::from_millis(20)).await,
+            _ => return,
+        }
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
 }
 
 async fn logged_in(server: &DevServer, bot: &BotAccount, dir: &tempfile::TempDir) -> Client {
@@ -103,6 +125,31 @@ fn bench(c: &mut Criterion) {
     });
     group.finish();
 
+    let (mut lane, mut bare) = (Vec::new(), Vec::new());
+    for _ in 0..2000 {
+        let start = Instant::now();
+        rt.block_on(rest.json::<Files>(Method::GET, LIST, None))
+            .unwrap();
+        lane.push(start.elapsed());
+        let start = Instant::now();
+        rt.block_on(async {
+            raw.get(&url)
+                .header("verification", &verification)
+                .send()
+                .await
+                .unwrap()
+                .json::<Files>()
+                .await
+                .unwrap()
+        });
+        bare.push(start.elapsed());
+    }
+    let (lane, bare) = (median(lane), median(bare));
+    println!(
+        "rest_json interleaved pairs: lane {lane:?}, raw {bare:?}, median ratio {:.3}",
+        lane.as_secs_f64() / bare.as_secs_f64()
+    );
+
     let mut group = c.benchmark_group("rest_first_calls");
     group.sample_size(10);
     group.bench_function("lane_1000", |b| {
@@ -110,6 +157,7 @@ fn bench(c: &mut Criterion) {
             rt.block_on(async {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
+                    settle_sockets().await;
                     let fresh = logged_in(&server, &bot, &dir).await;
                     let before = server.mint_count();
                     let start = Instant::now();
@@ -127,6 +175,7 @@ fn bench(c: &mut Criterion) {
                     total += start.elapsed();
                     assert_eq!(server.mint_count(), before + 1);
                     fresh.shutdown();
+                    drop(fresh);
                 }
                 total
             })
@@ -137,6 +186,7 @@ fn bench(c: &mut Criterion) {
             rt.block_on(async {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
+                    settle_sockets().await;
                     let fresh = raw_client();
                     let start = Instant::now();
                     let calls: Vec<_> = (0..1000)
@@ -152,6 +202,7 @@ fn bench(c: &mut Criterion) {
                         call.unwrap();
                     }
                     total += start.elapsed();
+                    drop(fresh);
                 }
                 total
             })

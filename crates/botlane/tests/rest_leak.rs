@@ -181,14 +181,25 @@ async fn no_secret_reaches_a_log_line_a_debug_output_an_error_or_an_http_header(
         "reqwest's `log` records"
     );
     let errors: Vec<String> = errors.iter().map(describe).collect();
-    for secret in std::iter::once(&bot.token)
-        .chain(&secrets)
-        .chain(&credentials)
-    {
-        assert!(secret.len() >= 16, "a real secret, not a placeholder");
-        assert!(!logs.contains(secret.as_str()), "a secret in the logs");
+    let named = std::iter::once(("the token", &bot.token))
+        .chain(secrets.iter().map(|s| ("a one-time secret", s)))
+        .chain(credentials.iter().map(|c| ("a credential", c)));
+    for (what, secret) in named {
+        assert!(
+            secret.len() >= 16,
+            "{what} is a real secret, not a placeholder"
+        );
+        // On failure, show where, with the secret itself masked.
+        let masked = |text: &str| text.replace(secret.as_str(), "<SECRET>");
+        if let Some(line) = logs.lines().find(|l| l.contains(secret.as_str())) {
+            panic!("{what} in a log line: {}", masked(line));
+        }
         for text in shown.iter().chain(&errors) {
-            assert!(!text.contains(secret.as_str()), "a secret in {text}");
+            assert!(
+                !text.contains(secret.as_str()),
+                "{what} in {}",
+                masked(text)
+            );
         }
     }
     // The token never went over HTTP; the secret only in exchange bodies,

@@ -89,7 +89,10 @@ pub(crate) fn endpoint(
     }
     let joined = format!("{}{path}", base.as_str().trim_end_matches('/'));
     let mut url = Url::parse(&joined).map_err(|_| invalid("does not form a valid URL"))?;
-    if url.origin() != base.origin() {
+    let same_origin = url.scheme() == base.scheme()
+        && url.host() == base.host()
+        && url.port_or_known_default() == base.port_or_known_default();
+    if !same_origin {
         return Err(invalid("resolves outside the origin of rest_url"));
     }
     if !query.is_empty() {

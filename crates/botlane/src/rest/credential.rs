@@ -44,6 +44,10 @@ pub(crate) struct Credential {
 
 type Outcome = Result<Arc<Credential>, RestError>;
 
+/// The longest lifetime believed: a service claiming more (or a bogus
+/// `expires_in`) gets its credential refreshed after a day anyway.
+const MAX_LIFETIME: Duration = Duration::from_secs(24 * 60 * 60);
+
 enum Slot {
     Empty,
     Minting {
@@ -123,19 +127,29 @@ impl CredentialCache {
             // measuring from here errs on the early side.
             let started = Instant::now();
             let outcome = mint.await.map(|m| {
-                let early = inner.margin.min(m.lifetime / 4);
+                let lifetime = m.lifetime.min(MAX_LIFETIME);
+                let early = inner.margin.min(lifetime / 4);
                 Arc::new(Credential {
                     generation,
                     value: m.value,
-                    refresh_at: started + m.lifetime - early,
+                    refresh_at: started + (lifetime - early),
                 })
             });
             inner.settle(generation, &outcome);
             outcome
         });
-        task.map(|joined| joined.unwrap_or(Err(RestError::MintInterrupted)))
-            .boxed()
-            .shared()
+        let inner = self.inner.clone();
+        task.map(move |joined| {
+            joined.unwrap_or_else(|_| {
+                // The task ended without settling (its runtime shut down):
+                // free the slot so that a later call can mint again.
+                let outcome = Err(RestError::MintInterrupted);
+                inner.settle(generation, &outcome);
+                outcome
+            })
+        })
+        .boxed()
+        .shared()
     }
 
     /// Drops the credential after a 401, if it is still the one of
@@ -356,6 +370,41 @@ mod tests {
         assert!(matches!(&lock(&cache.inner.state).slot, Slot::Valid(_)));
         assert_eq!(value(&get(&cache, &mint).await.unwrap()), "cred-1");
         assert_eq!(mint.calls(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_absurd_lifetime_is_capped_at_a_day() {
+        let cache = CredentialCache::new(MARGIN);
+        let mint = FakeMint::new(Duration::from_secs(u64::MAX));
+        get(&cache, &mint).await.unwrap();
+        tokio::time::sleep(MAX_LIFETIME - MARGIN).await;
+        assert_eq!(value(&get(&cache, &mint).await.unwrap()), "cred-2");
+    }
+
+    #[test]
+    fn an_interrupted_mint_frees_the_slot() {
+        let cache = CredentialCache::new(MARGIN);
+        let mint = FakeMint::new(LIFETIME);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        // Start a mint, then shut its runtime down under it.
+        assert!(rt
+            .block_on(async { get(&cache, &mint).now_or_never() })
+            .is_none());
+        drop(rt);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let first = rt.block_on(get(&cache, &mint));
+        assert!(
+            matches!(first, Err(RestError::MintInterrupted)),
+            "{first:?}"
+        );
+        let second = rt.block_on(get(&cache, &mint)).unwrap();
+        assert_eq!((value(&second), mint.calls()), ("cred-2", 2));
     }
 
     #[test]

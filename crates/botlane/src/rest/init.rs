@@ -25,7 +25,7 @@ use super::error::RestError;
 ///     .header("x-request-id", "42")
 ///     .query("roomIds", "server-1")
 ///     .json(&serde_json::json!({"name": "notes.txt"}));
-/// assert_eq!(init.body_bytes().map(<[u8]>::len), Some(19));
+/// assert_eq!(init.body_bytes().map(<[u8]>::len), Some(20));
 /// ```
 #[derive(Clone, Default)]
 #[non_exhaustive]

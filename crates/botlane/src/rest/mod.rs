@@ -81,7 +81,7 @@ impl LaneState {
                 })?;
             builder = builder.add_root_certificate(cert);
         }
-        if options.rest_url.starts_with("http:") {
+        if url::Url::parse(&options.rest_url).is_ok_and(|u| u.scheme() == "http") {
             builder = builder.no_proxy();
         }
         let http = builder.build().map_err(|e| ClientError::InvalidOption {
@@ -252,8 +252,11 @@ impl RestLane {
     }
 
     async fn credential(&self) -> Result<Arc<Credential>, RestError> {
-        let shared = self.shared.clone();
-        self.shared.rest.cache.get(move || mint(shared)).await
+        self.shared
+            .rest
+            .cache
+            .get(|| mint(self.shared.clone()))
+            .await
     }
 
     async fn send(
