@@ -66,6 +66,7 @@ pub mod commands;
 pub mod crypto;
 pub mod keystore;
 mod message;
+pub mod rest;
 pub mod wire;
 
 #[doc(hidden)]
@@ -80,3 +81,6 @@ pub use client::{
 };
 pub use commands::*;
 pub use message::{Channel, Message};
+pub use rest::{
+    BinaryResponse, RequestInit, RestError, RestLane, ServiceActionError, ServiceRestError,
+};

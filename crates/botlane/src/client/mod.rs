@@ -29,6 +29,7 @@ use crate::commands::{
 use crate::crypto::ChannelKey;
 use crate::keystore::Keystore;
 use crate::message::Message;
+use crate::rest::{LaneState as RestState, RestLane};
 use crate::wire::{self, OpCode};
 use connection::Connection;
 
@@ -75,6 +76,8 @@ pub(crate) struct Shared {
     /// The hash of the menu published on the current session.
     pub(crate) published_hash: Mutex<Option<String>>,
     pub(crate) shutdown: watch::Sender<bool>,
+    /// The REST lane's HTTP client and credential slot.
+    pub(crate) rest: RestState,
 }
 
 /// Locks a mutex, recovering from poisoning: every critical section here
@@ -103,6 +106,7 @@ impl Client {
         options.validate()?;
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         let (shutdown, _) = watch::channel(false);
+        let rest = RestState::new(&options)?;
         Ok(Self {
             shared: Arc::new(Shared {
                 options,
@@ -116,6 +120,7 @@ impl Client {
                 menu_changed: Notify::new(),
                 published_hash: Mutex::new(None),
                 shutdown,
+                rest,
             }),
         })
     }
@@ -129,6 +134,19 @@ impl Client {
             guard: lock(&self.shared.registry),
             shared: &self.shared,
         }
+    }
+
+    /// The REST lane: the service's HTTP API under a credential minted over
+    /// the realtime session (log in first). See [`RestLane`].
+    ///
+    /// ```no_run
+    /// # async fn demo(client: botlane::Client) -> Result<(), botlane::RestError> {
+    /// use botlane::rest::Method;
+    /// let files: serde_json::Value = client.rest().json(Method::GET, "/api/files/list", None).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn rest(&self) -> RestLane {
+        RestLane::new(self.shared.clone())
     }
 
     /// Subscribes to the client's events. Subscribe before `login` to see

@@ -49,6 +49,15 @@ pub struct ClientOptions {
     pub reconnect_initial: Duration,
     /// The longest reconnect delay.
     pub reconnect_max: Duration,
+    /// Extra root certificates (DER) the REST lane trusts, besides the
+    /// webpki roots: for a service with a private or self-signed CA.
+    pub rest_root_certificates: Vec<Vec<u8>>,
+    /// How long one REST request (each attempt) may take before it fails
+    /// with status 0.
+    pub rest_timeout: Duration,
+    /// How long before its expiry the REST credential is replaced (at most a
+    /// quarter of its lifetime is given up); 60 s by default.
+    pub rest_refresh_margin: Duration,
 }
 
 impl ClientOptions {
@@ -70,6 +79,9 @@ impl ClientOptions {
             request_timeout: Duration::from_secs(30),
             reconnect_initial: Duration::from_millis(250),
             reconnect_max: Duration::from_secs(30),
+            rest_root_certificates: Vec::new(),
+            rest_timeout: Duration::from_secs(30),
+            rest_refresh_margin: Duration::from_secs(60),
         }
     }
 
@@ -116,6 +128,35 @@ impl ClientOptions {
         self
     }
 
+    /// Adds a root certificate (DER) for the REST lane to trust.
+    ///
+    /// ```
+    /// # let der: Vec<u8> = Vec::new();
+    /// let options = botlane::ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws")
+    ///     .rest_url("https://127.0.0.1:8443")
+    ///     .rest_root_certificate(der);
+    /// assert_eq!(options.rest_root_certificates.len(), 1);
+    /// ```
+    #[must_use]
+    pub fn rest_root_certificate(mut self, der: impl Into<Vec<u8>>) -> Self {
+        self.rest_root_certificates.push(der.into());
+        self
+    }
+
+    /// Sets the REST request timeout.
+    #[must_use]
+    pub fn rest_timeout(mut self, timeout: Duration) -> Self {
+        self.rest_timeout = timeout;
+        self
+    }
+
+    /// Sets how long before its expiry the REST credential is replaced.
+    #[must_use]
+    pub fn rest_refresh_margin(mut self, margin: Duration) -> Self {
+        self.rest_refresh_margin = margin;
+        self
+    }
+
     /// Checks every option; the error names the option and the rule.
     pub(crate) fn validate(&self) -> Result<(), ClientError> {
         use secrecy::ExposeSecret;
@@ -150,6 +191,9 @@ impl ClientOptions {
         // a value that is not a URL at all is refused now.
         if let Err(e) = url::Url::parse(&self.rest_url) {
             return Err(invalid("rest_url", format!("is not a valid url ({e})")));
+        }
+        if self.rest_timeout.is_zero() {
+            return Err(invalid("rest_timeout", "must be above zero".into()));
         }
         if self.heartbeat_interval.is_zero() || self.request_timeout.is_zero() {
             return Err(invalid(
@@ -193,6 +237,7 @@ mod tests {
             (ClientOptions::new("t", "k", "http://h/ws"), "url"),
             (ClientOptions::new("t", "k", "not a url"), "url"),
             (base().rest_url("::"), "rest_url"),
+            (base().rest_timeout(Duration::ZERO), "rest_timeout"),
             (
                 base().heartbeat_interval(Duration::ZERO),
                 "heartbeat_interval",

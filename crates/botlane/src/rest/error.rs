@@ -1,0 +1,282 @@
+//! The REST lane's errors.
+//!
+//! No message, `Debug` output or source chain here ever holds the bot
+//! token, the one-time secret or the credential: the errors are built from
+//! status codes, `error_code` strings and query-stripped paths only, and a
+//! wrapped `reqwest` error has its URL removed.
+
+use std::sync::Arc;
+
+use crate::client::ClientError;
+use crate::wire::OpCode;
+
+/// The service refused an opcode request; for the REST lane, the credential
+/// mint (opcode 638).
+///
+/// ```
+/// use botlane::ServiceActionError;
+///
+/// let err = ServiceActionError::rest_mint(-7);
+/// assert_eq!((err.opcode, err.code), (638, -7));
+/// assert!(err.message.contains("BOT_REST_CREDENTIALS"));
+/// assert!(err.to_string().contains("not at fault"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the service refused opcode {opcode} with code {code}: {message}")]
+pub struct ServiceActionError {
+    /// The refused opcode (638 for the credential mint).
+    pub opcode: u16,
+    /// The service's reply code.
+    pub code: i32,
+    /// What the code means, in words.
+    pub message: String,
+}
+
+impl ServiceActionError {
+    /// The refusal of a REST credential mint (opcode 638) with this code:
+    /// `-7` flag off, `-1` not a bot session, `-9` rate limited, `-2` server
+    /// error; any other code is reported as such.
+    ///
+    /// ```
+    /// use botlane::ServiceActionError;
+    /// assert!(ServiceActionError::rest_mint(-9).message.contains("rate limited"));
+    /// ```
+    pub fn rest_mint(code: i32) -> Self {
+        let message = match code {
+            -7 => "bot REST credentials are disabled because the server flag \
+                   BOT_REST_CREDENTIALS is unset (the default); this is expected and \
+                   the bot is not at fault"
+                .to_owned(),
+            -1 => "only a bot session can mint a REST credential, and this session is not one"
+                .to_owned(),
+            -9 => "rate limited: too many REST credential mints; try again later".to_owned(),
+            -2 => "the server failed to mint a REST credential (server error)".to_owned(),
+            other => format!("the server refused to mint a REST credential (code {other})"),
+        };
+        Self {
+            opcode: OpCode::RestMint.code(),
+            code,
+            message,
+        }
+    }
+}
+
+/// The REST service answered outside 2xx, or no answer came at all
+/// (`status` 0: a network, DNS or TLS failure, or the lane's timeout).
+///
+/// `path` is the origin-relative path of the request with its query string
+/// stripped. A redirect (3xx) is reported here too: the lane never follows
+/// one, because the credential header would travel with it.
+///
+/// ```
+/// # async fn demo(client: botlane::Client) {
+/// use botlane::{RestError, rest::Method};
+///
+/// match client.rest().request(Method::GET, "/api/emoji/rooms", None).await {
+///     Err(RestError::Rest(e)) if e.status == 403 => {
+///         assert_eq!(e.error_code.as_deref(), Some("scope_forbidden"));
+///     }
+///     other => println!("{other:?}"),
+/// }
+/// # }
+/// ```
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}", self.describe())]
+pub struct ServiceRestError {
+    /// The HTTP status; 0 when no response arrived.
+    pub status: u16,
+    /// The request's path, query string stripped.
+    pub path: String,
+    /// The service's `error_code`, when its error body had one.
+    pub error_code: Option<String>,
+    /// What failed underneath when no response arrived (URL removed).
+    #[source]
+    source: Option<Arc<reqwest::Error>>,
+}
+
+impl ServiceRestError {
+    pub(crate) fn status(status: u16, path: &str, error_code: Option<String>) -> Self {
+        Self {
+            status,
+            path: path.to_owned(),
+            error_code,
+            source: None,
+        }
+    }
+
+    pub(crate) fn network(path: &str, err: reqwest::Error) -> Self {
+        Self {
+            status: 0,
+            path: path.to_owned(),
+            error_code: None,
+            source: Some(Arc::new(err.without_url())),
+        }
+    }
+
+    fn describe(&self) -> String {
+        let mut text = match self.status {
+            0 => format!(
+                "no response from the REST service for {} (network, DNS or TLS failure, or timeout)",
+                self.path
+            ),
+            s @ 300..=399 => format!(
+                "the REST service answered {s} to {}: a redirect, which the lane never \
+                 follows on credential-bearing requests",
+                self.path
+            ),
+            s => format!("the REST service answered {s} to {}", self.path),
+        };
+        if let Some(code) = &self.error_code {
+            text.push_str(&format!(" (error_code {code:?})"));
+        }
+        text
+    }
+}
+
+/// Everything a REST lane call can fail with.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum RestError {
+    /// The credential mint was refused (opcode 638); see its message.
+    #[error(transparent)]
+    Action(#[from] ServiceActionError),
+    /// The REST service answered outside 2xx, or did not answer.
+    #[error(transparent)]
+    Rest(#[from] ServiceRestError),
+    /// `rest_url` breaks the https rule (or another rule of an origin);
+    /// nothing was sent.
+    #[error("invalid rest_url {url}: {rule}")]
+    InvalidRestUrl {
+        /// The URL's scheme, host and port (nothing else of it).
+        url: String,
+        /// The rule it breaks.
+        rule: String,
+    },
+    /// The path is not origin-relative; nothing was sent.
+    #[error("invalid REST path {path:?}: {rule}")]
+    InvalidPath {
+        /// The path, query string stripped.
+        path: String,
+        /// The rule it breaks.
+        rule: &'static str,
+    },
+    /// The [`RequestInit`](super::RequestInit) holds something HTTP cannot
+    /// carry; nothing was sent.
+    #[error("invalid REST request: {rule}")]
+    InvalidRequest {
+        /// What is wrong (never a header value).
+        rule: String,
+    },
+    /// A credential is needed and there is no realtime session to mint it
+    /// on (not logged in yet, or reconnecting).
+    #[error("the REST lane mints its credential over the realtime session, and the client is not connected (log in first)")]
+    NotConnected,
+    /// The realtime request for a credential (opcode 638) failed: timeout,
+    /// connection closed, or a malformed reply.
+    #[error("the realtime request for a REST credential (opcode 638) failed")]
+    Realtime(#[source] Arc<ClientError>),
+    /// The credential mint stopped before finishing (its runtime shut down).
+    #[error("the REST credential mint was interrupted before it finished")]
+    MintInterrupted,
+    /// A 2xx body is not the JSON expected.
+    #[error("the response to {path} is not the JSON expected")]
+    Decode {
+        /// The request's path, query string stripped.
+        path: String,
+        /// The parse error; absent for the credential exchange, whose body
+        /// is never quoted.
+        #[source]
+        source: Option<Arc<serde_json::Error>>,
+    },
+}
+
+impl RestError {
+    /// The HTTP status of a [`ServiceRestError`], if this is one.
+    ///
+    /// ```
+    /// use botlane::RestError;
+    /// assert_eq!(RestError::NotConnected.status(), None);
+    /// ```
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::Rest(e) => Some(e.status),
+            _ => None,
+        }
+    }
+}
+
+impl From<ClientError> for RestError {
+    fn from(err: ClientError) -> Self {
+        match err {
+            ClientError::NotConnected => Self::NotConnected,
+            other => Self::Realtime(Arc::new(other)),
+        }
+    }
+}
+
+/// `path` without its query string or fragment.
+pub(crate) fn strip_query(path: &str) -> &str {
+    path.split(['?', '#']).next().unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_off_names_the_flag_and_clears_the_bot() {
+        let e = RestError::from(ServiceActionError::rest_mint(-7));
+        let text = e.to_string();
+        assert!(text.contains("opcode 638"), "{text}");
+        assert!(text.contains("code -7"), "{text}");
+        assert!(text.contains("BOT_REST_CREDENTIALS is unset"), "{text}");
+        assert!(text.contains("not at fault"), "{text}");
+    }
+
+    #[test]
+    fn every_refusal_code_has_its_own_message() {
+        let messages: Vec<String> = [-7, -1, -9, -2, -42]
+            .into_iter()
+            .map(|c| ServiceActionError::rest_mint(c).message)
+            .collect();
+        assert!(messages[1].contains("not one"));
+        assert!(messages[2].contains("rate limited"));
+        assert!(messages[3].contains("server error"));
+        assert!(messages[4].contains("-42"));
+        for (i, a) in messages.iter().enumerate() {
+            assert!(messages[i + 1..].iter().all(|b| b != a));
+        }
+    }
+
+    #[test]
+    fn rest_error_shows_status_path_and_code() {
+        let e = ServiceRestError::status(403, "/api/emoji/rooms", Some("scope_forbidden".into()));
+        assert_eq!(
+            e.to_string(),
+            "the REST service answered 403 to /api/emoji/rooms (error_code \"scope_forbidden\")"
+        );
+        let e = ServiceRestError::status(302, "/api/files/list", None);
+        assert!(e.to_string().contains("never follows"), "{e}");
+        let e = ServiceRestError::status(0, "/api/files/list", None);
+        assert!(e.to_string().starts_with("no response"), "{e}");
+    }
+
+    #[test]
+    fn strip_query_keeps_the_path() {
+        assert_eq!(strip_query("/a/b?x=1#f"), "/a/b");
+        assert_eq!(strip_query("/a#f?x"), "/a");
+        assert_eq!(strip_query("/a"), "/a");
+        assert_eq!(strip_query(""), "");
+    }
+
+    #[test]
+    fn not_connected_maps_from_the_client_error() {
+        assert!(matches!(
+            RestError::from(ClientError::NotConnected),
+            RestError::NotConnected
+        ));
+        let e = RestError::from(ClientError::Timeout { opcode: 638 });
+        assert!(matches!(e, RestError::Realtime(_)));
+        assert!(std::error::Error::source(&e).is_some());
+    }
+}
