@@ -56,6 +56,9 @@ pub struct DevServerConfig {
     /// Servers (rooms) with their channels.
     #[serde(default)]
     pub servers: Vec<ServerConfig>,
+    /// Serve the playground page at `/playground` (see [`DevServerConfig::playground`]).
+    #[serde(default)]
+    pub playground: bool,
 }
 
 fn default_listen() -> SocketAddr {
@@ -69,6 +72,7 @@ impl Default for DevServerConfig {
             bots: Vec::new(),
             users: Vec::new(),
             servers: Vec::new(),
+            playground: false,
         }
     }
 }
@@ -133,6 +137,21 @@ impl DevServerConfig {
     /// ```
     pub fn user(mut self, account: AccountConfig) -> Self {
         self.users.push(account);
+        self
+    }
+
+    /// Turns the playground on or off (off by default): a web page at
+    /// `/playground`, on the realtime listener, where a person chats with the
+    /// bots as the human account `you` in the channel `playground`. The
+    /// listen address must then be a loopback address, because the page
+    /// gets that account's token from `GET /playground/session`.
+    ///
+    /// ```
+    /// let config = botlane_devserver::DevServerConfig::default().playground(true);
+    /// assert!(config.playground);
+    /// ```
+    pub fn playground(mut self, on: bool) -> Self {
+        self.playground = on;
         self
     }
 

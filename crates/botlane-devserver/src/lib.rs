@@ -103,6 +103,7 @@ mod emoji;
 mod error;
 mod handlers;
 mod menu;
+mod playground;
 mod server;
 mod state;
 mod test_user;

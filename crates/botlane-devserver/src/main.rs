@@ -1,7 +1,7 @@
 //! `botlane-devserver`: runs the reference service until Ctrl-C.
 //!
 //! ```text
-//! botlane-devserver [--listen ADDR] [--config FILE]
+//! botlane-devserver [--listen ADDR] [--config FILE] [--playground]
 //! ```
 //!
 //! Logs go to stderr (`RUST_LOG` filters them; default `info`); they name
@@ -26,6 +26,10 @@ struct Args {
     /// JSON file with the predefined bots, users, servers and channels.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Serve the playground page (on a loopback listener only): chat with
+    /// your bots in a browser as the human account `you`.
+    #[arg(long)]
+    playground: bool,
 }
 
 #[tokio::main]
@@ -66,8 +70,14 @@ async fn serve(args: Args) -> Result<(), botlane_devserver::DevServerError> {
     if let Some(listen) = args.listen {
         config.listen = listen;
     }
+    if args.playground {
+        config.playground = true;
+    }
     let server = DevServer::start(config.clone()).await?;
     println!("realtime: {}", server.ws_url());
+    if let Some(url) = server.playground_url() {
+        println!("playground: {url}");
+    }
     for (kind, accounts) in [("bot", &config.bots), ("user", &config.users)] {
         for account in accounts {
             if let Some(id) = server.account_id(&account.name) {

@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::handlers::{handle_text, Flow};
+use crate::playground::{self, Playground};
 use crate::state::{new_token, Outbound, Shared, State, Termination};
 use crate::{
     BotAccount, Denial, DevServerConfig, DevServerError, FrameRecord, StateView, StoredMenu,
@@ -51,6 +52,7 @@ const FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct DevServer {
     shared: Arc<Shared>,
     local_addr: SocketAddr,
+    pub(crate) playground: Option<Arc<Playground>>,
     shutdown: watch::Sender<bool>,
     task: Option<JoinHandle<()>>,
 }
@@ -82,12 +84,21 @@ impl DevServer {
                 source,
             })?;
         let shared = Arc::new(Shared::new(state));
+        let playground = if config.playground {
+            Some(Playground::setup(&config, &shared)?)
+        } else {
+            None
+        };
+        let extra = playground.as_ref().map_or_else(Router::new, |p| {
+            playground::router(Arc::clone(p), Arc::clone(&shared))
+        });
         let (shutdown, shutdown_rx) = watch::channel(false);
-        let task = tokio::spawn(run(listener, Arc::clone(&shared), shutdown_rx));
+        let task = tokio::spawn(run(listener, Arc::clone(&shared), extra, shutdown_rx));
         tracing::info!(%local_addr, "realtime listener started");
         Ok(Self {
             shared,
             local_addr,
+            playground,
             shutdown,
             task: Some(task),
         })
@@ -369,16 +380,24 @@ impl std::fmt::Debug for DevServer {
     }
 }
 
-/// Serves the realtime wire on `listener` until `shutdown` turns true, then
-/// waits for every connection to end.
-async fn run(listener: TcpListener, shared: Arc<Shared>, shutdown: watch::Receiver<bool>) {
+/// Serves the realtime wire (and the `extra` routes) on `listener` until
+/// `shutdown` turns true, then waits for every connection to end.
+async fn run(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    extra: Router,
+    shutdown: watch::Receiver<bool>,
+) {
     let (done, mut all_done) = mpsc::channel::<()>(1);
     let app = App {
         shared,
         shutdown: shutdown.clone(),
         _done: done,
     };
-    let router = Router::new().route("/ws", get(upgrade)).with_state(app);
+    let router = Router::new()
+        .route("/ws", get(upgrade))
+        .with_state(app)
+        .merge(extra);
     let mut signal = shutdown;
     // Nagle off: realtime frames are small and every reply is waited for.
     let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
