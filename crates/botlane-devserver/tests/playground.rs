@@ -127,7 +127,7 @@ impl Browser {
                     "--disable-background-networking",
                     "--disable-component-update",
                     "--disable-sync",
-                    "--window-size=1200,860",
+                    "--window-size=1200,1080",
                     format!("--user-data-dir={}", profile.path().display()),
                 ],
             }),
@@ -236,11 +236,7 @@ async fn snapshot(page: &fantoccini::Client) -> Vec<Shown> {
 }
 
 /// Waits for a list entry that satisfies `pred`.
-async fn wait_shown(
-    page: &fantoccini::Client,
-    what: &str,
-    pred: impl Fn(&Shown) -> bool,
-) -> Shown {
+async fn wait_shown(page: &fantoccini::Client, what: &str, pred: impl Fn(&Shown) -> bool) -> Shown {
     let deadline = Instant::now() + WAIT;
     loop {
         let shown = snapshot(page).await;
@@ -288,8 +284,37 @@ fn echo() -> CommandDeclaration {
         .option(CommandOption::new("text", "What to say", CommandOptionType::String).required(true))
 }
 
-/// A dice bot like the quickstart's: `roll` and `echo` answer with true
-/// replies, and a line that does not parse gets its error and usage back.
+/// One option of every kind the picker renders differently.
+fn coin() -> CommandDeclaration {
+    CommandDeclaration::new("coin", "Call a coin flip")
+        .option(
+            CommandOption::new("call", "Heads or tails", CommandOptionType::String)
+                .choices(["heads", "tails"])
+                .required(true),
+        )
+        .option(
+            CommandOption::new("loud", "Shout the result", CommandOptionType::Boolean)
+                .required(true),
+        )
+        .option(CommandOption::new(
+            "bias",
+            "Chance of heads",
+            CommandOptionType::Number,
+        ))
+        .option(CommandOption::new(
+            "again",
+            "Flip twice",
+            CommandOptionType::Boolean,
+        ))
+        .option(CommandOption::new(
+            "for",
+            "Who called it",
+            CommandOptionType::User,
+        ))
+}
+
+/// A dice bot like the quickstart's: `roll`, `echo` and `coin` answer with
+/// true replies, and a line that does not parse gets its error and usage back.
 async fn start_bot(server: &DevServer, keystore: &Path) -> (Client, String) {
     let bot = server.add_bot("dicebot");
     let client = Client::new(ClientOptions::new(
@@ -321,6 +346,24 @@ async fn start_bot(server: &DevServer, keystore: &Path) -> (Client, String) {
         .register(echo(), |ctx: CommandContext| async move {
             let text = ctx.get_string("text").unwrap_or_default();
             ctx.reply(&text).await
+        })
+        .unwrap()
+        .register(coin(), |ctx: CommandContext| async move {
+            // Says back what arrived; each getter answers only for its own type.
+            let shown = |value: Option<String>| value.unwrap_or_else(|| "not set".into());
+            let loud = match ctx.get_boolean("loud") {
+                Some(true) => "loudly",
+                Some(false) => "quietly",
+                None => "loud not set",
+            };
+            ctx.reply(&format!(
+                "{}, {loud} · bias {} · again {} · for {}",
+                shown(ctx.get_string("call")),
+                shown(ctx.get_number("bias").map(|b| b.to_string())),
+                shown(ctx.get_boolean("again").map(|a| a.to_string())),
+                shown(ctx.get_string("for")),
+            ))
+            .await
         })
         .unwrap();
     let mut events = client.events();
@@ -359,8 +402,7 @@ async fn a_person_chats_with_a_bot_in_the_playground() {
     let outcome = AssertUnwindSafe(conversation(&browser.page, &server, &bot_id))
         .catch_unwind()
         .await;
-    if outcome.is_ok() && std::env::var_os("BOTLANE_UPDATE_SCREENSHOT").is_some_and(|v| v == "1")
-    {
+    if outcome.is_ok() && std::env::var_os("BOTLANE_UPDATE_SCREENSHOT").is_some_and(|v| v == "1") {
         let png = browser.page.screenshot().await.unwrap();
         std::fs::write(workspace().join("docs/playground.png"), png).unwrap();
     }
@@ -375,9 +417,10 @@ async fn a_person_chats_with_a_bot_in_the_playground() {
         "usage",
         "anyone there?",
         "3d20",
+        "ada lovelace",
     ];
     let stored = server.messages(&channel);
-    assert_eq!(stored.len(), 6, "three invocations and three replies");
+    assert_eq!(stored.len(), 8, "four invocations and four replies");
     for message in &stored {
         for sealed in std::iter::once(&message.content).chain(message.command.as_ref()) {
             let bytes = base64::engine::general_purpose::STANDARD
@@ -387,8 +430,14 @@ async fn a_person_chats_with_a_bot_in_the_playground() {
         }
     }
     let structured: Vec<_> = stored.iter().filter(|m| m.command.is_some()).collect();
-    assert_eq!(structured.len(), 1, "only the picked command has a sidecar");
-    assert_eq!(structured[0].author_id, server.account_id("you").unwrap());
+    assert_eq!(
+        structured.len(),
+        2,
+        "only the picked commands have a sidecar"
+    );
+    assert!(structured
+        .iter()
+        .all(|m| m.author_id == server.account_id("you").unwrap()));
     for frame in server.frames() {
         for plaintext in plaintexts {
             assert!(
@@ -414,25 +463,86 @@ async fn conversation(page: &fantoccini::Client, server: &DevServer, bot_id: &st
         "return document.querySelector('#pick-command option[value=roll]') !== null;",
     )
     .await;
+    let fields = "return [...document.querySelectorAll('#fields [data-option]')].map((c) =>
+        [c.dataset.option, c.tagName.toLowerCase(), c.type, c.required,
+         [...(c.options ?? [])].map((o) => o.value)]);";
+
+    // Every kind of option, through the picker and back from the bot typed.
+    find(page, "#pick-command")
+        .await
+        .select_by_value("coin")
+        .await
+        .unwrap();
+    assert_eq!(
+        page.execute(fields, vec![]).await.unwrap(),
+        json!([
+            ["call", "select", "select-one", true, ["", "heads", "tails"]],
+            ["loud", "input", "checkbox", true, []],
+            ["bias", "input", "number", false, []],
+            [
+                "again",
+                "select",
+                "select-one",
+                false,
+                ["", "true", "false"]
+            ],
+            ["for", "input", "text", false, []],
+        ])
+    );
+    find(page, "#option-call")
+        .await
+        .select_by_value("tails")
+        .await
+        .unwrap();
+    find(page, "#option-bias")
+        .await
+        .send_keys("0.25")
+        .await
+        .unwrap();
+    find(page, "#option-for")
+        .await
+        .send_keys("ada lovelace")
+        .await
+        .unwrap();
+    let args = CommandArgs::from([
+        ("call".to_owned(), CommandArgValue::from("tails")),
+        ("loud".to_owned(), CommandArgValue::Boolean(false)),
+        ("bias".to_owned(), CommandArgValue::Number(0.25)),
+        ("for".to_owned(), CommandArgValue::from("ada lovelace")),
+    ]);
+    let line = format_invocation_text(&coin(), &args, None).unwrap();
+    assert_eq!(line, "/coin tails false 0.25 for:\"ada lovelace\"");
+    assert_eq!(text_of(page, "#preview").await, line);
+    find(page, "#run-command").await.click().await.unwrap();
+    let flipped = wait_shown(page, "the picked coin", |s| {
+        s.class.contains("from-me") && s.text == line
+    })
+    .await;
+    let answer = wait_shown(page, "the bot's reply to the coin", |s| {
+        s.class.contains("from-bot") && s.reply_to == flipped.id
+    })
+    .await;
+    assert_eq!(
+        answer.text,
+        "tails, quietly · bias 0.25 · again not set · for ada lovelace"
+    );
+
     find(page, "#pick-command")
         .await
         .select_by_value("roll")
         .await
         .unwrap();
-    let required = page
-        .execute(
-            "return [...document.querySelectorAll('#fields [data-option]')].map((c) =>
-                [c.dataset.option, c.tagName.toLowerCase(), c.type, c.required,
-                 [...(c.options ?? [])].map((o) => o.value)]);",
-            vec![],
-        )
-        .await
-        .unwrap();
     assert_eq!(
-        required,
+        page.execute(fields, vec![]).await.unwrap(),
         json!([
             ["count", "input", "number", true, []],
-            ["sides", "select", "select-one", false, ["", "4", "6", "8", "12", "20"]],
+            [
+                "sides",
+                "select",
+                "select-one",
+                false,
+                ["", "4", "6", "8", "12", "20"]
+            ],
             ["label", "input", "text", false, []],
         ]),
         "one typed input per option, choices as a select, required marked"
@@ -441,7 +551,7 @@ async fn conversation(page: &fantoccini::Client, server: &DevServer, bot_id: &st
     // A required option left empty is refused in the page, before sending.
     find(page, "#run-command").await.click().await.unwrap();
     assert_eq!(text_of(page, "#picker-error").await, "count is required");
-    assert!(server.messages(&channel).is_empty());
+    assert_eq!(server.messages(&channel).len(), 2);
 
     find(page, "#option-count")
         .await
@@ -479,11 +589,28 @@ async fn conversation(page: &fantoccini::Client, server: &DevServer, bot_id: &st
     assert_eq!(answer.author.as_deref(), Some("dicebot"));
     assert_eq!(answer.text, "3d20 for initiative: 1 + 2 + 3 = 6");
 
-    // The sidecar was addressed to this bot, with the args of the picker.
+    // Both picked commands went with a sidecar, the bot's replies without.
     let stored = server.messages(&channel);
-    assert!(stored[0].command.is_some());
-    assert_eq!(stored[0].author_id, server.account_id("you").unwrap());
-    assert_ne!(stored[0].author_id, bot_id);
+    let you = server.account_id("you").unwrap();
+    let lanes: Vec<_> = stored
+        .iter()
+        .map(|m| {
+            (
+                m.author_id == you,
+                m.author_id == bot_id,
+                m.command.is_some(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lanes,
+        [
+            (true, false, true),
+            (false, true, false),
+            (true, false, true),
+            (false, true, false)
+        ]
+    );
 
     // The text box: a line on the text lane.
     let line_box = find(page, "#line").await;
@@ -527,13 +654,9 @@ async fn conversation(page: &fantoccini::Client, server: &DevServer, bot_id: &st
     line_box.send_keys("anyone there?").await.unwrap();
     find(page, "#send-line").await.click().await.unwrap();
     let denial = wait_shown(page, "the denial notice", |s| s.class.contains("denial")).await;
-    assert!(
-        denial.text.contains("rate limited (-9)"),
-        "{}",
-        denial.text
-    );
+    assert!(denial.text.contains("rate limited (-9)"), "{}", denial.text);
     server.deny_sends(&channel, None).unwrap();
-    assert_eq!(server.messages(&channel).len(), 6);
+    assert_eq!(server.messages(&channel).len(), 8);
     // The refused line stays in the box, to be sent again.
     assert_eq!(
         line_box.prop("value").await.unwrap().as_deref(),
@@ -671,8 +794,13 @@ async fn crypto_both_ways(page: &fantoccini::Client) {
     assert_eq!(opened, text.as_bytes());
     let wrapped: WrappedKey = serde_json::from_value(out["wrapped"].clone()).unwrap();
     let unwrapped = rust_identity.unwrap_channel_key(&wrapped, channel).unwrap();
-    let sealed = unwrapped.seal(b"via the unwrapped key", channel.as_bytes()).unwrap();
-    assert_eq!(key.open(&sealed, channel.as_bytes()).unwrap(), b"via the unwrapped key");
+    let sealed = unwrapped
+        .seal(b"via the unwrapped key", channel.as_bytes())
+        .unwrap();
+    assert_eq!(
+        key.open(&sealed, channel.as_bytes()).unwrap(),
+        b"via the unwrapped key"
+    );
 
     let page_public = PublicKey::from_base64(out["pagePublic"].as_str().unwrap()).unwrap();
     let to_page = wrap_channel_key(&key, &page_public, channel).unwrap();
@@ -711,9 +839,36 @@ impl Cases {
 
     fn string(&mut self) -> String {
         const PARTS: &[&str] = &[
-            "", " ", "a", "fire", "fire damage", "\"", "“", "«", "»", "”", "\\", ":", "count:",
-            "COUNT:2", "label:", "a:b", "x-y:1", "\n", "\t", "\u{3000}", "\u{85}", "\u{feff}",
-            "\u{a0}", "é", "🎲", "it's", "  padded  ", "https://x.y", "12:30", "\"quoted\"",
+            "",
+            " ",
+            "a",
+            "fire",
+            "fire damage",
+            "\"",
+            "“",
+            "«",
+            "»",
+            "”",
+            "\\",
+            ":",
+            "count:",
+            "COUNT:2",
+            "label:",
+            "a:b",
+            "x-y:1",
+            "\n",
+            "\t",
+            "\u{3000}",
+            "\u{85}",
+            "\u{feff}",
+            "\u{a0}",
+            "é",
+            "🎲",
+            "it's",
+            "  padded  ",
+            "https://x.y",
+            "12:30",
+            "\"quoted\"",
         ];
         (0..self.below(4)).map(|_| *self.pick(PARTS)).collect()
     }
@@ -810,9 +965,16 @@ fn declaration(cases: &mut Cases) -> CommandDeclaration {
         let mut option = CommandOption::new(name, "An option", kind).required(required);
         if kind != CommandOptionType::Boolean && cases.chance(30) {
             let choices: Vec<String> = match kind {
-                CommandOptionType::Integer => vec!["4".into(), "+6".into(), "-20".into(), "007".into()],
-                CommandOptionType::Number => vec!["0.5".into(), "1e1".into(), "-2".into(), ".25".into()],
-                _ => (0..3).map(|_| cases.string()).filter(|s| !s.is_empty()).collect(),
+                CommandOptionType::Integer => {
+                    vec!["4".into(), "+6".into(), "-20".into(), "007".into()]
+                }
+                CommandOptionType::Number => {
+                    vec!["0.5".into(), "1e1".into(), "-2".into(), ".25".into()]
+                }
+                _ => (0..3)
+                    .map(|_| cases.string())
+                    .filter(|s| !s.is_empty())
+                    .collect(),
             };
             if !choices.is_empty() {
                 option = option.choices(choices);
@@ -848,7 +1010,9 @@ fn value_for(cases: &mut Cases, option: &CommandOption) -> CommandArgValue {
     if let Some(choices) = option.choices.as_ref().filter(|_| cases.chance(70)) {
         let choice = cases.pick(choices).clone();
         return match option.kind {
-            CommandOptionType::Integer => CommandArgValue::Integer(choice.trim_start_matches('+').parse().unwrap()),
+            CommandOptionType::Integer => {
+                CommandArgValue::Integer(choice.trim_start_matches('+').parse().unwrap())
+            }
             CommandOptionType::Number => CommandArgValue::Number(choice.parse().unwrap()),
             _ => CommandArgValue::String(choice),
         };
@@ -866,7 +1030,8 @@ async fn formatter_agrees(page: &fantoccini::Client) {
     let mut inputs = Vec::new();
     let mut expected = Vec::new();
     let mut push = |decl: &CommandDeclaration, args: &CommandArgs, prefix: &str| {
-        let menu: Value = serde_json::from_str(&canonical_menu_json(std::slice::from_ref(decl))).unwrap();
+        let menu: Value =
+            serde_json::from_str(&canonical_menu_json(std::slice::from_ref(decl))).unwrap();
         let args_json: serde_json::Map<String, Value> =
             args.iter().map(|(k, v)| (k.clone(), arg_json(v))).collect();
         inputs.push(json!({ "command": menu[0], "args": args_json, "prefix": prefix }));
@@ -967,7 +1132,10 @@ async fn sidecar_agrees(page: &fantoccini::Client) {
         data.args,
         CommandArgs::from([
             ("count".to_owned(), CommandArgValue::Integer(3)),
-            ("label".to_owned(), CommandArgValue::from("fire \"damage\" 🎲")),
+            (
+                "label".to_owned(),
+                CommandArgValue::from("fire \"damage\" 🎲")
+            ),
             ("loud".to_owned(), CommandArgValue::Boolean(true)),
             ("ratio".to_owned(), CommandArgValue::Number(0.25)),
             // JSON has one kind of number: an integral float reads back as an
@@ -1035,7 +1203,10 @@ async fn the_binary_serves_the_playground_on_loopback_host_names_only() {
     }
     let (status, menus) = http_get(addr, "/playground/menus", addr).await;
     assert_eq!(status, 200);
-    assert_eq!(serde_json::from_str::<Value>(&menus).unwrap(), json!({ "bots": [] }));
+    assert_eq!(
+        serde_json::from_str::<Value>(&menus).unwrap(),
+        json!({ "bots": [] })
+    );
 
     child.kill().unwrap();
     child.wait().unwrap();
