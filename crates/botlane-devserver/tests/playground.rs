@@ -387,6 +387,31 @@ async fn start_bot(server: &DevServer, keystore: &Path) -> (Client, String) {
     (client, bot.id)
 }
 
+/// A second bot with one command, started while the page is open.
+async fn start_ping_bot(server: &DevServer) -> (Client, String, tempfile::TempDir) {
+    let bot = server.add_bot("pingbot");
+    let dir = tempfile::tempdir().unwrap();
+    let client = Client::new(ClientOptions::new(
+        bot.token.clone(),
+        dir.path().join("keystore"),
+        server.ws_url(),
+    ))
+    .unwrap();
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("ping", "Check that the bot is alive"),
+            |ctx: CommandContext| async move { ctx.reply("pong").await },
+        )
+        .unwrap();
+    client.login().await.unwrap();
+    server
+        .wait_for(|s| s.menu(&bot.id).is_some(), WAIT)
+        .await
+        .unwrap();
+    (client, bot.id, dir)
+}
+
 // --------------------------------------------------------------- the tests
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -420,7 +445,7 @@ async fn a_person_chats_with_a_bot_in_the_playground() {
         "ada lovelace",
     ];
     let stored = server.messages(&channel);
-    assert_eq!(stored.len(), 8, "four invocations and four replies");
+    assert_eq!(stored.len(), 10, "five invocations and five replies");
     for message in &stored {
         for sealed in std::iter::once(&message.content).chain(message.command.as_ref()) {
             let bytes = base64::engine::general_purpose::STANDARD
@@ -432,7 +457,7 @@ async fn a_person_chats_with_a_bot_in_the_playground() {
     let structured: Vec<_> = stored.iter().filter(|m| m.command.is_some()).collect();
     assert_eq!(
         structured.len(),
-        2,
+        3,
         "only the picked commands have a sidecar"
     );
     assert!(structured
@@ -575,6 +600,29 @@ async fn conversation(page: &fantoccini::Client, server: &DevServer, bot_id: &st
     ]);
     let line = format_invocation_text(&roll(), &args, None).unwrap();
     assert_eq!(text_of(page, "#preview").await, line);
+
+    // A bot that comes later joins the channel and the picker, and what
+    // was typed stays.
+    let (pingbot, pingbot_id, _pingbot_keys) = start_ping_bot(server).await;
+    wait_until(
+        page,
+        "the picker lists the second bot",
+        &format!(
+            "return document.querySelector('#pick-bot option[value=\"{pingbot_id}\"]') !== null;"
+        ),
+    )
+    .await;
+    assert!(server.view(|s| s.members(&channel).contains(&pingbot_id)));
+    assert_eq!(text_of(page, "#preview").await, line);
+    assert_eq!(
+        find(page, "#pick-bot")
+            .await
+            .prop("value")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(bot_id)
+    );
     find(page, "#run-command").await.click().await.unwrap();
 
     let invocation = wait_shown(page, "the picked command", |s| {
@@ -611,6 +659,29 @@ async fn conversation(page: &fantoccini::Client, server: &DevServer, bot_id: &st
             (false, true, false)
         ]
     );
+
+    // The second bot answers its own command, sealed with the key the page
+    // wrapped to it before sending.
+    find(page, "#pick-bot")
+        .await
+        .select_by_value(&pingbot_id)
+        .await
+        .unwrap();
+    assert_eq!(text_of(page, "#preview").await, "/ping");
+    find(page, "#run-command").await.click().await.unwrap();
+    let ping = wait_shown(page, "the picked ping", |s| {
+        s.class.contains("from-me") && s.text == "/ping"
+    })
+    .await;
+    let pong = wait_shown(page, "the second bot's pong", |s| {
+        s.class.contains("from-bot") && s.reply_to == ping.id
+    })
+    .await;
+    assert_eq!(
+        (pong.author.as_deref(), pong.text.as_str()),
+        (Some("pingbot"), "pong")
+    );
+    pingbot.shutdown();
 
     // The text box: a line on the text lane.
     let line_box = find(page, "#line").await;
@@ -656,11 +727,49 @@ async fn conversation(page: &fantoccini::Client, server: &DevServer, bot_id: &st
     let denial = wait_shown(page, "the denial notice", |s| s.class.contains("denial")).await;
     assert!(denial.text.contains("rate limited (-9)"), "{}", denial.text);
     server.deny_sends(&channel, None).unwrap();
-    assert_eq!(server.messages(&channel).len(), 8);
+    assert_eq!(server.messages(&channel).len(), 10);
     // The refused line stays in the box, to be sent again.
     assert_eq!(
         line_box.prop("value").await.unwrap().as_deref(),
         Some("anyone there?")
+    );
+
+    // Back to the first bot: the picker starts afresh for it, and formats
+    // the grammar's own example as the Rust formatter does.
+    find(page, "#pick-bot")
+        .await
+        .select_by_value(bot_id)
+        .await
+        .unwrap();
+    find(page, "#pick-command")
+        .await
+        .select_by_value("roll")
+        .await
+        .unwrap();
+    assert_eq!(text_of(page, "#preview").await, "(count is required)");
+    find(page, "#option-count")
+        .await
+        .send_keys("2")
+        .await
+        .unwrap();
+    find(page, "#option-sides")
+        .await
+        .select_by_value("6")
+        .await
+        .unwrap();
+    find(page, "#option-label")
+        .await
+        .send_keys("fire damage")
+        .await
+        .unwrap();
+    let args = CommandArgs::from([
+        ("count".to_owned(), CommandArgValue::Integer(2)),
+        ("sides".to_owned(), CommandArgValue::Integer(6)),
+        ("label".to_owned(), CommandArgValue::from("fire damage")),
+    ]);
+    assert_eq!(
+        text_of(page, "#preview").await,
+        format_invocation_text(&roll(), &args, None).unwrap()
     );
 }
 

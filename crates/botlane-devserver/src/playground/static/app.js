@@ -408,6 +408,7 @@
     sharedWith: new Map(), // member id → the public key (base64) our key was wrapped to
     bots: [],
     menusText: "",
+    fieldsShape: "",
     names: new Map(),
     messages: new Map(), // message id → { author, content }
     pushes: Promise.resolve(),
@@ -666,6 +667,13 @@
 
   function renderFields() {
     const command = selectedCommand();
+    // A menu poll that changed something else keeps what the person typed.
+    const shape = JSON.stringify([$("pick-bot").value, command ?? null]);
+    if (shape === app.fieldsShape) {
+      updatePreview();
+      return;
+    }
+    app.fieldsShape = shape;
     $("command-description").textContent = command ? command.description : "";
     $("fields").replaceChildren(...(command ? command.options.map(fieldFor) : []));
     $("picker-error").textContent = "";
