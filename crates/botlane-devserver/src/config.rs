@@ -77,6 +77,9 @@ pub struct DevServerConfig {
     /// (see [`DevServer::rest_root_certificate_der`](crate::DevServer::rest_root_certificate_der)).
     #[serde(default)]
     pub rest_tls: bool,
+    /// Serve the playground page at `/playground` (see [`DevServerConfig::playground`]).
+    #[serde(default)]
+    pub playground: bool,
 }
 
 fn default_listen() -> SocketAddr {
@@ -93,6 +96,7 @@ impl Default for DevServerConfig {
             rest_listen: default_listen(),
             bot_rest_credentials: false,
             rest_tls: false,
+            playground: false,
         }
     }
 }
@@ -255,6 +259,21 @@ impl DevServerConfig {
     /// ```
     pub fn user(mut self, account: AccountConfig) -> Self {
         self.users.push(account);
+        self
+    }
+
+    /// Turns the playground on or off (off by default): a web page at
+    /// `/playground`, on the realtime listener, where a person chats with the
+    /// bots as the human account `you` in the channel `playground`. The
+    /// listen address must then be a loopback address, because the page
+    /// gets that account's token from `GET /playground/session`.
+    ///
+    /// ```
+    /// let config = botlane_devserver::DevServerConfig::default().playground(true);
+    /// assert!(config.playground);
+    /// ```
+    pub fn playground(mut self, on: bool) -> Self {
+        self.playground = on;
         self
     }
 

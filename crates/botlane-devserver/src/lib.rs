@@ -20,10 +20,12 @@
 //! Two ways to use it:
 //!
 //! * **The binary** `botlane-devserver [--listen ADDR] [--config FILE]
-//!   [--rest-listen ADDR] [--rest-credentials] [--rest-tls [--rest-root-cert FILE]]`
-//!   runs it until Ctrl-C and prints its URLs and the ids of the configured
-//!   accounts, servers, channels and files (see [`DevServerConfig`] for the
-//!   file). It honours the environment variable `BOT_REST_CREDENTIALS`.
+//!   [--rest-listen ADDR] [--rest-credentials] [--rest-tls [--rest-root-cert FILE]]
+//!   [--playground]` runs it until Ctrl-C and prints its URLs and the ids of
+//!   the configured accounts, servers, channels and files (see
+//!   [`DevServerConfig`] for the file); with `--playground`, also the URL of
+//!   the playground page. It honours the environment variable
+//!   `BOT_REST_CREDENTIALS`.
 //! * **The library**, in a bot's own tests: [`DevServer::start`] on a free
 //!   port, accounts and channels made through the handle's admin calls, the
 //!   bot pointed at [`DevServer::ws_url`] with the bot's token, and one or
@@ -80,6 +82,42 @@
 //! # }
 //! ```
 //!
+//! # The playground
+//!
+//! With [`DevServerConfig::playground`] (the binary's `--playground`) the
+//! realtime listener also serves a web page at `/playground`
+//! ([`DevServer::playground_url`]) where a person chats with their bots: a
+//! message list, a text box (plain lines on the text lane) and a command
+//! picker built from each bot's published menu (typed inputs, choices as
+//! selects, required options marked) that sends on the structured lane.
+//! Replies, denied sends and the bots' answers to lines that do not parse
+//! are shown. The page is plain HTML, CSS and JavaScript embedded in the
+//! binary (no build step, nothing loaded from elsewhere).
+//!
+//! The setup, made at start:
+//!
+//! * a human account `you` (or the configured user of that name), a server
+//!   and a channel both named `playground` ([`DevServer::playground_channel`]);
+//! * every bot account joins that channel: the configured ones at once,
+//!   later ones (such as [`DevServer::add_bot`]) the next time the page asks
+//!   for the session or the menus, which it polls every two seconds.
+//!
+//! The page is an ordinary client of `/ws`: it gets the token of `you` from
+//! `GET /playground/session`, logs in with an X25519 identity it makes with
+//! WebCrypto, creates the channel key (or reuses the one it kept in the
+//! browser's local storage, or one a member shared with it), wraps it to
+//! every member that has a public key (again before each send, so a bot
+//! restarted with a fresh keystore gets it too), and seals every message and
+//! sidecar with AES-256-GCM as `docs/crypto.md` says. The service relays
+//! ciphertext only. `GET /playground/menus` returns the bots of the channel
+//! with their stored menus in canonical form (plaintext by the spec).
+//!
+//! Both endpoints exist only with the playground on. Because the session
+//! endpoint hands out a login token, the playground refuses a non-loopback
+//! listen address, and every playground route answers `403` unless the
+//! request's `Host` is `localhost`, `127.x.x.x` or `[::1]` (so a page on
+//! another host name rebound to 127.0.0.1 gets nothing).
+//!
 //! # Decisions the protocol leaves to the service
 //!
 //! * Menus (op 20) are checked strictly and independently of botlane's own
@@ -123,6 +161,7 @@ mod error;
 mod handlers;
 mod http;
 mod menu;
+mod playground;
 mod rest;
 mod server;
 mod state;

@@ -1,7 +1,7 @@
 //! `botlane-devserver`: runs the reference service until Ctrl-C.
 //!
 //! ```text
-//! botlane-devserver [--listen ADDR] [--config FILE]
+//! botlane-devserver [--listen ADDR] [--config FILE] [--playground]
 //!                   [--rest-listen ADDR] [--rest-credentials] [--rest-tls [--rest-root-cert FILE]]
 //! ```
 //!
@@ -43,6 +43,10 @@ struct Args {
     /// With --rest-tls: write the root certificate (PEM) clients must trust to FILE.
     #[arg(long, value_name = "FILE", requires = "rest_tls")]
     rest_root_cert: Option<PathBuf>,
+    /// Serve the playground page (on a loopback listener only): chat with
+    /// your bots in a browser as the human account `you`.
+    #[arg(long)]
+    playground: bool,
 }
 
 #[tokio::main]
@@ -93,6 +97,9 @@ async fn serve(args: Args) -> Result<(), DevServerError> {
     if args.rest_tls {
         config.rest_tls = true;
     }
+    if args.playground {
+        config.playground = true;
+    }
     // Registered before anything is printed: whoever reads the URLs may send
     // SIGINT at once, and an unregistered handler would let it kill us.
     let interrupted = interrupt_signal();
@@ -110,6 +117,9 @@ async fn serve(args: Args) -> Result<(), DevServerError> {
             source,
         })?;
         println!("rest root certificate: {}", path.display());
+    }
+    if let Some(url) = server.playground_url() {
+        println!("playground: {url}");
     }
     for (kind, accounts) in [("bot", &config.bots), ("user", &config.users)] {
         for account in accounts {

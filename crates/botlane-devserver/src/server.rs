@@ -18,6 +18,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::handlers::{handle_text, Flow};
+use crate::playground::{self, Playground};
 use crate::state::{new_token, Outbound, Shared, State, Termination};
 use crate::tls::{self, TlsListener};
 use crate::{
@@ -55,6 +56,7 @@ pub struct DevServer {
     rest_addr: SocketAddr,
     /// The root a client must trust, when the REST listener serves https.
     rest_root: Option<RootCertificate>,
+    pub(crate) playground: Option<Arc<Playground>>,
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -99,6 +101,14 @@ impl DevServer {
         let (listener, local_addr) = bind(config.listen).await?;
         let (rest_listener, rest_addr) = bind(config.rest_listen).await?;
         let shared = Arc::new(Shared::new(state));
+        let playground = if config.playground {
+            Some(Playground::setup(&config, &shared)?)
+        } else {
+            None
+        };
+        let extra = playground.as_ref().map_or_else(Router::new, |p| {
+            playground::router(Arc::clone(p), Arc::clone(&shared))
+        });
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (rest_listener, rest_root) = if config.rest_tls {
             let material = tls::generate()?;
@@ -117,7 +127,12 @@ impl DevServer {
         };
         let rest_router = crate::http::router(Arc::clone(&shared));
         let tasks = vec![
-            tokio::spawn(run(listener, Arc::clone(&shared), shutdown_rx.clone())),
+            tokio::spawn(run(
+                listener,
+                Arc::clone(&shared),
+                extra,
+                shutdown_rx.clone(),
+            )),
             tokio::spawn(run_rest(rest_listener, rest_router, shutdown_rx)),
         ];
         let server = Self {
@@ -125,6 +140,7 @@ impl DevServer {
             local_addr,
             rest_addr,
             rest_root,
+            playground,
             shutdown,
             tasks,
         };
@@ -682,16 +698,24 @@ impl std::fmt::Debug for DevServer {
     }
 }
 
-/// Serves the realtime wire on `listener` until `shutdown` turns true, then
-/// waits for every connection to end.
-async fn run(listener: TcpListener, shared: Arc<Shared>, shutdown: watch::Receiver<bool>) {
+/// Serves the realtime wire (and the `extra` routes) on `listener` until
+/// `shutdown` turns true, then waits for every connection to end.
+async fn run(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    extra: Router,
+    shutdown: watch::Receiver<bool>,
+) {
     let (done, mut all_done) = mpsc::channel::<()>(1);
     let app = App {
         shared,
         shutdown: shutdown.clone(),
         _done: done,
     };
-    let router = Router::new().route("/ws", get(upgrade)).with_state(app);
+    let router = Router::new()
+        .route("/ws", get(upgrade))
+        .with_state(app)
+        .merge(extra);
     let mut signal = shutdown;
     // Nagle off: realtime frames are small and every reply is waited for.
     let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
