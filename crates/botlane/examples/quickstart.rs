@@ -1,7 +1,10 @@
 //! The quickstart: an embedded devserver, a dice bot with three commands,
 //! and a human test user driving it on both lanes, with a readable transcript.
 //!
-//! Run it with `cargo run --example quickstart`.
+//! Run it with `cargo run --example quickstart`. With
+//! `cargo run --example quickstart -- --playground` the devserver also serves
+//! the playground page, and the bot keeps running after the transcript so
+//! you can chat with it in a browser until Ctrl-C.
 
 // The transcript on stdout is this example's whole point.
 #![allow(clippy::print_stdout)]
@@ -63,8 +66,10 @@ async fn roll_handler(ctx: CommandContext) -> Result<(), botlane::ClientError> {
 async fn main() -> Result<(), Box<dyn Error>> {
     println!("botlane quickstart\n");
 
+    let playground = std::env::args().any(|a| a == "--playground");
+
     // 1. The reference service, embedded, on loopback.
-    let server = DevServer::start(DevServerConfig::default()).await?;
+    let server = DevServer::start(DevServerConfig::default().playground(playground)).await?;
     let bot = server.add_bot("dicebot");
     let human = server.add_user("alice");
     let space = server.create_server("playground");
@@ -170,6 +175,11 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .count();
     let stored = server.messages(&general).len();
     println!("\n  alice got {notified} replied-to-you notifications; the service stored {stored} messages, all ciphertext");
+
+    if let Some(url) = server.playground_url() {
+        println!("\n  playground {url}  (chat with dicebot in a browser; Ctrl-C to stop)");
+        tokio::signal::ctrl_c().await?;
+    }
 
     client.shutdown();
     server.shutdown().await;
