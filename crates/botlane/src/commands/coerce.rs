@@ -9,6 +9,7 @@ use super::types::{CommandArgValue, CommandOption, CommandOptionType};
 
 /// Coerces the text of one token to `kind`, or `None` when the text is not
 /// acceptable for that type.
+#[inline]
 pub(crate) fn coerce_text(kind: CommandOptionType, text: &str) -> Option<CommandArgValue> {
     match kind {
         CommandOptionType::String => Some(CommandArgValue::String(text.to_owned())),
@@ -22,6 +23,7 @@ pub(crate) fn coerce_text(kind: CommandOptionType, text: &str) -> Option<Command
 }
 
 /// `^[+-]?[0-9]+$` within ±`MAX_SAFE_INTEGER`.
+#[inline]
 pub(crate) fn parse_integer(text: &str) -> Option<i64> {
     let (negative, digits) = split_sign(text);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -138,6 +140,7 @@ pub(crate) fn coerce_value(
 /// Whether a coerced `value` is one of the option's choices (always true
 /// without choices). Strings compare exactly; integers and numbers compare
 /// numerically with each choice coerced by the same table.
+#[inline]
 pub(crate) fn in_choices(option: &CommandOption, value: &CommandArgValue) -> bool {
     let Some(choices) = &option.choices else {
         return true;

@@ -9,8 +9,8 @@ use super::limits::{MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT};
 use super::menu::{
     canonical_menu_json_iter, canonical_menu_len, canonicalize_iter, menu_hash_iter, CanonicalMenu,
 };
-use super::text::{match_command_name, parse_invocation_text, TextParseResult};
-use super::types::{CommandArgs, CommandDeclaration, CommandInvocation, CommandSource};
+use super::text::{parse_text_with, TextParseResult};
+use super::types::{CommandArgs, CommandDeclaration};
 use super::validate::{violations_of, DeclarationError, DeclarationRule, Violation};
 
 /// Something that can tell whether an invocation fits a set of declarations.
@@ -229,20 +229,7 @@ impl CommandRegistry {
     /// # Ok::<(), botlane::DeclarationError>(())
     /// ```
     pub fn parse_from_text(&self, text: &str, prefix: Option<&str>) -> TextParseResult {
-        let Some(name) = match_command_name(text, prefix) else {
-            return TextParseResult::None;
-        };
-        let Some(command) = self.get(&name) else {
-            return TextParseResult::None;
-        };
-        match parse_invocation_text(&command.decl, text, prefix) {
-            Ok(args) => TextParseResult::Ok(CommandInvocation {
-                name,
-                args,
-                source: CommandSource::Text,
-            }),
-            Err(error) => TextParseResult::Error { name, error },
-        }
+        parse_text_with(text, prefix, |name| self.find_decl(name))
     }
 
     /// The canonical menu of the registered commands; equals

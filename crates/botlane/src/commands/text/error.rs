@@ -65,8 +65,14 @@ pub enum ParseErrorKind {
 /// assert_eq!(err.usage(), "/roll <count>");
 /// assert_eq!(err.to_string(), r#"option "count" expects an integer"#);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseError {
+#[derive(Clone, PartialEq, Eq)]
+pub struct ParseError(
+    // Boxed so that a `Result` carrying it stays small on the success path.
+    Box<Fields>,
+);
+
+#[derive(Clone, PartialEq, Eq)]
+struct Fields {
     kind: ParseErrorKind,
     command: String,
     option: Option<String>,
@@ -82,47 +88,68 @@ impl ParseError {
         span: Range<usize>,
         usage: String,
     ) -> Self {
-        Self {
+        Self(Box::new(Fields {
             kind,
             command,
             option,
             span,
             usage,
-        }
+        }))
     }
 
     /// What went wrong.
     pub fn kind(&self) -> &ParseErrorKind {
-        &self.kind
+        &self.0.kind
     }
 
     /// The name of the declared command the line was parsed against.
     pub fn command(&self) -> &str {
-        &self.command
+        &self.0.command
     }
 
     /// The declared name of the option at fault, if the error concerns one.
     pub fn option(&self) -> Option<&str> {
-        self.option.as_deref()
+        self.0.option.as_deref()
     }
 
     /// The bytes of the line at fault. Always a valid range of the line on
     /// character boundaries; empty (at the end of the line) for a missing
     /// required option.
     pub fn span(&self) -> Range<usize> {
-        self.span.clone()
+        self.0.span.clone()
     }
 
     /// The command's usage line with the prefix used, e.g. `/roll <count> [sides] [label]`.
     pub fn usage(&self) -> &str {
-        &self.usage
+        &self.0.usage
+    }
+}
+
+/// The same output as a derived `Debug` of a struct with these fields; the box
+/// is an implementation detail.
+impl fmt::Debug for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Fields {
+            kind,
+            command,
+            option,
+            span,
+            usage,
+        } = &*self.0;
+        f.debug_struct("ParseError")
+            .field("kind", kind)
+            .field("command", command)
+            .field("option", option)
+            .field("span", span)
+            .field("usage", usage)
+            .finish()
     }
 }
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let command = &self.command;
-        match (&self.kind, self.option.as_deref()) {
+        let command = &self.0.command;
+        match (&self.0.kind, self.0.option.as_deref()) {
             (ParseErrorKind::NotThisCommand, _) => {
                 write!(f, "the line does not invoke the command {command:?}")
             }
@@ -241,5 +268,25 @@ fn expectation(kind: CommandOptionType) -> &'static str {
         CommandOptionType::User => "a non-empty user id",
         CommandOptionType::Channel => "a non-empty channel id",
         CommandOptionType::Role => "a non-empty role id",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_the_fields_as_a_plain_struct() {
+        let error = ParseError::new(
+            ParseErrorKind::MissingRequired,
+            "roll".into(),
+            Some("count".into()),
+            5..5,
+            "/roll <count>".into(),
+        );
+        assert_eq!(
+            format!("{error:?}"),
+            r#"ParseError { kind: MissingRequired, command: "roll", option: Some("count"), span: 5..5, usage: "/roll <count>" }"#
+        );
     }
 }

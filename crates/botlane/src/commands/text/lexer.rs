@@ -3,7 +3,9 @@
 //!
 //! Every position is a byte offset on a character boundary of the line:
 //! offsets only move by whole characters or to the end of a `str` search.
+//! Values borrow from the line; only a quoted value with an escape is copied.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use super::error::ParseErrorKind;
@@ -20,41 +22,137 @@ const fn closer_of(open: char) -> Option<char> {
     }
 }
 
+/// The opening quote `text` starts with and its closer, if any.
+#[inline]
+fn open_quote(text: &str) -> Option<(char, char)> {
+    // Every opening quote starts with one of these bytes, so other first
+    // bytes skip the UTF-8 decoding.
+    if !matches!(text.as_bytes().first(), Some(b'"' | 0xc2 | 0xe2)) {
+        return None;
+    }
+    let open = text.chars().next()?;
+    closer_of(open).map(|close| (open, close))
+}
+
 /// Whether `text` starts with `"`, `“` or `«`.
+#[inline]
 pub(super) fn starts_with_open_quote(text: &str) -> bool {
-    text.chars().next().and_then(closer_of).is_some()
+    open_quote(text).is_some()
+}
+
+/// [`char::is_whitespace`] for an ASCII byte.
+#[inline]
+const fn is_ascii_whitespace(b: u8) -> bool {
+    // Unlike `u8::is_ascii_whitespace`, this includes the vertical tab (0x0b).
+    matches!(b, b' ' | b'\t'..=b'\r')
+}
+
+/// The byte length of the leading run of characters of `text` for which
+/// `char::is_whitespace` equals `WHITESPACE`. ASCII bytes are tested
+/// directly; from the first non-ASCII byte on, characters are decoded.
+#[inline]
+fn scan<const WHITESPACE: bool>(text: &str) -> usize {
+    for (i, &b) in text.as_bytes().iter().enumerate() {
+        if !b.is_ascii() {
+            // A non-ASCII byte seen first in a left-to-right scan of a `str`
+            // starts a character.
+            return i + scan_chars::<WHITESPACE>(&text[i..]);
+        }
+        if is_ascii_whitespace(b) == WHITESPACE {
+            continue;
+        }
+        return i;
+    }
+    text.len()
+}
+
+/// [`scan`] for text that holds non-ASCII characters.
+#[cold]
+#[inline(never)]
+fn scan_chars<const WHITESPACE: bool>(text: &str) -> usize {
+    text.char_indices()
+        .find(|(_, c)| c.is_whitespace() != WHITESPACE)
+        .map_or(text.len(), |(i, _)| i)
+}
+
+/// `text` without its trailing whitespace, like `str::trim_end`, testing
+/// ASCII bytes directly.
+#[inline]
+fn trim_end(text: &str) -> &str {
+    let mut end = text.len();
+    while let Some(&b) = text.as_bytes()[..end].last() {
+        if !b.is_ascii() {
+            // Trailing whitespace from here on may be non-ASCII.
+            return text[..end].trim_end();
+        }
+        if !is_ascii_whitespace(b) {
+            break;
+        }
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The byte length of the run of non-whitespace at the start of `text`.
-fn run_len(text: &str) -> usize {
-    text.find(char::is_whitespace).unwrap_or(text.len())
+#[inline]
+pub(super) fn run_len(text: &str) -> usize {
+    scan::<false>(text)
+}
+
+/// The byte length of the run of whitespace at the start of `text`.
+#[inline]
+pub(super) fn space_len(text: &str) -> usize {
+    scan::<true>(text)
+}
+
+/// Whether `text` holds any whitespace.
+pub(super) fn has_whitespace(text: &str) -> bool {
+    run_len(text) < text.len()
+}
+
+/// When `token`, a run of non-whitespace that does not open with a quote,
+/// is `NAME:…` with NAME a declared option name, ASCII case-insensitively
+/// (§2.4): the option's index and the byte offset of the colon.
+#[inline]
+fn named_in_bare(options: &[CommandOption], token: &str) -> Option<(usize, usize)> {
+    // ASCII `:` never occurs inside a multi-byte character.
+    let colon = token.bytes().position(|b| b == b':')?;
+    option_index(options, &token[..colon]).map(|index| (index, colon))
+}
+
+/// The index of the option named `name`, ASCII case-insensitively. Kept out
+/// of line: the common token has no colon and never gets here.
+#[inline(never)]
+fn option_index(options: &[CommandOption], name: &str) -> Option<usize> {
+    options
+        .iter()
+        .position(|option| option.name.eq_ignore_ascii_case(name))
 }
 
 /// When the first token of `text` is a bare `NAME:…` with NAME a declared
 /// option name, ASCII case-insensitively (§2.4): the option's index and the
 /// byte offset of the colon. The parser and the formatter share this test
 /// so that they agree on what reads as a named argument.
+#[inline]
 pub(super) fn named_option(options: &[CommandOption], text: &str) -> Option<(usize, usize)> {
     if starts_with_open_quote(text) {
         return None;
     }
-    let colon = text[..run_len(text)].find(':')?;
-    let name = &text[..colon];
-    options
-        .iter()
-        .position(|option| option.name.eq_ignore_ascii_case(name))
-        .map(|index| (index, colon))
+    named_in_bare(options, &text[..run_len(text)])
 }
 
 /// One token after the command name.
 #[derive(Debug, PartialEq)]
-pub(super) enum Token {
+pub(super) enum Token<'a> {
     /// A bare or quoted value without a name.
-    Positional { value: String, span: Range<usize> },
+    Positional {
+        value: Cow<'a, str>,
+        span: Range<usize>,
+    },
     /// `NAME:VALUE` for the declared option `index`.
     Named {
         index: usize,
-        value: String,
+        value: Cow<'a, str>,
         span: Range<usize>,
         value_span: Range<usize>,
     },
@@ -70,16 +168,16 @@ pub(super) struct LexError {
 }
 
 /// A cursor over the argument part of a line.
-pub(super) struct Lexer<'a> {
+pub(super) struct Lexer<'a, 'o> {
     line: &'a str,
     pos: usize,
-    options: &'a [CommandOption],
+    options: &'o [CommandOption],
 }
 
-impl<'a> Lexer<'a> {
+impl<'a, 'o> Lexer<'a, 'o> {
     /// A lexer over `line` starting at byte `start`, which must be a
     /// character boundary.
-    pub(super) fn new(line: &'a str, start: usize, options: &'a [CommandOption]) -> Self {
+    pub(super) fn new(line: &'a str, start: usize, options: &'o [CommandOption]) -> Self {
         Self {
             line,
             pos: start,
@@ -87,19 +185,20 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    #[inline]
     fn rest(&self) -> &'a str {
         &self.line[self.pos..]
     }
 
     /// Skips whitespace; false when nothing is left.
+    #[inline]
     pub(super) fn skip_whitespace(&mut self) -> bool {
-        let rest = self.rest();
-        let trimmed = rest.trim_start();
-        self.pos += rest.len() - trimmed.len();
-        !trimmed.is_empty()
+        self.pos += space_len(self.rest());
+        self.pos < self.line.len()
     }
 
     /// Whether the rest of the line begins with a named argument.
+    #[inline]
     pub(super) fn at_named(&self) -> bool {
         named_option(self.options, self.rest()).is_some()
     }
@@ -107,44 +206,73 @@ impl<'a> Lexer<'a> {
     /// Takes the rest of the line as the greedy trailing string (§3.4): the
     /// content of a lone quoted token, otherwise the rest verbatim with
     /// trailing whitespace removed. Call after [`skip_whitespace`](Self::skip_whitespace).
-    pub(super) fn take_greedy(&mut self) -> (String, Range<usize>) {
+    #[inline]
+    pub(super) fn take_greedy(&mut self) -> (Cow<'a, str>, Range<usize>) {
         let start = self.pos;
         self.pos = self.line.len();
         if starts_with_open_quote(&self.line[start..]) {
-            if let Ok((content, end)) = self.read_quoted(start) {
-                if self.line[end..].trim_start().is_empty() {
-                    return (content, start..end);
-                }
+            if let Some(quoted) = self.lone_quoted(start) {
+                return quoted;
             }
         }
-        let value = self.line[start..].trim_end();
-        (value.to_owned(), start..start + value.len())
+        let value = trim_end(&self.line[start..]);
+        (Cow::Borrowed(value), start..start + value.len())
+    }
+
+    /// The content of the quoted token opening at `start` when only
+    /// whitespace follows it.
+    #[inline(never)]
+    fn lone_quoted(&self, start: usize) -> Option<(Cow<'a, str>, Range<usize>)> {
+        let (content, end) = self.read_quoted(start).ok()?;
+        let after = &self.line[end..];
+        (space_len(after) == after.len()).then_some((content, start..end))
     }
 
     /// Reads the next token. Call after [`skip_whitespace`](Self::skip_whitespace) returned true.
-    pub(super) fn next_token(&mut self) -> Result<Token, LexError> {
+    #[inline]
+    pub(super) fn next_token(&mut self) -> Result<Token<'a>, LexError> {
         let start = self.pos;
         let rest = self.rest();
         if starts_with_open_quote(rest) {
-            let (value, end) = self.read_quoted(start).map_err(|(kind, span)| LexError {
-                kind,
-                span,
-                option: None,
-            })?;
-            self.pos = end;
-            return Ok(Token::Positional {
-                value,
-                span: start..end,
-            });
+            return self.quoted_token(start);
         }
-        let end = start + run_len(rest);
-        let Some((index, colon)) = named_option(self.options, rest) else {
-            self.pos = end;
-            return Ok(Token::Positional {
-                value: rest[..end - start].to_owned(),
-                span: start..end,
-            });
-        };
+        let token = &rest[..run_len(rest)];
+        let end = start + token.len();
+        if let Some((index, colon)) = named_in_bare(self.options, token) {
+            return self.named_token(start, end, index, colon);
+        }
+        self.pos = end;
+        Ok(Token::Positional {
+            value: Cow::Borrowed(token),
+            span: start..end,
+        })
+    }
+
+    /// [`next_token`](Self::next_token) for a quoted token opening at `start`.
+    #[inline(never)]
+    fn quoted_token(&mut self, start: usize) -> Result<Token<'a>, LexError> {
+        let (value, end) = self.read_quoted(start).map_err(|(kind, span)| LexError {
+            kind,
+            span,
+            option: None,
+        })?;
+        self.pos = end;
+        Ok(Token::Positional {
+            value,
+            span: start..end,
+        })
+    }
+
+    /// [`next_token`](Self::next_token) for the bare token `start..end`
+    /// naming option `index` with its colon at `start + colon`.
+    #[inline(never)]
+    fn named_token(
+        &mut self,
+        start: usize,
+        end: usize,
+        index: usize,
+        colon: usize,
+    ) -> Result<Token<'a>, LexError> {
         let value_start = start + colon + 1;
         if starts_with_open_quote(&self.line[value_start..]) {
             let (value, end) = self
@@ -172,41 +300,54 @@ impl<'a> Lexer<'a> {
         self.pos = end;
         Ok(Token::Named {
             index,
-            value: self.line[value_start..end].to_owned(),
+            value: Cow::Borrowed(&self.line[value_start..end]),
             span: start..end,
             value_span: value_start..end,
         })
     }
 
     /// Reads the quoted token opening at byte `start` (§2.2): its content
-    /// and the byte just after its closing quote.
-    fn read_quoted(&self, start: usize) -> Result<(String, usize), (ParseErrorKind, Range<usize>)> {
+    /// and the byte just after its closing quote. The content is borrowed
+    /// up to the first escape.
+    fn read_quoted(
+        &self,
+        start: usize,
+    ) -> Result<(Cow<'a, str>, usize), (ParseErrorKind, Range<usize>)> {
         let unterminated = || (ParseErrorKind::UnterminatedQuote, start..self.line.len());
-        let mut chars = self.line[start..].char_indices();
-        let close = chars
-            .next()
-            .and_then(|(_, open)| closer_of(open))
-            .ok_or_else(unterminated)?;
-        let mut content = String::new();
-        while let Some((offset, c)) = chars.next() {
-            if c == '\\' {
-                let (_, escaped) = chars.next().ok_or_else(unterminated)?;
-                content.push(escaped);
-            } else if c == close {
-                let end = start + offset + c.len_utf8();
-                let after = &self.line[end..];
-                return match after.chars().next() {
-                    Some(next) if !next.is_whitespace() => Err((
-                        ParseErrorKind::TextAfterClosingQuote,
-                        end..end + run_len(after),
-                    )),
-                    _ => Ok((content, end)),
-                };
-            } else {
-                content.push(c);
+        let (open, close) = open_quote(&self.line[start..]).ok_or_else(unterminated)?;
+        let body_start = start + open.len_utf8();
+        let body = &self.line[body_start..];
+        let stop = body.find(['\\', close]).ok_or_else(unterminated)?;
+        let (content, end) = if body[stop..].starts_with(close) {
+            (
+                Cow::Borrowed(&body[..stop]),
+                body_start + stop + close.len_utf8(),
+            )
+        } else {
+            let mut content = String::from(&body[..stop]);
+            let mut chars = body[stop..].char_indices();
+            loop {
+                match chars.next() {
+                    Some((_, '\\')) => {
+                        let (_, escaped) = chars.next().ok_or_else(unterminated)?;
+                        content.push(escaped);
+                    }
+                    Some((offset, c)) if c == close => {
+                        break (
+                            Cow::Owned(content),
+                            body_start + stop + offset + c.len_utf8(),
+                        );
+                    }
+                    Some((_, c)) => content.push(c),
+                    None => return Err(unterminated()),
+                }
             }
+        };
+        let after = &self.line[end..];
+        match run_len(after) {
+            0 => Ok((content, end)),
+            len => Err((ParseErrorKind::TextAfterClosingQuote, end..end + len)),
         }
-        Err(unterminated())
     }
 }
 
@@ -223,7 +364,7 @@ mod tests {
         ]
     }
 
-    fn tokens(line: &str) -> Result<Vec<Token>, LexError> {
+    fn tokens(line: &str) -> Result<Vec<Token<'_>>, LexError> {
         let options = options();
         let mut lexer = Lexer::new(line, 0, &options);
         let mut out = Vec::new();
@@ -233,7 +374,7 @@ mod tests {
         Ok(out)
     }
 
-    fn positional(value: &str, span: Range<usize>) -> Token {
+    fn positional(value: &str, span: Range<usize>) -> Token<'_> {
         Token::Positional {
             value: value.into(),
             span,
@@ -325,5 +466,47 @@ mod tests {
             assert!(line.get(span).is_some());
             assert!(!lexer.skip_whitespace());
         }
+    }
+
+    #[test]
+    fn byte_scans_agree_with_char_is_whitespace() {
+        // Every whitespace character, ASCII or not, and some non-whitespace
+        // neighbours that share lead bytes with them.
+        let specials: Vec<char> = (0..=0x3001u32)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace())
+            .chain([
+                'a', ':', '"', '\u{ab}', '\u{84}', '\u{1fff}', '\u{200b}', '\u{2060}', '\u{fffd}',
+                '😀',
+            ])
+            .collect();
+        assert!(specials.contains(&'\u{0b}') && specials.contains(&'\u{3000}'));
+        for &a in &specials {
+            for &b in &specials {
+                for text in [format!("{a}{b}x"), format!("x{a}{b}"), format!("{a}x{b}")] {
+                    let reference_space = text.len() - text.trim_start().len();
+                    assert_eq!(space_len(&text), reference_space, "{text:?}");
+                    let reference_run = text.find(char::is_whitespace).unwrap_or(text.len());
+                    assert_eq!(run_len(&text), reference_run, "{text:?}");
+                    assert_eq!(trim_end(&text), text.trim_end(), "{text:?}");
+                    assert_eq!(has_whitespace(&text), text.contains(char::is_whitespace));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn quoted_values_are_borrowed_unless_escaped() {
+        let tokens = tokens(r#""a b" "c\"d" e title:"f g""#).unwrap();
+        let borrowed: Vec<bool> = tokens
+            .iter()
+            .map(|token| match token {
+                Token::Positional { value, .. } | Token::Named { value, .. } => {
+                    matches!(value, Cow::Borrowed(_))
+                }
+            })
+            .collect();
+        assert_eq!(borrowed, [true, false, true, true]);
+        assert_eq!(tokens[1], positional("c\"d", 6..12));
     }
 }

@@ -8,16 +8,18 @@
 mod error;
 mod lexer;
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 pub use error::{FormatError, ParseError, ParseErrorKind};
 
-use self::lexer::{named_option, starts_with_open_quote, Lexer, Token};
+use self::lexer::{has_whitespace, named_option, run_len, space_len, starts_with_open_quote};
+use self::lexer::{Lexer, Token};
 use super::coerce::{coerce_text, in_choices};
 use super::limits::{is_valid_name, DEFAULT_COMMAND_PREFIX, MAX_SAFE_INTEGER};
 use super::types::{
     format_number, CommandArgValue, CommandArgs, CommandDeclaration, CommandInvocation,
-    CommandOption, CommandOptionType,
+    CommandOption, CommandOptionType, CommandSource,
 };
 
 /// The outcome of running the text grammar over a line against a registry.
@@ -46,16 +48,27 @@ struct Invocation<'a> {
 
 /// Finds the prefix and the name (§1.1–1.3). The prefix's own leading
 /// whitespace is ignored like the line's, since the line's is skipped.
+///
+/// Always inlined: returned through memory, the result is read back right
+/// after being written, which stalls the CPU on store forwarding (about a
+/// fifth of the time of `/ping` through the registry).
+#[inline(always)]
 fn locate<'a>(text: &'a str, prefix: &str) -> Option<Invocation<'a>> {
     if prefix.is_empty() {
         return None;
     }
-    let start = text.len() - text.trim_start().len();
-    let after_prefix = text[start..].strip_prefix(prefix.trim_start())?;
-    let name_start = text.len() - after_prefix.len();
-    let name_len = after_prefix
-        .find(char::is_whitespace)
-        .unwrap_or(after_prefix.len());
+    let start = space_len(text);
+    let prefix = &prefix.as_bytes()[space_len(prefix)..];
+    // A byte loop rather than `strip_prefix`, whose `memcmp` call costs more
+    // than the comparison for a prefix of a few bytes.
+    let line = &text.as_bytes()[start..];
+    if line.len() < prefix.len() || line.iter().zip(prefix).any(|(a, b)| a != b) {
+        return None;
+    }
+    let name_start = start + prefix.len();
+    // The bytes of a `str` end on a character boundary, so `name_start` is one.
+    let after_prefix = text.get(name_start..)?;
+    let name_len = run_len(after_prefix);
     Some(Invocation {
         span: start..name_start + name_len,
         raw_name: &after_prefix[..name_len],
@@ -66,6 +79,14 @@ fn locate<'a>(text: &'a str, prefix: &str) -> Option<Invocation<'a>> {
 fn command_name(raw_name: &str) -> Option<String> {
     let name = raw_name.to_ascii_lowercase();
     is_valid_name(&name).then_some(name)
+}
+
+/// Whether `raw_name` names the command `name`, i.e. `command_name(raw_name)`
+/// is `Some(name)`, without allocating: a valid name is all lower-case, so
+/// it is the lower-cased raw name exactly when the two are equal ignoring
+/// ASCII case.
+fn names(raw_name: &str, name: &str) -> bool {
+    is_valid_name(name) && name.eq_ignore_ascii_case(raw_name)
 }
 
 /// The lower-case name of the command a line invokes, or `None`.
@@ -201,56 +222,112 @@ pub fn parse_invocation_text(
     prefix: Option<&str>,
 ) -> Result<CommandArgs, ParseError> {
     let prefix = prefix.unwrap_or(DEFAULT_COMMAND_PREFIX);
-    let error = |kind, option: Option<&CommandOption>, span| {
-        ParseError::new(
-            kind,
-            decl.name.clone(),
-            option.map(|o| o.name.clone()),
-            span,
-            usage_line(decl, Some(prefix)),
-        )
-    };
-    let invocation = match locate(text, prefix) {
-        Some(invocation)
-            if command_name(invocation.raw_name).as_deref() == Some(decl.name.as_str()) =>
-        {
-            invocation
+    let not_this = |span| parse_error(decl, prefix, ParseErrorKind::NotThisCommand, None, span);
+    match locate(text, prefix) {
+        Some(invocation) if names(invocation.raw_name, &decl.name) => {
+            let mut args = CommandArgs::new();
+            parse_args(&mut args, decl, text, prefix, invocation.span.end).map(|()| args)
         }
-        Some(other) => return Err(error(ParseErrorKind::NotThisCommand, None, other.span)),
+        Some(other) => Err(not_this(other.span)),
         None => {
-            let start = text.len() - text.trim_start().len();
-            let end = text[start..]
-                .find(char::is_whitespace)
-                .map_or(text.len(), |len| start + len);
-            return Err(error(ParseErrorKind::NotThisCommand, None, start..end));
+            let start = space_len(text);
+            Err(not_this(start..start + run_len(&text[start..])))
         }
-    };
+    }
+}
 
-    let options = &decl.options;
-    let coerce = |option: &CommandOption, text: &str, span: Range<usize>| {
-        let value = coerce_text(option.kind, text).ok_or_else(|| {
-            error(
-                ParseErrorKind::InvalidValue {
-                    expected: option.kind,
-                },
-                Some(option),
-                span.clone(),
-            )
-        })?;
-        if in_choices(option, &value) {
-            Ok(value)
-        } else {
-            let choices = option.choices.clone().unwrap_or_default();
-            Err(error(
-                ParseErrorKind::NotInChoices { choices },
-                Some(option),
-                span,
-            ))
-        }
+/// What [`CommandRegistry::parse_from_text`](crate::CommandRegistry::parse_from_text)
+/// does, with `find` returning the first registered declaration whose name
+/// equals its argument ASCII case-insensitively. The line is located once,
+/// and on success only the result's name, keys and values are allocated.
+pub(crate) fn parse_text_with<'d>(
+    text: &str,
+    prefix: Option<&str>,
+    find: impl FnOnce(&str) -> Option<&'d CommandDeclaration>,
+) -> TextParseResult {
+    let prefix = prefix.unwrap_or(DEFAULT_COMMAND_PREFIX);
+    let Some(invocation) = locate(text, prefix) else {
+        return TextParseResult::None;
     };
-
-    let mut lexer = Lexer::new(text, invocation.span.end, options);
+    // Looking the raw name up case-insensitively finds the declaration that
+    // its lower-cased form would.
+    let Some(decl) = find(invocation.raw_name) else {
+        return TextParseResult::None;
+    };
+    // `find` compared the names ignoring ASCII case, so this is `names`.
+    if !is_valid_name(&decl.name) {
+        return misnamed(decl, prefix, invocation);
+    }
+    let name = decl.name.clone();
     let mut args = CommandArgs::new();
+    match parse_args(&mut args, decl, text, prefix, invocation.span.end) {
+        Ok(()) => TextParseResult::Ok(CommandInvocation {
+            name,
+            args,
+            source: CommandSource::Text,
+        }),
+        Err(error) => TextParseResult::Error { name, error },
+    }
+}
+
+/// [`parse_text_with`] for a declaration whose own name breaks the name
+/// rule, which a registry never holds: the answer of `parse_invocation_text`.
+#[cold]
+#[inline(never)]
+fn misnamed(
+    decl: &CommandDeclaration,
+    prefix: &str,
+    invocation: Invocation<'_>,
+) -> TextParseResult {
+    let Some(name) = command_name(invocation.raw_name) else {
+        return TextParseResult::None;
+    };
+    let error = parse_error(
+        decl,
+        prefix,
+        ParseErrorKind::NotThisCommand,
+        None,
+        invocation.span,
+    );
+    TextParseResult::Error { name, error }
+}
+
+/// A parse error against `decl`; the usage line is only built here, off the
+/// success path.
+#[cold]
+#[inline(never)]
+fn parse_error(
+    decl: &CommandDeclaration,
+    prefix: &str,
+    kind: ParseErrorKind,
+    option: Option<&CommandOption>,
+    span: Range<usize>,
+) -> ParseError {
+    ParseError::new(
+        kind,
+        decl.name.clone(),
+        option.map(|o| o.name.clone()),
+        span,
+        usage_line(decl, Some(prefix)),
+    )
+}
+
+/// Parses into the empty `args` the arguments of a line whose invocation
+/// word, already matched against `decl`, ends at byte `args_start`
+/// (text-grammar §2–4). The map is filled in place rather than returned,
+/// because moving it out through memory right after the last insert stalls
+/// the CPU on store forwarding.
+fn parse_args(
+    args: &mut CommandArgs,
+    decl: &CommandDeclaration,
+    text: &str,
+    prefix: &str,
+    args_start: usize,
+) -> Result<(), ParseError> {
+    let error =
+        |kind, option: Option<&CommandOption>, span| parse_error(decl, prefix, kind, option, span);
+    let options = &decl.options;
+    let mut lexer = Lexer::new(text, args_start, options);
     let mut next_positional = 0;
     let mut seen_named = false;
     while lexer.skip_whitespace() {
@@ -258,48 +335,52 @@ pub fn parse_invocation_text(
             && next_positional + 1 == options.len()
             && options[next_positional].kind == CommandOptionType::String
             && !lexer.at_named();
-        if greedy {
-            let option = &options[next_positional];
+        // Each branch picks the option and its raw value; one place below
+        // coerces and stores it.
+        let (option, value, span) = if greedy {
             let (value, span) = lexer.take_greedy();
-            args.insert(option.name.clone(), coerce(option, &value, span)?);
             next_positional += 1;
-            continue;
-        }
-        match lexer.next_token() {
-            Err(lex) => {
-                // A quote error in a positional value concerns the option it would fill.
-                let index =
-                    lex.option
+            (&options[next_positional - 1], value, span)
+        } else {
+            match lexer.next_token() {
+                Err(lex) => {
+                    // A quote error in a positional value concerns the option it would fill.
+                    let index = lex
+                        .option
                         .or((!seen_named && next_positional < options.len())
                             .then_some(next_positional));
-                return Err(error(lex.kind, index.map(|i| &options[i]), lex.span));
-            }
-            Ok(Token::Positional { value, span }) => {
-                if seen_named {
-                    return Err(error(ParseErrorKind::PositionalAfterNamed, None, span));
+                    return Err(error(lex.kind, index.map(|i| &options[i]), lex.span));
                 }
-                let Some(option) = options.get(next_positional) else {
-                    return Err(error(ParseErrorKind::ExtraArgument, None, span));
-                };
-                args.insert(option.name.clone(), coerce(option, &value, span)?);
-                next_positional += 1;
-            }
-            Ok(Token::Named {
-                index,
-                value,
-                span,
-                value_span,
-            }) => {
-                seen_named = true;
-                let option = &options[index];
-                if args.contains_key(&option.name) {
-                    return Err(error(ParseErrorKind::DuplicateOption, Some(option), span));
+                Ok(Token::Positional { value, span }) => {
+                    if seen_named {
+                        return Err(error(ParseErrorKind::PositionalAfterNamed, None, span));
+                    }
+                    let Some(option) = options.get(next_positional) else {
+                        return Err(error(ParseErrorKind::ExtraArgument, None, span));
+                    };
+                    next_positional += 1;
+                    (option, value, span)
                 }
-                args.insert(option.name.clone(), coerce(option, &value, value_span)?);
+                Ok(Token::Named {
+                    index,
+                    value,
+                    span,
+                    value_span,
+                }) => {
+                    seen_named = true;
+                    let option = &options[index];
+                    if args.contains_key(&option.name) {
+                        return Err(error(ParseErrorKind::DuplicateOption, Some(option), span));
+                    }
+                    (option, value, value_span)
+                }
             }
-        }
+        };
+        let value = coerce(option, &value).map_err(|kind| error(kind, Some(option), span))?;
+        args.insert(option.name.clone(), value);
     }
-    if let Some(missing) = options
+    // The options filled positionally are in `args`; only the others need a look-up.
+    if let Some(missing) = options[next_positional..]
         .iter()
         .find(|option| option.required && !args.contains_key(&option.name))
     {
@@ -309,7 +390,21 @@ pub fn parse_invocation_text(
             text.len()..text.len(),
         ));
     }
-    Ok(args)
+    Ok(())
+}
+
+/// Coerces the text of a value for `option` (§4) and checks its choices.
+#[inline]
+fn coerce(option: &CommandOption, text: &str) -> Result<CommandArgValue, ParseErrorKind> {
+    let value = coerce_text(option.kind, text).ok_or(ParseErrorKind::InvalidValue {
+        expected: option.kind,
+    })?;
+    match &option.choices {
+        Some(choices) if !in_choices(option, &value) => Err(ParseErrorKind::NotInChoices {
+            choices: choices.clone(),
+        }),
+        _ => Ok(value),
+    }
 }
 
 /// Writes the readable line of an invocation of `decl` with `args`, which
@@ -360,14 +455,27 @@ pub fn format_invocation_text(
     args: &CommandArgs,
     prefix: Option<&str>,
 ) -> Result<String, FormatError> {
-    if let Some(key) = args.keys().find(|key| decl.find_option(key).is_none()) {
-        return Err(FormatError::UnknownOption {
-            command: decl.name.clone(),
-            option: key.clone(),
-        });
+    let prefix = prefix.unwrap_or(DEFAULT_COMMAND_PREFIX);
+    // Room for every value written bare or quoted without escapes, as
+    // `name:value` at worst, so the line is usually allocated once.
+    let mut capacity = prefix.len() + decl.name.len();
+    for (key, value) in args {
+        if decl.find_option(key).is_none() {
+            return Err(FormatError::UnknownOption {
+                command: decl.name.clone(),
+                option: key.clone(),
+            });
+        }
+        capacity += key.len() + 4;
+        capacity += match value {
+            CommandArgValue::String(s) => s.len(),
+            _ => 24,
+        };
     }
     let options = &decl.options;
-    let mut line = format!("{}{}", prefix.unwrap_or(DEFAULT_COMMAND_PREFIX), decl.name);
+    let mut line = String::with_capacity(capacity);
+    line.push_str(prefix);
+    line.push_str(&decl.name);
     let mut positional = true;
     for (index, option) in options.iter().enumerate() {
         let Some(value) = args.get(&option.name) else {
@@ -417,22 +525,24 @@ pub fn format_invocation_text(
 
 /// The text of `value` for an option of `kind`, or `None` when the value is
 /// not exactly of that type.
-fn value_text(kind: CommandOptionType, value: &CommandArgValue) -> Option<String> {
+fn value_text(kind: CommandOptionType, value: &CommandArgValue) -> Option<Cow<'_, str>> {
     match (kind, value) {
-        (CommandOptionType::String, CommandArgValue::String(s)) => Some(s.clone()),
+        (CommandOptionType::String, CommandArgValue::String(s)) => Some(Cow::Borrowed(s)),
         (
             CommandOptionType::User | CommandOptionType::Channel | CommandOptionType::Role,
             CommandArgValue::String(s),
-        ) if !s.is_empty() => Some(s.clone()),
+        ) if !s.is_empty() => Some(Cow::Borrowed(s)),
         (CommandOptionType::Integer, CommandArgValue::Integer(i))
             if (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(i) =>
         {
-            Some(i.to_string())
+            Some(Cow::Owned(i.to_string()))
         }
         (CommandOptionType::Number, CommandArgValue::Number(n)) if n.is_finite() => {
-            Some(format_number(*n))
+            Some(Cow::Owned(format_number(*n)))
         }
-        (CommandOptionType::Boolean, CommandArgValue::Boolean(b)) => Some(b.to_string()),
+        (CommandOptionType::Boolean, CommandArgValue::Boolean(b)) => {
+            Some(Cow::Borrowed(if *b { "true" } else { "false" }))
+        }
         _ => None,
     }
 }
@@ -440,17 +550,22 @@ fn value_text(kind: CommandOptionType, value: &CommandArgValue) -> Option<String
 /// Whether `text` reads back as one bare token (§5.4, apart from the
 /// `NAME:` test which only positional values need).
 fn is_plain(text: &str) -> bool {
-    !text.is_empty() && !text.contains(char::is_whitespace) && !starts_with_open_quote(text)
+    !text.is_empty() && !has_whitespace(text) && !starts_with_open_quote(text)
 }
 
 fn push_quoted(line: &mut String, text: &str) {
+    line.reserve(text.len() + 2);
     line.push('"');
-    for c in text.chars() {
-        if matches!(c, '"' | '\\') {
-            line.push('\\');
-        }
-        line.push(c);
+    let mut rest = text;
+    // ASCII `"` and `\` never occur inside a multi-byte character, so the
+    // byte offset is a character boundary.
+    while let Some(at) = rest.bytes().position(|b| matches!(b, b'"' | b'\\')) {
+        line.push_str(&rest[..at]);
+        line.push('\\');
+        line.push_str(&rest[at..=at]);
+        rest = &rest[at + 1..];
     }
+    line.push_str(rest);
     line.push('"');
 }
 
@@ -467,6 +582,41 @@ mod tests {
         assert_eq!(found.raw_name, "");
         assert!(locate("/roll", "").is_none());
         assert_eq!(locate(" /roll", "\t/").unwrap().raw_name, "roll");
+    }
+
+    #[test]
+    fn names_is_command_name_without_allocating() {
+        for raw in [
+            "roll",
+            "ROLL",
+            "Roll",
+            "rolls",
+            "rol",
+            "",
+            "r\u{f6}ll",
+            "\u{212a}",
+            "a-b_9",
+        ] {
+            for name in ["roll", "Roll", "a-b_9", "A-B_9", "k", ""] {
+                assert_eq!(
+                    names(raw, name),
+                    command_name(raw).as_deref() == Some(name),
+                    "{raw:?} {name:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn locate_compares_a_multi_byte_prefix_exactly() {
+        assert_eq!(
+            locate("\u{bb}\u{bb}go x", "\u{bb}\u{bb}").unwrap().raw_name,
+            "go"
+        );
+        assert!(locate("\u{bb}go", "\u{bb}\u{bb}").is_none());
+        assert!(locate("\u{ab}go", "\u{bb}").is_none());
+        assert!(locate("/", "//").is_none());
+        assert_eq!(locate("//", "/").unwrap().raw_name, "/");
     }
 
     #[test]
