@@ -72,6 +72,26 @@ fn register_commands(client: &botlane::Client) {
         .unwrap();
 }
 
+/// Registers `name`, whose handler replies `reply` once the returned gate is notified.
+fn register_gated(client: &botlane::Client, name: &str, reply: &'static str) -> Arc<Notify> {
+    let release = Arc::new(Notify::new());
+    let gate = release.clone();
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new(name, "Replies when released"),
+            move |ctx: CommandContext| {
+                let gate = gate.clone();
+                async move {
+                    gate.notified().await;
+                    ctx.reply(reply).await
+                }
+            },
+        )
+        .unwrap();
+    release
+}
+
 fn sidecar(bot_id: &str, name: &str, args: &[(&str, CommandArgValue)]) -> String {
     encode_command_data(&CommandData {
         bot_id: bot_id.to_owned(),
@@ -425,21 +445,7 @@ async fn a_slow_handler_does_not_hold_up_other_messages() {
     let world = World::new().await;
     let client = world.client();
     register_commands(&client);
-    let release = Arc::new(Notify::new());
-    let gate = release.clone();
-    client
-        .commands()
-        .register(
-            CommandDeclaration::new("slow", "Waits"),
-            move |ctx: CommandContext| {
-                let gate = gate.clone();
-                async move {
-                    gate.notified().await;
-                    ctx.reply("slow done").await
-                }
-            },
-        )
-        .unwrap();
+    let release = register_gated(&client, "slow", "slow done");
     let alice = world.start(&client).await;
     alice.send_text(&world.channel, "/slow").await.unwrap();
     alice.send_text(&world.channel, "/ping").await.unwrap();
@@ -489,21 +495,7 @@ async fn a_denied_send_is_an_event_not_an_error() {
 async fn a_denied_reply_from_a_handler_is_an_event() {
     let world = World::new().await;
     let client = world.client();
-    let release = Arc::new(Notify::new());
-    let gate = release.clone();
-    client
-        .commands()
-        .register(
-            CommandDeclaration::new("gated", "Replies when released"),
-            move |ctx: CommandContext| {
-                let gate = gate.clone();
-                async move {
-                    gate.notified().await;
-                    ctx.reply("released").await
-                }
-            },
-        )
-        .unwrap();
+    let release = register_gated(&client, "gated", "released");
     let mut events = client.events();
     let alice = world.start(&client).await;
     let id = alice.send_text(&world.channel, "/gated").await.unwrap();
