@@ -77,7 +77,10 @@ fn hidden_library(block: &Block) -> Option<Vec<String>> {
             .map(|l| {
                 unhide(l)
                     .unwrap_or_else(|| {
-                        panic!("block at line {}: a visible line in the hidden module", block.at)
+                        panic!(
+                            "block at line {}: a visible line in the hidden module",
+                            block.at
+                        )
                     })
                     .to_owned()
             })
