@@ -89,3 +89,7 @@ pub use message::{Channel, Message};
 pub use rest::{
     BinaryResponse, RequestInit, RestError, RestLane, ServiceActionError, ServiceRestError,
 };
+/// The error of receiving from [`Client::events`]: `Lagged(n)` when the
+/// subscriber fell behind and `n` events were dropped, `Closed` when the
+/// client is gone.
+pub use tokio::sync::broadcast::error::RecvError as EventRecvError;

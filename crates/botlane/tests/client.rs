@@ -744,3 +744,45 @@ async fn the_keystore_keeps_the_identity_and_channel_keys_across_restarts() {
         .await
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_handler_reaches_the_rest_lane_through_its_context() {
+    let world = World::new().await;
+    let options = world.options().rest_url(world.server.rest_url());
+    let client = botlane::Client::new(options).unwrap();
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("files", "List files"),
+            |ctx: CommandContext| async move {
+                let listed: Result<serde_json::Value, _> = ctx
+                    .rest()?
+                    .json(botlane::rest::Method::GET, "/api/files/list", None)
+                    .await;
+                let text = match listed {
+                    Ok(v) => format!("{} files", v["files"].as_array().map_or(0, Vec::len)),
+                    Err(e) => e.to_string(),
+                };
+                ctx.reply(&text).await
+            },
+        )
+        .unwrap();
+    let alice = world.start(&client).await;
+    alice.send_text(&world.channel, "/files").await.unwrap();
+    let reply = alice
+        .wait_for_message(|m| m.author_id == world.bot.id, WAIT)
+        .await
+        .unwrap();
+    assert!(
+        reply.content.contains("BOT_REST_CREDENTIALS"),
+        "{}",
+        reply.content
+    );
+    world.server.set_rest_credentials(true);
+    alice.send_text(&world.channel, "/files").await.unwrap();
+    let reply = alice
+        .wait_for_message(|m| m.author_id == world.bot.id, WAIT)
+        .await
+        .unwrap();
+    assert!(reply.content.ends_with(" files"), "{}", reply.content);
+}

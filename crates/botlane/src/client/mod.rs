@@ -49,8 +49,13 @@ const EVENT_CAPACITY: usize = 1024;
 /// )?;
 /// let mut events = client.events();
 /// client.login().await?;
-/// while let Ok(event) = events.recv().await {
-///     println!("{event:?}");
+/// loop {
+///     match events.recv().await {
+///         Ok(event) => println!("{event:?}"),
+///         // Fell more than 1024 events behind: the oldest were dropped.
+///         Err(botlane::EventRecvError::Lagged(missed)) => eprintln!("missed {missed} events"),
+///         Err(botlane::EventRecvError::Closed) => break,
+///     }
 /// }
 /// # Ok(()) }
 /// ```
@@ -145,6 +150,10 @@ impl Client {
     /// let files: serde_json::Value = client.rest().json(Method::GET, "/api/files/list", None).await?;
     /// # Ok(()) }
     /// ```
+    ///
+    /// The lane keeps the client alive: inside a command handler use
+    /// [`CommandContext::rest`](crate::CommandContext::rest) instead of
+    /// capturing this one, or client and handler would keep each other alive.
     pub fn rest(&self) -> RestLane {
         RestLane::new(self.shared.clone())
     }

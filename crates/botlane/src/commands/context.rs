@@ -80,6 +80,12 @@ impl CommandContext {
         &self.message
     }
 
+    /// The REST lane of the client that received the invocation; see
+    /// [`Message::rest`]. Fails when the client is gone.
+    pub fn rest(&self) -> Result<crate::rest::RestLane, crate::ClientError> {
+        self.message.rest()
+    }
+
     /// A true reply into the invoking channel, identical to
     /// [`Message::reply`]: the service notifies the invoking user, piercing
     /// mutes. Fire-and-forget: a denial arrives as
