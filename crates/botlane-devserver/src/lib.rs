@@ -61,7 +61,7 @@
 //! let roll = CommandDeclaration::new("roll", "Roll dice")
 //!     .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true));
 //! let args = CommandArgs::from([("count".to_owned(), CommandArgValue::Integer(2))]);
-//! let invocation = alice.send_command(&channel, &bot.id, &roll, args).await?;
+//! let invocation = alice.send_command(&channel, &bot.id, &roll, &args).await?;
 //!
 //! // With a bot running, wait for its answer:
 //! // let answer = alice.wait_for_message(|m| m.author_id == bot.id, Duration::from_secs(5)).await?;

@@ -402,7 +402,7 @@ impl TestUser {
     /// let roll = CommandDeclaration::new("roll", "Roll dice")
     ///     .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true));
     /// let args = CommandArgs::from([("count".to_owned(), CommandArgValue::Integer(2))]);
-    /// alice.send_command(&channel, "6f1c2b0e-2a4c-4f43-9d1e-0b8e6a1e9a55", &roll, args).await?;
+    /// alice.send_command(&channel, "6f1c2b0e-2a4c-4f43-9d1e-0b8e6a1e9a55", &roll, &args).await?;
     /// let echo = alice.next_message(Duration::from_secs(5)).await?;
     /// assert_eq!(echo.content, "/roll 2");
     /// assert_eq!(echo.command.map(|c| c.bot_id), Some("6f1c2b0e2a4c4f439d1e0b8e6a1e9a55".to_owned()));
@@ -414,13 +414,13 @@ impl TestUser {
         channel_id: &str,
         bot_id: &str,
         decl: &CommandDeclaration,
-        args: CommandArgs,
+        args: &CommandArgs,
     ) -> Result<String, TestUserError> {
-        let line = format_invocation_text(decl, &args, None)?;
+        let line = format_invocation_text(decl, args, None)?;
         let data = CommandData {
             bot_id: bot_id.to_owned(),
             name: decl.name.clone(),
-            args,
+            args: args.clone(),
         };
         let sidecar = encode_command_data(&data);
         self.send_sealed(channel_id, &line, Some(&sidecar), None)

@@ -126,7 +126,7 @@ async fn a_bot_receives_the_key_the_line_and_the_sealed_sidecar() {
     ]);
     let id = w
         .alice
-        .send_command(&w.channel, &bot.id, &roll, args.clone())
+        .send_command(&w.channel, &bot.id, &roll, &args)
         .await
         .unwrap();
     let message = raw.next_of(OpCode::MessageCreate).await["message"].clone();
@@ -177,7 +177,7 @@ async fn raw_sidecars_and_formatting_errors() {
     let bad = CommandArgs::from([("nope".to_owned(), CommandArgValue::Integer(1))]);
     let err = w
         .alice
-        .send_command(&w.channel, "b", &roll, bad)
+        .send_command(&w.channel, "b", &roll, &bad)
         .await
         .unwrap_err();
     assert!(matches!(err, TestUserError::Format(_)), "{err:?}");

@@ -161,7 +161,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
         "alice",
         &botlane::format_invocation_text(&roll(), &args, None)?,
     );
-    alice.send_command(&general, &bot_id, &roll(), args).await?;
+    alice
+        .send_command(&general, &bot_id, &roll(), &args)
+        .await?;
     answer(
         &alice
             .wait_for_message(|m| m.author_id == bot_id, WAIT)
