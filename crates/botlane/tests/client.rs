@@ -92,6 +92,15 @@ fn register_gated(client: &botlane::Client, name: &str, reply: &'static str) -> 
     release
 }
 
+/// Sends `/ping` and waits for the bot's `pong`: proof the session works.
+async fn ping_pong(alice: &botlane_devserver::TestUser, channel: &str) {
+    alice.send_text(channel, "/ping").await.unwrap();
+    alice
+        .wait_for_message(|m| m.content == "pong", WAIT)
+        .await
+        .unwrap();
+}
+
 fn sidecar(bot_id: &str, name: &str, args: &[(&str, CommandArgValue)]) -> String {
     encode_command_data(&CommandData {
         bot_id: bot_id.to_owned(),
@@ -433,11 +442,7 @@ async fn handler_errors_panics_and_parse_errors_become_command_errors() {
     assert_eq!(parse.usage(), "/roll <count> [sides] [label]");
 
     // The session survived all three: a later command still works.
-    alice.send_text(&world.channel, "/ping").await.unwrap();
-    alice
-        .wait_for_message(|m| m.content == "pong", WAIT)
-        .await
-        .unwrap();
+    ping_pong(&alice, &world.channel).await;
 }
 
 #[tokio::test]
@@ -667,11 +672,7 @@ async fn the_client_reconnects_and_republishes_after_a_drop() {
     );
 
     let alice = world.alice().await;
-    alice.send_text(&world.channel, "/ping").await.unwrap();
-    alice
-        .wait_for_message(|m| m.content == "pong", WAIT)
-        .await
-        .unwrap();
+    ping_pong(&alice, &world.channel).await;
 }
 
 #[tokio::test]
@@ -727,11 +728,7 @@ async fn the_keystore_keeps_the_identity_and_channel_keys_across_restarts() {
     let client = world.client();
     register_commands(&client);
     let alice = world.start(&client).await;
-    alice.send_text(&world.channel, "/ping").await.unwrap();
-    alice
-        .wait_for_message(|m| m.content == "pong", WAIT)
-        .await
-        .unwrap();
+    ping_pong(&alice, &world.channel).await;
     client.shutdown();
 
     // A new process with the same keystore reads the channel without a new key share.
