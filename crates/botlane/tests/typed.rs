@@ -416,8 +416,8 @@ async fn typed_commands_run_on_both_lanes_through_the_client() {
         .unwrap();
     assert_eq!(reply.content, "3 x dNone Some(DropLowest)");
 
-    // 300 is a valid integer for the declaration but not a u8: the handler
-    // fails with the conversion error.
+    // 300 is a valid integer for the declaration but not a u8: an argument
+    // error carrying the conversion error, not a handler failure.
     let id = alice.send_text(&world.channel, "/roll 300").await.unwrap();
     let Event::CommandError(e) = next_event(
         &mut events,
@@ -427,7 +427,7 @@ async fn typed_commands_run_on_both_lanes_through_the_client() {
     else {
         unreachable!()
     };
-    assert_eq!(e.reason, CommandErrorReason::Handler);
+    assert_eq!(e.reason, CommandErrorReason::Arguments);
     assert_eq!(
         e.error.as_ref().unwrap().to_string(),
         "option \"count\": 300 is out of range 0..=255"

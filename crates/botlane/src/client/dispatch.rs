@@ -18,8 +18,8 @@ use super::connection::Push;
 use super::event::HandlerPanic;
 use super::{lock, session, CommandError, CommandErrorReason, Event, Shared};
 use crate::commands::{
-    canonical_bot_id, decode_command_data, CommandContext, CommandInvocation, CommandLookup,
-    CommandSource, ParseError, TextParseResult,
+    canonical_bot_id, decode_command_data, ArgsError, CommandContext, CommandInvocation,
+    CommandLookup, CommandSource, ParseError, TextParseResult,
 };
 use crate::message::Message;
 use crate::wire;
@@ -160,18 +160,25 @@ fn run_handler(shared: &Arc<Shared>, invocation: CommandInvocation, message: Mes
     let task = tokio::spawn(handler.call(ctx));
     let shared = shared.clone();
     tokio::spawn(async move {
-        let error = match task.await {
+        let error: crate::commands::BoxError = match task.await {
             Ok(Ok(())) => return,
             Ok(Err(e)) => e,
             Err(join) => match join.try_into_panic() {
-                Ok(payload) => Box::new(HandlerPanic(panic_text(payload.as_ref()))) as _,
+                Ok(payload) => Box::new(HandlerPanic(panic_text(payload.as_ref()))),
                 Err(_) => return,
             },
+        };
+        // A typed command whose arguments fit the declaration but not the
+        // Rust type (300 for a `u8`) is the user's mistake, not the handler's.
+        let reason = if error.is::<ArgsError>() {
+            CommandErrorReason::Arguments
+        } else {
+            CommandErrorReason::Handler
         };
         let name = invocation.name.clone();
         emit_command_error(
             &shared,
-            CommandErrorReason::Handler,
+            reason,
             name,
             Some(invocation),
             message,

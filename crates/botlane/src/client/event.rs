@@ -47,7 +47,9 @@ pub enum CommandErrorReason {
     /// The text line invoked a registered command but did not parse.
     Parse,
     /// A structured invocation addressed to this bot named a registered
-    /// command but its arguments did not fit the declaration.
+    /// command but its arguments did not fit the declaration, or a typed
+    /// command's arguments did not fit its Rust type
+    /// ([`ArgsError`](crate::ArgsError), in `error`).
     Arguments,
 }
 
