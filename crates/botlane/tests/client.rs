@@ -709,6 +709,18 @@ async fn the_service_only_ever_sees_ciphertext() {
 }
 
 #[tokio::test]
+async fn a_client_logs_in_once() {
+    let world = World::new().await;
+    let client = world.client();
+    client.login().await.unwrap();
+    let err = client.login().await.unwrap_err();
+    assert!(matches!(err, ClientError::AlreadyLoggedIn), "{err}");
+    // The first session is untouched: still one connection for the bot.
+    client.fetch_emojis().await.unwrap();
+    assert_eq!(world.server.view(|s| s.connection_count()), 1);
+}
+
+#[tokio::test]
 async fn a_refused_token_fails_login_clearly() {
     let world = World::new().await;
     let options = botlane::ClientOptions::new(
@@ -720,6 +732,9 @@ async fn a_refused_token_fails_login_clearly() {
     let err = client.login().await.unwrap_err();
     assert!(matches!(err, ClientError::LoginRefused), "{err}");
     assert!(!err.to_string().contains("not-a-token"));
+    // A failed login may be retried (and fails the same way).
+    let again = client.login().await.unwrap_err();
+    assert!(matches!(again, ClientError::LoginRefused), "{again}");
 }
 
 #[tokio::test]

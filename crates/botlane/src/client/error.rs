@@ -25,6 +25,10 @@ pub enum ClientError {
     /// The call needs a session and there is none (not logged in, or reconnecting).
     #[error("not connected to the service")]
     NotConnected,
+    /// `login` was called on a client that already logged in (or is
+    /// logging in, or was shut down): one session per client.
+    #[error("this client already logged in; a client runs one session")]
+    AlreadyLoggedIn,
     /// The connection closed while the request waited for its reply.
     #[error("the connection closed before the reply to opcode {opcode} arrived")]
     ConnectionClosed {

@@ -83,6 +83,8 @@ pub(crate) struct Shared {
     pub(crate) shutdown: watch::Sender<bool>,
     /// The REST lane's HTTP client and credential slot.
     pub(crate) rest: RestState,
+    /// Set by the first successful `login`; a client runs one session.
+    pub(crate) started: std::sync::atomic::AtomicBool,
 }
 
 /// Locks a mutex, recovering from poisoning: every critical section here
@@ -126,6 +128,7 @@ impl Client {
                 published_hash: Mutex::new(None),
                 shutdown,
                 rest,
+                started: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }
@@ -167,7 +170,9 @@ impl Client {
 
     /// Opens the keystore (creating the identity on first run), connects,
     /// logs in with the token, publishes the canonical menu and starts
-    /// dispatch. Returns once the session is ready.
+    /// dispatch. Returns once the session is ready. A client runs one
+    /// session: a second call fails with [`ClientError::AlreadyLoggedIn`]
+    /// (a failed login may be retried).
     pub async fn login(&self) -> Result<(), ClientError> {
         session::start(self.shared.clone()).await
     }

@@ -16,7 +16,20 @@ use crate::keystore::Keystore;
 use crate::wire::{self, OpCode};
 
 /// Logs in for the first time and starts the session and dispatch tasks.
+/// A failed first login may be retried; a successful one may not be repeated.
 pub(super) async fn start(shared: Arc<Shared>) -> Result<(), ClientError> {
+    use std::sync::atomic::Ordering;
+    if shared.started.swap(true, Ordering::SeqCst) {
+        return Err(ClientError::AlreadyLoggedIn);
+    }
+    let started = first_login(shared.clone()).await;
+    if started.is_err() {
+        shared.started.store(false, Ordering::SeqCst);
+    }
+    started
+}
+
+async fn first_login(shared: Arc<Shared>) -> Result<(), ClientError> {
     let keystore =
         Keystore::open_or_create(&shared.options.keystore_path).map_err(ClientError::Keystore)?;
     {
