@@ -17,7 +17,7 @@ use botlane::{
     ParseErrorKind,
 };
 use botlane_devserver::{Denial, Direction};
-use support::{message_event, next_event, World, WAIT};
+use support::{command_error_event, message_event, next_event, send_rejected_event, World, WAIT};
 use tokio::sync::Notify;
 
 fn roll() -> CommandDeclaration {
@@ -342,14 +342,7 @@ async fn the_dispatch_rule_for_sidecars() {
         .send_with_sidecar(&world.channel, "/roll many", &unfit)
         .await
         .unwrap();
-    let error = next_event(
-        &mut events,
-        |e| matches!(e, Event::CommandError(c) if c.message.id == id),
-    )
-    .await;
-    let Event::CommandError(error) = error else {
-        unreachable!()
-    };
+    let error = command_error_event(&mut events, &id).await;
     assert_eq!(error.reason, CommandErrorReason::Arguments);
     assert_eq!(error.command, "roll");
 }
@@ -399,38 +392,17 @@ async fn handler_errors_panics_and_parse_errors_become_command_errors() {
     let alice = world.start(&client).await;
 
     let id = alice.send_text(&world.channel, "/fail").await.unwrap();
-    let Event::CommandError(e) = next_event(
-        &mut events,
-        |e| matches!(e, Event::CommandError(c) if c.message.id == id),
-    )
-    .await
-    else {
-        unreachable!()
-    };
+    let e = command_error_event(&mut events, &id).await;
     assert_eq!(e.reason, CommandErrorReason::Handler);
     assert_eq!(e.error.as_ref().unwrap().to_string(), "boom");
 
     let id = alice.send_text(&world.channel, "/panic").await.unwrap();
-    let Event::CommandError(e) = next_event(
-        &mut events,
-        |e| matches!(e, Event::CommandError(c) if c.message.id == id),
-    )
-    .await
-    else {
-        unreachable!()
-    };
+    let e = command_error_event(&mut events, &id).await;
     assert_eq!(e.reason, CommandErrorReason::Handler);
     assert!(e.error.as_ref().unwrap().to_string().contains("kaboom"));
 
     let id = alice.send_text(&world.channel, "/roll two").await.unwrap();
-    let Event::CommandError(e) = next_event(
-        &mut events,
-        |e| matches!(e, Event::CommandError(c) if c.message.id == id),
-    )
-    .await
-    else {
-        unreachable!()
-    };
+    let e = command_error_event(&mut events, &id).await;
     assert_eq!(e.reason, CommandErrorReason::Parse);
     let parse = e.parse_error.unwrap();
     assert_eq!(parse.option(), Some("count"));
@@ -486,11 +458,7 @@ async fn a_denied_send_is_an_event_not_an_error() {
             .send(&world.channel, "hello?")
             .await
             .expect("a denial does not fail the send");
-        let Event::SendRejected(rejected) =
-            next_event(&mut events, |e| matches!(e, Event::SendRejected(_))).await
-        else {
-            unreachable!()
-        };
+        let rejected = send_rejected_event(&mut events).await;
         assert_eq!(rejected.code, code);
         assert_eq!(rejected.channel_id, world.channel);
     }
@@ -510,11 +478,7 @@ async fn a_denied_reply_from_a_handler_is_an_event() {
         .deny_sends(&world.channel, Some(Denial::NoPermission))
         .unwrap();
     release.notify_one();
-    let Event::SendRejected(rejected) =
-        next_event(&mut events, |e| matches!(e, Event::SendRejected(_))).await
-    else {
-        unreachable!()
-    };
+    let rejected = send_rejected_event(&mut events).await;
     assert_eq!(rejected.reply_to.as_deref(), Some(id.as_str()));
     assert_eq!(rejected.code, -3);
 }
@@ -797,4 +761,26 @@ async fn a_handler_reaches_the_rest_lane_through_its_context() {
         .await
         .unwrap();
     assert!(reply.content.ends_with(" files"), "{}", reply.content);
+}
+
+#[tokio::test]
+async fn a_plain_channel_send_is_not_a_reply_and_notifies_nobody() {
+    let world = World::new().await;
+    let client = world.client();
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("announce", "Post a plain message"),
+            |ctx: CommandContext| async move { ctx.message().channel().send("announcement").await },
+        )
+        .unwrap();
+    let alice = world.start(&client).await;
+    alice.send_text(&world.channel, "/announce").await.unwrap();
+    let posted = alice
+        .wait_for_message(|m| m.author_id == world.bot.id, WAIT)
+        .await
+        .unwrap();
+    assert_eq!(posted.content, "announcement");
+    assert_eq!(posted.reply_to, None);
+    assert!(world.server.notifications_for(&world.user.id).is_empty());
 }

@@ -13,10 +13,9 @@ use botlane::{
     decode_command_data, encode_command_data, parse_invocation_text, validate_declaration,
     ArgValueError, ArgsError, ChannelId, Command, CommandArgValue, CommandArgs, CommandChoice,
     CommandContext, CommandData, CommandDeclaration, CommandErrorReason, CommandInvocation,
-    CommandOption, CommandOptionType, CommandRegistry, CommandSource, Event, Message, RoleId,
-    UserId,
+    CommandOption, CommandOptionType, CommandRegistry, CommandSource, Message, RoleId, UserId,
 };
-use support::{next_event, World, WAIT};
+use support::{command_error_event, World, WAIT};
 
 #[derive(CommandChoice, Debug, Clone, Copy, PartialEq)]
 enum Mode {
@@ -419,14 +418,7 @@ async fn typed_commands_run_on_both_lanes_through_the_client() {
     // 300 is a valid integer for the declaration but not a u8: an argument
     // error carrying the conversion error, not a handler failure.
     let id = alice.send_text(&world.channel, "/roll 300").await.unwrap();
-    let Event::CommandError(e) = next_event(
-        &mut events,
-        |e| matches!(e, Event::CommandError(c) if c.message.id == id),
-    )
-    .await
-    else {
-        unreachable!()
-    };
+    let e = command_error_event(&mut events, &id).await;
     assert_eq!(e.reason, CommandErrorReason::Arguments);
     assert_eq!(
         e.error.as_ref().unwrap().to_string(),

@@ -90,3 +90,27 @@ pub async fn message_event(events: &mut broadcast::Receiver<Event>, id: &str) ->
         _ => unreachable!("filtered above"),
     }
 }
+
+/// The `Event::CommandError` for the message with this id.
+pub async fn command_error_event(
+    events: &mut broadcast::Receiver<Event>,
+    id: &str,
+) -> botlane::CommandError {
+    match next_event(
+        events,
+        |e| matches!(e, Event::CommandError(c) if c.message.id == id),
+    )
+    .await
+    {
+        Event::CommandError(c) => c,
+        _ => unreachable!("filtered above"),
+    }
+}
+
+/// The next `Event::SendRejected`.
+pub async fn send_rejected_event(events: &mut broadcast::Receiver<Event>) -> botlane::SendRejected {
+    match next_event(events, |e| matches!(e, Event::SendRejected(_))).await {
+        Event::SendRejected(r) => r,
+        _ => unreachable!("filtered above"),
+    }
+}
