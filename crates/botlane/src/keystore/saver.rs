@@ -472,3 +472,273 @@ impl Shared {
         limit.suppressed = 0;
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    /// A disk that records how many channel keys each write carried, and
+    /// fails while `fail` is set.
+    #[derive(Default)]
+    struct Disk {
+        written: Mutex<Vec<usize>>,
+        attempts: AtomicU64,
+        fail: AtomicBool,
+    }
+
+    impl Disk {
+        fn written(&self) -> Vec<usize> {
+            lock(&self.written).clone()
+        }
+    }
+
+    const WINDOW: Duration = Duration::from_millis(500);
+
+    fn saver(options: SaverOptions) -> (Saver, Arc<Disk>) {
+        let disk = Arc::new(Disk::default());
+        let sink = disk.clone();
+        let write = move |path: &Path, bytes: &[u8]| {
+            sink.attempts.fetch_add(1, Ordering::SeqCst);
+            if sink.fail.load(Ordering::SeqCst) {
+                return Err(KeystoreError::Io {
+                    path: path.to_path_buf(),
+                    action: "write a temporary file for",
+                    error: std::io::ErrorKind::StorageFull.into(),
+                });
+            }
+            let contents = format::decode(path, bytes).unwrap();
+            lock(&sink.written).push(contents.channels.len());
+            Ok(())
+        };
+        let saver = Saver::start(
+            PathBuf::from("/k/store.json"),
+            IdentityKeyPair::from_secret_bytes([5; 32]),
+            BTreeMap::new(),
+            options,
+            Handle::current(),
+            Arc::new(write),
+        );
+        (saver, disk)
+    }
+
+    fn key(n: u8) -> ChannelKey {
+        ChannelKey::from_bytes([n; 32])
+    }
+
+    /// Lets the timer task and its blocking write finish without moving
+    /// the paused clock.
+    async fn settle(disk: &Disk, attempts: u64) {
+        for _ in 0..10_000 {
+            if disk.attempts.load(Ordering::SeqCst) >= attempts {
+                break;
+            }
+            tokio::task::yield_now().await;
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        // One more turn for the task to record the outcome.
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn changes_within_a_window_share_one_write() {
+        let (saver, disk) = saver(SaverOptions::default().window(WINDOW));
+        for n in 0..100u8 {
+            saver.insert(format!("c{n}"), key(n)).unwrap();
+        }
+        tokio::time::sleep(WINDOW - Duration::from_millis(1)).await;
+        assert!(disk.written().is_empty());
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        settle(&disk, 1).await;
+        assert_eq!(disk.written(), [100]);
+        assert_eq!(saver.writes(), 1);
+        tokio::time::sleep(WINDOW * 4).await;
+        assert_eq!(disk.written(), [100], "nothing changed, nothing written");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn later_changes_never_push_the_write_back() {
+        let (saver, disk) = saver(SaverOptions::default().window(WINDOW));
+        saver.insert("a", key(1)).unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        saver.insert("b", key(2)).unwrap();
+        // The write is due 500 ms after the first change, not the last.
+        tokio::time::sleep(Duration::from_millis(201)).await;
+        settle(&disk, 1).await;
+        assert_eq!(disk.written(), [2]);
+        saver.insert("c", key(3)).unwrap();
+        tokio::time::sleep(WINDOW - Duration::from_millis(1)).await;
+        assert_eq!(disk.written(), [2]);
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        settle(&disk, 2).await;
+        assert_eq!(disk.written(), [2, 3]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_steady_stream_is_written_once_per_window() {
+        let (saver, disk) = saver(SaverOptions::default().window(WINDOW));
+        let start = Instant::now();
+        for n in 0..30u8 {
+            saver.insert(format!("c{n}"), key(n)).unwrap();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            settle(&disk, 0).await;
+        }
+        tokio::time::sleep(WINDOW).await;
+        settle(&disk, 6).await;
+        let written = disk.written();
+        // 3 s of changes every 100 ms: one write per window, never starved.
+        assert_eq!(start.elapsed(), Duration::from_millis(3500));
+        assert!((6..=7).contains(&written.len()), "{written:?}");
+        assert_eq!(written.last(), Some(&30));
+        assert!(written.windows(2).all(|w| w[0] < w[1]), "{written:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn flush_writes_at_once_and_only_when_needed() {
+        let (saver, disk) = saver(SaverOptions::default().window(WINDOW));
+        let start = Instant::now();
+        saver.flush().await.unwrap();
+        assert!(disk.written().is_empty(), "a clean keystore is not rewritten");
+        saver.insert("a", key(1)).unwrap();
+        saver.flush().await.unwrap();
+        assert_eq!(disk.written(), [1]);
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        saver.flush().await.unwrap();
+        tokio::time::sleep(WINDOW * 2).await;
+        settle(&disk, 1).await;
+        assert_eq!(disk.written(), [1], "the timer found nothing left to write");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failed_writes_are_retried_and_flush_reports_them() {
+        let (saver, disk) = saver(SaverOptions::default().window(WINDOW));
+        disk.fail.store(true, Ordering::SeqCst);
+        saver.insert("a", key(1)).unwrap();
+        tokio::time::sleep(WINDOW + Duration::from_millis(1)).await;
+        settle(&disk, 1).await;
+        assert_eq!(disk.attempts.load(Ordering::SeqCst), 1);
+        let err = saver.flush().await.unwrap_err();
+        assert!(err.to_string().contains("/k/store.json"), "{err}");
+        assert_eq!(saver.channel_key("a").unwrap().expose_bytes(), &[1; 32]);
+        // One retry loop, however many changes arrive meanwhile.
+        saver.insert("b", key(2)).unwrap();
+        saver.insert("c", key(3)).unwrap();
+        tokio::time::sleep(RETRY_DELAY).await;
+        settle(&disk, 3).await;
+        assert_eq!(disk.attempts.load(Ordering::SeqCst), 3);
+        disk.fail.store(false, Ordering::SeqCst);
+        tokio::time::sleep(RETRY_DELAY).await;
+        settle(&disk, 4).await;
+        assert_eq!(disk.written(), [3]);
+        tokio::time::sleep(RETRY_DELAY * 5).await;
+        assert_eq!(disk.attempts.load(Ordering::SeqCst), 4, "retries stop once written");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_dropped_saver_still_writes_its_pending_changes() {
+        let (saver, disk) = saver(SaverOptions::default().window(WINDOW));
+        saver.insert("a", key(1)).unwrap();
+        drop(saver);
+        tokio::time::sleep(WINDOW + Duration::from_millis(1)).await;
+        settle(&disk, 1).await;
+        assert_eq!(disk.written(), [1]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_key_cap_and_id_limit_refuse_without_changing_anything() {
+        let (saver, disk) = saver(SaverOptions::default().max_channel_keys(3));
+        for (id, n) in [("a", 1), ("b", 2), ("c", 3)] {
+            saver.insert(id, key(n)).unwrap();
+        }
+        let err = saver.insert("d", key(4)).unwrap_err();
+        assert!(
+            matches!(err, KeystoreError::TooManyChannelKeys { cap: 3, .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("max_channel_keys"), "{err}");
+        assert_eq!(saver.channel_ids(), ["a", "b", "c"]);
+        // Replacing a held key is not growth.
+        saver.insert("a", key(9)).unwrap();
+        assert_eq!(saver.channel_key("a").unwrap().expose_bytes(), &[9; 32]);
+        assert!(saver.remove("a"));
+        assert!(!saver.remove("a"));
+        saver.insert("d", key(4)).unwrap();
+
+        let long = "x".repeat(MAX_CHANNEL_ID_BYTES + 1);
+        let err = saver.insert(long, key(5)).unwrap_err();
+        assert!(matches!(err, KeystoreError::ChannelIdTooLong { len: 257, .. }), "{err:?}");
+        saver.remove("b");
+        saver.insert("y".repeat(MAX_CHANNEL_ID_BYTES), key(5)).unwrap();
+        saver.flush().await.unwrap();
+        assert_eq!(disk.written(), [3]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn unchanged_contents_cause_no_write() {
+        let (saver, disk) = saver(SaverOptions::default().window(WINDOW));
+        saver.insert("a", key(1)).unwrap();
+        saver.flush().await.unwrap();
+        saver.insert("a", key(1)).unwrap();
+        assert_eq!(saver.retain(["a", "z"]), 0);
+        assert!(!saver.remove("z"));
+        tokio::time::sleep(WINDOW * 2).await;
+        settle(&disk, 1).await;
+        assert_eq!(disk.written(), [1]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retain_keeps_only_the_listed_channels() {
+        let (saver, disk) = saver(SaverOptions::default().window(WINDOW));
+        for (id, n) in [("a", 1), ("b", 2), ("c", 3)] {
+            saver.insert(id, key(n)).unwrap();
+        }
+        assert_eq!(saver.retain(vec!["c".to_owned(), "a".to_owned(), "q".to_owned()]), 1);
+        assert_eq!(saver.channel_ids(), ["a", "c"]);
+        assert_eq!(saver.len(), 2);
+        assert_eq!(saver.retain(std::iter::empty::<&str>()), 2);
+        assert!(saver.is_empty());
+        saver.flush().await.unwrap();
+        assert_eq!(disk.written(), [0]);
+    }
+
+    #[tokio::test]
+    async fn options_out_of_range_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.json");
+        for (options, expected) in [
+            (
+                SaverOptions::default().window(Duration::from_millis(1001)),
+                "saver option window is 1.001s; it must be at most 1s",
+            ),
+            (
+                SaverOptions::default().max_channel_keys(0),
+                "saver option max_channel_keys is 0; it must be between 1 and 40000",
+            ),
+            (
+                SaverOptions::default().max_channel_keys(40_001),
+                "max_channel_keys is 40001",
+            ),
+        ] {
+            let err = Saver::open(&path, options).await.unwrap_err();
+            assert!(matches!(err, KeystoreError::InvalidOption { .. }), "{err:?}");
+            assert!(err.to_string().contains(expected), "{err}");
+        }
+        assert!(!path.exists(), "nothing is created with bad options");
+        let ok = SaverOptions::default()
+            .window(Duration::from_secs(1))
+            .max_channel_keys(40_000);
+        assert!(Saver::open(&path, ok).await.is_ok());
+    }
+
+    #[test]
+    fn the_caps_keep_the_file_under_the_read_limit() {
+        // Worst case per entry: indentation, quotes, an id escaped at six
+        // bytes per byte, `": "`, the base64 key, its quotes, `,\n`.
+        let entry = 4 + 2 + 6 * MAX_CHANNEL_ID_BYTES + 4 + 44 + 1 + 2;
+        let worst = 512 + MAX_CHANNEL_KEYS_LIMIT * entry;
+        assert!(worst as u64 <= super::super::MAX_KEYSTORE_BYTES, "{worst}");
+    }
+}
