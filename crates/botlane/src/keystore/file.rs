@@ -54,7 +54,10 @@ pub(crate) fn inspect(path: &Path) -> Result<Option<fs::Metadata>, KeystoreError
 /// regular file (symlinks are refused, since replacing the file on save
 /// would silently turn the link into a regular file), owner-only, at most
 /// [`MAX_KEYSTORE_BYTES`].
-pub(crate) fn read(path: &Path, link_meta: &fs::Metadata) -> Result<Zeroizing<Vec<u8>>, KeystoreError> {
+pub(crate) fn read(
+    path: &Path,
+    link_meta: &fs::Metadata,
+) -> Result<Zeroizing<Vec<u8>>, KeystoreError> {
     let not_a_file = || KeystoreError::NotAFile {
         path: path.to_path_buf(),
     };
@@ -152,7 +155,8 @@ pub(crate) fn remove_stale_temp_files(path: &Path, wait: Duration) -> Result<usi
     let Some(name) = path.file_name() else {
         return Ok(0);
     };
-    let entries = fs::read_dir(parent_dir(path)).map_err(io_error(path, "list the directory of"))?;
+    let entries =
+        fs::read_dir(parent_dir(path)).map_err(io_error(path, "list the directory of"))?;
     let mut removed = 0;
     for entry in entries {
         let entry = entry.map_err(io_error(path, "list the directory of"))?;
@@ -195,7 +199,9 @@ fn is_temp_name(name: &OsStr, candidate: &OsStr) -> bool {
         return false;
     };
     let mut parts = rest.split(|b| *b == b'.');
-    let digits = |part: Option<&[u8]>| part.is_some_and(|p| !p.is_empty() && p.iter().all(u8::is_ascii_digit));
+    let digits = |part: Option<&[u8]>| {
+        part.is_some_and(|p| !p.is_empty() && p.iter().all(u8::is_ascii_digit))
+    };
     digits(parts.next()) && digits(parts.next()) && parts.next().is_none()
 }
 
@@ -372,7 +378,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("k.json");
         let held = Lock::acquire(&path, LOCK_WAIT).unwrap().unwrap();
-        let err = Lock::acquire(&path, Duration::from_millis(30)).err().unwrap();
+        let err = Lock::acquire(&path, Duration::from_millis(30))
+            .err()
+            .unwrap();
         assert!(matches!(err, KeystoreError::Locked { .. }), "{err:?}");
         let message = err.to_string();
         assert!(message.contains(&path.display().to_string()), "{message}");
@@ -407,6 +415,9 @@ mod tests {
         file.set_len(MAX_KEYSTORE_BYTES + 1).unwrap();
         let err = read(&path, &fs::symlink_metadata(&path).unwrap()).unwrap_err();
         assert!(matches!(err, KeystoreError::TooLarge { .. }), "{err:?}");
-        assert!(err.to_string().contains("larger than any keystore"), "{err}");
+        assert!(
+            err.to_string().contains("larger than any keystore"),
+            "{err}"
+        );
     }
 }

@@ -63,8 +63,7 @@ pub(crate) fn encode(
     out.extend_from_slice(b"\"\n  },\n  \"channels\": {");
     for (i, (id, key)) in channels.iter().enumerate() {
         out.extend_from_slice(if i == 0 { b"\n    " } else { b",\n    " });
-        serde_json::to_writer(&mut *out, id)
-            .expect("writing a json string into a Vec cannot fail");
+        serde_json::to_writer(&mut *out, id).expect("writing a json string into a Vec cannot fail");
         out.extend_from_slice(b": \"");
         out.extend_from_slice(Zeroizing::new(BASE64.encode(key.expose_bytes())).as_bytes());
         out.push(b'"');
@@ -128,7 +127,10 @@ pub(crate) fn decode(path: &Path, bytes: &[u8]) -> Result<Contents, KeystoreErro
     };
     let rest = &bytes[end..];
     if version == VERSION_1 && !rest.iter().all(u8::is_ascii_whitespace) {
-        return Err(invalid("the document", "is followed by bytes that are not json"));
+        return Err(invalid(
+            "the document",
+            "is followed by bytes that are not json",
+        ));
     }
 
     let identity = object_field(top, "identity", &invalid)?;
@@ -305,7 +307,10 @@ mod tests {
             "5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb",
         ));
         let mut channels = BTreeMap::new();
-        channels.insert("channel-42".to_owned(), ChannelKey::from_bytes(counting(0x20)));
+        channels.insert(
+            "channel-42".to_owned(),
+            ChannelKey::from_bytes(counting(0x20)),
+        );
         channels.insert(
             "room \"é\"\\\t\u{1}".to_owned(),
             ChannelKey::from_bytes(counting(0x40)),
@@ -356,7 +361,11 @@ mod tests {
         );
         assert_eq!(contents.channels.len(), channels.len());
         for (id, key) in &channels {
-            assert_eq!(contents.channels[id].expose_bytes(), key.expose_bytes(), "{id:?}");
+            assert_eq!(
+                contents.channels[id].expose_bytes(),
+                key.expose_bytes(),
+                "{id:?}"
+            );
         }
         assert!(DOC.contains(std::str::from_utf8(integrity::TAG_INFO).unwrap()));
     }
@@ -370,7 +379,10 @@ mod tests {
         assert!(body.ends_with("  },\n  \"channels\": {}\n}\n"), "{body}");
         assert!(tag_line.starts_with("hmac-sha256 ") && tag_line.ends_with('\n'));
         assert!(DOC.contains("`  \"channels\": {}`"));
-        assert!(decode(Path::new("k"), &encoded).unwrap().channels.is_empty());
+        assert!(decode(Path::new("k"), &encoded)
+            .unwrap()
+            .channels
+            .is_empty());
     }
 
     #[test]
@@ -489,7 +501,10 @@ mod tests {
         assert!(problem(&serde_json::json!([1])).contains("the document must be a json object"));
         let trailing = format!("{} x", v1_doc());
         let message = decode_str(&trailing).err().unwrap().to_string();
-        assert!(message.contains("followed by bytes that are not json"), "{message}");
+        assert!(
+            message.contains("followed by bytes that are not json"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -497,10 +512,19 @@ mod tests {
         let file = vector_file();
         let (body, tag_line) = file.split_at(file.len() - TRAILER_LEN + 1);
         let cases: Vec<(String, &str)> = vec![
-            (body.to_owned(), "exactly one line `hmac-sha256 <base64 tag>`"),
+            (
+                body.to_owned(),
+                "exactly one line `hmac-sha256 <base64 tag>`",
+            ),
             (format!("{file}\n"), "exactly one line"),
-            (format!("{}\r\n{tag_line}", body.trim_end()), "exactly one line"),
-            (body.replace("}\n}\n", "}\n}\n\n") + tag_line, "exactly one line"),
+            (
+                format!("{}\r\n{tag_line}", body.trim_end()),
+                "exactly one line",
+            ),
+            (
+                body.replace("}\n}\n", "}\n}\n\n") + tag_line,
+                "exactly one line",
+            ),
             (
                 format!("{body}{}", tag_line.replace("hmac-sha256 ", "hmac-sha512 ")),
                 "exactly one line",
@@ -554,10 +578,7 @@ mod tests {
             all.extend(lines[9..].iter().map(|l| (*l).to_owned()));
             all.join("\n") + "\n"
         };
-        let swapped = rebuilt(&[
-            format!("{second},"),
-            first.trim_end_matches(',').to_owned(),
-        ]);
+        let swapped = rebuilt(&[format!("{second},"), first.trim_end_matches(',').to_owned()]);
         let duplicated = rebuilt(&[first.to_owned(), first.to_owned(), second.to_owned()]);
         for variant in [
             body.replace("  \"version\"", "   \"version\""),
@@ -595,12 +616,18 @@ mod tests {
             let json_end = text.rfind('}').unwrap();
             for cut in [0, 1, text.len() / 2, json_end] {
                 assert!(
-                    matches!(decode_str(&text[..cut]), Err(KeystoreError::Truncated { .. })),
+                    matches!(
+                        decode_str(&text[..cut]),
+                        Err(KeystoreError::Truncated { .. })
+                    ),
                     "cut at {cut}"
                 );
             }
         }
-        assert!(matches!(decode_str("  \n "), Err(KeystoreError::Truncated { .. })));
+        assert!(matches!(
+            decode_str("  \n "),
+            Err(KeystoreError::Truncated { .. })
+        ));
         assert!(matches!(
             decode_str("hello"),
             Err(KeystoreError::NotJson { .. })

@@ -31,8 +31,8 @@ fn tag_key(identity_secret: &[u8; X25519_KEY_LEN]) -> Zeroizing<[u8; 32]> {
 
 fn mac(identity_secret: &[u8; X25519_KEY_LEN], body: &[u8]) -> HmacSha256 {
     let key = tag_key(identity_secret);
-    let mut mac = <HmacSha256 as Mac>::new_from_slice(key.as_ref())
-        .expect("HMAC accepts keys of any length");
+    let mut mac =
+        <HmacSha256 as Mac>::new_from_slice(key.as_ref()).expect("HMAC accepts keys of any length");
     mac.update(body);
     mac
 }

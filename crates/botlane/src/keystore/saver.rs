@@ -295,7 +295,11 @@ impl Saver {
     /// the key of a new channel when the keystore already holds
     /// [`SaverOptions::max_channel_keys`] keys. A key equal to the one held
     /// changes nothing and causes no write.
-    pub fn insert(&self, channel_id: impl Into<String>, key: ChannelKey) -> Result<(), KeystoreError> {
+    pub fn insert(
+        &self,
+        channel_id: impl Into<String>,
+        key: ChannelKey,
+    ) -> Result<(), KeystoreError> {
         let channel_id = channel_id.into();
         if channel_id.len() > MAX_CHANNEL_ID_BYTES {
             return Err(KeystoreError::ChannelIdTooLong {
@@ -601,7 +605,10 @@ mod tests {
         let (saver, disk) = saver(SaverOptions::default().window(WINDOW));
         let start = Instant::now();
         saver.flush().await.unwrap();
-        assert!(disk.written().is_empty(), "a clean keystore is not rewritten");
+        assert!(
+            disk.written().is_empty(),
+            "a clean keystore is not rewritten"
+        );
         saver.insert("a", key(1)).unwrap();
         saver.flush().await.unwrap();
         assert_eq!(disk.written(), [1]);
@@ -634,7 +641,11 @@ mod tests {
         settle(&disk, 4).await;
         assert_eq!(disk.written(), [3]);
         tokio::time::sleep(RETRY_DELAY * 5).await;
-        assert_eq!(disk.attempts.load(Ordering::SeqCst), 4, "retries stop once written");
+        assert_eq!(
+            disk.attempts.load(Ordering::SeqCst),
+            4,
+            "retries stop once written"
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -669,9 +680,14 @@ mod tests {
 
         let long = "x".repeat(MAX_CHANNEL_ID_BYTES + 1);
         let err = saver.insert(long, key(5)).unwrap_err();
-        assert!(matches!(err, KeystoreError::ChannelIdTooLong { len: 257, .. }), "{err:?}");
+        assert!(
+            matches!(err, KeystoreError::ChannelIdTooLong { len: 257, .. }),
+            "{err:?}"
+        );
         saver.remove("b");
-        saver.insert("y".repeat(MAX_CHANNEL_ID_BYTES), key(5)).unwrap();
+        saver
+            .insert("y".repeat(MAX_CHANNEL_ID_BYTES), key(5))
+            .unwrap();
         saver.flush().await.unwrap();
         assert_eq!(disk.written(), [3]);
     }
@@ -695,7 +711,10 @@ mod tests {
         for (id, n) in [("a", 1), ("b", 2), ("c", 3)] {
             saver.insert(id, key(n)).unwrap();
         }
-        assert_eq!(saver.retain(vec!["c".to_owned(), "a".to_owned(), "q".to_owned()]), 1);
+        assert_eq!(
+            saver.retain(vec!["c".to_owned(), "a".to_owned(), "q".to_owned()]),
+            1
+        );
         assert_eq!(saver.channel_ids(), ["a", "c"]);
         assert_eq!(saver.len(), 2);
         assert_eq!(saver.retain(std::iter::empty::<&str>()), 2);
@@ -723,7 +742,10 @@ mod tests {
             ),
         ] {
             let err = Saver::open(&path, options).await.unwrap_err();
-            assert!(matches!(err, KeystoreError::InvalidOption { .. }), "{err:?}");
+            assert!(
+                matches!(err, KeystoreError::InvalidOption { .. }),
+                "{err:?}"
+            );
             assert!(err.to_string().contains(expected), "{err}");
         }
         assert!(!path.exists(), "nothing is created with bad options");
