@@ -3,6 +3,9 @@
 //! integrity tag, temporary files left by killed processes, and the saver.
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/proptest_cases.rs"]
+mod proptest_cases;
+
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -13,16 +16,8 @@ use base64::Engine as _;
 use botlane::crypto::{wrap_channel_key, ChannelKey};
 use botlane::keystore::{Keystore, KeystoreError, Saver, SaverOptions};
 use proptest::prelude::*;
+use proptest_cases::cases;
 use serde_json::Value;
-
-/// `PROPTEST_CASES` when set (a deep run), else `default` (the CI run).
-fn cases(default: u32) -> ProptestConfig {
-    let mut config = ProptestConfig::default();
-    if std::env::var_os("PROPTEST_CASES").is_none() {
-        config.cases = default;
-    }
-    config
-}
 
 fn store_path(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("keystore.json")
@@ -373,7 +368,47 @@ proptest! {
 
     #[test]
     fn arbitrary_text_files_are_refused_without_damage(text in "\\PC{0,200}") {
+        log_case();
         open_bad(text.as_bytes());
+    }
+}
+
+const CASE_LOG_ENV: &str = "BOTLANE_PROPTEST_CASE_LOG";
+
+/// Appends a line to the file named by [`CASE_LOG_ENV`], when it is set:
+/// how the test below counts the cases a property test runs.
+fn log_case() {
+    if let Some(log) = std::env::var_os(CASE_LOG_ENV) {
+        let mut file = fs::OpenOptions::new().append(true).create(true).open(log).unwrap();
+        std::io::Write::write_all(&mut file, b"case\n").unwrap();
+    }
+}
+
+/// A property test runs `PROPTEST_CASES` cases when the variable is set
+/// (a deep run) and its CI default otherwise.
+#[test]
+fn property_tests_obey_proptest_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    for (requested, expected) in [(Some("7"), 7), (Some("300"), 300), (None, 64)] {
+        let log = dir.path().join(format!("cases-{expected}"));
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        child
+            .args([
+                "--exact",
+                "arbitrary_text_files_are_refused_without_damage",
+                "--test-threads=1",
+                "--quiet",
+            ])
+            .env(CASE_LOG_ENV, &log)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        match requested {
+            Some(n) => child.env("PROPTEST_CASES", n),
+            None => child.env_remove("PROPTEST_CASES"),
+        };
+        assert!(child.status().unwrap().success());
+        let ran = fs::read_to_string(&log).unwrap().lines().count();
+        assert_eq!(ran, expected, "PROPTEST_CASES={requested:?}");
     }
 }
 

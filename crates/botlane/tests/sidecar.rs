@@ -1,6 +1,9 @@
 //! The structured sidecar codec: `encode_command_data` / `decode_command_data`.
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/proptest_cases.rs"]
+mod proptest_cases;
+
 use std::cell::RefCell;
 
 use botlane::{
@@ -8,6 +11,7 @@ use botlane::{
     CommandData, CommandLookup, COMMAND_DATA_VERSION,
 };
 use proptest::prelude::*;
+use proptest_cases::cases;
 
 const BOT: &str = "3f2504e04f8911d39a0c0305e82c3301";
 
@@ -464,7 +468,7 @@ prop_compose! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1000))]
+    #![proptest_config(cases(1000))]
 
     #[test]
     fn decode_never_panics_on_arbitrary_text(text in any::<String>()) {

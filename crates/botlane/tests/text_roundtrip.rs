@@ -4,12 +4,16 @@
 //! that fit them; and the parser and matcher never panic on any input.
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/proptest_cases.rs"]
+mod proptest_cases;
+
 use botlane::{
     format_invocation_text, match_command_name, parse_invocation_text, CommandArgValue as V,
     CommandArgs, CommandDeclaration, CommandOption, CommandOptionType as T,
 };
 use proptest::prelude::*;
 use proptest::sample::{select, subsequence, Index};
+use proptest_cases::cases;
 
 const MAX_SAFE: i64 = 9_007_199_254_740_991;
 
@@ -321,7 +325,7 @@ fn roll() -> CommandDeclaration {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(cases(512))]
 
     #[test]
     fn parse_reads_back_what_format_writes(case in case()) {
@@ -348,7 +352,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1024))]
+    #![proptest_config(cases(1024))]
 
     #[test]
     fn arbitrary_lines_never_panic(line in any::<String>(), prefix in prefix()) {
