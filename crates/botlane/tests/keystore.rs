@@ -307,6 +307,16 @@ fn a_directory_is_not_a_keystore() {
     assert!(path.is_dir());
 }
 
+#[test]
+fn a_path_without_a_file_name_is_refused_without_side_effects() {
+    let dir = tempfile::tempdir().unwrap();
+    for path in [PathBuf::new(), dir.path().join("..")] {
+        let err = Keystore::open_or_create(&path).unwrap_err();
+        assert!(matches!(err, KeystoreError::NotAFile { .. }), "{err:?}");
+    }
+    assert!(fs::read_dir(dir.path()).unwrap().next().is_none());
+}
+
 #[cfg(unix)]
 #[test]
 fn a_symlink_is_refused() {
@@ -379,7 +389,11 @@ const CASE_LOG_ENV: &str = "BOTLANE_PROPTEST_CASE_LOG";
 /// how the test below counts the cases a property test runs.
 fn log_case() {
     if let Some(log) = std::env::var_os(CASE_LOG_ENV) {
-        let mut file = fs::OpenOptions::new().append(true).create(true).open(log).unwrap();
+        let mut file = fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(log)
+            .unwrap();
         std::io::Write::write_all(&mut file, b"case\n").unwrap();
     }
 }

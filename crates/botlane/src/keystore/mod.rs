@@ -90,7 +90,10 @@ impl Keystore {
     /// ```
     pub fn open_or_create(path: impl AsRef<Path>) -> Result<Self, KeystoreError> {
         let path = path.as_ref().to_path_buf();
-        if file::inspect(&path)?.is_some_and(|meta| !meta.file_type().is_file()) {
+        // A path without a file name (empty, `/`, `..`) names no file.
+        if path.file_name().is_none()
+            || file::inspect(&path)?.is_some_and(|meta| !meta.file_type().is_file())
+        {
             return Err(KeystoreError::NotAFile { path });
         }
         file::remove_stale_temp_files(&path, file::LOCK_WAIT)?;

@@ -273,6 +273,16 @@ impl Saver {
         lock(&self.shared.state).channels.get(channel_id).cloned()
     }
 
+    /// Every channel key the bot holds, by channel id in sorted order: a
+    /// snapshot, for a session to load at start.
+    pub fn channel_keys(&self) -> Vec<(String, ChannelKey)> {
+        lock(&self.shared.state)
+            .channels
+            .iter()
+            .map(|(id, key)| (id.clone(), key.clone()))
+            .collect()
+    }
+
     /// The ids of the channels whose keys the bot holds, in sorted order.
     pub fn channel_ids(&self) -> Vec<String> {
         lock(&self.shared.state).channels.keys().cloned().collect()
@@ -716,6 +726,12 @@ mod tests {
             1
         );
         assert_eq!(saver.channel_ids(), ["a", "c"]);
+        let keys = saver.channel_keys();
+        assert_eq!(keys.len(), 2);
+        assert_eq!(
+            (keys[1].0.as_str(), keys[1].1.expose_bytes()),
+            ("c", &[3; 32])
+        );
         assert_eq!(saver.len(), 2);
         assert_eq!(saver.retain(std::iter::empty::<&str>()), 2);
         assert!(saver.is_empty());
@@ -753,6 +769,12 @@ mod tests {
             .window(Duration::from_secs(1))
             .max_channel_keys(40_000);
         assert!(Saver::open(&path, ok).await.is_ok());
+    }
+
+    #[test]
+    fn a_saver_can_be_shared_across_tasks() {
+        fn shareable<T: Send + Sync + Clone + 'static>() {}
+        shareable::<Saver>();
     }
 
     #[test]
