@@ -21,9 +21,11 @@ use zeroize::Zeroizing;
 
 use super::error::KeystoreError;
 
-/// The largest keystore file botlane reads: far above what
-/// [`Saver`](super::Saver)'s default caps can produce (10,000 channels with
-/// ids of up to 1,024 bytes each, escaped, fit in about 62 MiB).
+/// The largest keystore file botlane reads or writes. A
+/// [`Saver`](super::Saver) at its highest cap (40,000 channels with ids of
+/// up to 256 bytes, each escaped to at most six bytes per byte) stays under
+/// it; a save that would exceed it fails instead of writing a file the next
+/// open would refuse.
 pub const MAX_KEYSTORE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// How long a save or an open waits for another process's save to finish.
