@@ -1,0 +1,413 @@
+//! botlane against the language-neutral vectors of `docs/vectors/`.
+//!
+//! Each file records inputs and the results every implementation must
+//! reproduce; here botlane's public API is run on the inputs and its results
+//! are compared, as values, with the recorded ones. The files are written by
+//! `cargo run -p botlane --example gen-vectors` (text grammar, sidecars,
+//! transcripts) and by node (`docs/vectors/gen-menus.mjs`,
+//! `gen-crypto.mjs`); the menu vectors are checked by `tests/menu.rs`.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
+use botlane::crypto::{ChannelKey, CryptoError, IdentityKeyPair, WrappedKey};
+use botlane::{
+    decode_command_data, encode_command_data, format_invocation_text, match_command_name,
+    parse_invocation_text, usage_line, CommandArgValue, CommandArgs, CommandData,
+    CommandDeclaration, CommandRegistry, FormatError, ParseError, ParseErrorKind,
+};
+use serde_json::Value;
+
+fn load(name: &str) -> Value {
+    let path = format!("{}/../../docs/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn cases<'a>(file: &'a Value, section: &str, at_least: usize) -> &'a [Value] {
+    let cases = file[section]
+        .as_array()
+        .unwrap_or_else(|| panic!("no section {section}"));
+    assert!(
+        cases.len() >= at_least,
+        "section {section} lost cases: {} left",
+        cases.len()
+    );
+    cases
+}
+
+fn text<'a>(case: &'a Value, field: &str) -> &'a str {
+    case[field]
+        .as_str()
+        .unwrap_or_else(|| panic!("{field} is not a string in {case}"))
+}
+
+/// `{"count": {"integer": 2}}` → the argument map it spells.
+fn typed_args(value: &Value) -> CommandArgs {
+    value
+        .as_object()
+        .unwrap_or_else(|| panic!("args must be an object: {value}"))
+        .iter()
+        .map(|(key, typed)| {
+            let (kind, v) = typed.as_object().unwrap().iter().next().unwrap();
+            let value = match kind.as_str() {
+                "integer" => CommandArgValue::Integer(v.as_i64().unwrap()),
+                "number" => CommandArgValue::Number(v.as_f64().unwrap()),
+                "boolean" => CommandArgValue::Boolean(v.as_bool().unwrap()),
+                "string" => CommandArgValue::String(v.as_str().unwrap().to_owned()),
+                other => panic!("unknown typed value {other}"),
+            };
+            (key.clone(), value)
+        })
+        .collect()
+}
+
+/// Argument maps equal value for value; numbers by bits, so `-0` and `0` differ.
+fn assert_same_args(actual: &CommandArgs, expected: &CommandArgs, what: &str) {
+    let bits = |args: &CommandArgs| -> BTreeMap<String, String> {
+        args.iter()
+            .map(|(k, v)| {
+                let shown = match v {
+                    CommandArgValue::Number(n) => format!("number {:#x}", n.to_bits()),
+                    other => format!("{other:?}"),
+                };
+                (k.clone(), shown)
+            })
+            .collect()
+    };
+    assert_eq!(bits(actual), bits(expected), "{what}");
+}
+
+fn declarations(file: &Value) -> BTreeMap<String, CommandDeclaration> {
+    file["declarations"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, d)| (name.clone(), serde_json::from_value(d.clone()).unwrap()))
+        .collect()
+}
+
+fn parse_kind_name(kind: &ParseErrorKind) -> &'static str {
+    match kind {
+        ParseErrorKind::NotThisCommand => "NotThisCommand",
+        ParseErrorKind::UnterminatedQuote => "UnterminatedQuote",
+        ParseErrorKind::TextAfterClosingQuote => "TextAfterClosingQuote",
+        ParseErrorKind::EmptyNamedValue => "EmptyNamedValue",
+        ParseErrorKind::PositionalAfterNamed => "PositionalAfterNamed",
+        ParseErrorKind::DuplicateOption => "DuplicateOption",
+        ParseErrorKind::ExtraArgument => "ExtraArgument",
+        ParseErrorKind::MissingRequired => "MissingRequired",
+        ParseErrorKind::InvalidValue { .. } => "InvalidValue",
+        ParseErrorKind::NotInChoices { .. } => "NotInChoices",
+        _ => "a kind the vectors do not know",
+    }
+}
+
+fn check_parse_error(error: &ParseError, expected: &Value, what: &str) {
+    assert_eq!(
+        parse_kind_name(error.kind()),
+        text(expected, "kind"),
+        "{what}"
+    );
+    assert_eq!(error.option(), expected["option"].as_str(), "{what}");
+    let span = expected["span"].as_array().unwrap();
+    let span = span[0].as_u64().unwrap()..span[1].as_u64().unwrap();
+    assert_eq!(
+        (error.span().start as u64)..(error.span().end as u64),
+        span,
+        "{what}"
+    );
+    assert_eq!(error.usage(), text(expected, "usage"), "{what}");
+    match error.kind() {
+        ParseErrorKind::InvalidValue { expected: kind } => {
+            assert_eq!(kind.as_str(), text(expected, "expected"), "{what}");
+        }
+        ParseErrorKind::NotInChoices { choices } => {
+            let listed: Vec<String> = serde_json::from_value(expected["choices"].clone()).unwrap();
+            assert_eq!(choices, &listed, "{what}");
+        }
+        _ => assert!(expected.get("expected").is_none() && expected.get("choices").is_none()),
+    }
+}
+
+fn check_format_error(error: &FormatError, expected: &Value, what: &str) {
+    let (kind, option) = match error {
+        FormatError::UnknownOption { option, .. } => ("UnknownOption", option),
+        FormatError::MissingRequired { option, .. } => ("MissingRequired", option),
+        FormatError::NotInChoices {
+            option, choices, ..
+        } => {
+            let listed: Vec<String> = serde_json::from_value(expected["choices"].clone()).unwrap();
+            assert_eq!(choices, &listed, "{what}");
+            ("NotInChoices", option)
+        }
+        FormatError::WrongType {
+            option,
+            expected: e,
+            ..
+        } => {
+            assert_eq!(e.as_str(), text(expected, "expected"), "{what}");
+            ("WrongType", option)
+        }
+        other => panic!("{what}: a format error the vectors do not know: {other}"),
+    };
+    assert_eq!(kind, text(expected, "kind"), "{what}");
+    assert_eq!(option, text(expected, "option"), "{what}");
+}
+
+#[test]
+fn text_grammar_matches_names_and_usage_lines() {
+    let file = load("text-grammar.json");
+    let decls = declarations(&file);
+    for case in cases(&file, "match", 15) {
+        let got = match_command_name(text(case, "line"), Some(text(case, "prefix")));
+        assert_eq!(got.as_deref(), case["expect"].as_str(), "match {case}");
+    }
+    for case in cases(&file, "usage", 3) {
+        let decl = &decls[text(case, "decl")];
+        assert_eq!(
+            usage_line(decl, Some(text(case, "prefix"))),
+            text(case, "expect"),
+            "usage {case}"
+        );
+    }
+}
+
+#[test]
+fn text_grammar_parses_every_line_as_recorded() {
+    let file = load("text-grammar.json");
+    let decls = declarations(&file);
+    for case in cases(&file, "parse", 60) {
+        let what = format!("parse {case}");
+        let result = parse_invocation_text(
+            &decls[text(case, "decl")],
+            text(case, "line"),
+            Some(text(case, "prefix")),
+        );
+        match (result, case["expect"].get("args")) {
+            (Ok(args), Some(expected)) => assert_same_args(&args, &typed_args(expected), &what),
+            (Err(error), None) => check_parse_error(&error, &case["expect"]["error"], &what),
+            (other, _) => panic!("{what}: got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn text_grammar_formats_every_argument_map_as_recorded() {
+    let file = load("text-grammar.json");
+    let decls = declarations(&file);
+    for case in cases(&file, "format", 30) {
+        let what = format!("format {case}");
+        let decl = &decls[text(case, "decl")];
+        let args = typed_args(&case["args"]);
+        let prefix = text(case, "prefix");
+        match (
+            format_invocation_text(decl, &args, Some(prefix)),
+            case["expect"].get("line"),
+        ) {
+            (Ok(line), Some(expected)) => {
+                assert_eq!(line, expected.as_str().unwrap(), "{what}");
+                // The law of the grammar, on every recorded line.
+                let back = parse_invocation_text(decl, &line, Some(prefix)).unwrap();
+                assert_same_args(&back, &args, &what);
+            }
+            (Err(error), None) => check_format_error(&error, &case["expect"]["error"], &what),
+            (other, _) => panic!("{what}: got {other:?}"),
+        }
+    }
+}
+
+/// Every example line of docs/text-grammar.md is a recorded parse case, and
+/// both lines written back there are recorded format results.
+#[test]
+fn text_grammar_vectors_cover_every_example_of_the_docs() {
+    let doc = include_str!("../../../docs/text-grammar.md");
+    let examples = doc
+        .split("## Examples")
+        .nth(1)
+        .unwrap()
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let lines: Vec<&str> = examples
+        .lines()
+        .filter_map(|row| row.strip_prefix("| `"))
+        .filter_map(|row| row.split("` |").next())
+        .collect();
+    assert!(lines.len() >= 11, "the examples table moved: {lines:?}");
+    let file = load("text-grammar.json");
+    let recorded: Vec<&str> = cases(&file, "parse", 1)
+        .iter()
+        .filter(|c| text(c, "decl") == "roll" && text(c, "prefix") == "/")
+        .map(|c| text(c, "line"))
+        .collect();
+    for line in lines {
+        assert!(
+            recorded.contains(&line),
+            "docs example {line:?} is not in text-grammar.json"
+        );
+    }
+    let written: Vec<&str> = cases(&file, "format", 1)
+        .iter()
+        .filter_map(|c| c["expect"]["line"].as_str())
+        .collect();
+    for line in ["/roll 2 label:\"fire damage\"", "/roll 2 6 fire damage"] {
+        assert!(doc.contains(&format!("`{line}`")), "docs lost {line}");
+        assert!(
+            written.contains(&line),
+            "{line:?} is not in text-grammar.json"
+        );
+    }
+}
+
+fn registry_of(file: &Value) -> CommandRegistry {
+    let mut registry = CommandRegistry::new();
+    for decl in cases(file, "registry", 1) {
+        let decl: CommandDeclaration = serde_json::from_value(decl.clone()).unwrap();
+        registry
+            .register(decl, |_ctx| async { Ok::<(), std::io::Error>(()) })
+            .unwrap();
+    }
+    registry
+}
+
+fn check_decoded(actual: Option<CommandData>, expected: &Value, what: &str) {
+    match actual {
+        None => assert!(expected.is_null(), "{what}: refused, recorded {expected}"),
+        Some(data) => {
+            assert!(
+                !expected.is_null(),
+                "{what}: decoded {data:?}, recorded null"
+            );
+            assert_eq!(data.bot_id, text(expected, "bot"), "{what}");
+            assert_eq!(data.name, text(expected, "name"), "{what}");
+            assert_same_args(&data.args, &typed_args(&expected["args"]), what);
+        }
+    }
+}
+
+#[test]
+fn sidecars_decode_as_recorded() {
+    let file = load("sidecars.json");
+    let registry = registry_of(&file);
+    let decode = cases(&file, "decode", 40);
+    for case in decode {
+        let what = format!("sidecar {:?}", text(case, "name"));
+        let json = text(case, "json");
+        check_decoded(decode_command_data(json, None), &case["decoded"], &what);
+        check_decoded(
+            decode_command_data(json, Some(&registry)),
+            &case["with_registry"],
+            &what,
+        );
+        let refused = case["decoded"].is_null() || case["with_registry"].is_null();
+        assert_eq!(
+            refused,
+            case.get("why").is_some(),
+            "{what}: a refusal states why"
+        );
+    }
+    // Both outcomes are represented in each column.
+    for column in ["decoded", "with_registry"] {
+        assert!(decode.iter().any(|c| c[column].is_null()));
+        assert!(decode.iter().any(|c| !c[column].is_null()));
+    }
+}
+
+#[test]
+fn sidecars_encode_as_recorded() {
+    let file = load("sidecars.json");
+    for case in cases(&file, "encode", 3) {
+        let data = CommandData {
+            bot_id: text(&case["data"], "bot_id").to_owned(),
+            name: text(&case["data"], "name").to_owned(),
+            args: typed_args(&case["data"]["args"]),
+        };
+        let encoded = encode_command_data(&data);
+        assert_eq!(encoded, text(case, "expect"), "encode {case}");
+        let back = decode_command_data(&encoded, None).unwrap();
+        assert_same_args(&back.args, &data.args, "encode round trip");
+    }
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn key32(case: &Value, field: &str) -> [u8; 32] {
+    unhex(text(case, field)).try_into().unwrap()
+}
+
+fn crypto_kind(error: &CryptoError) -> &'static str {
+    match error {
+        CryptoError::Base64 { .. } => "base64",
+        CryptoError::Length { .. } => "length",
+        CryptoError::Decrypt => "decrypt",
+        CryptoError::LowOrderKey { .. } => "low_order",
+        _ => "a kind the vectors do not know",
+    }
+}
+
+#[test]
+fn crypto_vectors_open_and_refuse_as_recorded() {
+    let file = load("crypto.json");
+    for case in cases(&file, "seal", 5) {
+        let key = ChannelKey::from_bytes(key32(case, "key"));
+        let opened = key
+            .open(text(case, "wire"), text(case, "aad").as_bytes())
+            .unwrap();
+        assert_eq!(opened, unhex(text(case, "plaintext")), "seal {case}");
+        // nonce || ciphertext || tag: the recorded nonce comes first.
+        let raw = BASE64.decode(text(case, "wire")).unwrap();
+        assert_eq!(raw[..12], unhex(text(case, "nonce")), "seal {case}");
+        assert_eq!(raw.len(), 12 + opened.len() + 16, "seal {case}");
+    }
+    for case in cases(&file, "open_failures", 15) {
+        let key = ChannelKey::from_bytes(key32(case, "key"));
+        let error = key
+            .open(text(case, "wire"), text(case, "aad").as_bytes())
+            .unwrap_err();
+        assert_eq!(crypto_kind(&error), text(case, "error"), "open {case}");
+    }
+}
+
+#[test]
+fn crypto_vectors_unwrap_and_refuse_as_recorded() {
+    let file = load("crypto.json");
+    for case in cases(&file, "wrap", 2) {
+        let bot = IdentityKeyPair::from_secret_bytes(key32(case, "recipient_secret"));
+        assert_eq!(
+            bot.public_key().as_bytes(),
+            &key32(case, "recipient_public")
+        );
+        let wrapped: WrappedKey = serde_json::from_value(case["wrapped"].clone()).unwrap();
+        assert_eq!(
+            BASE64.decode(&wrapped.ephemeral).unwrap(),
+            unhex(text(case, "ephemeral_public"))
+        );
+        let channel_id = text(case, "channel_id");
+        let key = bot.unwrap_channel_key(&wrapped, channel_id).unwrap();
+        // The unwrapped key is the recorded one: it opens what that key seals.
+        let sealed = ChannelKey::from_bytes(key32(case, "channel_key"))
+            .seal(b"probe", channel_id.as_bytes())
+            .unwrap();
+        assert_eq!(
+            key.open(&sealed, channel_id.as_bytes()).unwrap(),
+            b"probe",
+            "wrap {case}"
+        );
+    }
+    for case in cases(&file, "unwrap_failures", 10) {
+        let bot = IdentityKeyPair::from_secret_bytes(key32(case, "recipient_secret"));
+        let wrapped: WrappedKey = serde_json::from_value(case["wrapped"].clone()).unwrap();
+        let error = bot
+            .unwrap_channel_key(&wrapped, text(case, "channel_id"))
+            .unwrap_err();
+        assert_eq!(crypto_kind(&error), text(case, "error"), "unwrap {case}");
+    }
+}
