@@ -21,7 +21,11 @@
 #![allow(clippy::print_stdout)]
 
 mod grammar;
+mod relay;
+mod scenario;
 mod sidecars;
+mod tour;
+mod transcript;
 mod typed;
 
 use std::path::PathBuf;
@@ -84,6 +88,34 @@ fn recompute(
     Ok(())
 }
 
+/// Captures the transcripts and writes them, or compares them with the files.
+async fn transcripts(check: bool) -> Result<(), String> {
+    let run = scenario::run().await?;
+    let dir = vectors_dir().join("transcripts");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut problems = Vec::new();
+    for (name, new) in scenario::files(&run)? {
+        let path = vectors_dir().join(&name);
+        if check {
+            let old = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            match transcript::same_modulo_reordering(&old, &new) {
+                Ok(()) => println!("{name}: up to date"),
+                Err(e) => problems.push(format!("{name} is out of date ({e}); run: {GENERATOR}")),
+            }
+        } else {
+            std::fs::write(&path, new)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            println!("{name}: written");
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -102,9 +134,9 @@ async fn main() -> ExitCode {
         }
     };
     for part in &parts {
-        if !["grammar", "sidecars"].contains(part) {
+        if !["grammar", "sidecars", "transcripts"].contains(part) {
             report(Err(format!(
-                "unknown part {part:?}: expected grammar, sidecars"
+                "unknown part {part:?}: expected grammar, sidecars, transcripts"
             )));
         }
     }
@@ -113,6 +145,9 @@ async fn main() -> ExitCode {
     }
     if wants("sidecars") {
         report(recompute("sidecars.json", check, sidecars::generate));
+    }
+    if wants("transcripts") {
+        report(transcripts(check).await);
     }
     if failed {
         ExitCode::FAILURE
