@@ -411,3 +411,195 @@ fn crypto_vectors_unwrap_and_refuse_as_recorded() {
         assert_eq!(crypto_kind(&error), text(case, "error"), "unwrap {case}");
     }
 }
+
+/// Every recorded frame of every transcript, with its connection and direction.
+fn transcript_frames() -> Vec<(String, String, String, Value)> {
+    let dir = format!("{}/../../docs/vectors/transcripts", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 6, "transcripts missing: {names:?}");
+    let mut frames = Vec::new();
+    for name in names {
+        let file = load(&format!("transcripts/{name}"));
+        for event in file["events"].as_array().unwrap() {
+            if let Some(frame) = event.get("frame") {
+                frames.push((
+                    name.clone(),
+                    text(event, "conn").to_owned(),
+                    text(event, "dir").to_owned(),
+                    frame.clone(),
+                ));
+            }
+        }
+    }
+    frames
+}
+
+/// The frame re-encoded by botlane after decoding its payload as `T`.
+fn reencoded<T: serde::Serialize + serde::de::DeserializeOwned>(op: u16, text: &str) -> String {
+    let frame = botlane::wire::decode_frame(text).unwrap();
+    let payload: T = botlane::wire::decode_payload(op, frame.d)
+        .unwrap_or_else(|e| panic!("op {op} does not decode: {e}: {text}"));
+    botlane::wire::encode_frame(botlane::wire::OpCode::from(op).unwrap(), &payload)
+}
+
+/// Decodes a recorded frame with the `botlane::wire` type of its opcode and
+/// direction and writes it back; the text must not change.
+fn wire_round_trip(dir: &str, text: &str) -> String {
+    use botlane::wire::*;
+    let value: Value = serde_json::from_str(text).unwrap();
+    let op = u16::try_from(value["op"].as_u64().unwrap()).unwrap();
+    let refused = value["d"]["code"].as_i64().is_some_and(|c| c != 0);
+    match (dir, op) {
+        ("to_client", _) if refused => reencoded::<CodeReply>(op, text),
+        ("to_service", 10) => reencoded::<LoginRequest>(op, text),
+        ("to_service", 12 | 240 | 638) => reencoded::<Empty>(op, text),
+        ("to_service", 20) => reencoded::<MenuPublish>(op, text),
+        ("to_service", 30) => reencoded::<SendRequest>(op, text),
+        ("to_service", 40) => reencoded::<HistoryRequest>(op, text),
+        ("to_service", 51) => reencoded::<KeyShare>(op, text),
+        ("to_service", 52) => reencoded::<PublicKeyRequest>(op, text),
+        ("to_service", 60) => reencoded::<JoinRequest>(op, text),
+        ("to_service", 61) => reencoded::<MembersRequest>(op, text),
+        ("to_client", 10) => reencoded::<LoginReply>(op, text),
+        ("to_client", 11) => reencoded::<Ready>(op, text),
+        ("to_client", 12 | 20 | 51 | 60) => reencoded::<CodeReply>(op, text),
+        ("to_client", 30) => reencoded::<SendReply>(op, text),
+        ("to_client", 32) => reencoded::<MessageCreate>(op, text),
+        ("to_client", 33) => reencoded::<Notification>(op, text),
+        ("to_client", 40) => reencoded::<HistoryReply>(op, text),
+        ("to_client", 50) => reencoded::<ChannelKeyPush>(op, text),
+        ("to_client", 52) => reencoded::<PublicKeyReply>(op, text),
+        ("to_client", 61) => reencoded::<MembersReply>(op, text),
+        ("to_client", 240) => reencoded::<EmojiReply>(op, text),
+        ("to_client", 638) => reencoded::<RestMintReply>(op, text),
+        other => panic!("no wire type for {other:?}"),
+    }
+}
+
+/// The connections whose frames botlane's own code wrote: the bot (the
+/// Client), alice (TestUser, on the wire types) and everything the service sent.
+fn written_by_the_codec(conn: &str, dir: &str) -> bool {
+    dir == "to_client" || conn == "bot" || conn == "alice"
+}
+
+#[test]
+fn transcript_frames_are_exactly_what_the_codec_writes() {
+    let frames = transcript_frames();
+    let mut checked = 0;
+    for (file, conn, dir, frame) in &frames {
+        // The placeholder of an integer becomes an integer again.
+        let text = frame
+            .to_string()
+            .replace("\"<created-at>\"", "1795330000000");
+        if !written_by_the_codec(conn, dir) {
+            // Hand-written by a raw client: the envelope at least is sound.
+            assert!(botlane::wire::decode_frame(&text).is_ok(), "{file}: {text}");
+            continue;
+        }
+        let sorted = |t: &str| serde_json::from_str::<Value>(t).unwrap();
+        assert_eq!(
+            sorted(&wire_round_trip(dir, &text)),
+            sorted(&text),
+            "{file} {conn} {dir}: the wire types lose or add something"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 40, "only {checked} frames checked");
+}
+
+/// The raw text of each recorded frame as it stands in the file: the
+/// transcripts keep the bytes in wire order.
+#[test]
+fn transcripts_keep_the_field_order_of_the_wire() {
+    let path = format!(
+        "{}/../../docs/vectors/transcripts/login.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let raw = std::fs::read_to_string(path).unwrap();
+    assert!(raw.contains(
+        r#""frame": {"op":10,"d":{"token":"<bot-token>","public_key":"<bot-public-key>","client":"botlane/0.1.0"}}"#
+    ));
+}
+
+/// Fenced blocks of a markdown text whose info string is exactly `info`.
+fn fenced<'a>(doc: &'a str, info: &str) -> Vec<Vec<&'a str>> {
+    let mut blocks = Vec::new();
+    let mut current: Option<Vec<&str>> = None;
+    for line in doc.lines() {
+        match current.as_mut() {
+            None if line.trim_end() == format!("```{info}") => current = Some(Vec::new()),
+            Some(_) if line.starts_with("```") => blocks.extend(current.take()),
+            Some(block) => block.push(line),
+            None => {}
+        }
+    }
+    blocks
+}
+
+/// The examples of docs/protocol.md cannot drift: every frame of a `json`
+/// block is a frame recorded in a transcript (placeholders included), and
+/// every frame of a `json pending` block (behaviour of revision 2 not yet in
+/// the reference service) is a sound envelope that no transcript holds yet.
+#[test]
+fn protocol_examples_are_recorded_frames() {
+    let doc = include_str!("../../../docs/protocol.md");
+    let recorded: Vec<Value> = transcript_frames().into_iter().map(|f| f.3).collect();
+    let mut ops = std::collections::BTreeSet::new();
+    let mut lines = 0;
+    for block in fenced(doc, "json") {
+        for line in block.iter().filter(|l| !l.trim().is_empty()) {
+            let frame: Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("protocol.md example is not JSON ({e}): {line}"));
+            assert!(
+                recorded.contains(&frame),
+                "protocol.md example is in no transcript: {line}"
+            );
+            ops.insert(frame["op"].as_u64().unwrap());
+            lines += 1;
+        }
+    }
+    assert!(lines >= 60, "protocol.md lost its examples: {lines} left");
+    for block in fenced(doc, "json pending") {
+        for line in block.iter().filter(|l| !l.trim().is_empty()) {
+            let frame: Value = serde_json::from_str(line).unwrap();
+            let op = frame["op"].as_u64().filter(|op| *op <= 65535);
+            assert!(op.is_some(), "not a frame: {line}");
+            assert!(
+                !recorded.contains(&frame),
+                "now recorded: move this example of protocol.md to a json block: {line}"
+            );
+            ops.extend(op);
+        }
+    }
+    let every: std::collections::BTreeSet<u64> = [
+        10, 11, 12, 20, 30, 32, 33, 34, 35, 40, 50, 51, 52, 60, 61, 240, 638,
+    ]
+    .into();
+    assert!(
+        every.is_subset(&ops),
+        "protocol.md has no example of ops {:?}",
+        every.difference(&ops).collect::<Vec<_>>()
+    );
+}
+
+/// The worked example of the canonical menu is the first menu vector.
+#[test]
+fn protocol_worked_menu_example_is_a_vector() {
+    let doc = include_str!("../../../docs/protocol.md");
+    let menus = load("menus.json");
+    let case = &cases(&menus, "cases", 1)[0];
+    assert_eq!(text(case, "name"), "worked example (docs/protocol.md)");
+    let json = text(case, "json");
+    assert!(doc.contains(json), "protocol.md lacks the bytes {json}");
+    assert!(doc.contains(text(case, "sha256")));
+    assert!(doc.contains(&format!("({} bytes;", json.len())));
+    let decls: Vec<CommandDeclaration> =
+        serde_json::from_value(case["declarations"].clone()).unwrap();
+    assert_eq!(botlane::canonical_menu_json(&decls), json);
+    assert_eq!(botlane::compute_menu_hash(&decls), text(case, "sha256"));
+}
