@@ -414,7 +414,10 @@ fn crypto_vectors_unwrap_and_refuse_as_recorded() {
 
 /// Every recorded frame of every transcript, with its connection and direction.
 fn transcript_frames() -> Vec<(String, String, String, Value)> {
-    let dir = format!("{}/../../docs/vectors/transcripts", env!("CARGO_MANIFEST_DIR"));
+    let dir = format!(
+        "{}/../../docs/vectors/transcripts",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let mut names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -512,20 +515,6 @@ fn transcript_frames_are_exactly_what_the_codec_writes() {
     assert!(checked >= 40, "only {checked} frames checked");
 }
 
-/// The raw text of each recorded frame as it stands in the file: the
-/// transcripts keep the bytes in wire order.
-#[test]
-fn transcripts_keep_the_field_order_of_the_wire() {
-    let path = format!(
-        "{}/../../docs/vectors/transcripts/login.json",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let raw = std::fs::read_to_string(path).unwrap();
-    assert!(raw.contains(
-        r#""frame": {"op":10,"d":{"token":"<bot-token>","public_key":"<bot-public-key>","client":"botlane/0.1.0"}}"#
-    ));
-}
-
 /// Fenced blocks of a markdown text whose info string is exactly `info`.
 fn fenced<'a>(doc: &'a str, info: &str) -> Vec<Vec<&'a str>> {
     let mut blocks = Vec::new();
@@ -602,4 +591,148 @@ fn protocol_worked_menu_example_is_a_vector() {
         serde_json::from_value(case["declarations"].clone()).unwrap();
     assert_eq!(botlane::canonical_menu_json(&decls), json);
     assert_eq!(botlane::compute_menu_hash(&decls), text(case, "sha256"));
+}
+
+/// A canonical menu (arrays) back to the declarations it was made from.
+fn declarations_of_menu(menu: &Value) -> Vec<CommandDeclaration> {
+    menu.as_array()
+        .unwrap()
+        .iter()
+        .map(|command| {
+            let options = command[2].as_array().unwrap().iter().map(|o| {
+                let code = u8::try_from(o[1].as_u64().unwrap()).unwrap();
+                let (kind, _) = botlane::COMMAND_OPTION_TYPE_CODES
+                    .into_iter()
+                    .find(|(_, c)| *c == code)
+                    .unwrap();
+                let option = botlane::CommandOption::new(
+                    o[0].as_str().unwrap(),
+                    o[2].as_str().unwrap(),
+                    kind,
+                )
+                .required(o[3] == true);
+                let choices: Vec<String> = serde_json::from_value(o[4].clone()).unwrap();
+                if choices.is_empty() {
+                    option
+                } else {
+                    option.choices(choices)
+                }
+            });
+            options.fold(
+                CommandDeclaration::new(command[0].as_str().unwrap(), command[1].as_str().unwrap()),
+                CommandDeclaration::option,
+            )
+        })
+        .collect()
+}
+
+/// botlane's Client against a scripted service that plays the service's
+/// side of `transcripts/login.json`: the client must send exactly the
+/// recorded frames (its token and its own public key in place of the
+/// placeholders) and accept the recorded replies.
+#[tokio::test]
+async fn the_client_follows_the_login_transcript() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+
+    // Read with the frames as raw text: in wire order, as recorded.
+    #[derive(serde::Deserialize)]
+    struct RawEvent {
+        dir: String,
+        frame: Box<serde_json::value::RawValue>,
+    }
+    #[derive(serde::Deserialize)]
+    struct RawTranscript {
+        events: Vec<RawEvent>,
+    }
+    let path = format!(
+        "{}/../../docs/vectors/transcripts/login.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let file: RawTranscript =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let events: Vec<(String, String)> = file
+        .events
+        .into_iter()
+        .map(|e| (e.dir, e.frame.get().to_owned()))
+        .collect();
+    let menu = events
+        .iter()
+        .find_map(|(dir, frame)| {
+            let frame: Value = serde_json::from_str(frame).unwrap();
+            (dir == "to_service" && frame["op"] == 20).then(|| frame["d"]["menu"].clone())
+        })
+        .expect("the transcript publishes a menu");
+    let concrete = [
+        ("<bot-token>", "transcript-bot-token"),
+        ("<bot-id>", "6f1c2b0e-2a4c-4f43-9d1e-0b8e6a1e9a55"),
+        ("<channel-id>", "0b3f7f4e-8c51-4d57-9b1a-6e0c1d2a3b4c"),
+        ("<server-id>", "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"),
+    ];
+    let fill = move |text: &str| {
+        concrete
+            .iter()
+            .fold(text.to_owned(), |t, (p, v)| t.replace(p, v))
+    };
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("ws://{}/ws", listener.local_addr().unwrap());
+    let service = tokio::spawn(async move {
+        let (tcp, _) = listener.accept().await.unwrap();
+        let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
+        let mut public_key = None;
+        for (dir, expected) in events {
+            let expected = fill(&expected);
+            if dir == "to_client" {
+                ws.send(Message::text(expected)).await.unwrap();
+                continue;
+            }
+            let got = loop {
+                match ws.next().await.unwrap().unwrap() {
+                    Message::Text(t) => break t.to_string(),
+                    _ => continue,
+                }
+            };
+            // The client's own identity key stands where the placeholder was.
+            let sent: Value = serde_json::from_str(&got).unwrap();
+            let got = match sent["d"]["public_key"].as_str() {
+                Some(key) if sent["op"] == 10 => {
+                    assert_eq!(BASE64.decode(key).unwrap().len(), 32);
+                    public_key = Some(key.to_owned());
+                    got.replace(key, "<bot-public-key>")
+                }
+                _ => got,
+            };
+            // Byte for byte: field order and absent optional fields included.
+            assert_eq!(
+                got, expected,
+                "the client's frame differs from the transcript"
+            );
+        }
+        public_key.expect("the client logged in")
+    });
+
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(
+        botlane::ClientOptions::new("transcript-bot-token", dir.path().join("keystore"), url)
+            .heartbeat_interval(std::time::Duration::from_secs(300)),
+    )
+    .unwrap();
+    for decl in declarations_of_menu(&menu) {
+        client
+            .commands()
+            .register(decl, |_ctx| async { Ok::<(), std::io::Error>(()) })
+            .unwrap();
+    }
+    tokio::time::timeout(std::time::Duration::from_secs(20), client.login())
+        .await
+        .expect("login within 20 s")
+        .unwrap();
+    let key = tokio::time::timeout(std::time::Duration::from_secs(20), service)
+        .await
+        .expect("the scripted service finishes")
+        .unwrap();
+    assert_eq!(client.bot_id().as_deref(), Some(concrete[1].1));
+    assert_eq!(key.len(), 44);
+    client.shutdown();
 }
