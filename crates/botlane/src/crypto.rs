@@ -689,6 +689,71 @@ mod tests {
         assert!(DOC.contains(std::str::from_utf8(WRAP_INFO).unwrap()));
     }
 
+    /// The language-neutral vectors (WebCrypto-made): sealing and wrapping
+    /// with their fixed nonces and ephemeral secrets gives every byte of
+    /// them, the key-encryption key included. Opening and every refusal
+    /// are checked through the public API by `tests/vectors.rs`.
+    #[test]
+    fn seal_and_wrap_reproduce_docs_vectors() {
+        let file: serde_json::Value =
+            serde_json::from_str(include_str!("../../../docs/vectors/crypto.json")).unwrap();
+        let bytes = |v: &serde_json::Value| -> Vec<u8> {
+            let text = v.as_str().unwrap();
+            (0..text.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+                .collect()
+        };
+        let array = |v: &serde_json::Value| -> [u8; 32] { bytes(v).try_into().unwrap() };
+        let seals = file["seal"].as_array().unwrap();
+        assert!(seals.len() >= 5, "crypto.json lost its seal cases");
+        for case in seals {
+            let key = ChannelKey::from_bytes(array(&case["key"]));
+            let nonce: [u8; NONCE_LEN] = bytes(&case["nonce"]).try_into().unwrap();
+            let aad = case["aad"].as_str().unwrap().as_bytes();
+            let wire = key
+                .seal_with_nonce(&nonce, &bytes(&case["plaintext"]), aad)
+                .unwrap();
+            assert_eq!(wire, case["wire"].as_str().unwrap(), "{}", case["name"]);
+        }
+        let wraps = file["wrap"].as_array().unwrap();
+        assert!(wraps.len() >= 2, "crypto.json lost its wrap cases");
+        for case in wraps {
+            let recipient = IdentityKeyPair::from_secret_bytes(array(&case["recipient_secret"]));
+            assert_eq!(
+                recipient.public_key().as_bytes(),
+                &array(&case["recipient_public"])
+            );
+            let ephemeral = StaticSecret::from(array(&case["ephemeral_secret"]));
+            let ephemeral_public = PublicKey(x25519_dalek::PublicKey::from(&ephemeral));
+            assert_eq!(
+                ephemeral_public.as_bytes(),
+                &array(&case["ephemeral_public"])
+            );
+            let channel_id = case["channel_id"].as_str().unwrap();
+            let kek = wrapping_key(
+                &ephemeral,
+                &recipient.public_key(),
+                &recipient.public_key(),
+                &ephemeral_public,
+                "recipient",
+            )
+            .unwrap();
+            assert_eq!(*kek, array(&case["kek"]), "{}", case["name"]);
+            let nonce: [u8; NONCE_LEN] = bytes(&case["nonce"]).try_into().unwrap();
+            let wrapped = wrap_with(
+                &ChannelKey::from_bytes(array(&case["channel_key"])),
+                &recipient.public_key(),
+                channel_id,
+                ephemeral,
+                &nonce,
+            )
+            .unwrap();
+            let expected: WrappedKey = serde_json::from_value(case["wrapped"].clone()).unwrap();
+            assert_eq!(wrapped, expected, "{}", case["name"]);
+        }
+    }
+
     #[test]
     fn seal_uses_a_fresh_nonce_each_time() {
         let key = ChannelKey::generate().unwrap();

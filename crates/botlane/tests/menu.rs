@@ -1,9 +1,9 @@
 //! The canonical menu and its hash.
 //!
 //! The vector test compares botlane against JavaScript byte for byte. The
-//! vectors in `tests/vectors/menu-vectors.json` were made by node (v20) with
+//! vectors in `docs/vectors/menus.json` were made by node (v20) with
 //!
-//!     node crates/botlane/tests/vectors/gen-menu-vectors.mjs
+//!     node docs/vectors/gen-menus.mjs
 //!
 //! which builds menus full of awkward characters (every control character,
 //! U+007F, quotes, backslashes, `/`, non-ASCII, emoji, U+2028/U+2029, long
@@ -33,7 +33,8 @@ struct Vector {
 }
 
 fn vectors() -> Vec<Vector> {
-    let file: VectorFile = serde_json::from_str(include_str!("vectors/menu-vectors.json")).unwrap();
+    let file: VectorFile =
+        serde_json::from_str(include_str!("../../../docs/vectors/menus.json")).unwrap();
     file.cases
 }
 

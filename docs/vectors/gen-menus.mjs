@@ -1,52 +1,28 @@
-// Generates menu-vectors.json: canonical menu JSON and SHA-256 as JavaScript
-// computes them, for tests/menu.rs to compare botlane against byte for byte.
+// Generates docs/vectors/menus.json: canonical menu bytes and their SHA-256
+// as JavaScript computes them (JSON.stringify, node:crypto), for every
+// implementation to compare itself against byte for byte. botlane's Rust
+// tests read the file (crates/botlane/tests/menu.rs, vectors.rs); check.mjs
+// recomputes it without any Rust.
 //
-// Regenerate (from the repository root, node >= 20, no packages needed):
+//     node docs/vectors/gen-menus.mjs           rewrite menus.json
+//     node docs/vectors/gen-menus.mjs --check   fail if menus.json differs
 //
-//     node crates/botlane/tests/vectors/gen-menu-vectors.mjs
+// node >= 20, no packages. The output is deterministic (the pseudo-random case
+// uses a fixed seed), so running it again leaves the committed file unchanged.
 //
-// It rewrites crates/botlane/tests/vectors/menu-vectors.json next to this
-// script. The output is deterministic (the pseudo-random case uses a fixed
-// seed), so running it again must leave the committed file unchanged.
-//
-// For each case the file holds:
-//   declarations  the CommandDeclaration objects in the spec's JSON shape
-//   json          JSON.stringify(canonicalizeMenu(declarations))
-//   sha256        lower-case hex SHA-256 (node:crypto) of the UTF-8 bytes of json
-//
-// canonicalizeMenu below follows the spec: commands sorted by name with a
-// stable sort comparing strings by JavaScript's `<` (UTF-16 code units),
-// options in declared order, each option [name, typeCode, description,
-// required, choices] with a missing `choices` as [] and `required` a real
-// boolean; each command [name, description, options].
+// The rules (canonicalizeMenu in lib.mjs) are those of docs/protocol.md,
+// "The canonical menu".
 //
 // Lone surrogates are left out on purpose: JavaScript strings can hold them
 // (JSON.stringify writes them as \udXXX escapes) but Rust strings cannot, so
 // no declaration botlane can hold contains one. The script refuses to write a
 // vector that has one.
 
-import { createHash } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const TYPE_CODES = { string: 1, integer: 2, boolean: 3, user: 4, channel: 5, role: 6, number: 7 };
-
-function canonicalizeMenu(decls) {
-  return [...decls]
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map((d) => [
-      d.name,
-      d.description,
-      (d.options ?? []).map((o) => [
-        o.name,
-        TYPE_CODES[o.type],
-        o.description,
-        o.required === true,
-        o.choices ?? [],
-      ]),
-    ]);
-}
+import { TYPE_CODES, menuBytesAndHash } from "./lib.mjs";
 
 // A small seeded generator (mulberry32) so the output never changes.
 function rng(seed) {
@@ -73,6 +49,21 @@ const pick = (n) => Array.from({ length: n }, () => pool[Math.floor(random() * p
 const opt = (name, type, description, extra = {}) => ({ name, description, type, ...extra });
 
 const cases = [
+  {
+    name: "worked example (docs/protocol.md)",
+    declarations: [
+      {
+        name: "roll",
+        description: "Roll dice",
+        options: [
+          opt("count", "integer", "How many", { required: true }),
+          opt("sides", "integer", "Sides", { choices: ["6", "20"] }),
+          opt("label", "string", "What for"),
+        ],
+      },
+      { name: "ping", description: "Check the bot" },
+    ],
+  },
   { name: "empty menu", declarations: [] },
   { name: "one command, options omitted", declarations: [{ name: "ping", description: "Check the bot" }] },
   {
@@ -217,16 +208,32 @@ const vectors = cases.map(({ name, declarations }) => {
   walk(declarations, (s) => {
     if (hasLoneSurrogate(s)) throw new Error(`case "${name}" has a lone surrogate; Rust strings cannot hold one`);
   });
-  const json = JSON.stringify(canonicalizeMenu(declarations));
-  const sha256 = createHash("sha256").update(json, "utf8").digest("hex");
-  return { name, declarations, json, sha256 };
+  return { name, declarations, ...menuBytesAndHash(declarations) };
 });
 
-const out = join(dirname(fileURLToPath(import.meta.url)), "menu-vectors.json");
+const out = join(dirname(fileURLToPath(import.meta.url)), "menus.json");
 const file = {
-  generator: "crates/botlane/tests/vectors/gen-menu-vectors.mjs",
-  regenerate: "node crates/botlane/tests/vectors/gen-menu-vectors.mjs",
+  about:
+    "Canonical menus: declarations in the spec's JSON shape, the exact bytes that are published (op 20) and hashed, and the hash. " +
+    "See docs/protocol.md, 'The canonical menu'.",
+  fields: {
+    "cases[].name": "what the case covers",
+    "cases[].declarations": "CommandDeclaration objects: name, description, options[] of {name, description, type, required?, choices?}",
+    "cases[].json": "the canonical menu as compact JSON text (JSON.stringify of the arrays); its UTF-8 bytes are what is hashed",
+    "cases[].sha256": "lower-case hex SHA-256 of the UTF-8 bytes of json",
+  },
+  generator: "docs/vectors/gen-menus.mjs",
+  regenerate: "node docs/vectors/gen-menus.mjs",
   cases: vectors,
 };
-writeFileSync(out, JSON.stringify(file, null, 2) + "\n");
-console.log(`wrote ${vectors.length} vectors to ${out}`);
+const text = JSON.stringify(file, null, 2) + "\n";
+if (process.argv.includes("--check")) {
+  if (readFileSync(out, "utf8") !== text) {
+    console.error(`${out} differs from what gen-menus.mjs computes; run: node docs/vectors/gen-menus.mjs`);
+    process.exit(1);
+  }
+  console.log(`menus.json: ${vectors.length} vectors up to date`);
+} else {
+  writeFileSync(out, text);
+  console.log(`wrote ${vectors.length} vectors to ${out}`);
+}

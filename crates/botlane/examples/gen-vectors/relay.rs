@@ -1,0 +1,392 @@
+//! Recording relays between the participants and the devserver: a
+//! WebSocket relay for the realtime wire and an HTTP/1.1 relay for the REST
+//! listener. Each forwards bytes unchanged and records what went through,
+//! in one list shared by every relay, so the transcript is what was on the
+//! wire rather than what either end thinks it sent.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::Message;
+
+/// How long a step may take before the generator gives up.
+pub(crate) const STEP_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Which way something went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dir {
+    ToService,
+    ToClient,
+}
+
+impl Dir {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::ToService => "to_service",
+            Self::ToClient => "to_client",
+        }
+    }
+}
+
+/// What went through a relay.
+#[derive(Debug, Clone)]
+pub(crate) enum Payload {
+    /// A WebSocket text frame, verbatim.
+    Frame(String),
+    /// A WebSocket close frame.
+    Close { code: u16, reason: String },
+    /// An HTTP request: method, path with query, the headers kept, body.
+    Request {
+        method: String,
+        target: String,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+    /// An HTTP response: status, the headers kept, body.
+    Response {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Event {
+    pub(crate) conn: String,
+    pub(crate) dir: Dir,
+    pub(crate) payload: Payload,
+}
+
+impl Event {
+    /// The opcode of a recorded frame.
+    pub(crate) fn op(&self) -> Option<u64> {
+        match &self.payload {
+            Payload::Frame(text) => serde_json::from_str::<serde_json::Value>(text)
+                .ok()
+                .and_then(|v| v["op"].as_u64()),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn is(&self, conn: &str, dir: Dir, op: u64) -> bool {
+        self.conn == conn && self.dir == dir && self.op() == Some(op)
+    }
+}
+
+/// The shared record.
+#[derive(Clone, Default)]
+pub(crate) struct Recorder {
+    events: Arc<Mutex<Vec<Event>>>,
+    changed: Arc<Notify>,
+}
+
+impl Recorder {
+    fn push(&self, conn: &str, dir: Dir, payload: Payload) {
+        self.events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Event {
+                conn: conn.to_owned(),
+                dir,
+                payload,
+            });
+        self.changed.notify_waiters();
+    }
+
+    pub(crate) fn snapshot(&self) -> Vec<Event> {
+        self.events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Waits until `cond` holds for the events recorded from `from` on.
+    pub(crate) async fn wait_until(
+        &self,
+        what: &str,
+        from: usize,
+        cond: impl Fn(&[Event]) -> bool,
+    ) -> Result<(), String> {
+        let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            // Registered before the check, so a push between the check and the await still wakes us.
+            notified.as_mut().enable();
+            if cond(&self.snapshot()[from..]) {
+                return Ok(());
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return Err(format!("timed out waiting for {what}"));
+            }
+        }
+    }
+
+    /// Waits until `count` frames of opcode `op` went `dir` on `conn` since `from`.
+    pub(crate) async fn wait_frames(
+        &self,
+        from: usize,
+        conn: &str,
+        dir: Dir,
+        op: u64,
+        count: usize,
+    ) -> Result<(), String> {
+        let what = format!("{count} frame(s) of op {op} {} on {conn}", dir.as_str());
+        self.wait_until(&what, from, |events| {
+            events.iter().filter(|e| e.is(conn, dir, op)).count() >= count
+        })
+        .await
+    }
+}
+
+async fn bind() -> Result<(TcpListener, SocketAddr), String> {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| format!("cannot bind a relay: {e}"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("relay address: {e}"))?;
+    Ok((listener, addr))
+}
+
+/// Starts a WebSocket relay to `upstream` whose connections are recorded as
+/// `conn`; returns the URL to connect to.
+pub(crate) async fn ws_relay(
+    recorder: &Recorder,
+    conn: &str,
+    upstream: &str,
+) -> Result<String, String> {
+    let (listener, addr) = bind().await?;
+    let (recorder, conn, upstream) = (recorder.clone(), conn.to_owned(), upstream.to_owned());
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let (recorder, conn, upstream) = (recorder.clone(), conn.clone(), upstream.clone());
+            tokio::spawn(async move {
+                if let Err(e) = relay_ws(tcp, &recorder, &conn, &upstream).await {
+                    eprintln!("gen-vectors: websocket relay {conn}: {e}");
+                }
+            });
+        }
+    });
+    Ok(format!("ws://{addr}/ws"))
+}
+
+async fn relay_ws(
+    tcp: TcpStream,
+    recorder: &Recorder,
+    conn: &str,
+    upstream: &str,
+) -> Result<(), String> {
+    let _ = tcp.set_nodelay(true);
+    let client = tokio_tungstenite::accept_async(tcp)
+        .await
+        .map_err(|e| format!("accept: {e}"))?;
+    let (service, _) = tokio_tungstenite::connect_async(upstream)
+        .await
+        .map_err(|e| format!("connect upstream: {e}"))?;
+    let (client_tx, client_rx) = client.split();
+    let (service_tx, service_rx) = service.split();
+    let up = forward(client_rx, service_tx, recorder, conn, Dir::ToService);
+    let down = forward(service_rx, client_tx, recorder, conn, Dir::ToClient);
+    tokio::join!(up, down);
+    Ok(())
+}
+
+/// Copies messages one way, recording text and close frames, until either end stops.
+async fn forward<R, W>(mut from: R, mut to: W, recorder: &Recorder, conn: &str, dir: Dir)
+where
+    R: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
+    W: futures_util::Sink<Message> + Unpin,
+{
+    while let Some(Ok(message)) = from.next().await {
+        match &message {
+            Message::Text(text) => recorder.push(conn, dir, Payload::Frame(text.to_string())),
+            Message::Close(frame) => {
+                let (code, reason) = frame.as_ref().map_or((1005, String::new()), |f| {
+                    (u16::from(f.code), f.reason.to_string())
+                });
+                recorder.push(conn, dir, Payload::Close { code, reason });
+            }
+            _ => {}
+        }
+        let closing = matches!(message, Message::Close(_));
+        if to.send(message).await.is_err() || closing {
+            break;
+        }
+    }
+    // One side is gone: make sure the other learns it too.
+    let _ = to
+        .send(Message::Close(Some(CloseFrame {
+            code: CloseCode::Away,
+            reason: "relay closed".into(),
+        })))
+        .await;
+    let _ = to.close().await;
+}
+
+/// Headers a transcript keeps (everything else is transport detail: host
+/// with its port, user agent, content length).
+const KEPT_HEADERS: [&str; 3] = ["content-type", "verification", "cache-control"];
+
+/// Starts an HTTP/1.1 relay to `upstream` recorded as `conn`; returns its base URL.
+pub(crate) async fn http_relay(
+    recorder: &Recorder,
+    conn: &str,
+    upstream: SocketAddr,
+) -> Result<String, String> {
+    let (listener, addr) = bind().await?;
+    let (recorder, conn) = (recorder.clone(), conn.to_owned());
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let (recorder, conn) = (recorder.clone(), conn.clone());
+            tokio::spawn(async move {
+                if let Err(e) = relay_http(tcp, &recorder, &conn, upstream).await {
+                    eprintln!("gen-vectors: http relay {conn}: {e}");
+                }
+            });
+        }
+    });
+    Ok(format!("http://{addr}"))
+}
+
+/// One HTTP/1.1 message: its head lines and body bytes.
+struct HttpMessage {
+    raw: Vec<u8>,
+    start_line: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+/// Reads one message with a `content-length` body (or none); `None` at a clean end of stream.
+async fn read_message(tcp: &mut TcpStream) -> Result<Option<HttpMessage>, String> {
+    let mut raw = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(at) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        let n = tcp
+            .read(&mut chunk)
+            .await
+            .map_err(|e| format!("read: {e}"))?;
+        if n == 0 {
+            return if raw.is_empty() {
+                Ok(None)
+            } else {
+                Err("stream ended inside a message head".into())
+            };
+        }
+        raw.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&raw[..head_end]).into_owned();
+    let mut lines = head.split("\r\n").filter(|l| !l.is_empty());
+    let start_line = lines.next().unwrap_or_default().to_owned();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    if headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v != "identity")
+    {
+        return Err("chunked bodies are not supported by the relay".into());
+    }
+    let length: usize = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .map_or(Ok(0), |(_, v)| v.parse())
+        .map_err(|e| format!("content-length: {e}"))?;
+    while raw.len() < head_end + length {
+        let n = tcp
+            .read(&mut chunk)
+            .await
+            .map_err(|e| format!("read: {e}"))?;
+        if n == 0 {
+            return Err("stream ended inside a body".into());
+        }
+        raw.extend_from_slice(&chunk[..n]);
+    }
+    let body = raw[head_end..head_end + length].to_vec();
+    raw.truncate(head_end + length);
+    Ok(Some(HttpMessage {
+        raw,
+        start_line,
+        headers,
+        body,
+    }))
+}
+
+fn kept(headers: &[(String, String)]) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter(|(k, _)| KEPT_HEADERS.contains(&k.as_str()))
+        .cloned()
+        .collect()
+}
+
+async fn relay_http(
+    mut client: TcpStream,
+    recorder: &Recorder,
+    conn: &str,
+    upstream: SocketAddr,
+) -> Result<(), String> {
+    let mut service = TcpStream::connect(upstream)
+        .await
+        .map_err(|e| format!("connect upstream: {e}"))?;
+    while let Some(request) = read_message(&mut client).await? {
+        let mut parts = request.start_line.split(' ');
+        let method = parts.next().unwrap_or_default().to_owned();
+        let target = parts.next().unwrap_or_default().to_owned();
+        recorder.push(
+            conn,
+            Dir::ToService,
+            Payload::Request {
+                method,
+                target,
+                headers: kept(&request.headers),
+                body: String::from_utf8_lossy(&request.body).into_owned(),
+            },
+        );
+        service
+            .write_all(&request.raw)
+            .await
+            .map_err(|e| format!("write upstream: {e}"))?;
+        let response = read_message(&mut service)
+            .await?
+            .ok_or("the service closed without answering")?;
+        let status = response
+            .start_line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("bad status line {:?}", response.start_line))?;
+        recorder.push(
+            conn,
+            Dir::ToClient,
+            Payload::Response {
+                status,
+                headers: kept(&response.headers),
+                body: String::from_utf8_lossy(&response.body).into_owned(),
+            },
+        );
+        client
+            .write_all(&response.raw)
+            .await
+            .map_err(|e| format!("write downstream: {e}"))?;
+    }
+    Ok(())
+}
