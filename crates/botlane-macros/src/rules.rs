@@ -15,7 +15,8 @@ pub(crate) const MAX_COMMAND_DESC: usize = 100;
 pub(crate) const MAX_OPTIONS_PER_COMMAND: usize = 25;
 pub(crate) const MAX_CHOICES_PER_OPTION: usize = 25;
 pub(crate) const MAX_CHOICE_LEN: usize = 100;
-const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+pub(crate) const MAX_OPTION_LENGTH: usize = 6000;
+pub(crate) const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 
 /// Collects every error of one derive so the user sees them all at once.
 #[derive(Default)]
@@ -202,6 +203,30 @@ impl Kind {
         }
     }
 
+    /// The option type's name, as botlane spells it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::String => "string",
+            Self::Integer => "integer",
+            Self::Boolean => "boolean",
+            Self::User => "user",
+            Self::Channel => "channel",
+            Self::Role => "role",
+            Self::Number => "number",
+        }
+    }
+
+    /// The numeric value of a choice of an `integer` or `number` option.
+    pub(crate) fn choice_value(self, choice: &str) -> Option<f64> {
+        match self {
+            // Exact: choices are within ±(2^53 − 1).
+            #[allow(clippy::cast_precision_loss)]
+            Self::Integer => parse_integer(choice).map(|i| i as f64),
+            Self::Number => parse_number(choice),
+            _ => None,
+        }
+    }
+
     pub(crate) fn phrase(self) -> &'static str {
         match self {
             Self::Integer => "an integer",
@@ -238,6 +263,17 @@ pub(crate) fn option_inner(ty: &Type) -> Option<&Type> {
     match args.args.first() {
         Some(GenericArgument::Type(inner)) if args.args.len() == 1 => Some(inner),
         _ => None,
+    }
+}
+
+/// The shortest text that parses back to `n`, as botlane writes numbers.
+pub(crate) fn format_number(n: f64) -> String {
+    let plain = format!("{n}");
+    let exp = format!("{n:e}");
+    if exp.len() < plain.len() {
+        exp
+    } else {
+        plain
     }
 }
 
