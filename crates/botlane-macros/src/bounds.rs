@@ -11,10 +11,22 @@ use syn::{Expr, ExprLit, ExprUnary, Lit, LitInt, LitStr, UnOp};
 use crate::rules::{format_number, quoted, Errors, Kind, MAX_OPTION_LENGTH, MAX_SAFE_INTEGER};
 
 /// A numeric bound as written.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct Number {
     pub(crate) value: f64,
     pub(crate) span: Span,
+    /// The literal as written, for messages about a value with no shortest form.
+    pub(crate) written: String,
+}
+
+/// A numeric bound in a message: as botlane writes numbers, or as written
+/// when it is not finite (`1e999`).
+fn shown(bound: &Number) -> String {
+    if bound.value.is_finite() {
+        format_number(bound.value)
+    } else {
+        bound.written.clone()
+    }
 }
 
 /// A length bound as written.
@@ -55,9 +67,11 @@ pub(crate) fn parse_number(input: ParseStream<'_>) -> syn::Result<Number> {
         _ => return Err(syn::Error::new(span, NUMBER_EXPECTED)),
     }
     .map_err(|_| syn::Error::new(span, NUMBER_EXPECTED))?;
+    let written = quote!(#expr).to_string().replace(' ', "");
     Ok(Number {
         value: if negative { -magnitude } else { magnitude },
         span,
+        written,
     })
 }
 
@@ -98,15 +112,18 @@ impl Bounds {
             return;
         }
         let Some(kind) = kind else {
-            let span = [self.min.map(|b| b.span), self.max.map(|b| b.span)]
-                .into_iter()
-                .chain([
-                    self.min_length.map(|b| b.span),
-                    self.max_length.map(|b| b.span),
-                ])
-                .flatten()
-                .next()
-                .unwrap_or_else(Span::call_site);
+            let span = [
+                self.min.as_ref().map(|b| b.span),
+                self.max.as_ref().map(|b| b.span),
+            ]
+            .into_iter()
+            .chain([
+                self.min_length.map(|b| b.span),
+                self.max_length.map(|b| b.span),
+            ])
+            .flatten()
+            .next()
+            .unwrap_or_else(Span::call_site);
             errors.at(
                 span,
                 "bounds need a field whose option type is known here: an integer type or f64 \
@@ -116,36 +133,28 @@ impl Bounds {
         };
         let numeric = matches!(kind, Kind::Integer | Kind::Number);
         let textual = kind == Kind::String;
-        for (name, bound) in [("min", self.min), ("max", self.max)] {
+        for (name, bound) in [("min", &self.min), ("max", &self.max)] {
             let Some(bound) = bound else { continue };
             if !numeric {
                 errors.at(
                     bound.span,
                     format!(
-                        "{name} applies only to an integer or f64 field, not to a {} option",
-                        kind.name()
+                        "{name} applies only to an integer or f64 field, not to {} option",
+                        kind.with_article()
                     ),
                 );
             } else if !fits(kind, bound.value) {
                 errors.at(
                     bound.span,
-                    format!(
-                        "{name} {} is not {}",
-                        format_number(bound.value),
-                        bound_phrase(kind)
-                    ),
+                    format!("{name} {} is not {}", shown(bound), bound_phrase(kind)),
                 );
             }
         }
-        if let (Some(min), Some(max)) = (self.min, self.max) {
+        if let (Some(min), Some(max)) = (&self.min, &self.max) {
             if numeric && min.value > max.value {
                 errors.at(
                     min.span,
-                    format!(
-                        "min {} is greater than max {}",
-                        format_number(min.value),
-                        format_number(max.value)
-                    ),
+                    format!("min {} is greater than max {}", shown(min), shown(max)),
                 );
             }
         }
@@ -158,8 +167,8 @@ impl Bounds {
                 errors.at(
                     bound.span,
                     format!(
-                        "{name} applies only to a string option, not to a {} option",
-                        kind.name()
+                        "{name} applies only to a string option, not to {} option",
+                        kind.with_article()
                     ),
                 );
             } else if bound.value > MAX_OPTION_LENGTH {
@@ -225,18 +234,18 @@ impl Bounds {
             return None;
         }
         let value = kind.choice_value(choice)?;
-        if let Some(min) = self.min.filter(|min| value < min.value) {
-            return Some(format!("must be at least {}", format_number(min.value)));
+        if let Some(min) = self.min.as_ref().filter(|min| value < min.value) {
+            return Some(format!("must be at least {}", shown(min)));
         }
-        if let Some(max) = self.max.filter(|max| value > max.value) {
-            return Some(format!("must be at most {}", format_number(max.value)));
+        if let Some(max) = self.max.as_ref().filter(|max| value > max.value) {
+            return Some(format!("must be at most {}", shown(max)));
         }
         None
     }
 
     /// Statements setting the bounds on a `botlane::CommandOption` named `option`.
     pub(crate) fn tokens(&self) -> TokenStream {
-        let number = |bound: Option<Number>| match bound {
+        let number = |bound: &Option<Number>| match bound {
             Some(b) => {
                 let lit = Literal::f64_suffixed(b.value);
                 quote!(::core::option::Option::Some(#lit))
@@ -253,7 +262,7 @@ impl Bounds {
         if self.is_empty() {
             return TokenStream::new();
         }
-        let (min, max) = (number(self.min), number(self.max));
+        let (min, max) = (number(&self.min), number(&self.max));
         let (min_length, max_length) = (length(self.min_length), length(self.max_length));
         quote! {
             option.min_value = #min;

@@ -3,8 +3,8 @@
 //!
 //! The limits and the integer/number syntax repeat botlane's `limits.rs` and
 //! `coerce.rs`: a proc-macro crate cannot depend on the crate it serves. The
-//! test `agrees_with_validate_declaration` below holds them to botlane's
-//! `validate_declaration`.
+//! test `agrees_with_validate_declaration` below holds them, and the bound
+//! rules of `bounds.rs`, to botlane's `validate_declaration`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -203,16 +203,16 @@ impl Kind {
         }
     }
 
-    /// The option type's name, as botlane spells it.
-    pub(crate) fn name(self) -> &'static str {
+    /// The option type's name after an article: `an integer`, `a string`.
+    pub(crate) fn with_article(self) -> &'static str {
         match self {
-            Self::String => "string",
-            Self::Integer => "integer",
-            Self::Boolean => "boolean",
-            Self::User => "user",
-            Self::Channel => "channel",
-            Self::Role => "role",
-            Self::Number => "number",
+            Self::String => "a string",
+            Self::Integer => "an integer",
+            Self::Boolean => "a boolean",
+            Self::User => "a user",
+            Self::Channel => "a channel",
+            Self::Role => "a role",
+            Self::Number => "a number",
         }
     }
 
@@ -518,11 +518,96 @@ mod tests {
                 "{description:?}"
             );
         }
+        bounds_agree_with_validate_declaration();
         let bool_choices = CommandDeclaration::new("c", "d")
             .option(CommandOption::new("o", "d", CommandOptionType::Boolean).choices(["true"]));
         assert_eq!(
             Kind::Boolean.accepts_choice("true"),
             validate_declaration(&bool_choices).is_ok()
         );
+    }
+
+    /// The bound rules give the verdict botlane's validator gives, over a
+    /// grid of types, bounds and choices.
+    fn bounds_agree_with_validate_declaration() {
+        use crate::bounds::{Bounds, Length, Number};
+        use syn::LitStr;
+        use botlane::{validate_declaration, CommandDeclaration, CommandOption, CommandOptionType};
+
+        let kinds = [
+            (Kind::Integer, CommandOptionType::Integer, vec!["5", "+03"]),
+            (Kind::Number, CommandOptionType::Number, vec!["0.5", "7"]),
+            (
+                Kind::String,
+                CommandOptionType::String,
+                vec!["ab", "abcdef"],
+            ),
+            (Kind::User, CommandOptionType::User, vec!["u1"]),
+            (Kind::Boolean, CommandOptionType::Boolean, vec![]),
+        ];
+        let numbers = [
+            None,
+            Some(1.0),
+            Some(1.5),
+            Some(-3.0),
+            Some(6.0),
+            Some(9_007_199_254_740_992.0),
+        ];
+        let lengths = [None, Some(0), Some(3), Some(6001)];
+        let number = |value: Option<f64>| {
+            value.map(|value| Number {
+                value,
+                span: Span::call_site(),
+                written: value.to_string(),
+            })
+        };
+        let length = |value: Option<usize>| {
+            value.map(|value| Length {
+                value,
+                span: Span::call_site(),
+            })
+        };
+        for (kind, option_type, choices) in &kinds {
+            for choice_set in [None, Some(choices.clone())]
+                .into_iter()
+                .filter(|c| c.as_ref().is_none_or(|c| !c.is_empty()))
+            {
+                for min in numbers {
+                    for max in numbers {
+                        for min_length in lengths {
+                            for max_length in lengths {
+                                let bounds = Bounds {
+                                    min: number(min),
+                                    max: number(max),
+                                    min_length: length(min_length),
+                                    max_length: length(max_length),
+                                };
+                                let lits: Option<Vec<LitStr>> = choice_set.as_ref().map(|c| {
+                                    c.iter()
+                                        .map(|t| LitStr::new(t, Span::call_site()))
+                                        .collect()
+                                });
+                                let mut errors = Errors::default();
+                                bounds.check(Some(*kind), lits.as_deref(), &mut errors);
+                                let mut option = CommandOption::new("o", "d", *option_type);
+                                option.choices = choice_set
+                                    .clone()
+                                    .map(|c| c.into_iter().map(str::to_owned).collect());
+                                option.min_value = min;
+                                option.max_value = max;
+                                option.min_length = min_length;
+                                option.max_length = max_length;
+                                let decl = CommandDeclaration::new("c", "d").option(option);
+                                assert_eq!(
+                                    errors.finish().is_ok(),
+                                    validate_declaration(&decl).is_ok(),
+                                    "{kind:?} {choice_set:?} {min:?} {max:?} {min_length:?} {max_length:?}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }
