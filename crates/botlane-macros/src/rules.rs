@@ -531,8 +531,8 @@ mod tests {
     /// grid of types, bounds and choices.
     fn bounds_agree_with_validate_declaration() {
         use crate::bounds::{Bounds, Length, Number};
-        use syn::LitStr;
         use botlane::{validate_declaration, CommandDeclaration, CommandOption, CommandOptionType};
+        use syn::LitStr;
 
         let kinds = [
             (Kind::Integer, CommandOptionType::Integer, vec!["5", "+03"]),

@@ -207,3 +207,124 @@ fn refuse_unless(allowed: bool, reason: &str) -> Result<(), UserError> {
         Err(UserError::from(reason))
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::commands::types::{CommandArgs, CommandInvocation, CommandSource};
+    use crate::message::Message;
+
+    fn ban(author: &str, channel: &str, days: i64) -> CommandContext {
+        CommandContext::for_test(
+            CommandInvocation {
+                name: "ban".into(),
+                args: CommandArgs::from([("days".to_owned(), days.into())]),
+                source: CommandSource::Structured,
+            },
+            Message::new("m1", channel, author, "/ban"),
+        )
+    }
+
+    fn ctx(author: &str, channel: &str) -> CommandContext {
+        ban(author, channel, 3)
+    }
+
+    const ALICE: &str = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
+
+    #[tokio::test]
+    async fn allowed_users_compare_ids_canonically() {
+        let check = Check::allowed_users(["3F2504E04F8911D39A0C0305E82C3301"]);
+        assert_eq!(check.run(&ctx(ALICE, "c1")).await, Ok(()));
+        assert_eq!(
+            check.run(&ctx("someone-else", "c1")).await,
+            Err(UserError::from("you are not allowed to use this command"))
+        );
+        let nobody = Check::allowed_users(Vec::<String>::new());
+        assert!(nobody.run(&ctx(ALICE, "c1")).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn allowed_channels_look_at_the_invoking_channel() {
+        let check = Check::allowed_channels(["c1", "c2"]);
+        assert_eq!(check.run(&ctx(ALICE, "C2")).await, Ok(()));
+        assert_eq!(
+            check.run(&ctx(ALICE, "c3")).await,
+            Err(UserError::from(
+                "this command cannot be used in this channel"
+            ))
+        );
+    }
+
+    #[tokio::test]
+    async fn allowed_servers_refuse_an_unknown_server() {
+        let check = Check::allowed_servers(["s1"]);
+        assert_eq!(
+            check.run(&ctx(ALICE, "c1").with_server_id("S1")).await,
+            Ok(())
+        );
+        let refusal = Err(UserError::from(
+            "this command cannot be used on this server",
+        ));
+        assert_eq!(
+            check.run(&ctx(ALICE, "c1").with_server_id("s2")).await,
+            refusal
+        );
+        assert_eq!(
+            check.run(&ctx(ALICE, "c1")).await,
+            refusal,
+            "no server known"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_reason_replaces_the_refusal_only() {
+        let check = Check::allowed_users(["u1"]).reason("admins only");
+        assert_eq!(check.run(&ctx("u1", "c1")).await, Ok(()));
+        assert_eq!(
+            check.run(&ctx("u2", "c1")).await,
+            Err(UserError::from("admins only"))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_custom_async_check_sees_the_arguments() {
+        let check = Check::new(|ctx| {
+            let days = ctx.get_integer("days");
+            async move {
+                tokio::task::yield_now().await;
+                match days {
+                    Some(d) if d <= 7 => Ok(()),
+                    _ => Err(UserError::from("at most a week")),
+                }
+            }
+        });
+        assert_eq!(check.run(&ban("u1", "c1", 7)).await, Ok(()));
+        assert_eq!(
+            check.run(&ban("u1", "c1", 30)).await,
+            Err(UserError::from("at most a week"))
+        );
+    }
+
+    #[tokio::test]
+    async fn run_checks_stops_at_the_first_refusal() {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let counting = |refuse: bool| {
+            let ran = Arc::clone(&ran);
+            Check::sync(move |_ctx| {
+                ran.fetch_add(1, Ordering::SeqCst);
+                refuse_unless(!refuse, "refused")
+            })
+        };
+        let checks = [counting(false), counting(true), counting(false)];
+        assert_eq!(
+            run_checks(&checks, &ctx("u1", "c1")).await,
+            Err(UserError::from("refused"))
+        );
+        assert_eq!(ran.load(Ordering::SeqCst), 2, "the third check did not run");
+        assert_eq!(run_checks(&[], &ctx("u1", "c1")).await, Ok(()));
+        assert_eq!(format!("{:?}", checks[0]), "Check(..)");
+    }
+}

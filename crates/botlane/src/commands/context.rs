@@ -674,4 +674,88 @@ mod tests {
         );
         assert!(got.iter().all(Option::is_none), "{got:?}");
     }
+
+    fn roll_registry() -> Arc<CommandRegistry> {
+        use crate::commands::option::CommandOption;
+        use crate::commands::types::CommandOptionType;
+        let mut registry = CommandRegistry::new();
+        registry
+            .register(
+                CommandDeclaration::new("roll", "Roll")
+                    .option(
+                        CommandOption::new("count", "n", CommandOptionType::Integer).required(true),
+                    )
+                    .option(CommandOption::new("label", "l", CommandOptionType::String)),
+                |_ctx| async { Ok::<(), std::io::Error>(()) },
+            )
+            .unwrap();
+        Arc::new(registry)
+    }
+
+    fn roll(args: CommandArgs) -> CommandContext {
+        CommandContext::for_test(
+            CommandInvocation {
+                name: "roll".into(),
+                args,
+                source: CommandSource::Text,
+            },
+            Message::new("m1", "c1", "u1", "!roll"),
+        )
+    }
+
+    #[test]
+    fn require_names_the_option_and_adds_the_usage_line_when_it_can() {
+        let args = CommandArgs::from([("count".to_owned(), V::Integer(-1))]);
+        let bare = roll(args.clone());
+        let err = bare.require::<u8>("count").unwrap_err();
+        assert_eq!(err.rule(), &ArgumentRule::OutOfRange { min: 0, max: 255 });
+        assert_eq!(err.usage(), None, "no registry, no usage line");
+
+        let wired = roll(args).with_prefix("!").with_registry(roll_registry());
+        let err = wired.require::<u8>("count").unwrap_err();
+        assert_eq!(err.usage(), Some("!roll <count> [label]"));
+        assert_eq!(wired.require::<i64>("count").unwrap(), -1);
+        let err = wired.require::<String>("label").unwrap_err();
+        assert_eq!(
+            (err.option(), err.rule()),
+            ("label", &ArgumentRule::Missing)
+        );
+        let err = wired.require::<String>("lable").unwrap_err();
+        assert_eq!(
+            (err.option(), err.rule()),
+            ("lable", &ArgumentRule::Unknown),
+            "a name the command does not declare is told apart from a missing one"
+        );
+        assert_eq!(
+            bare.require::<String>("lable").unwrap_err().rule(),
+            &ArgumentRule::Missing
+        );
+        assert_eq!(wired.optional::<String>("label").unwrap(), None);
+        // The spec's getters stay forgiving.
+        assert_eq!(wired.get_string("lable"), None);
+    }
+
+    #[test]
+    fn what_dispatch_knows_is_carried() {
+        let ctx = roll(CommandArgs::new());
+        assert_eq!((ctx.prefix(), ctx.server_id()), ("/", None));
+        assert!(ctx.registry().is_none() && ctx.declaration().is_none() && ctx.usage().is_none());
+        let ctx = ctx
+            .with_prefix("!")
+            .with_server_id("s1")
+            .with_registry(roll_registry());
+        assert_eq!((ctx.prefix(), ctx.server_id()), ("!", Some("s1")));
+        assert_eq!(ctx.declaration().map(|d| d.name.as_str()), Some("roll"));
+        assert_eq!(ctx.usage().as_deref(), Some("!roll <count> [label]"));
+        let other = CommandContext::for_test(
+            CommandInvocation {
+                name: "gone".into(),
+                args: CommandArgs::new(),
+                source: CommandSource::Text,
+            },
+            Message::new("m1", "c1", "u1", "/gone"),
+        )
+        .with_registry(roll_registry());
+        assert!(other.declaration().is_none());
+    }
 }
