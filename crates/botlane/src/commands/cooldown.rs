@@ -103,8 +103,8 @@ impl Cooldown {
     /// let d = Duration::from_secs(1);
     /// assert_eq!(Cooldown::per_user(d).subject(&ctx), CooldownSubject::User("u1".into()));
     /// assert_eq!(Cooldown::per_server(d).subject(&ctx), CooldownSubject::Channel("c1".into()));
-    /// assert_eq!(Cooldown::per_server(d).subject(&ctx.with_server_id("S1")), CooldownSubject::Server("s1".into()));
     /// assert_eq!(Cooldown::global(d).subject(&ctx), CooldownSubject::Everyone);
+    /// assert_eq!(Cooldown::per_server(d).subject(&ctx.with_server_id("S1")), CooldownSubject::Server("s1".into()));
     /// ```
     pub fn subject(&self, ctx: &CommandContext) -> CooldownSubject {
         let channel = || CooldownSubject::Channel(canonical_bot_id(&ctx.message().channel_id));

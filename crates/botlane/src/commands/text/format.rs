@@ -58,7 +58,7 @@ pub fn usage_line(decl: &CommandDeclaration, prefix: Option<&str>) -> String {
 }
 
 /// Writes the readable line of an invocation of `decl` with `args`, which
-/// [`parse_invocation_text`] reads back to the same `args` with the same
+/// [`parse_invocation_text`](crate::parse_invocation_text) reads back to the same `args` with the same
 /// prefix (`None` means [`DEFAULT_COMMAND_PREFIX`]).
 ///
 /// The rules (text-grammar §5):
