@@ -259,6 +259,22 @@ impl CooldownTracker {
     }
 
     /// A tracker reading the time from `clock`.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use botlane::{Clock, Cooldown, CooldownSubject, CooldownTracker};
+    ///
+    /// /// A clock that stands still, for a test.
+    /// struct Frozen(Instant);
+    /// impl Clock for Frozen {
+    ///     fn now(&self) -> Instant {
+    ///         self.0
+    ///     }
+    /// }
+    ///
+    /// let tracker = CooldownTracker::with_clock(10, Frozen(Instant::now()));
+    /// # let _ = tracker;
+    /// ```
     pub fn with_clock(capacity: usize, clock: impl Clock) -> Self {
         Self {
             capacity,
@@ -273,6 +289,27 @@ impl CooldownTracker {
     ///
     /// Call it when the invocation is about to run (after its checks): a
     /// refused invocation does not start a cooldown, an accepted one does.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Cooldown, CooldownTracker, Message};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let ctx = CommandContext::for_test(
+    ///     CommandInvocation { name: "roll".into(), args: CommandArgs::new(), source: CommandSource::Text },
+    ///     Message::new("m1", "c1", "u1", "/roll"),
+    /// );
+    /// let tracker = CooldownTracker::new(100);
+    /// let cooldown = Cooldown::per_user(Duration::from_secs(10));
+    /// assert!(tracker.try_start(&cooldown, &ctx).is_ok());
+    /// tokio::time::advance(Duration::from_millis(1_500)).await;
+    /// let wait = tracker.try_start(&cooldown, &ctx).unwrap_err();
+    /// assert_eq!(wait.to_string(), "this command is cooling down, try again in 9 s");
+    /// tokio::time::advance(Duration::from_secs(9)).await;
+    /// assert!(tracker.try_start(&cooldown, &ctx).is_ok());
+    /// # }
+    /// ```
     pub fn try_start(
         &self,
         cooldown: &Cooldown,

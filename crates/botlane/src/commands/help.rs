@@ -36,6 +36,10 @@ pub fn help_declaration() -> CommandDeclaration {
 }
 
 /// The built-in help command failed because dispatch gave it no registry.
+///
+/// ```
+/// assert!(botlane::HelpUnavailable.to_string().contains("CommandContext::with_registry"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the help command needs the registry in its context (CommandContext::with_registry)")]
 pub struct HelpUnavailable;
