@@ -1034,7 +1034,6 @@ fn arg_json(value: &CommandArgValue) -> Value {
         CommandArgValue::Integer(i) => json!(i),
         CommandArgValue::Number(n) => json!(n),
         CommandArgValue::Boolean(b) => json!(b),
-        other => panic!("a new kind of value: {other:?}"),
     }
 }
 

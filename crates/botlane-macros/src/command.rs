@@ -8,6 +8,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Attribute, Data, DeriveInput, Field, Fields, Ident, LitStr, Token, Type};
 
+use crate::bounds::{parse_length, parse_number, Bounds};
 use crate::rules::{
     description_problem, doc_text, is_valid_name, kebab_case, name_rule_message, option_inner,
     quoted, Errors, Kind, MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN, MAX_OPTIONS_PER_COMMAND,
@@ -27,6 +28,7 @@ struct OptionAttrs {
     description: Option<LitStr>,
     kind: Option<LitStr>,
     choices: Option<(Span, Vec<LitStr>)>,
+    bounds: Bounds,
 }
 
 /// One field, read and checked.
@@ -40,6 +42,7 @@ struct OptionSpec<'a> {
     description: String,
     kind_attr: Option<Kind>,
     choices: Option<Vec<LitStr>>,
+    bounds: Bounds,
 }
 
 fn set_once<T>(
@@ -94,9 +97,26 @@ fn option_attrs(attrs: &[Attribute], errors: &mut Errors) -> OptionAttrs {
                 let list = Punctuated::<LitStr, Token![,]>::parse_terminated(&content)?;
                 let span = meta.path.span();
                 set_once(&mut out.choices, (span, list.into_iter().collect()), &meta)
+            } else if meta.path.is_ident("min") {
+                set_once(&mut out.bounds.min, parse_number(meta.value()?)?, &meta)
+            } else if meta.path.is_ident("max") {
+                set_once(&mut out.bounds.max, parse_number(meta.value()?)?, &meta)
+            } else if meta.path.is_ident("min_length") {
+                set_once(
+                    &mut out.bounds.min_length,
+                    parse_length(meta.value()?)?,
+                    &meta,
+                )
+            } else if meta.path.is_ident("max_length") {
+                set_once(
+                    &mut out.bounds.max_length,
+                    parse_length(meta.value()?)?,
+                    &meta,
+                )
             } else {
                 Err(meta.error(
-                    "unknown option attribute: expected `name`, `description`, `kind` or `choices`",
+                    "unknown option attribute: expected `name`, `description`, `kind`, `choices`, \
+                     `min`, `max`, `min_length` or `max_length`",
                 ))
             }
         });
@@ -176,8 +196,9 @@ fn option_spec<'a>(field: &'a Field, errors: &mut Errors) -> Option<OptionSpec<'
         }
         Some(kind)
     });
+    let known_kind = kind_attr.or(type_kind);
     let choices = attrs.choices.map(|(span, lits)| {
-        match kind_attr.or(type_kind) {
+        match known_kind {
             Some(kind) => check_choices(kind, span, &lits, errors),
             None => errors.at(
                 span,
@@ -187,6 +208,7 @@ fn option_spec<'a>(field: &'a Field, errors: &mut Errors) -> Option<OptionSpec<'
         }
         lits
     });
+    attrs.bounds.check(known_kind, choices.as_deref(), errors);
     Some(OptionSpec {
         ident,
         value_ty,
@@ -196,6 +218,7 @@ fn option_spec<'a>(field: &'a Field, errors: &mut Errors) -> Option<OptionSpec<'
         description,
         kind_attr,
         choices,
+        bounds: attrs.bounds,
     })
 }
 
@@ -349,6 +372,7 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     let options = specs.iter().map(declare_option);
     let names = specs.iter().map(|s| &s.name);
     let reads = specs.iter().map(read_field);
+    let writes = specs.iter().map(write_field);
     Ok(quote! {
         #[automatically_derived]
         impl ::botlane::Command for #ident {
@@ -363,6 +387,13 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             ) -> ::core::result::Result<Self, ::botlane::ArgsError> {
                 ::botlane::check_arg_names(args, &[#(#names),*])?;
                 ::core::result::Result::Ok(Self { #(#reads),* })
+            }
+
+            fn to_args(&self) -> ::botlane::CommandArgs {
+                #[allow(unused_mut)]
+                let mut args = ::botlane::CommandArgs::new();
+                #( #writes; )*
+                args
             }
         }
     })
@@ -391,12 +422,29 @@ fn declare_option(spec: &OptionSpec<'_>) -> TokenStream {
             quote_spanned!(value_ty.span()=> <#value_ty as ::botlane::CommandOptionValue>::choices())
         }
     };
+    let bounds = spec.bounds.tokens();
     quote! {{
         let mut option = ::botlane::CommandOption::new(#name, #description, #kind)
             .required(#required);
         option.choices = #choices;
+        #bounds
         option
     }}
+}
+
+fn write_field(spec: &OptionSpec<'_>) -> TokenStream {
+    let OptionSpec {
+        ident,
+        value_ty,
+        name,
+        ..
+    } = spec;
+    let value = if spec.optional {
+        quote!(self.#ident.as_ref())
+    } else {
+        quote!(::core::option::Option::Some(&self.#ident))
+    };
+    quote_spanned!(value_ty.span()=> ::botlane::put_arg::<#value_ty>(&mut args, #name, #value))
 }
 
 fn read_field(spec: &OptionSpec<'_>) -> TokenStream {

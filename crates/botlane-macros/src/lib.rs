@@ -8,6 +8,7 @@
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
+mod bounds;
 mod choice;
 mod command;
 mod rules;
@@ -27,10 +28,14 @@ mod rules;
 ///   field `#[option(kind = "user" | "channel" | "role" | "string")]`.
 /// - `#[option(choices("4", "6"))]` sets the choices; an enum deriving
 ///   `CommandChoice` brings its variants as choices.
+/// - `#[option(min = 1, max = 3600)]` bounds an integer or `f64` field,
+///   `#[option(min_length = 3, max_length = 200)]` a string field.
 ///
 /// The name rule, description lengths, choice counts, lengths, types and
 /// duplicates, choices on a boolean, required-before-optional, the option
-/// count and duplicate option names are compile errors.
+/// count, duplicate option names, and bounds on the wrong type, of the
+/// wrong type, inverted, over the length cap or excluding a choice are
+/// compile errors.
 ///
 /// ```text
 /// /// Roll some dice

@@ -3,8 +3,8 @@
 //!
 //! The limits and the integer/number syntax repeat botlane's `limits.rs` and
 //! `coerce.rs`: a proc-macro crate cannot depend on the crate it serves. The
-//! test `agrees_with_validate_declaration` below holds them to botlane's
-//! `validate_declaration`.
+//! test `agrees_with_validate_declaration` below holds them, and the bound
+//! rules of `bounds.rs`, to botlane's `validate_declaration`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -15,7 +15,8 @@ pub(crate) const MAX_COMMAND_DESC: usize = 100;
 pub(crate) const MAX_OPTIONS_PER_COMMAND: usize = 25;
 pub(crate) const MAX_CHOICES_PER_OPTION: usize = 25;
 pub(crate) const MAX_CHOICE_LEN: usize = 100;
-const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+pub(crate) const MAX_OPTION_LENGTH: usize = 6000;
+pub(crate) const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 
 /// Collects every error of one derive so the user sees them all at once.
 #[derive(Default)]
@@ -202,6 +203,30 @@ impl Kind {
         }
     }
 
+    /// The option type's name after an article: `an integer`, `a string`.
+    pub(crate) fn with_article(self) -> &'static str {
+        match self {
+            Self::String => "a string",
+            Self::Integer => "an integer",
+            Self::Boolean => "a boolean",
+            Self::User => "a user",
+            Self::Channel => "a channel",
+            Self::Role => "a role",
+            Self::Number => "a number",
+        }
+    }
+
+    /// The numeric value of a choice of an `integer` or `number` option.
+    pub(crate) fn choice_value(self, choice: &str) -> Option<f64> {
+        match self {
+            // Exact: choices are within ±(2^53 − 1).
+            #[allow(clippy::cast_precision_loss)]
+            Self::Integer => parse_integer(choice).map(|i| i as f64),
+            Self::Number => parse_number(choice),
+            _ => None,
+        }
+    }
+
     pub(crate) fn phrase(self) -> &'static str {
         match self {
             Self::Integer => "an integer",
@@ -238,6 +263,17 @@ pub(crate) fn option_inner(ty: &Type) -> Option<&Type> {
     match args.args.first() {
         Some(GenericArgument::Type(inner)) if args.args.len() == 1 => Some(inner),
         _ => None,
+    }
+}
+
+/// The shortest text that parses back to `n`, as botlane writes numbers.
+pub(crate) fn format_number(n: f64) -> String {
+    let plain = format!("{n}");
+    let exp = format!("{n:e}");
+    if exp.len() < plain.len() {
+        exp
+    } else {
+        plain
     }
 }
 
@@ -482,11 +518,96 @@ mod tests {
                 "{description:?}"
             );
         }
+        bounds_agree_with_validate_declaration();
         let bool_choices = CommandDeclaration::new("c", "d")
             .option(CommandOption::new("o", "d", CommandOptionType::Boolean).choices(["true"]));
         assert_eq!(
             Kind::Boolean.accepts_choice("true"),
             validate_declaration(&bool_choices).is_ok()
         );
+    }
+
+    /// The bound rules give the verdict botlane's validator gives, over a
+    /// grid of types, bounds and choices.
+    fn bounds_agree_with_validate_declaration() {
+        use crate::bounds::{Bounds, Length, Number};
+        use botlane::{validate_declaration, CommandDeclaration, CommandOption, CommandOptionType};
+        use syn::LitStr;
+
+        let kinds = [
+            (Kind::Integer, CommandOptionType::Integer, vec!["5", "+03"]),
+            (Kind::Number, CommandOptionType::Number, vec!["0.5", "7"]),
+            (
+                Kind::String,
+                CommandOptionType::String,
+                vec!["ab", "abcdef"],
+            ),
+            (Kind::User, CommandOptionType::User, vec!["u1"]),
+            (Kind::Boolean, CommandOptionType::Boolean, vec![]),
+        ];
+        let numbers = [
+            None,
+            Some(1.0),
+            Some(1.5),
+            Some(-3.0),
+            Some(6.0),
+            Some(9_007_199_254_740_992.0),
+        ];
+        let lengths = [None, Some(0), Some(3), Some(6001)];
+        let number = |value: Option<f64>| {
+            value.map(|value| Number {
+                value,
+                span: Span::call_site(),
+                written: value.to_string(),
+            })
+        };
+        let length = |value: Option<usize>| {
+            value.map(|value| Length {
+                value,
+                span: Span::call_site(),
+            })
+        };
+        for (kind, option_type, choices) in &kinds {
+            for choice_set in [None, Some(choices.clone())]
+                .into_iter()
+                .filter(|c| c.as_ref().is_none_or(|c| !c.is_empty()))
+            {
+                for min in numbers {
+                    for max in numbers {
+                        for min_length in lengths {
+                            for max_length in lengths {
+                                let bounds = Bounds {
+                                    min: number(min),
+                                    max: number(max),
+                                    min_length: length(min_length),
+                                    max_length: length(max_length),
+                                };
+                                let lits: Option<Vec<LitStr>> = choice_set.as_ref().map(|c| {
+                                    c.iter()
+                                        .map(|t| LitStr::new(t, Span::call_site()))
+                                        .collect()
+                                });
+                                let mut errors = Errors::default();
+                                bounds.check(Some(*kind), lits.as_deref(), &mut errors);
+                                let mut option = CommandOption::new("o", "d", *option_type);
+                                option.choices = choice_set
+                                    .clone()
+                                    .map(|c| c.into_iter().map(str::to_owned).collect());
+                                option.min_value = min;
+                                option.max_value = max;
+                                option.min_length = min_length;
+                                option.max_length = max_length;
+                                let decl = CommandDeclaration::new("c", "d").option(option);
+                                assert_eq!(
+                                    errors.finish().is_ok(),
+                                    validate_declaration(&decl).is_ok(),
+                                    "{kind:?} {choice_set:?} {min:?} {max:?} {min_length:?} {max_length:?}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -23,6 +23,11 @@ fn derive_errors_point_at_the_field_or_attribute_at_fault() {
         "choice_enum",
         "attributes",
         "unsupported_type",
+        "bounds_on_wrong_type",
+        "bounds_not_of_type",
+        "bounds_inverted",
+        "choice_out_of_bounds",
+        "bounds_syntax",
     ] {
         cases.compile_fail(format!("tests/ui/{rule}.rs"));
     }

@@ -1,13 +1,15 @@
 //! `CommandRegistry`: registration rules (leaving the registry unchanged on
-//! every failure), lookups, `accepts` and `coerce`, the menu and its hash.
-//! `parse_from_text` is tested in `registry_text.rs`.
+//! every failure), lookups, `accepts` and `coerce`, the menu and its hash,
+//! the built-in help command, and the argument checks with detail beside
+//! `coerce`. `parse_from_text` is tested in `registry_text.rs`.
 #![allow(clippy::unwrap_used)]
 
 use botlane::{
-    canonical_menu_json, canonicalize_menu, compute_menu_hash, CommandArgValue as V, CommandArgs,
-    CommandDeclaration, CommandHandler, CommandLookup, CommandOption, CommandOptionType as T,
-    CommandRegistry, DeclarationError, DeclarationRule as R, MAX_COMMANDS_PAYLOAD,
-    MAX_COMMANDS_PER_BOT,
+    canonical_menu_json, canonicalize_menu, compute_menu_hash, decode_command_data,
+    encode_command_data, help_declaration, ArgValueKind, ArgumentRule, CommandArgValue as V,
+    CommandArgs, CommandData, CommandDeclaration, CommandHandler, CommandLookup, CommandOption,
+    CommandOptionType as T, CommandRegistry, DeclarationError, DeclarationRule as R,
+    MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT,
 };
 
 fn ok_handler() -> CommandHandler {
@@ -476,5 +478,229 @@ fn a_registry_is_a_command_lookup_object() {
     assert_eq!(
         lookup.coerce("roll", args([("count", V::from("4"))])),
         Some(args([("count", V::Integer(4))]))
+    );
+}
+
+#[test]
+fn help_clashes_with_an_own_help_command_in_either_order() {
+    let own = || CommandDeclaration::new("help", "My own help");
+
+    let mut reg = CommandRegistry::new();
+    reg.enable_help().unwrap();
+    let before = snapshot(&reg);
+    let err = register(&mut reg, own()).unwrap_err();
+    assert_eq!(rules(&err), [R::HelpClash]);
+    assert_eq!(
+        err.to_string(),
+        "command \"help\": the built-in help command is enabled (CommandRegistry::enable_help), \
+         so no other command may be named \"help\"; rename this one or do not enable the built-in help"
+    );
+    assert_eq!(snapshot(&reg), before);
+    let err = register(&mut reg, CommandDeclaration::new("HELP", "Shouted")).unwrap_err();
+    assert!(rules(&err).contains(&R::HelpClash), "{err}");
+
+    let mut reg = CommandRegistry::new();
+    register(&mut reg, own()).unwrap();
+    let before = snapshot(&reg);
+    let err = reg.enable_help().unwrap_err();
+    assert_eq!(rules(&err), [R::HelpClash]);
+    assert_eq!(snapshot(&reg), before);
+    assert!(!reg.help_enabled());
+    assert_eq!(
+        reg.get("help").unwrap().decl,
+        own(),
+        "the author's help is kept"
+    );
+}
+
+#[test]
+fn enabling_help_twice_registers_it_once() {
+    let mut reg = CommandRegistry::new();
+    reg.enable_help().unwrap().enable_help().unwrap();
+    assert_eq!(reg.len(), 1);
+    assert_eq!(reg.get("help").unwrap().decl, help_declaration());
+    assert_eq!(
+        reg.canonical_menu(),
+        canonicalize_menu(&[help_declaration()])
+    );
+}
+
+#[test]
+fn help_counts_toward_the_command_cap() {
+    let mut reg = CommandRegistry::new();
+    for i in 0..MAX_COMMANDS_PER_BOT - 1 {
+        register(&mut reg, CommandDeclaration::new(format!("c{i}"), "d")).unwrap();
+    }
+    reg.enable_help().unwrap();
+    assert_eq!(reg.len(), MAX_COMMANDS_PER_BOT);
+    let err = register(&mut reg, CommandDeclaration::new("one-more", "d")).unwrap_err();
+    assert_eq!(rules(&err), [R::TooManyCommands]);
+
+    let mut full = CommandRegistry::new();
+    for i in 0..MAX_COMMANDS_PER_BOT {
+        register(&mut full, CommandDeclaration::new(format!("c{i}"), "d")).unwrap();
+    }
+    let before = snapshot(&full);
+    let err = full.enable_help().unwrap_err();
+    assert_eq!(rules(&err), [R::TooManyCommands]);
+    assert_eq!(snapshot(&full), before);
+    assert!(!full.help_enabled());
+}
+
+#[test]
+fn help_counts_toward_the_payload_cap() {
+    let mut reg = nearly_full();
+    let decl = filling(&reg, MAX_COMMANDS_PAYLOAD);
+    register(&mut reg, decl).unwrap();
+    let before = snapshot(&reg);
+    let err = reg.enable_help().unwrap_err();
+    assert!(
+        matches!(rules(&err)[..], [R::PayloadTooLarge { bytes }] if bytes > MAX_COMMANDS_PAYLOAD),
+        "{err}"
+    );
+    assert_eq!(snapshot(&reg), before);
+}
+
+fn bounded() -> CommandDeclaration {
+    CommandDeclaration::new("remind", "Remind me")
+        .option(
+            CommandOption::new("minutes", "When", T::Integer)
+                .required(true)
+                .min(1)
+                .max(3600),
+        )
+        .option(CommandOption::new("note", "What", T::String).max_length(5))
+}
+
+#[test]
+fn bounds_leave_accepts_coerce_and_decode_alone() {
+    let mut reg = CommandRegistry::new();
+    register(&mut reg, bounded()).unwrap();
+    let out_of_bounds = args([("minutes", V::Integer(0)), ("note", V::from("too long"))]);
+    assert!(reg.accepts("remind", &out_of_bounds));
+    assert_eq!(
+        reg.coerce("remind", out_of_bounds.clone()),
+        Some(out_of_bounds.clone())
+    );
+    let sidecar = encode_command_data(&CommandData {
+        bot_id: "b1".into(),
+        name: "remind".into(),
+        args: out_of_bounds.clone(),
+    });
+    let decoded = decode_command_data(&sidecar, Some(&reg))
+        .expect("an out-of-bounds payload is well-formed: it stays on the structured lane");
+    let err = reg
+        .get("remind")
+        .unwrap()
+        .decl
+        .check_invocation(decoded.args, Some("!"))
+        .unwrap_err();
+    assert_eq!(err.option(), "minutes");
+    assert_eq!(err.rule(), &ArgumentRule::BelowMin { min: 1.0 });
+    assert_eq!(err.value_kind(), Some(ArgValueKind::Integer));
+    assert_eq!(
+        err.to_string(),
+        "option \"minutes\" must be at least 1\nusage: !remind <minutes (1 to 3600)> [note (up to 5 characters)]"
+    );
+}
+
+#[test]
+fn the_menu_and_hash_are_the_same_with_and_without_bounds() {
+    let mut plain = bounded();
+    for option in &mut plain.options {
+        option.min_value = None;
+        option.max_value = None;
+        option.max_length = None;
+    }
+    assert_ne!(plain, bounded());
+    assert_eq!(
+        canonicalize_menu(&[plain.clone()]),
+        canonicalize_menu(&[bounded()])
+    );
+    assert_eq!(
+        canonical_menu_json(&[plain.clone()]),
+        canonical_menu_json(&[bounded()])
+    );
+    assert_eq!(compute_menu_hash(&[plain]), compute_menu_hash(&[bounded()]));
+}
+
+#[test]
+fn check_args_says_why_where_coerce_says_none() {
+    let reg = registry();
+    let roll = &reg.get("roll").unwrap().decl;
+    let all = &reg.get("all").unwrap().decl;
+    let cases = [
+        (roll, args([]), "count", ArgumentRule::Missing, None),
+        (
+            roll,
+            args([("count", V::Integer(1)), ("cuont", V::Integer(1))]),
+            "cuont",
+            ArgumentRule::Unknown,
+            None,
+        ),
+        (
+            roll,
+            args([("count", V::from("two"))]),
+            "count",
+            ArgumentRule::WrongType {
+                expected: T::Integer,
+            },
+            Some(ArgValueKind::String),
+        ),
+        (
+            roll,
+            args([("count", V::Number(1.5))]),
+            "count",
+            ArgumentRule::WrongType {
+                expected: T::Integer,
+            },
+            Some(ArgValueKind::Number),
+        ),
+        (
+            roll,
+            args([("count", V::Integer(1)), ("sides", V::from("8"))]),
+            "sides",
+            ArgumentRule::NotInChoices {
+                choices: vec!["6".into(), "20".into()],
+            },
+            Some(ArgValueKind::String),
+        ),
+        (
+            all,
+            args([("who", V::from(""))]),
+            "who",
+            ArgumentRule::WrongType { expected: T::User },
+            Some(ArgValueKind::String),
+        ),
+        (
+            all,
+            args([("who", V::from("u1")), ("loud", V::Integer(1))]),
+            "loud",
+            ArgumentRule::WrongType {
+                expected: T::Boolean,
+            },
+            Some(ArgValueKind::Integer),
+        ),
+    ];
+    for (decl, given, option, rule, kind) in cases {
+        assert_eq!(reg.coerce(&decl.name, given.clone()), None, "{given:?}");
+        let err = decl.check_args(given.clone(), None).unwrap_err();
+        assert_eq!(
+            (err.option(), err.rule(), err.value_kind()),
+            (option, &rule, kind),
+            "{given:?}"
+        );
+        let usage = botlane::usage_line(decl, None);
+        assert_eq!(err.usage(), Some(usage.as_str()));
+        assert!(
+            err.to_string().ends_with(&format!("\nusage: {usage}")),
+            "{err}"
+        );
+        assert!(!err.to_string().contains("two"), "never the value: {err}");
+    }
+    let fine = args([("count", V::from("3")), ("sides", V::Number(20.0))]);
+    assert_eq!(
+        roll.check_args(fine.clone(), None).ok(),
+        reg.coerce("roll", fine)
     );
 }

@@ -514,3 +514,56 @@ proptest! {
         prop_assert_eq!(back.name, name.to_ascii_lowercase());
     }
 }
+
+// ---- the structured-lane check with detail -------------------------------
+
+fn everything() -> botlane::CommandDeclaration {
+    use botlane::{CommandDeclaration, CommandOption, CommandOptionType as T};
+    CommandDeclaration::new("all", "Every type")
+        .option(CommandOption::new("count", "n", T::Integer).required(true))
+        .option(CommandOption::new("sides", "n", T::Integer).choices(["6", "+20"]))
+        .option(CommandOption::new("ratio", "n", T::Number).choices(["0.5", "1e3"]))
+        .option(CommandOption::new("loud", "b", T::Boolean))
+        .option(CommandOption::new("who", "u", T::User))
+        .option(CommandOption::new("color", "s", T::String).choices(["red", "blue"]))
+        .option(CommandOption::new("label", "s", T::String))
+}
+
+fn structured_value() -> impl Strategy<Value = V> {
+    prop_oneof![
+        arg_value(),
+        prop::sample::select(vec![
+            "6", "20", "+20", "0.5", "1000", "yes", "0", "", "red", "x"
+        ])
+        .prop_map(V::from),
+        prop::sample::select(vec![6.0, 20.0, 0.5, 1e3, 1.5]).prop_map(V::Number),
+        (-3i64..30).prop_map(V::Integer),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    #[test]
+    fn check_args_accepts_exactly_what_coerce_accepts(
+        args in prop::collection::btree_map(
+            prop::sample::select(vec!["count", "sides", "ratio", "loud", "who", "color", "label", "extra"])
+                .prop_map(str::to_owned),
+            structured_value(),
+            0..6,
+        ),
+    ) {
+        let mut registry = botlane::CommandRegistry::new();
+        registry
+            .register(everything(), |_ctx| async { Ok::<(), std::io::Error>(()) })
+            .unwrap();
+        let checked = everything().check_args(args.clone(), None);
+        let coerced = registry.coerce("all", args.clone());
+        prop_assert_eq!(checked.as_ref().ok(), coerced.as_ref());
+        if let Err(e) = checked {
+            let usage = format!("\nusage: {}", botlane::usage_line(&everything(), None));
+            prop_assert!(e.to_string().ends_with(&usage));
+            prop_assert!(e.option() == "extra" || everything().find_option(e.option()).is_some());
+        }
+    }
+}

@@ -1105,3 +1105,90 @@ fn odd_inputs_do_not_panic() {
         let _ = match_command_name(line, Some("«"));
     }
 }
+
+// ------------------------------------------- after parsing: bounds, detail
+
+#[test]
+fn bounds_do_not_change_what_parses_and_are_checked_after() {
+    let remind = CommandDeclaration::new("remind", "Remind me")
+        .option(opt("minutes", T::Integer).required(true).min(1).max(60))
+        .option(opt("note", T::String).min_length(2));
+    // The grammar is the spec's: an out-of-bounds value parses.
+    let args = parse_invocation_text(&remind, "/remind 61 a", None).unwrap();
+    assert_eq!(args["minutes"], CommandArgValue::Integer(61));
+    assert_eq!(
+        format_invocation_text(&remind, &args, None).unwrap(),
+        "/remind 61 a"
+    );
+    let e = remind.check_bounds(&args, Some("!")).unwrap_err();
+    assert_eq!(e.option(), "minutes");
+    assert_eq!(
+        e.to_string(),
+        "option \"minutes\" must be at most 60\nusage: !remind <minutes (1 to 60)> [note (at least 2 characters)]"
+    );
+    let args = parse_invocation_text(&remind, "/remind 60 a", None).unwrap();
+    assert_eq!(
+        remind.check_bounds(&args, None).unwrap_err().option(),
+        "note",
+        "the greedy string is one value, counted in characters"
+    );
+    let args = parse_invocation_text(&remind, "/remind 60 éé", None).unwrap();
+    assert!(remind.check_bounds(&args, None).is_ok());
+}
+
+#[test]
+fn a_parse_error_about_one_value_has_argument_detail() {
+    use botlane::{ArgValueKind, ArgumentRule};
+    let e = err(&roll(), "/roll");
+    let detail = e.argument_error().unwrap();
+    assert_eq!(
+        (detail.option(), detail.rule(), detail.value_kind()),
+        ("count", &ArgumentRule::Missing, None)
+    );
+    let e = err(&roll(), "/roll 2 sides:x");
+    let detail = e.argument_error().unwrap();
+    assert_eq!(
+        (detail.option(), detail.rule(), detail.value_kind()),
+        (
+            "sides",
+            &ArgumentRule::WrongType {
+                expected: T::Integer
+            },
+            Some(ArgValueKind::String)
+        )
+    );
+    assert_eq!(detail.usage(), Some(e.usage()));
+    let choose = CommandDeclaration::new("choose", "Pick").option(
+        opt("color", T::String)
+            .required(true)
+            .choices(["red", "blue"]),
+    );
+    let e = err(&choose, "/choose green");
+    assert_eq!(
+        e.argument_error().unwrap().to_string(),
+        "option \"color\" must be one of red, blue\nusage: /choose <color>"
+    );
+    for line in [
+        "/roll 2 \"6",
+        "/roll sides:6 2",
+        "/rolls 2",
+        "/roll 1 count:2",
+    ] {
+        assert!(err(&roll(), line).argument_error().is_none(), "{line}");
+    }
+    assert!(err(&ping(), "/ping x").argument_error().is_none());
+}
+
+#[test]
+fn a_parse_error_as_an_answer_ends_with_its_usage_line() {
+    let e = err(&roll(), "/roll two");
+    assert_eq!(
+        e.with_usage().to_string(),
+        "option \"count\" expects an integer\nusage: /roll <count> [sides] [label]"
+    );
+    let e = err(&ping(), "/ping x");
+    assert_eq!(
+        e.with_usage().to_string(),
+        "too many values for the command \"ping\"\nusage: /ping"
+    );
+}

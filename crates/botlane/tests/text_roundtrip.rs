@@ -1,7 +1,8 @@
 //! The law of text-grammar §7 as a property:
 //! `parse_invocation_text(decl, format_invocation_text(decl, args, prefix), prefix) == args`
 //! over generated declarations (valid by construction) and argument maps
-//! that fit them; and the parser and matcher never panic on any input.
+//! that fit them, with or without local bounds (which the grammar ignores);
+//! and the parser and matcher never panic on any input.
 #![allow(clippy::unwrap_used)]
 
 #[path = "support/proptest_cases.rs"]
@@ -381,5 +382,51 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+/// `decl` with random local bounds on every option: any bounds at all,
+/// consistent or not, excluding the args or not.
+fn with_bounds(mut decl: CommandDeclaration, seeds: &[(i64, i64, u8)]) -> CommandDeclaration {
+    for (option, (a, b, which)) in decl.options.iter_mut().zip(seeds.iter().cycle()) {
+        #[allow(clippy::cast_precision_loss)]
+        let (a, b) = (*a as f64, *b as f64);
+        if which & 1 != 0 {
+            option.min_value = Some(a);
+        }
+        if which & 2 != 0 {
+            option.max_value = Some(b);
+        }
+        if which & 4 != 0 {
+            option.min_length = Some(a.abs() as usize % 8);
+        }
+        if which & 8 != 0 {
+            option.max_length = Some(b.abs() as usize % 8);
+        }
+    }
+    decl
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn bounds_leave_the_law_and_the_structured_check_alone(
+        case in case(),
+        seeds in prop::collection::vec((-20i64..20, -20i64..20, 0u8..16), 1..4),
+    ) {
+        let prefix = case.prefix.as_deref();
+        let bounded = with_bounds(case.decl.clone(), &seeds);
+        let line = format_invocation_text(&bounded, &case.args, prefix).unwrap();
+        prop_assert_eq!(&line, &format_invocation_text(&case.decl, &case.args, prefix).unwrap());
+        let parsed = parse_invocation_text(&bounded, &line, prefix);
+        prop_assert_eq!(parsed.as_ref(), Ok(&case.args), "line {:?}", line);
+        let checked = bounded.check_args(case.args.clone(), prefix);
+        prop_assert_eq!(checked.as_ref(), Ok(&case.args));
+        // Both lanes meet the same bounds check after parsing.
+        let text_lane = bounded.check_bounds(parsed.as_ref().unwrap(), prefix);
+        let structured = bounded.check_invocation(case.args.clone(), prefix);
+        prop_assert_eq!(text_lane.as_ref().err(), structured.as_ref().err());
+        prop_assert_eq!(case.decl.check_bounds(&case.args, prefix), Ok(()));
     }
 }

@@ -10,10 +10,11 @@ mod support;
 use std::sync::{Arc, Mutex};
 
 use botlane::{
-    decode_command_data, encode_command_data, parse_invocation_text, validate_declaration,
-    ArgValueError, ArgsError, ChannelId, Command, CommandArgValue, CommandArgs, CommandChoice,
-    CommandContext, CommandData, CommandDeclaration, CommandErrorReason, CommandInvocation,
-    CommandOption, CommandOptionType, CommandRegistry, CommandSource, Message, RoleId, UserId,
+    compute_menu_hash, decode_command_data, encode_command_data, format_invocation_text,
+    parse_invocation_text, usage_line, validate_declaration, ArgValueKind, ArgumentError,
+    ArgumentRule, ChannelId, Command, CommandArgValue, CommandArgs, CommandChoice, CommandContext,
+    CommandData, CommandDeclaration, CommandErrorReason, CommandInvocation, CommandOption,
+    CommandOptionType, CommandOptionValue, CommandRegistry, CommandSource, Message, RoleId, UserId,
 };
 use support::{command_error_event, World, WAIT};
 
@@ -222,67 +223,73 @@ fn args(pairs: &[(&str, CommandArgValue)]) -> CommandArgs {
         .collect()
 }
 
+/// `(option, rule, value type)` of an argument error.
+fn detail(err: &ArgumentError) -> (&str, &ArgumentRule, Option<ArgValueKind>) {
+    (err.option(), err.rule(), err.value_kind())
+}
+
 #[test]
-fn from_args_names_the_option_and_the_fault() {
+fn from_args_names_the_option_the_rule_and_the_value_type() {
     let err = Roll::from_args(&args(&[("sides", 6.into())])).unwrap_err();
-    assert_eq!(
-        err,
-        ArgsError::Missing {
-            option: "count".into()
-        }
-    );
-    assert_eq!(err.to_string(), "option \"count\" is required but missing");
+    assert_eq!(detail(&err), ("count", &ArgumentRule::Missing, None));
+    assert_eq!(err.to_string(), "option \"count\" is required");
 
     let err = Roll::from_args(&args(&[("count", "two".into())])).unwrap_err();
-    assert_eq!(err.option(), "count");
+    assert_eq!(
+        detail(&err),
+        (
+            "count",
+            &ArgumentRule::WrongType {
+                expected: CommandOptionType::Integer
+            },
+            Some(ArgValueKind::String)
+        )
+    );
     assert_eq!(
         err.to_string(),
-        "option \"count\": expected an integer, got the string \"two\""
+        "option \"count\" expects an integer, got a string",
+        "the type of the value, never the value"
     );
 
     let err = Roll::from_args(&args(&[("count", 256.into())])).unwrap_err();
-    assert!(matches!(
-        err,
-        ArgsError::Invalid {
-            error: ArgValueError::OutOfRange {
-                value: 256,
-                min: 0,
-                max: 255
-            },
-            ..
-        }
-    ));
+    assert_eq!(
+        detail(&err),
+        (
+            "count",
+            &ArgumentRule::OutOfRange { min: 0, max: 255 },
+            Some(ArgValueKind::Integer)
+        )
+    );
+    assert_eq!(
+        err.to_string(),
+        "option \"count\" must be a whole number from 0 to 255"
+    );
 
     let err = Roll::from_args(&args(&[("count", 1.into()), ("mode", "max".into())])).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "option \"mode\": \"max\" is not one of \"sum\", \"keep-highest\", \"drop lowest\""
+        "option \"mode\" must be one of sum, keep-highest, drop lowest"
     );
 
     let err = Roll::from_args(&args(&[("count", 1.into()), ("verbose", 2.into())])).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "option \"verbose\": expected a boolean, got the integer 2"
+        "option \"verbose\" expects true or false (or yes/no, 1/0), got an integer"
     );
 
     let err = Roll::from_args(&args(&[("count", 1.into()), ("player", "".into())])).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "option \"player\": expected a user id (ids are non-empty), got the string \"\""
+        "option \"player\" expects a non-empty user id, got a string"
     );
 
     let err = Roll::from_args(&args(&[("count", 1.into()), ("colour", "red".into())])).unwrap_err();
-    assert_eq!(
-        err,
-        ArgsError::Undeclared {
-            option: "colour".into()
-        }
-    );
+    assert_eq!(detail(&err), ("colour", &ArgumentRule::Unknown, None));
+    assert_eq!(err.to_string(), "this command has no option \"colour\"");
 }
 
 #[test]
 fn integer_types_convert_with_their_ranges() {
-    use botlane::CommandOptionValue;
     let v = CommandArgValue::Integer;
     assert_eq!(i8::from_arg(&v(-128)), Ok(-128));
     assert!(i8::from_arg(&v(128)).is_err());
@@ -292,33 +299,151 @@ fn integer_types_convert_with_their_ranges() {
     );
     assert_eq!(
         u64::from_arg(&v(-1)),
-        Err(ArgValueError::OutOfRange {
-            value: -1,
+        Err(ArgumentRule::OutOfRange {
             min: 0,
             max: 9_007_199_254_740_991
         })
     );
-    assert!(matches!(
+    assert_eq!(
         i64::from_arg(&v(i64::MAX)),
-        Err(ArgValueError::OutOfRange {
-            max: 9_007_199_254_740_991,
-            ..
+        Err(ArgumentRule::OutOfRange {
+            min: -9_007_199_254_740_991,
+            max: 9_007_199_254_740_991
         })
-    ));
+    );
     assert_eq!(
         i32::from_arg(&CommandArgValue::Number(3.0)),
         Ok(3),
         "an integral number serves an integer"
     );
     assert_eq!(
-        i32::from_arg(&CommandArgValue::Number(3.5))
-            .unwrap_err()
-            .to_string(),
-        "expected an integer, got the number 3.5"
+        i32::from_arg(&CommandArgValue::Number(3.5)),
+        Err(ArgumentRule::WrongType {
+            expected: CommandOptionType::Integer
+        })
     );
     assert_eq!(
         <ChannelId as CommandOptionValue>::KIND,
         CommandOptionType::Channel
+    );
+}
+
+fn full_roll() -> Roll {
+    Roll {
+        count: 3,
+        sides: Some(20),
+        mode: Some(Mode::DropLowest),
+        factor: Some(-0.5),
+        verbose: Some(false),
+        label: Some("sides:6 \"fire\" ball ".into()),
+        player: Some(UserId("u1".into())),
+        channel: Some("c 1".into()),
+        role: None,
+    }
+}
+
+#[test]
+fn to_args_is_read_back_by_from_args_on_both_lanes() {
+    let decl = Roll::declaration();
+    let mut registry = CommandRegistry::new();
+    registry
+        .command::<Roll>(|_ctx, _roll| async { Ok::<(), std::io::Error>(()) })
+        .unwrap();
+    for roll in [
+        full_roll(),
+        Roll {
+            count: 0,
+            sides: None,
+            mode: None,
+            factor: None,
+            verbose: None,
+            label: None,
+            player: None,
+            channel: None,
+            role: Some(RoleId("r1".into())),
+        },
+    ] {
+        let args = roll.to_args();
+        assert!(!args.values().any(|v| v == &CommandArgValue::from("")));
+        assert_eq!(Roll::from_args(&args).unwrap(), roll);
+
+        let line = format_invocation_text(&decl, &args, Some("!")).unwrap();
+        let parsed = parse_invocation_text(&decl, &line, Some("!")).unwrap();
+        assert_eq!(Roll::from_args(&parsed).unwrap(), roll, "{line}");
+
+        let sidecar = encode_command_data(&CommandData {
+            bot_id: "b1".into(),
+            name: decl.name.clone(),
+            args,
+        });
+        let decoded = decode_command_data(&sidecar, Some(&registry)).unwrap();
+        assert_eq!(Roll::from_args(&decoded.args).unwrap(), roll);
+    }
+    let unfilled = full_roll().to_args();
+    assert!(
+        !unfilled.contains_key("role"),
+        "an unfilled option is absent"
+    );
+}
+
+/// Remind me later
+#[derive(Command, Debug, PartialEq)]
+struct Remind {
+    /// In how many minutes
+    #[option(min = 1, max = 3600)]
+    minutes: u16,
+    /// How loud, from a whisper to a shout
+    #[option(min = -1.5, max = 1e3)]
+    volume: Option<f64>,
+    /// Which tone
+    #[option(choices("2", "4"), max = 4)]
+    tone: Option<i32>,
+    /// What about
+    #[option(min_length = 1, max_length = 200)]
+    note: Option<String>,
+}
+
+#[test]
+fn derived_bounds_equal_the_builders_and_leave_the_menu_alone() {
+    use CommandOptionType as T;
+    let built = CommandDeclaration::new("remind", "Remind me later")
+        .option(
+            CommandOption::new("minutes", "In how many minutes", T::Integer)
+                .required(true)
+                .min(1)
+                .max(3600),
+        )
+        .option(
+            CommandOption::new("volume", "How loud, from a whisper to a shout", T::Number)
+                .min(-1.5)
+                .max(1e3),
+        )
+        .option(
+            CommandOption::new("tone", "Which tone", T::Integer)
+                .choices(["2", "4"])
+                .max(4),
+        )
+        .option(
+            CommandOption::new("note", "What about", T::String)
+                .min_length(1)
+                .max_length(200),
+        );
+    assert_eq!(Remind::declaration(), built);
+    validate_declaration(&built).unwrap();
+
+    let mut bare = built.clone();
+    for option in &mut bare.options {
+        option.min_value = None;
+        option.max_value = None;
+        option.min_length = None;
+        option.max_length = None;
+    }
+    assert_ne!(bare, built);
+    assert_eq!(compute_menu_hash(&[bare]), compute_menu_hash(&[built]));
+    assert_eq!(
+        usage_line(&Remind::declaration(), None),
+        "/remind <minutes (1 to 3600)> [volume (-1.5 to 1e3)] [tone (at most 4)] \
+         [note (1 to 200 characters)]"
     );
 }
 
@@ -361,8 +486,13 @@ async fn a_typed_handler_gets_the_struct_or_fails_with_the_args_error() {
         .call(context(args(&[("count", 400.into())])))
         .await
         .unwrap_err();
-    let err = err.downcast::<ArgsError>().unwrap();
+    let err = err.downcast::<ArgumentError>().unwrap();
     assert_eq!(err.option(), "count");
+    assert_eq!(
+        err.usage(),
+        Some(usage_line(&Roll::declaration(), None).as_str()),
+        "the typed registration adds the usage line"
+    );
     assert_eq!(seen.lock().unwrap().len(), 1, "the handler did not run");
 
     // Registering a typed command goes through the same checks as any other.
@@ -422,6 +552,9 @@ async fn typed_commands_run_on_both_lanes_through_the_client() {
     assert_eq!(e.reason, CommandErrorReason::Arguments);
     assert_eq!(
         e.error.as_ref().unwrap().to_string(),
-        "option \"count\": 300 is out of range 0..=255"
+        format!(
+            "option \"count\" must be a whole number from 0 to 255\nusage: {}",
+            usage_line(&Roll::declaration(), None)
+        )
     );
 }

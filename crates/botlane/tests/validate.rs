@@ -4,9 +4,9 @@
 #![allow(clippy::unwrap_used)]
 
 use botlane::{
-    validate_declaration, CommandDeclaration, CommandOption, CommandOptionType as T,
+    validate_declaration, ArgumentRule, CommandDeclaration, CommandOption, CommandOptionType as T,
     DeclarationError, DeclarationRule as R, MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN,
-    MAX_COMMAND_DESC, MAX_OPTIONS_PER_COMMAND,
+    MAX_COMMAND_DESC, MAX_OPTIONS_PER_COMMAND, MAX_OPTION_LENGTH,
 };
 
 fn opt(name: &str, kind: T) -> CommandOption {
@@ -14,10 +14,9 @@ fn opt(name: &str, kind: T) -> CommandOption {
 }
 
 fn cmd(options: Vec<CommandOption>) -> CommandDeclaration {
-    CommandDeclaration {
-        options,
-        ..CommandDeclaration::new("roll", "Roll dice")
-    }
+    let mut decl = CommandDeclaration::new("roll", "Roll dice");
+    decl.options = options;
+    decl
 }
 
 /// The only violation of `decl`, with its message.
@@ -542,4 +541,208 @@ fn json_declarations_are_validated_after_parsing() {
         }
     ));
     assert_eq!(path, "roll.options[0].choices[1]");
+}
+
+#[test]
+fn bounds_within_every_limit_are_valid() {
+    let decl = cmd(vec![
+        opt("i", T::Integer)
+            .min(-9_007_199_254_740_991_i64 as f64)
+            .max(9_007_199_254_740_991_i64 as f64),
+        opt("n", T::Number).min(-0.5).max(-0.5),
+        opt("s", T::String)
+            .min_length(0)
+            .max_length(MAX_OPTION_LENGTH),
+        opt("c", T::Integer).choices(["1", "3"]).min(1).max(3),
+        opt("t", T::String)
+            .choices(["ab", "abc"])
+            .min_length(2)
+            .max_length(3),
+    ]);
+    validate_declaration(&decl).unwrap();
+}
+
+#[test]
+fn bounds_apply_only_to_their_types() {
+    for kind in [T::String, T::Boolean, T::User, T::Channel, T::Role] {
+        let (rule, msg, path) = only(&cmd(vec![opt("o", kind).min(1)]));
+        assert_eq!(
+            rule,
+            R::BoundNotForType {
+                bound: "min_value",
+                kind
+            }
+        );
+        assert_eq!(
+            msg,
+            format!(
+                "option \"o\" of command \"roll\": min_value does not apply to a {kind} option"
+            )
+        );
+        assert_eq!(path, "roll.options[0]");
+    }
+    for kind in [
+        T::Integer,
+        T::Number,
+        T::Boolean,
+        T::User,
+        T::Channel,
+        T::Role,
+    ] {
+        let (rule, _, _) = only(&cmd(vec![opt("o", kind).max_length(3)]));
+        assert_eq!(
+            rule,
+            R::BoundNotForType {
+                bound: "max_length",
+                kind
+            }
+        );
+    }
+}
+
+#[test]
+fn numeric_bounds_must_be_values_of_the_type() {
+    for bad in [1.5, 9_007_199_254_740_992.0, f64::NAN, f64::INFINITY] {
+        let (rule, msg, _) = only(&cmd(vec![opt("o", T::Integer).max(bad)]));
+        assert!(
+            matches!(
+                rule,
+                R::BoundNotOfType {
+                    bound: "max_value",
+                    kind: T::Integer,
+                    ..
+                }
+            ),
+            "{bad}"
+        );
+        assert!(
+            msg.ends_with("is not a whole number within ±9007199254740991"),
+            "{msg}"
+        );
+    }
+    for bad in [f64::NAN, f64::NEG_INFINITY] {
+        let (rule, msg, _) = only(&cmd(vec![opt("o", T::Number).min(bad)]));
+        assert!(matches!(
+            rule,
+            R::BoundNotOfType {
+                bound: "min_value",
+                ..
+            }
+        ));
+        assert!(msg.ends_with("is not a finite number"), "{msg}");
+    }
+}
+
+#[test]
+fn minimums_must_not_exceed_maximums() {
+    let (rule, msg, _) = only(&cmd(vec![opt("o", T::Number).min(2).max(1.5)]));
+    assert_eq!(rule, R::MinAboveMax { min: 2.0, max: 1.5 });
+    assert!(
+        msg.ends_with("min_value 2 is greater than max_value 1.5"),
+        "{msg}"
+    );
+    let (rule, msg, _) = only(&cmd(vec![opt("o", T::String).min_length(3).max_length(2)]));
+    assert_eq!(
+        rule,
+        R::MinLengthAboveMaxLength {
+            min_length: 3,
+            max_length: 2
+        }
+    );
+    assert!(
+        msg.ends_with("min_length 3 is greater than max_length 2"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn lengths_are_capped() {
+    let (rule, msg, _) = only(&cmd(vec![
+        opt("o", T::String).min_length(MAX_OPTION_LENGTH + 1)
+    ]));
+    assert_eq!(
+        rule,
+        R::LengthTooLarge {
+            bound: "min_length",
+            length: MAX_OPTION_LENGTH + 1
+        }
+    );
+    assert!(
+        msg.ends_with("min_length 6001 is more than MAX_OPTION_LENGTH (6000)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn every_choice_must_be_within_the_bounds() {
+    let decl = cmd(vec![
+        opt("i", T::Integer).choices(["1", "+07", "20"]).max(6),
+        opt("s", T::String).choices(["a", "abcd"]).min_length(2),
+    ]);
+    let err = validate_declaration(&decl).unwrap_err();
+    let found: Vec<(R, String)> = err
+        .violations()
+        .iter()
+        .map(|v| (v.rule().clone(), v.path()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                R::ChoiceOutOfBounds {
+                    choice: "+07".into(),
+                    broken: ArgumentRule::AboveMax { max: 6.0 }
+                },
+                "roll.options[0].choices[1]".into()
+            ),
+            (
+                R::ChoiceOutOfBounds {
+                    choice: "20".into(),
+                    broken: ArgumentRule::AboveMax { max: 6.0 }
+                },
+                "roll.options[0].choices[2]".into()
+            ),
+            (
+                R::ChoiceOutOfBounds {
+                    choice: "a".into(),
+                    broken: ArgumentRule::TooShort { min_length: 2 }
+                },
+                "roll.options[1].choices[0]".into()
+            ),
+        ]
+    );
+    assert_eq!(
+        err.violations()[0].to_string(),
+        "option \"i\" of command \"roll\": choice \"+07\" is outside the option's bounds: it must be at most 6"
+    );
+}
+
+#[test]
+fn every_bound_violation_is_reported_at_once() {
+    let decl = cmd(vec![
+        opt("b", T::Boolean).min(0).max_length(1),
+        opt("i", T::Integer).min(0.5).max(-1),
+    ]);
+    let err = validate_declaration(&decl).unwrap_err();
+    let rules: Vec<&R> = err.violations().iter().map(|v| v.rule()).collect();
+    assert_eq!(rules.len(), 4, "{err}");
+    assert!(
+        err.to_string().starts_with("4 declaration rules violated:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn json_bounds_are_validated_after_parsing() {
+    let decl: CommandDeclaration = serde_json::from_str(
+        r#"{"name":"roll","description":"Roll","options":[
+            {"name":"n","description":"d","type":"integer","min_value":0.5},
+            {"name":"s","description":"d","type":"string","min_length":4,"max_length":2}
+        ]}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        validate_declaration(&decl).unwrap_err().violations().len(),
+        2
+    );
 }

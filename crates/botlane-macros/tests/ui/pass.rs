@@ -1,5 +1,5 @@
 // Everything the derives accept at the limits: 25 options, 25 choices of 100
-// characters, every value type, every attribute.
+// characters, every value type, every attribute, bounds at their limits.
 use botlane::{ChannelId, Command, CommandChoice, RoleId, UserId};
 
 #[derive(CommandChoice)]
@@ -20,7 +20,7 @@ struct Limits {
     #[option(choices("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"))]
     o2: String,
     /// A number
-    #[option(choices("0.5", "1e3"))]
+    #[option(choices("0.5", "1e3"), min = -0.5, max = 1e3)]
     o3: f64,
     /// A boolean
     o4: bool,
@@ -36,6 +36,7 @@ struct Limits {
     /// An enum
     o9: Mode,
     /// Small integers
+    #[option(min = -9007199254740991, max = 9007199254740991)]
     o10: Option<u8>,
     /// d
     o11: Option<i8>,
@@ -54,6 +55,7 @@ struct Limits {
     /// d
     o18: Option<isize>,
     /// d
+    #[option(min_length = 0, max_length = 6000)]
     o19: Option<String>,
     /// d
     o20: Option<bool>,
@@ -62,7 +64,7 @@ struct Limits {
     /// d
     o22: Option<Mode>,
     /// d
-    #[option(kind = "role")]
+    #[option(kind = "string", min_length = 3, max_length = 3)]
     o23: Option<String>,
     /// d
     o24: Option<ChannelId>,
@@ -74,4 +76,8 @@ fn main() {
     let decl = <Limits as Command>::declaration();
     assert_eq!(decl.options.len(), 25);
     botlane::validate_declaration(&decl).unwrap();
+    assert_eq!(decl.options[2].min_value, Some(-0.5));
+    assert_eq!(decl.options[9].max_value, Some(9007199254740991.0));
+    assert_eq!(decl.options[18].max_length, Some(6000));
+    assert_eq!(decl.options[22].min_length, Some(3));
 }

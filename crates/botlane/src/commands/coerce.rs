@@ -5,7 +5,8 @@
 //! whether a value already *is* its coerced form.
 
 use super::limits::MAX_SAFE_INTEGER;
-use super::types::{CommandArgValue, CommandOption, CommandOptionType};
+use super::option::CommandOption;
+use super::types::{CommandArgValue, CommandOptionType};
 
 /// Coerces the text of one token to `kind`, or `None` when the text is not
 /// acceptable for that type.

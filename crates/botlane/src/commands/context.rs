@@ -1,8 +1,17 @@
 //! What a handler is given: the invocation, the message, and typed getters.
 
+use std::sync::Arc;
+
+use super::argument_error::{ArgumentError, ArgumentRule};
 use super::coerce::{parse_boolean, parse_integer, parse_number};
-use super::limits::MAX_SAFE_INTEGER;
-use super::types::{format_number, CommandArgValue, CommandArgs, CommandInvocation, CommandSource};
+use super::limits::{DEFAULT_COMMAND_PREFIX, MAX_SAFE_INTEGER};
+use super::registry::CommandRegistry;
+use super::text::usage_line;
+use super::typed::{optional_arg, Command, CommandOptionValue};
+use super::types::{
+    format_number, CommandArgValue, CommandArgs, CommandDeclaration, CommandInvocation,
+    CommandSource,
+};
 use crate::message::Message;
 
 /// What a [`CommandHandler`](crate::CommandHandler) is given: the recognised
@@ -22,10 +31,23 @@ use crate::message::Message;
 /// Strings are read by the same coercion table as the text lane, so a
 /// handler reads `"42"` from a string option the way the text lane would
 /// read it for an integer option.
+///
+/// For typed access that fails with a message for the user instead of
+/// `None`, use [`require`](Self::require), [`optional`](Self::optional) and
+/// [`args_as`](Self::args_as).
+///
+/// Besides the invocation and the message, a context carries what dispatch
+/// knows about where it runs: the text-lane prefix (for usage lines), the
+/// server of the invoking channel (for checks and cooldowns), and a snapshot
+/// of the registry (for help and usage lines). A context built by hand has
+/// none of them until given with the `with_*` methods.
 #[derive(Debug, Clone)]
 pub struct CommandContext {
     invocation: CommandInvocation,
     message: Message,
+    prefix: Option<Arc<str>>,
+    server_id: Option<String>,
+    registry: Option<Arc<CommandRegistry>>,
 }
 
 impl CommandContext {
@@ -34,6 +56,190 @@ impl CommandContext {
         Self {
             invocation,
             message,
+            prefix: None,
+            server_id: None,
+            registry: None,
+        }
+    }
+
+    /// Sets the text-lane prefix the client uses (builder style); usage
+    /// lines are written with it.
+    ///
+    /// ```
+    /// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    /// # let invocation = CommandInvocation { name: "ping".into(), args: CommandArgs::new(), source: CommandSource::Text };
+    /// let ctx = CommandContext::for_test(invocation, Message::new("m1", "c1", "u1", "!ping"));
+    /// assert_eq!(ctx.prefix(), "/");
+    /// assert_eq!(ctx.with_prefix("!").prefix(), "!");
+    /// ```
+    #[must_use]
+    pub fn with_prefix(mut self, prefix: impl Into<Arc<str>>) -> Self {
+        self.prefix = Some(prefix.into());
+        self
+    }
+
+    /// Sets the id of the server the invoking channel belongs to (builder
+    /// style), as the client knows it from its channel list.
+    ///
+    /// ```
+    /// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    /// # let invocation = CommandInvocation { name: "ping".into(), args: CommandArgs::new(), source: CommandSource::Text };
+    /// let ctx = CommandContext::for_test(invocation, Message::new("m1", "c1", "u1", "/ping"));
+    /// assert_eq!(ctx.server_id(), None);
+    /// assert_eq!(ctx.with_server_id("s1").server_id(), Some("s1"));
+    /// ```
+    #[must_use]
+    pub fn with_server_id(mut self, server_id: impl Into<String>) -> Self {
+        self.server_id = Some(server_id.into());
+        self
+    }
+
+    /// Sets the registry snapshot the invocation was dispatched from
+    /// (builder style): [`declaration`](Self::declaration), usage lines in
+    /// errors, and the built-in help read it.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// # use botlane::{CommandArgs, CommandContext, CommandDeclaration, CommandInvocation, CommandRegistry, CommandSource, Message};
+    ///
+    /// let mut registry = CommandRegistry::new();
+    /// registry.register(CommandDeclaration::new("ping", "Pong"), |_ctx| async { Ok::<(), std::io::Error>(()) })?;
+    /// # let invocation = CommandInvocation { name: "ping".into(), args: CommandArgs::new(), source: CommandSource::Text };
+    /// let ctx = CommandContext::for_test(invocation, Message::new("m1", "c1", "u1", "/ping"))
+    ///     .with_registry(Arc::new(registry));
+    /// assert_eq!(ctx.declaration().map(|d| d.description.as_str()), Some("Pong"));
+    /// assert_eq!(ctx.usage().as_deref(), Some("/ping"));
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    #[must_use]
+    pub fn with_registry(mut self, registry: Arc<CommandRegistry>) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
+    /// The text-lane prefix: the one given with [`with_prefix`](Self::with_prefix),
+    /// else [`DEFAULT_COMMAND_PREFIX`].
+    pub fn prefix(&self) -> &str {
+        self.prefix.as_deref().unwrap_or(DEFAULT_COMMAND_PREFIX)
+    }
+
+    /// The id of the server the invoking channel belongs to, when known.
+    pub fn server_id(&self) -> Option<&str> {
+        self.server_id.as_deref()
+    }
+
+    /// The registry snapshot the invocation was dispatched from, when given.
+    pub fn registry(&self) -> Option<&CommandRegistry> {
+        self.registry.as_deref()
+    }
+
+    /// The declaration of the invoked command, when the registry is known.
+    pub fn declaration(&self) -> Option<&CommandDeclaration> {
+        self.registry()?.get(self.name()).map(|c| &c.decl)
+    }
+
+    /// The usage line of the invoked command with [`prefix`](Self::prefix),
+    /// when the registry is known.
+    pub fn usage(&self) -> Option<String> {
+        self.declaration()
+            .map(|decl| usage_line(decl, Some(self.prefix())))
+    }
+
+    /// Option `name` converted to `T`; an [`ArgumentError`] naming the
+    /// option when it is unfilled or does not convert (with the usage line
+    /// when the registry is known). The `get_*` getters stay forgiving: they
+    /// give `None` instead.
+    ///
+    /// ```
+    /// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    /// # let mut args = CommandArgs::new();
+    /// # args.insert("count".into(), 300_i64.into());
+    /// # let ctx = CommandContext::for_test(
+    /// #     CommandInvocation { name: "roll".into(), args, source: CommandSource::Text },
+    /// #     Message::new("m1", "c1", "u1", "/roll 300"),
+    /// # );
+    /// assert_eq!(ctx.require::<i64>("count")?, 300);
+    /// assert_eq!(
+    ///     ctx.require::<u8>("count").unwrap_err().to_string(),
+    ///     "option \"count\" must be a whole number from 0 to 255"
+    /// );
+    /// assert_eq!(ctx.require::<String>("label").unwrap_err().to_string(), "option \"label\" is required");
+    /// # Ok::<(), botlane::ArgumentError>(())
+    /// ```
+    pub fn require<T: CommandOptionValue>(&self, name: &str) -> Result<T, ArgumentError> {
+        self.optional(name)?.ok_or_else(|| {
+            let rule = match self.declaration() {
+                Some(decl) if decl.find_option(name).is_none() => ArgumentRule::Unknown,
+                _ => ArgumentRule::Missing,
+            };
+            self.with_usage(ArgumentError::new(name, rule))
+        })
+    }
+
+    /// Option `name` converted to `T`, `None` when unfilled; an
+    /// [`ArgumentError`] naming the option when it does not convert.
+    ///
+    /// ```
+    /// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    /// # let mut args = CommandArgs::new();
+    /// # args.insert("sides".into(), 6_i64.into());
+    /// # let ctx = CommandContext::for_test(
+    /// #     CommandInvocation { name: "roll".into(), args, source: CommandSource::Text },
+    /// #     Message::new("m1", "c1", "u1", "/roll 2 6"),
+    /// # );
+    /// assert_eq!(ctx.optional::<u32>("sides")?, Some(6));
+    /// assert_eq!(ctx.optional::<u32>("label")?, None);
+    /// assert!(ctx.optional::<bool>("sides").is_err());
+    /// # Ok::<(), botlane::ArgumentError>(())
+    /// ```
+    pub fn optional<T: CommandOptionValue>(&self, name: &str) -> Result<Option<T>, ArgumentError> {
+        optional_arg(self.args(), name).map_err(|e| self.with_usage(e))
+    }
+
+    /// The arguments as the typed command `C`, with `C`'s usage line in the
+    /// error when they do not convert.
+    ///
+    /// This is what a typed handler registered with
+    /// [`CommandRegistry::command`] receives: that registration converts
+    /// before calling the handler, and this lets a plain
+    /// [`register`](CommandRegistry::register) handler do the same when it
+    /// suits it, e.g. to answer first or to pick between two shapes.
+    ///
+    /// ```
+    /// use botlane::{Command, CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    ///
+    /// /// Roll some dice
+    /// #[derive(Command, Debug, PartialEq)]
+    /// struct Roll {
+    ///     /// How many dice
+    ///     #[option(min = 1, max = 10)]
+    ///     count: u8,
+    /// }
+    ///
+    /// let ctx = |count: i64| CommandContext::for_test(
+    ///     CommandInvocation {
+    ///         name: "roll".into(),
+    ///         args: CommandArgs::from([("count".into(), count.into())]),
+    ///         source: CommandSource::Structured,
+    ///     },
+    ///     Message::new("m1", "c1", "u1", "/roll"),
+    /// );
+    /// assert_eq!(ctx(3).args_as::<Roll>()?, Roll { count: 3 });
+    /// assert_eq!(
+    ///     ctx(300).args_as::<Roll>().unwrap_err().to_string(),
+    ///     "option \"count\" must be a whole number from 0 to 255\nusage: /roll <count (1 to 10)>"
+    /// );
+    /// # Ok::<(), botlane::ArgumentError>(())
+    /// ```
+    pub fn args_as<C: Command>(&self) -> Result<C, ArgumentError> {
+        C::from_args(self.args())
+            .map_err(|e| e.with_usage(usage_line(&C::declaration(), Some(self.prefix()))))
+    }
+
+    fn with_usage(&self, error: ArgumentError) -> ArgumentError {
+        match self.usage() {
+            Some(usage) => error.with_usage(usage),
+            None => error,
         }
     }
 
@@ -467,5 +673,89 @@ mod tests {
             CommandContext::get_boolean,
         );
         assert!(got.iter().all(Option::is_none), "{got:?}");
+    }
+
+    fn roll_registry() -> Arc<CommandRegistry> {
+        use crate::commands::option::CommandOption;
+        use crate::commands::types::CommandOptionType;
+        let mut registry = CommandRegistry::new();
+        registry
+            .register(
+                CommandDeclaration::new("roll", "Roll")
+                    .option(
+                        CommandOption::new("count", "n", CommandOptionType::Integer).required(true),
+                    )
+                    .option(CommandOption::new("label", "l", CommandOptionType::String)),
+                |_ctx| async { Ok::<(), std::io::Error>(()) },
+            )
+            .unwrap();
+        Arc::new(registry)
+    }
+
+    fn roll(args: CommandArgs) -> CommandContext {
+        CommandContext::for_test(
+            CommandInvocation {
+                name: "roll".into(),
+                args,
+                source: CommandSource::Text,
+            },
+            Message::new("m1", "c1", "u1", "!roll"),
+        )
+    }
+
+    #[test]
+    fn require_names_the_option_and_adds_the_usage_line_when_it_can() {
+        let args = CommandArgs::from([("count".to_owned(), V::Integer(-1))]);
+        let bare = roll(args.clone());
+        let err = bare.require::<u8>("count").unwrap_err();
+        assert_eq!(err.rule(), &ArgumentRule::OutOfRange { min: 0, max: 255 });
+        assert_eq!(err.usage(), None, "no registry, no usage line");
+
+        let wired = roll(args).with_prefix("!").with_registry(roll_registry());
+        let err = wired.require::<u8>("count").unwrap_err();
+        assert_eq!(err.usage(), Some("!roll <count> [label]"));
+        assert_eq!(wired.require::<i64>("count").unwrap(), -1);
+        let err = wired.require::<String>("label").unwrap_err();
+        assert_eq!(
+            (err.option(), err.rule()),
+            ("label", &ArgumentRule::Missing)
+        );
+        let err = wired.require::<String>("lable").unwrap_err();
+        assert_eq!(
+            (err.option(), err.rule()),
+            ("lable", &ArgumentRule::Unknown),
+            "a name the command does not declare is told apart from a missing one"
+        );
+        assert_eq!(
+            bare.require::<String>("lable").unwrap_err().rule(),
+            &ArgumentRule::Missing
+        );
+        assert_eq!(wired.optional::<String>("label").unwrap(), None);
+        // The spec's getters stay forgiving.
+        assert_eq!(wired.get_string("lable"), None);
+    }
+
+    #[test]
+    fn what_dispatch_knows_is_carried() {
+        let ctx = roll(CommandArgs::new());
+        assert_eq!((ctx.prefix(), ctx.server_id()), ("/", None));
+        assert!(ctx.registry().is_none() && ctx.declaration().is_none() && ctx.usage().is_none());
+        let ctx = ctx
+            .with_prefix("!")
+            .with_server_id("s1")
+            .with_registry(roll_registry());
+        assert_eq!((ctx.prefix(), ctx.server_id()), ("!", Some("s1")));
+        assert_eq!(ctx.declaration().map(|d| d.name.as_str()), Some("roll"));
+        assert_eq!(ctx.usage().as_deref(), Some("!roll <count> [label]"));
+        let other = CommandContext::for_test(
+            CommandInvocation {
+                name: "gone".into(),
+                args: CommandArgs::new(),
+                source: CommandSource::Text,
+            },
+            Message::new("m1", "c1", "u1", "/gone"),
+        )
+        .with_registry(roll_registry());
+        assert!(other.declaration().is_none());
     }
 }

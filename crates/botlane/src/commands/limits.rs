@@ -14,6 +14,13 @@ pub const MAX_COMMAND_DESC: usize = 100;
 pub const MAX_COMMANDS_PAYLOAD: usize = 16384;
 /// Characters of the encrypted sidecar of one invocation.
 pub const MAX_COMMAND_WIRE: usize = 2048;
+/// The most characters (Unicode scalar values) a `string` option's local
+/// `min_length` or `max_length` bound may name.
+///
+/// A local cap, not the service's: bounds are never published. It is
+/// Discord's cap for the same bounds, and a value of that length fits a
+/// message many times over (the devserver takes 64 KiB of content).
+pub const MAX_OPTION_LENGTH: usize = 6000;
 /// The version stamped into every sidecar by [`encode_command_data`](crate::encode_command_data).
 pub const COMMAND_DATA_VERSION: u32 = 1;
 /// The text-lane prefix used when none is given.

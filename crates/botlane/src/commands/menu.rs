@@ -18,7 +18,8 @@ use serde::ser::{SerializeTuple, Serializer};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::types::{CommandDeclaration, CommandOption};
+use super::option::CommandOption;
+use super::types::CommandDeclaration;
 
 /// One option of the canonical menu; serializes to the array
 /// `[name, typeCode, description, required, choices]` (a missing `choices` is `[]`).

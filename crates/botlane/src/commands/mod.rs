@@ -1,31 +1,49 @@
 //! The command area: declarations, validation, the canonical menu, the text
-//! lane, the structured sidecar codec and the registry.
+//! lane, the structured sidecar codec, the registry, and the pure parts of
+//! the command framework (argument checks with detail, bounds, checks,
+//! cooldowns, help).
 //!
 //! Everything here is re-exported from the crate root.
 
+mod args_check;
+mod argument_error;
+mod bounds;
+mod check;
 pub(crate) mod coerce;
 mod context;
+mod cooldown;
 mod data;
 mod handler;
+mod help;
 pub(crate) mod limits;
 mod menu;
+mod option;
 mod registry;
+mod settings;
 mod text;
 mod typed;
 mod types;
+mod user_error;
 mod validate;
 
+pub use argument_error::*;
+pub use check::*;
 pub use context::*;
+pub use cooldown::*;
 pub use data::*;
 pub use handler::*;
+pub use help::*;
 pub use limits::{
     COMMAND_DATA_VERSION, DEFAULT_COMMAND_PREFIX, MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN,
     MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT, MAX_COMMAND_DESC, MAX_COMMAND_WIRE,
-    MAX_OPTIONS_PER_COMMAND,
+    MAX_OPTIONS_PER_COMMAND, MAX_OPTION_LENGTH,
 };
 pub use menu::*;
+pub use option::*;
 pub use registry::*;
+pub use settings::*;
 pub use text::*;
 pub use typed::*;
 pub use types::*;
+pub use user_error::*;
 pub use validate::*;

@@ -5,10 +5,12 @@ use std::future::Future;
 use super::coerce::{coerce_for_option, fits};
 use super::context::CommandContext;
 use super::handler::{BoxError, CommandHandler};
+use super::help::{help_declaration, help_handler, HELP_COMMAND};
 use super::limits::{MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT};
 use super::menu::{
     canonical_menu_json_iter, canonical_menu_len, canonicalize_iter, menu_hash_iter, CanonicalMenu,
 };
+use super::settings::CommandSettings;
 use super::text::{parse_text_with, TextParseResult};
 use super::types::{CommandArgs, CommandDeclaration};
 use super::validate::{violations_of, DeclarationError, DeclarationRule, Violation};
@@ -26,13 +28,16 @@ pub trait CommandLookup {
     }
 }
 
-/// A declaration with its handler.
+/// A declaration with its handler and settings.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RegisteredCommand {
     /// The declaration.
     pub decl: CommandDeclaration,
     /// The handler.
     pub handler: CommandHandler,
+    /// Its checks and cooldown.
+    pub settings: CommandSettings,
 }
 
 /// The slash commands of one bot: declarations in registration order, each
@@ -59,6 +64,7 @@ pub struct RegisteredCommand {
 #[derive(Debug, Clone, Default)]
 pub struct CommandRegistry {
     commands: Vec<RegisteredCommand>,
+    help_enabled: bool,
 }
 
 impl CommandRegistry {
@@ -122,10 +128,108 @@ impl CommandRegistry {
         decl: CommandDeclaration,
         handler: CommandHandler,
     ) -> Result<&mut Self, DeclarationError> {
+        self.insert(decl, handler, CommandSettings::default())
+    }
+
+    /// Registers a command with its checks and cooldown; otherwise like
+    /// [`register`](Self::register).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use botlane::{Check, CommandDeclaration, CommandRegistry, CommandSettings, Cooldown};
+    ///
+    /// let mut registry = CommandRegistry::new();
+    /// registry.register_with(
+    ///     CommandDeclaration::new("ban", "Ban someone"),
+    ///     CommandSettings::new()
+    ///         .check(Check::allowed_users(["u1"]))
+    ///         .cooldown(Cooldown::global(Duration::from_secs(5))),
+    ///     |_ctx| async { Ok::<(), std::io::Error>(()) },
+    /// )?;
+    /// assert_eq!(registry.get("ban").map(|c| c.settings.checks.len()), Some(1));
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn register_with<F, Fut, E>(
+        &mut self,
+        decl: CommandDeclaration,
+        settings: CommandSettings,
+        handler: F,
+    ) -> Result<&mut Self, DeclarationError>
+    where
+        F: Fn(CommandContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
+        E: Into<BoxError>,
+    {
+        self.insert(decl, CommandHandler::new(handler), settings)
+    }
+
+    /// Registers the built-in `help` command: `/help` lists the commands and
+    /// `/help <command>` explains one (see [`help_text`](crate::help_text)).
+    ///
+    /// It is a command like any other: it counts toward
+    /// [`MAX_COMMANDS_PER_BOT`] and [`MAX_COMMANDS_PAYLOAD`] and is in the
+    /// published menu. A command of the bot's own named `help`, registered
+    /// before or after, is a [`DeclarationRule::HelpClash`]. Enabling it twice
+    /// is harmless. Its handler reads the registry from its context
+    /// ([`CommandContext::with_registry`]), which dispatch gives it.
+    ///
+    /// ```
+    /// use botlane::{CommandDeclaration, CommandRegistry, DeclarationRule};
+    ///
+    /// let mut registry = CommandRegistry::new();
+    /// registry.enable_help()?;
+    /// assert_eq!(registry.get("help").map(|c| c.decl.options.len()), Some(1));
+    ///
+    /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+    /// let err = registry.register(CommandDeclaration::new("help", "My own"), ok).unwrap_err();
+    /// assert_eq!(err.violations()[0].rule(), &DeclarationRule::HelpClash);
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn enable_help(&mut self) -> Result<&mut Self, DeclarationError> {
+        if self.help_enabled {
+            return Ok(self);
+        }
+        if self.get(HELP_COMMAND).is_some() {
+            let violation = Violation::at_command(HELP_COMMAND, DeclarationRule::HelpClash);
+            return Err(DeclarationError::new(vec![violation]));
+        }
+        self.insert(
+            help_declaration(),
+            help_handler(),
+            CommandSettings::default(),
+        )?;
+        self.help_enabled = true;
+        Ok(self)
+    }
+
+    /// Whether the built-in help command is registered.
+    ///
+    /// ```
+    /// let mut registry = botlane::CommandRegistry::new();
+    /// assert!(!registry.help_enabled());
+    /// registry.enable_help()?;
+    /// assert!(registry.help_enabled());
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn help_enabled(&self) -> bool {
+        self.help_enabled
+    }
+
+    pub(crate) fn insert(
+        &mut self,
+        decl: CommandDeclaration,
+        handler: CommandHandler,
+        settings: CommandSettings,
+    ) -> Result<&mut Self, DeclarationError> {
         let mut violations = violations_of(&decl);
         let at = |rule| Violation::at_command(&decl.name, rule);
         if self.get(&decl.name).is_some() {
-            violations.push(at(DeclarationRule::DuplicateCommand));
+            let clash = self.help_enabled && decl.name.eq_ignore_ascii_case(HELP_COMMAND);
+            violations.push(at(if clash {
+                DeclarationRule::HelpClash
+            } else {
+                DeclarationRule::DuplicateCommand
+            }));
         }
         if self.commands.len() >= MAX_COMMANDS_PER_BOT {
             violations.push(at(DeclarationRule::TooManyCommands));
@@ -137,7 +241,11 @@ impl CommandRegistry {
         if !violations.is_empty() {
             return Err(DeclarationError::new(violations));
         }
-        self.commands.push(RegisteredCommand { decl, handler });
+        self.commands.push(RegisteredCommand {
+            decl,
+            handler,
+            settings,
+        });
         Ok(self)
     }
 

@@ -8,6 +8,8 @@ use std::str::FromStr;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use super::option::CommandOption;
+
 /// A slash command as a bot declares it.
 ///
 /// It (de)serializes from the spec's JSON shape:
@@ -29,6 +31,7 @@ use serde::{Deserialize, Serialize, Serializer};
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct CommandDeclaration {
     /// The command name; matches `^[a-z0-9_-]{1,32}$`.
     pub name: String,
@@ -73,86 +76,6 @@ impl CommandDeclaration {
     pub fn find_option(&self, name: &str) -> Option<&CommandOption> {
         self.options.iter().find(|o| o.name == name)
     }
-}
-
-/// One typed option of a [`CommandDeclaration`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CommandOption {
-    /// Same rule as a command name; unique within the command.
-    pub name: String,
-    /// 1 to [`MAX_COMMAND_DESC`](crate::MAX_COMMAND_DESC) characters; plaintext.
-    pub description: String,
-    /// The value type (JSON field `type`).
-    #[serde(rename = "type")]
-    pub kind: CommandOptionType,
-    /// Whether the option must be filled. In JSON it must be a real boolean when present.
-    #[serde(default, deserialize_with = "strict_bool")]
-    pub required: bool,
-    /// The allowed values; each string is both label and value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub choices: Option<Vec<String>>,
-}
-
-impl CommandOption {
-    /// An optional option with no choices.
-    ///
-    /// ```
-    /// use botlane::{CommandOption, CommandOptionType};
-    /// let o = CommandOption::new("label", "What to call it", CommandOptionType::String);
-    /// assert!(!o.required && o.choices.is_none());
-    /// ```
-    pub fn new(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        kind: CommandOptionType,
-    ) -> Self {
-        Self {
-            name: name.into(),
-            description: description.into(),
-            kind,
-            required: false,
-            choices: None,
-        }
-    }
-
-    /// Sets `required` (builder style).
-    #[must_use]
-    pub fn required(mut self, required: bool) -> Self {
-        self.required = required;
-        self
-    }
-
-    /// Sets the choice list (builder style).
-    ///
-    /// ```
-    /// use botlane::{CommandOption, CommandOptionType};
-    /// let o = CommandOption::new("sides", "Sides", CommandOptionType::Integer).choices(["6", "20"]);
-    /// assert_eq!(o.choices.as_deref(), Some(&["6".to_string(), "20".to_string()][..]));
-    /// ```
-    #[must_use]
-    pub fn choices<I, S>(mut self, choices: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.choices = Some(choices.into_iter().map(Into::into).collect());
-        self
-    }
-}
-
-fn strict_bool<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
-    struct StrictBool;
-    impl Visitor<'_> for StrictBool {
-        type Value = bool;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a real boolean (true or false) for `required`")
-        }
-        fn visit_bool<E: de::Error>(self, v: bool) -> Result<bool, E> {
-            Ok(v)
-        }
-    }
-    d.deserialize_any(StrictBool)
 }
 
 /// The type of a command option.
@@ -306,7 +229,6 @@ impl<'de> Deserialize<'de> for CommandOptionType {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
 pub enum CommandArgValue {
     /// Text, or an opaque id for `user`, `channel` and `role` options.
     String(String),
@@ -486,44 +408,6 @@ mod tests {
             assert_eq!(kind.code(), code);
             assert_eq!(kind.as_str().parse::<CommandOptionType>(), Ok(kind));
         }
-    }
-
-    #[test]
-    fn attachment_is_rejected_by_name() {
-        let err = serde_json::from_str::<CommandOption>(
-            r#"{"name":"f","description":"d","type":"attachment"}"#,
-        )
-        .unwrap_err();
-        assert!(
-            err.to_string().contains("\"attachment\" is unsupported"),
-            "{err}"
-        );
-        let err = serde_json::from_str::<CommandOption>(
-            r#"{"name":"f","description":"d","type":"file"}"#,
-        )
-        .unwrap_err();
-        assert!(
-            err.to_string().contains("unknown option type \"file\""),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn required_must_be_a_real_boolean() {
-        for bad in [r#""yes""#, "1", "null", "[]"] {
-            let json =
-                format!(r#"{{"name":"f","description":"d","type":"string","required":{bad}}}"#);
-            let err = serde_json::from_str::<CommandOption>(&json).unwrap_err();
-            assert!(err.to_string().contains("a real boolean"), "{bad}: {err}");
-        }
-        let o: CommandOption = serde_json::from_str(
-            r#"{"name":"f","description":"d","type":"string","required":true}"#,
-        )
-        .unwrap();
-        assert!(o.required);
-        let o: CommandOption =
-            serde_json::from_str(r#"{"name":"f","description":"d","type":"string"}"#).unwrap();
-        assert!(!o.required);
     }
 
     #[test]

@@ -7,12 +7,15 @@
 
 use std::fmt::{self, Write as _};
 
+use super::argument_error::ArgumentRule;
+use super::bounds::bound_violations;
 use super::coerce::{coerce_text, parse_integer, parse_number};
 use super::limits::{
     is_valid_name, MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN, MAX_COMMANDS_PAYLOAD,
-    MAX_COMMANDS_PER_BOT, MAX_COMMAND_DESC, MAX_OPTIONS_PER_COMMAND,
+    MAX_COMMANDS_PER_BOT, MAX_COMMAND_DESC, MAX_OPTIONS_PER_COMMAND, MAX_OPTION_LENGTH,
 };
-use super::types::{CommandDeclaration, CommandOption, CommandOptionType};
+use super::option::CommandOption;
+use super::types::{format_number, CommandDeclaration, CommandOptionType};
 
 /// Longest excerpt of a user-supplied value quoted in a message, in characters.
 const EXCERPT_CHARS: usize = 40;
@@ -88,7 +91,7 @@ impl Violation {
         }
     }
 
-    fn at_option(
+    pub(crate) fn at_option(
         command: &str,
         index: usize,
         option: &CommandOption,
@@ -100,7 +103,7 @@ impl Violation {
         }
     }
 
-    fn at_choice(
+    pub(crate) fn at_choice(
         command: &str,
         index: usize,
         option: &CommandOption,
@@ -261,9 +264,69 @@ pub enum DeclarationRule {
         /// The index of its first occurrence.
         first_index: usize,
     },
+    /// A local bound on an option type it does not apply to: `min_value`
+    /// and `max_value` apply to `integer` and `number`, `min_length` and
+    /// `max_length` to `string`.
+    #[error("{bound} does not apply to a {kind} option")]
+    BoundNotForType {
+        /// The bound's JSON name (`min_value`, `max_value`, `min_length`, `max_length`).
+        bound: &'static str,
+        /// The option's type.
+        kind: CommandOptionType,
+    },
+    /// A numeric bound that is not a value of the option's type: not a
+    /// whole number within ±(2^53 − 1) for `integer`, not finite for `number`.
+    #[error("{bound} {} is not {}", format_number(*.value), bound_phrase(*.kind))]
+    BoundNotOfType {
+        /// The bound's JSON name (`min_value` or `max_value`).
+        bound: &'static str,
+        /// The bound.
+        value: f64,
+        /// The option's type.
+        kind: CommandOptionType,
+    },
+    /// `min_value` is greater than `max_value`, so no value fits.
+    #[error("min_value {} is greater than max_value {}", format_number(*.min), format_number(*.max))]
+    MinAboveMax {
+        /// The minimum.
+        min: f64,
+        /// The maximum.
+        max: f64,
+    },
+    /// A length bound above [`MAX_OPTION_LENGTH`].
+    #[error("{bound} {length} is more than MAX_OPTION_LENGTH ({MAX_OPTION_LENGTH})")]
+    LengthTooLarge {
+        /// The bound's JSON name (`min_length` or `max_length`).
+        bound: &'static str,
+        /// The bound.
+        length: usize,
+    },
+    /// `min_length` is greater than `max_length`, so no value fits.
+    #[error("min_length {min_length} is greater than max_length {max_length}")]
+    MinLengthAboveMaxLength {
+        /// The minimum length.
+        min_length: usize,
+        /// The maximum length.
+        max_length: usize,
+    },
+    /// A choice outside the option's own bounds, so it could never be accepted.
+    #[error("choice {} is outside the option's bounds: it {broken}", Excerpt(.choice))]
+    ChoiceOutOfBounds {
+        /// The choice.
+        choice: String,
+        /// The bound it breaks, as an argument with that value would.
+        broken: ArgumentRule,
+    },
     /// A command with this name is already registered.
     #[error("a command with this name is already registered")]
     DuplicateCommand,
+    /// A command named `help` while the built-in help command is enabled
+    /// (in either order).
+    #[error(
+        "the built-in help command is enabled (CommandRegistry::enable_help), so no other \
+         command may be named \"help\"; rename this one or do not enable the built-in help"
+    )]
+    HelpClash,
     /// The registry already holds [`MAX_COMMANDS_PER_BOT`] commands.
     #[error("the registry already holds MAX_COMMANDS_PER_BOT ({MAX_COMMANDS_PER_BOT}) commands")]
     TooManyCommands,
@@ -276,6 +339,13 @@ pub enum DeclarationRule {
         /// The size the canonical menu's compact JSON would have.
         bytes: usize,
     },
+}
+
+fn bound_phrase(kind: CommandOptionType) -> &'static str {
+    match kind {
+        CommandOptionType::Integer => "a whole number within ±9007199254740991",
+        _ => "a finite number",
+    }
 }
 
 pub(crate) fn kind_phrase(kind: &CommandOptionType) -> &'static str {
@@ -328,6 +398,13 @@ fn excerpt_raw(s: &str) -> String {
 /// [`MAX_CHOICE_LEN`] characters each, no duplicates, and each one coercing to
 /// the option's type (an integer for `integer`, a number for `number`,
 /// non-empty for `user`/`channel`/`role`). Characters are Unicode scalar values.
+///
+/// It also checks the local bounds, which the service never sees but which
+/// must make sense: `min_value`/`max_value` only on `integer` and `number`
+/// options (whole numbers within ±(2^53 − 1) for `integer`, finite for
+/// `number`), `min_length`/`max_length` only on `string` options and at most
+/// [`MAX_OPTION_LENGTH`], each minimum at most its maximum, and every choice
+/// within the bounds.
 ///
 /// ```
 /// use botlane::{validate_declaration, CommandDeclaration, CommandOption, CommandOptionType};
@@ -396,6 +473,7 @@ pub(crate) fn violations_of(decl: &CommandDeclaration) -> Vec<Violation> {
         if let Some(choices) = &option.choices {
             choice_violations(cmd, i, option, choices, &mut out);
         }
+        bound_violations(cmd, i, option, &mut out);
     }
     out
 }

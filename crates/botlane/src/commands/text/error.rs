@@ -4,6 +4,7 @@
 use std::fmt;
 use std::ops::Range;
 
+use crate::commands::argument_error::{expectation, ArgValueKind, ArgumentError, ArgumentRule};
 use crate::commands::types::CommandOptionType;
 
 /// What went wrong while parsing a line (text-grammar §6).
@@ -122,6 +123,69 @@ impl ParseError {
     /// The command's usage line with the prefix used, e.g. `/roll <count> [sides] [label]`.
     pub fn usage(&self) -> &str {
         &self.0.usage
+    }
+
+    /// The same detail as an [`ArgumentError`], for the kinds that are
+    /// about one option's value: [`MissingRequired`](ParseErrorKind::MissingRequired),
+    /// [`InvalidValue`](ParseErrorKind::InvalidValue) and
+    /// [`NotInChoices`](ParseErrorKind::NotInChoices). `None` for the kinds
+    /// about the shape of the line (quotes, order, extra values, another command).
+    ///
+    /// The value type is always [`ArgValueKind::String`]: a text-lane value is text.
+    ///
+    /// ```
+    /// use botlane::{parse_invocation_text, ArgumentRule, CommandDeclaration, CommandOption, CommandOptionType};
+    ///
+    /// let roll = CommandDeclaration::new("roll", "Roll dice")
+    ///     .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true));
+    /// let err = parse_invocation_text(&roll, "!roll two", Some("!")).unwrap_err();
+    /// let detail = err.argument_error().expect("about the value of `count`");
+    /// assert_eq!(detail.rule(), &ArgumentRule::WrongType { expected: CommandOptionType::Integer });
+    /// assert_eq!(detail.to_string(), "option \"count\" expects an integer, got a string\nusage: !roll <count>");
+    ///
+    /// let err = parse_invocation_text(&roll, "!roll \"2", Some("!")).unwrap_err();
+    /// assert!(err.argument_error().is_none());
+    /// ```
+    pub fn argument_error(&self) -> Option<ArgumentError> {
+        let rule = match &self.0.kind {
+            ParseErrorKind::MissingRequired => ArgumentRule::Missing,
+            ParseErrorKind::InvalidValue { expected } => ArgumentRule::WrongType {
+                expected: *expected,
+            },
+            ParseErrorKind::NotInChoices { choices } => ArgumentRule::NotInChoices {
+                choices: choices.clone(),
+            },
+            _ => return None,
+        };
+        let error =
+            ArgumentError::new(self.0.option.clone()?, rule).with_usage(self.0.usage.clone());
+        Some(match self.0.kind {
+            ParseErrorKind::MissingRequired => error,
+            _ => error.with_value_kind(ArgValueKind::String),
+        })
+    }
+
+    /// The error as an answer for the user: the one-sentence `Display`, then
+    /// `usage: ` and the usage line on its own line.
+    ///
+    /// ```
+    /// use botlane::{parse_invocation_text, CommandDeclaration, CommandOption, CommandOptionType};
+    ///
+    /// let roll = CommandDeclaration::new("roll", "Roll dice")
+    ///     .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true));
+    /// let err = parse_invocation_text(&roll, "/roll", None).unwrap_err();
+    /// assert_eq!(err.with_usage().to_string(), "option \"count\" is required\nusage: /roll <count>");
+    /// ```
+    pub fn with_usage(&self) -> impl fmt::Display + '_ {
+        WithUsage(self)
+    }
+}
+
+struct WithUsage<'a>(&'a ParseError);
+
+impl fmt::Display for WithUsage<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}\nusage: {}", self.0, self.0.usage())
     }
 }
 
@@ -256,19 +320,6 @@ pub enum FormatError {
         /// The declared type.
         expected: CommandOptionType,
     },
-}
-
-/// What a value of `kind` must look like, for messages.
-fn expectation(kind: CommandOptionType) -> &'static str {
-    match kind {
-        CommandOptionType::String => "a string",
-        CommandOptionType::Integer => "an integer",
-        CommandOptionType::Number => "a number",
-        CommandOptionType::Boolean => "true or false (or yes/no, 1/0)",
-        CommandOptionType::User => "a non-empty user id",
-        CommandOptionType::Channel => "a non-empty channel id",
-        CommandOptionType::Role => "a non-empty role id",
-    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::error::ParseErrorKind;
-use crate::commands::types::CommandOption;
+use crate::commands::option::CommandOption;
 
 /// The closing quote for an opening quote, or `None` when `open` opens nothing.
 /// Apostrophes (`'`, `’`) are never quotes.

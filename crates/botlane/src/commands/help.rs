@@ -1,0 +1,284 @@
+//! The built-in `help` command: its declaration, its handler, and the text
+//! it answers with, generated from the registry.
+
+use std::fmt::Write as _;
+
+use super::bounds::bounds_phrase;
+use super::context::CommandContext;
+use super::handler::CommandHandler;
+use super::limits::{DEFAULT_COMMAND_PREFIX, MAX_NAME_LEN};
+use super::option::CommandOption;
+use super::registry::CommandRegistry;
+use super::text::usage_line;
+use super::types::{CommandDeclaration, CommandOptionType};
+
+/// The name of the built-in help command.
+pub(crate) const HELP_COMMAND: &str = "help";
+
+/// The declaration [`CommandRegistry::enable_help`] registers:
+/// `help [command]`.
+///
+/// ```
+/// let help = botlane::help_declaration();
+/// assert_eq!(help.name, "help");
+/// assert_eq!(botlane::usage_line(&help, None), "/help [command (up to 32 characters)]");
+/// assert!(botlane::validate_declaration(&help).is_ok());
+/// ```
+pub fn help_declaration() -> CommandDeclaration {
+    CommandDeclaration::new(HELP_COMMAND, "List the commands, or explain one").option(
+        CommandOption::new(
+            "command",
+            "The command to explain",
+            CommandOptionType::String,
+        )
+        .max_length(MAX_NAME_LEN),
+    )
+}
+
+/// The built-in help command failed because dispatch gave it no registry.
+///
+/// ```
+/// assert!(botlane::HelpUnavailable.to_string().contains("CommandContext::with_registry"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the help command needs the registry in its context (CommandContext::with_registry)")]
+pub struct HelpUnavailable;
+
+/// Answers with [`help_text`] of the context's registry, as a reply.
+pub(crate) fn help_handler() -> CommandHandler {
+    CommandHandler::new(|ctx: CommandContext| async move {
+        let text = help_for(&ctx).ok_or(HelpUnavailable)?;
+        ctx.reply(&text).await?;
+        Ok::<(), crate::commands::handler::BoxError>(())
+    })
+}
+
+/// The help answer for one invocation of `help`: [`help_text`] of the
+/// context's registry for its `command` argument, with its prefix; `None`
+/// without a registry.
+pub(crate) fn help_for(ctx: &CommandContext) -> Option<String> {
+    let command = ctx.get_string("command");
+    Some(help_text(
+        ctx.registry()?,
+        command.as_deref(),
+        Some(ctx.prefix()),
+    ))
+}
+
+/// The help text of a registry: the list of commands, or how to use one.
+///
+/// `prefix` is the text-lane prefix (`None` means
+/// [`DEFAULT_COMMAND_PREFIX`]). Without `command`, one line per command in
+/// name order: its usage line, ` - `, its description. With `command` (its
+/// name in any case, with or without the prefix): the command's
+/// description, its usage line, and one line per option with its type,
+/// whether it is required, its choices and its bounds. An unknown command
+/// gets a short sentence pointing to the list; the name given is not
+/// repeated.
+///
+/// The text never starts with the prefix (it starts with `Commands`,
+/// `Command` or `No`, unless the prefix is a prefix of those words), so
+/// another bot does not read it as an invocation.
+///
+/// ```
+/// use botlane::{help_text, CommandDeclaration, CommandOption, CommandOptionType, CommandRegistry};
+///
+/// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+/// let mut registry = CommandRegistry::new();
+/// registry
+///     .register(
+///         CommandDeclaration::new("roll", "Roll some dice")
+///             .option(CommandOption::new("count", "How many dice", CommandOptionType::Integer).required(true).min(1).max(100))
+///             .option(CommandOption::new("sides", "Sides per die", CommandOptionType::Integer).choices(["6", "20"])),
+///         ok,
+///     )?
+///     .register(CommandDeclaration::new("ping", "Check the bot"), ok)?
+///     .enable_help()?;
+///
+/// assert_eq!(
+///     help_text(&registry, None, None),
+///     "Commands (send /help <command> for details):\n\
+///      /help [command (up to 32 characters)] - List the commands, or explain one\n\
+///      /ping - Check the bot\n\
+///      /roll <count (1 to 100)> [sides] - Roll some dice"
+/// );
+/// assert_eq!(
+///     help_text(&registry, Some("ROLL"), Some("!")),
+///     "Command roll: Roll some dice\n\
+///      usage: !roll <count (1 to 100)> [sides]\n\
+///      - count (integer, required, 1 to 100): How many dice\n\
+///      - sides (integer, one of 6, 20): Sides per die"
+/// );
+/// assert_eq!(
+///     help_text(&registry, Some("dance"), None),
+///     "No command by that name; send /help for the list."
+/// );
+/// # Ok::<(), botlane::DeclarationError>(())
+/// ```
+pub fn help_text(
+    registry: &CommandRegistry,
+    command: Option<&str>,
+    prefix: Option<&str>,
+) -> String {
+    let prefix = prefix.unwrap_or(DEFAULT_COMMAND_PREFIX);
+    let help = format!("{prefix}{HELP_COMMAND}");
+    let Some(name) = command.map(str::trim).filter(|n| !n.is_empty()) else {
+        return command_list(registry, prefix, &help);
+    };
+    let name = name.strip_prefix(prefix).unwrap_or(name);
+    match registry.get(name) {
+        Some(found) => command_detail(&found.decl, prefix),
+        None => format!("No command by that name; send {help} for the list."),
+    }
+}
+
+fn command_list(registry: &CommandRegistry, prefix: &str, help: &str) -> String {
+    let mut decls: Vec<&CommandDeclaration> = registry.list().collect();
+    decls.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut text = if registry.get(HELP_COMMAND).is_some() {
+        format!("Commands (send {help} <command> for details):")
+    } else {
+        "Commands:".to_owned()
+    };
+    // Writing to a String cannot fail.
+    for decl in decls {
+        let _ = write!(
+            text,
+            "\n{} - {}",
+            usage_line(decl, Some(prefix)),
+            decl.description
+        );
+    }
+    text
+}
+
+fn command_detail(decl: &CommandDeclaration, prefix: &str) -> String {
+    let mut text = format!(
+        "Command {}: {}\nusage: {}",
+        decl.name,
+        decl.description,
+        usage_line(decl, Some(prefix))
+    );
+    for option in &decl.options {
+        let mut facts = vec![option.kind.as_str().to_owned()];
+        if option.required {
+            facts.push("required".to_owned());
+        }
+        if let Some(choices) = &option.choices {
+            facts.push(format!("one of {}", choices.join(", ")));
+        }
+        facts.extend(bounds_phrase(option));
+        // Writing to a String cannot fail.
+        let _ = write!(
+            text,
+            "\n- {} ({}): {}",
+            option.name,
+            facts.join(", "),
+            option.description
+        );
+    }
+    text
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::commands::types::{CommandArgs, CommandInvocation, CommandSource};
+    use crate::message::Message;
+
+    fn registry() -> CommandRegistry {
+        let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+        let mut registry = CommandRegistry::new();
+        registry
+            .register(
+                CommandDeclaration::new("note", "Take a note").option(
+                    CommandOption::new("text", "What", CommandOptionType::String)
+                        .required(true)
+                        .min_length(3)
+                        .max_length(200),
+                ),
+                ok,
+            )
+            .unwrap()
+            .enable_help()
+            .unwrap();
+        registry
+    }
+
+    fn help_ctx(command: Option<&str>) -> CommandContext {
+        let args: CommandArgs = command
+            .map(|c| ("command".to_owned(), c.into()))
+            .into_iter()
+            .collect();
+        CommandContext::for_test(
+            CommandInvocation {
+                name: "help".into(),
+                args,
+                source: CommandSource::Text,
+            },
+            Message::new("m1", "c1", "u1", "!help"),
+        )
+        .with_prefix("!")
+    }
+
+    #[test]
+    fn detail_shows_lengths_and_accepts_the_prefix() {
+        let text = help_text(&registry(), Some(" /note "), None);
+        assert_eq!(
+            text,
+            "Command note: Take a note\n\
+             usage: /note <text (3 to 200 characters)>\n\
+             - text (string, required, 3 to 200 characters): What"
+        );
+    }
+
+    #[test]
+    fn the_list_without_the_help_command_does_not_point_to_it() {
+        let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+        let mut registry = CommandRegistry::new();
+        registry
+            .register(CommandDeclaration::new("ping", "Pong"), ok)
+            .unwrap();
+        assert_eq!(help_text(&registry, None, None), "Commands:\n/ping - Pong");
+        assert_eq!(
+            help_text(&registry, Some(""), None),
+            "Commands:\n/ping - Pong"
+        );
+    }
+
+    #[test]
+    fn the_handler_answers_from_the_context_registry() {
+        let ctx = help_ctx(Some("note")).with_registry(Arc::new(registry()));
+        let text = help_for(&ctx).unwrap();
+        assert!(
+            text.starts_with("Command note: Take a note\nusage: !note <text"),
+            "{text}"
+        );
+        let list = help_for(&help_ctx(None).with_registry(Arc::new(registry()))).unwrap();
+        assert!(
+            list.starts_with("Commands (send !help <command> for details):"),
+            "{list}"
+        );
+        assert!(help_for(&help_ctx(None)).is_none());
+    }
+
+    #[tokio::test]
+    async fn without_a_registry_the_handler_fails_saying_why() {
+        let err = help_handler().call(help_ctx(None)).await.unwrap_err();
+        assert!(err.is::<HelpUnavailable>(), "{err}");
+    }
+
+    #[test]
+    fn no_answer_starts_with_the_prefix() {
+        let registry = registry();
+        for prefix in ["/", "!", "bot ", "?"] {
+            for command in [None, Some("note"), Some("help"), Some("nope")] {
+                let text = help_text(&registry, command, Some(prefix));
+                assert!(!text.starts_with(prefix), "{prefix:?} {command:?}: {text}");
+            }
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! [`UserError`]: a failure whose text is written for the user.
+
+use std::fmt;
+
+/// A handler failure whose `Display` is meant for the user who invoked the
+/// command: a handler returns it to have its text sent as the answer, as it
+/// is.
+///
+/// Any other error a handler fails with is the bot's own business (it may
+/// hold internals or someone's plaintext), so it is answered with a short
+/// generic message instead; see the client's error answers. Write the text
+/// as you would write a reply; do not put secrets or other users' data in it.
+///
+/// ```
+/// use botlane::{CommandContext, CommandHandler, UserError};
+///
+/// let handler = CommandHandler::new(|ctx: CommandContext| async move {
+///     let Some(count) = ctx.get_integer("count") else {
+///         return Err(UserError::from("give me a number of dice"));
+///     };
+///     if count > 100 {
+///         return Err(format!("{count} dice will not fit on the table").into());
+///     }
+///     Ok(())
+/// });
+/// # let _ = handler;
+///
+/// let err = UserError::new("the table is full");
+/// assert_eq!(err.to_string(), "the table is full");
+/// assert_eq!(err.as_str(), "the table is full");
+///
+/// // Boxed like every handler error, it is found again by downcasting.
+/// let boxed: botlane::BoxError = UserError::from("no").into();
+/// assert_eq!(boxed.downcast_ref::<UserError>().map(UserError::as_str), Some("no"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UserError(String);
+
+impl UserError {
+    /// A user error with this text.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self(text.into())
+    }
+
+    /// The text, as it will be sent.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for UserError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UserError {}
+
+impl From<String> for UserError {
+    fn from(text: String) -> Self {
+        Self(text)
+    }
+}
+
+impl From<&str> for UserError {
+    fn from(text: &str) -> Self {
+        Self(text.to_owned())
+    }
+}
