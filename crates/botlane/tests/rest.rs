@@ -489,7 +489,7 @@ async fn revoking_the_bot_ends_the_lane_without_a_retry_loop() {
     w.server.revoke_bot(&w.bot.id).unwrap();
     let err = rest.request(Method::GET, LIST, None).await.unwrap_err();
     assert!(
-        matches!(err, RestError::NotConnected | RestError::Realtime(_)),
+        matches!(err, RestError::NotConnected | RestError::Realtime { .. }),
         "{err:?}"
     );
     assert_eq!(w.server.mint_count(), 1);
