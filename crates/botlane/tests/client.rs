@@ -818,7 +818,11 @@ async fn a_denied_send_command_is_a_send_rejected_event() {
     .expect("a denial does not fail the call");
     let rejected = send_rejected_event(&mut events).await;
     assert_eq!(
-        (rejected.code, rejected.channel_id.as_str(), rejected.reply_to),
+        (
+            rejected.code,
+            rejected.channel_id.as_str(),
+            rejected.reply_to
+        ),
         (-9, world.channel.as_str(), None)
     );
     assert!(world.server.messages(&world.channel).is_empty());

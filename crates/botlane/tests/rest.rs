@@ -624,11 +624,12 @@ async fn next_event(
 #[tokio::test]
 async fn a_realtime_reconnect_keeps_the_credential() {
     let w = World::new().await;
-    let client = w.login(
-        w.options()
-            .reconnect_delays(Duration::from_millis(50), Duration::from_millis(200)),
-    )
-    .await;
+    let client = w
+        .login(
+            w.options()
+                .reconnect_delays(Duration::from_millis(50), Duration::from_millis(200)),
+        )
+        .await;
     let mut events = client.events();
     let rest = client.rest();
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
