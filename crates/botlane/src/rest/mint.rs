@@ -101,3 +101,66 @@ pub(crate) async fn run(
         expires_in: reply.expires_in,
     })
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A handle that answers every mint with `reply`, or fails with `err`.
+    struct Scripted(Result<wire::RestMintReply, RestError>);
+
+    impl Mint for Scripted {
+        fn mint(&self) -> BoxFuture<'_, Result<wire::RestMintReply, RestError>> {
+            Box::pin(async move { self.0.clone() })
+        }
+    }
+
+    fn reply(code: i32, secret: Option<&str>, row_id: Option<&str>) -> wire::RestMintReply {
+        wire::RestMintReply {
+            code,
+            secret: secret.map(str::to_owned),
+            row_id: row_id.map(str::to_owned),
+            bot_id: None,
+        }
+    }
+
+    /// Runs both phases against a closed port: every case here must end
+    /// before the exchange.
+    async fn run_with(source: Scripted) -> RestError {
+        let base = url::Url::parse("http://127.0.0.1:9").unwrap();
+        let http = reqwest::Client::new();
+        match run(&source, &http, &base).await {
+            Err(e) => e,
+            Ok(_) => panic!("a mint without a service succeeded"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refusal_code_is_a_service_action_error() {
+        for code in [-7, -1, -9, -2, -42] {
+            match run_with(Scripted(Ok(reply(code, None, None)))).await {
+                RestError::Action(e) => assert_eq!((e.opcode, e.code), (638, code)),
+                other => panic!("code {code}: {other:?}"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_success_without_its_secret_or_row_id_is_a_realtime_error() {
+        for (secret, row_id) in [(None, Some("row")), (Some("s"), None), (None, None)] {
+            let err = run_with(Scripted(Ok(reply(0, secret, row_id)))).await;
+            assert_eq!(
+                err.to_string(),
+                "the realtime request for a REST credential (opcode 638) failed: the service's \
+                 reply to opcode 638 has code 0 but lacks the secret or the row_id"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn the_handle_s_own_failure_passes_through() {
+        let err = run_with(Scripted(Err(RestError::NotConnected))).await;
+        assert!(matches!(err, RestError::NotConnected), "{err:?}");
+    }
+}

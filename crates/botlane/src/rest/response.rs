@@ -255,3 +255,54 @@ pub(crate) async fn read_capped(
         None => first.unwrap_or_default(),
     })
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn response(body: &'static [u8]) -> reqwest::Response {
+        reqwest::Response::from(http::Response::new(body))
+    }
+
+    #[tokio::test]
+    async fn a_body_at_the_cap_is_read_and_one_byte_over_is_refused() {
+        let body = read_capped(response(b"0123456789"), "/p", 10, "a cap")
+            .await
+            .unwrap();
+        assert_eq!(&body[..], b"0123456789");
+        let err = read_capped(response(b"0123456789"), "/p", 9, "a cap")
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, RestError::BodyTooLarge { path, limit: 9, cap: "a cap" } if path == "/p"),
+            "{err:?}"
+        );
+        let empty = read_capped(response(b""), "/p", 1, "a cap").await.unwrap();
+        assert!(empty.is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_response_shows_its_parts_but_no_header_value() {
+        let mut raw = http::Response::new(&b"body"[..]);
+        raw.headers_mut()
+            .insert("x-file-iv", http::HeaderValue::from_static("aXY="));
+        raw.headers_mut().insert(
+            "set-cookie",
+            http::HeaderValue::from_static("session=hunter2"),
+        );
+        let response = Response::new(reqwest::Response::from(raw), "/api/x", 100);
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(response.header("X-File-IV"), Some("aXY="));
+        assert_eq!(response.content_length(), Some(4));
+        let shown = format!("{response:?}");
+        assert!(
+            shown.contains("set-cookie") && !shown.contains("hunter2"),
+            "{shown}"
+        );
+        let chunks: Vec<_> =
+            futures_util::StreamExt::collect::<Vec<_>>(response.into_stream()).await;
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(&chunks[0].as_ref().unwrap()[..], b"body");
+    }
+}
