@@ -443,6 +443,11 @@ async fn network_dns_and_tls_failures_have_status_0() {
         let err = rest_error(client.rest().request(Method::GET, LIST, None).await);
         assert_eq!((err.status, err.path.as_str()), (0, EXCHANGE), "{what}");
         assert!(std::error::Error::source(&err).is_some(), "{what}");
+        assert!(
+            err.to_string()
+                .ends_with("the connection could not be opened (network, DNS or TLS failure)"),
+            "{what}: {err}"
+        );
         client.shutdown();
     }
     // The TLS handshake failed, so nothing reached the service's handler.

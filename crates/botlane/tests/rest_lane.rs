@@ -755,3 +755,37 @@ async fn an_absent_or_over_long_expires_in_is_accepted() {
         client.shutdown();
     }
 }
+
+#[tokio::test]
+async fn an_origin_that_never_answers_times_out_with_status_0() {
+    // Accepts and reads, never answers.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let origin = Hostile {
+        url,
+        sent: Arc::default(),
+        requests: Arc::default(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, client) = hostile_client(&origin, &dir, |o| {
+        o.rest_timeout(Duration::from_millis(300))
+    })
+    .await;
+    let err = client
+        .rest()
+        .request(Method::GET, "/api/files/list", None)
+        .await
+        .unwrap_err();
+    let RestError::Rest(e) = &err else {
+        panic!("expected a ServiceRestError, got {err:?}");
+    };
+    assert_eq!((e.status, e.path.as_str()), (0, "/auth/verify-session"));
+    assert!(err.to_string().contains("timed out"), "{err}");
+    client.shutdown();
+}
