@@ -63,3 +63,28 @@ impl Mint for RealtimeMint {
         })
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::rest::{Method, RestError};
+    use crate::{Client, ClientOptions};
+
+    #[tokio::test]
+    async fn a_lane_neither_keeps_its_client_alive_nor_outlives_it_silently() {
+        let options =
+            ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws").rest_url("http://127.0.0.1:1");
+        let client = Client::new(options).unwrap();
+        let weak = Arc::downgrade(&client.shared);
+        let lane = client.rest();
+        drop(client);
+        assert!(weak.upgrade().is_none(), "the lane kept the client alive");
+        let err = lane
+            .request(Method::GET, "/api/files/list", None)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RestError::NotConnected), "{err:?}");
+    }
+}
