@@ -72,6 +72,18 @@ async fn main() -> Result<(), Box<dyn Error>> {
             String::from_utf8_lossy(&file.bytes)
         );
     }
+    // `binary` reads a body whole, up to `rest_binary_limit` (100 MiB by
+    // default); `request` hands back the response unread, to stream it.
+    if let Some(first) = list.files.first() {
+        let path = format!("/api/files/{}/download", first.id);
+        let init = RequestInit::new().query("roomIds", &first.room_id);
+        let mut response = rest.request(Method::GET, &path, Some(init)).await?;
+        let mut streamed = 0;
+        while let Some(chunk) = response.chunk().await? {
+            streamed += chunk.len();
+        }
+        println!("  streamed {} again: {streamed} bytes", first.name);
+    }
     println!(
         "  (the service minted {} credential for {} requests)\n",
         server.mint_count(),

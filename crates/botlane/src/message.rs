@@ -72,13 +72,10 @@ impl Message {
             .await
     }
 
-    /// The REST lane of the client that received this message. Inside a
-    /// handler prefer this (or [`CommandContext::rest`](crate::CommandContext::rest))
-    /// to capturing [`Client::rest`](crate::Client::rest) in the handler: the
-    /// registry owns its handlers, so a captured lane would keep the client
-    /// alive forever. Fails when the client is gone.
+    /// The REST lane of the client that received this message. Fails when
+    /// the client is gone (or the message was built by [`Message::new`]).
     pub fn rest(&self) -> Result<crate::rest::RestLane, ClientError> {
-        Ok(crate::rest::RestLane::new(self.client()?))
+        Ok(self.client()?.rest.clone())
     }
 
     /// The channel the message was posted in, to post plain messages there.

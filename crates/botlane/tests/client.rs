@@ -784,3 +784,53 @@ async fn a_plain_channel_send_is_not_a_reply_and_notifies_nobody() {
     assert_eq!(posted.reply_to, None);
     assert!(world.server.notifications_for(&world.user.id).is_empty());
 }
+
+// The spec: a denied `send_command` arrives as `sendRejected`, like any send.
+#[tokio::test]
+async fn a_denied_send_command_is_a_send_rejected_event() {
+    let world = World::new().await;
+    let client = world.client();
+    let mut events = client.events();
+    let _alice = world.start(&client).await;
+    let echo = CommandDeclaration::new("echo", "Echo")
+        .option(CommandOption::new("text", "What", CommandOptionType::String).required(true));
+    let args = CommandArgs::from([("text".to_owned(), CommandArgValue::from("hi"))]);
+    world
+        .server
+        .deny_sends(&world.channel, Some(Denial::RateLimited))
+        .unwrap();
+    // The channel key reaches the bot shortly after alice shares it.
+    tokio::time::timeout(WAIT, async {
+        loop {
+            match client
+                .send_command(&world.channel, &world.bot.id, &echo, &args)
+                .await
+            {
+                Err(ClientError::NoChannelKey { .. }) => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                other => return other,
+            }
+        }
+    })
+    .await
+    .unwrap()
+    .expect("a denial does not fail the call");
+    let rejected = send_rejected_event(&mut events).await;
+    assert_eq!(
+        (
+            rejected.code,
+            rejected.channel_id.as_str(),
+            rejected.reply_to
+        ),
+        (-9, world.channel.as_str(), None)
+    );
+    assert!(world.server.messages(&world.channel).is_empty());
+    let sends = world
+        .server
+        .frames()
+        .iter()
+        .filter(|f| f.is(Direction::Received, OpCode::Send))
+        .count();
+    assert_eq!(sends, 1, "the invocation was sent once and denied");
+}

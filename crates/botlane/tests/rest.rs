@@ -1,7 +1,8 @@
 //! The REST lane against the devserver's REST listener over real sockets:
 //! every row of the spec's credential state table and every error row,
-//! https (with real TLS), redirects, revocation, expiry, and the
-//! single-flight guarantees under concurrency.
+//! https (with real TLS), redirects, revocation, expiry, the
+//! single-flight guarantees under concurrency, and the spec's sentences on
+//! reconnects and the keystore.
 
 #![allow(clippy::unwrap_used)]
 
@@ -9,7 +10,7 @@ use std::time::Duration;
 
 use botlane::rest::{Method, StatusCode};
 use botlane::wire::OpCode;
-use botlane::{Client, ClientOptions, RequestInit, RestError, ServiceRestError};
+use botlane::{Client, ClientOptions, Event, RequestInit, RestError, ServiceRestError};
 use botlane_devserver::{BotAccount, DevServer, DevServerConfig, Direction, HttpRecord};
 use futures_util::FutureExt;
 use serde::Deserialize;
@@ -236,16 +237,17 @@ async fn refused_mints_reject_and_the_next_call_mints_again() {
 }
 
 // Row: valid credential, refresh, near expiry -> minting, without a 401.
+// The shortest lifetime the lane believes is 30 s, so this waits about 25 s.
 #[tokio::test]
 async fn a_credential_near_expiry_is_refreshed_before_any_401() {
     let w = World::new().await;
-    w.server.set_session_lifetime(Duration::from_secs(2));
+    w.server.set_session_lifetime(Duration::from_secs(32));
     let client = w.client().await;
     let rest = client.rest();
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
-    // 2 s lifetime: the lane refreshes from 1.5 s on (a quarter early),
-    // while the service would still accept the old value until 2 s.
-    tokio::time::sleep(Duration::from_millis(1700)).await;
+    // 32 s lifetime: the lane refreshes from 24 s on (a quarter early),
+    // while the service would still accept the old value until 32 s.
+    tokio::time::sleep(Duration::from_millis(24_500)).await;
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
     assert_eq!(w.server.mint_count(), 2);
     assert_eq!(
@@ -254,6 +256,35 @@ async fn a_credential_near_expiry_is_refreshed_before_any_401() {
     );
     let requests = w.requests();
     assert_ne!(verification(&requests[1]), verification(&requests[3]));
+}
+
+// The floor of 30 s has a price with a service whose credentials really
+// live shorter: one 401 and one re-mint when it expires, never a mint per
+// call (see rest_lane.rs for `expires_in: 0`).
+#[tokio::test]
+async fn a_lifetime_under_the_floor_costs_one_401_and_one_re_mint_at_expiry() {
+    let w = World::new().await;
+    w.server.set_session_lifetime(Duration::from_secs(1));
+    let client = w.client().await;
+    let rest = client.rest();
+    let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
+    let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
+    let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
+    assert_eq!(w.server.mint_count(), 2);
+    assert_eq!(
+        w.statuses(),
+        [
+            ok(EXCHANGE),
+            ok(LIST),
+            ok(LIST),
+            (LIST.to_owned(), Some(401)),
+            ok(EXCHANGE),
+            ok(LIST),
+            ok(LIST)
+        ]
+    );
 }
 
 // Row: valid credential, response 401, first for this call -> credential
@@ -412,6 +443,11 @@ async fn network_dns_and_tls_failures_have_status_0() {
         let err = rest_error(client.rest().request(Method::GET, LIST, None).await);
         assert_eq!((err.status, err.path.as_str()), (0, EXCHANGE), "{what}");
         assert!(std::error::Error::source(&err).is_some(), "{what}");
+        assert!(
+            err.to_string()
+                .ends_with("the connection could not be opened (network, DNS or TLS failure)"),
+            "{what}: {err}"
+        );
         client.shutdown();
     }
     // The TLS handshake failed, so nothing reached the service's handler.
@@ -489,7 +525,7 @@ async fn revoking_the_bot_ends_the_lane_without_a_retry_loop() {
     w.server.revoke_bot(&w.bot.id).unwrap();
     let err = rest.request(Method::GET, LIST, None).await.unwrap_err();
     assert!(
-        matches!(err, RestError::NotConnected | RestError::Realtime(_)),
+        matches!(err, RestError::NotConnected | RestError::Realtime { .. }),
         "{err:?}"
     );
     assert_eq!(w.server.mint_count(), 1);
@@ -567,4 +603,144 @@ async fn a_mint_whose_initiator_is_dropped_completes_once() {
     assert!(!client.fetch_emojis().await.unwrap().is_empty());
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
     assert_eq!(w.server.mint_count(), 1);
+}
+
+// ---------------------------------------------------------------------------
+// Spec sentences that had no test.
+
+/// The next event matching `pred`, failing the test after 10 s.
+async fn next_event(
+    events: &mut tokio::sync::broadcast::Receiver<Event>,
+    pred: impl Fn(&Event) -> bool,
+) -> Event {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let event = events.recv().await.expect("the event channel stays open");
+            if pred(&event) {
+                return event;
+            }
+        }
+    })
+    .await
+    .expect("the expected event arrives in time")
+}
+
+// "A realtime reconnect does not invalidate it."
+#[tokio::test]
+async fn a_realtime_reconnect_keeps_the_credential() {
+    let w = World::new().await;
+    let client = w
+        .login(
+            w.options()
+                .reconnect_delays(Duration::from_millis(50), Duration::from_millis(200)),
+        )
+        .await;
+    let mut events = client.events();
+    let rest = client.rest();
+    let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
+
+    w.server.drop_connections();
+    next_event(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    next_event(&mut events, |e| matches!(e, Event::Reconnected)).await;
+    let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
+
+    let logins = w
+        .server
+        .frames()
+        .iter()
+        .filter(|f| f.is(Direction::Received, OpCode::Login))
+        .count();
+    assert_eq!(logins, 2, "the client logged in again");
+    assert_eq!((w.server.mint_count(), w.server.exchange_count()), (1, 1));
+    assert_eq!(w.statuses(), [ok(EXCHANGE), ok(LIST), ok(LIST)]);
+    let requests = w.requests();
+    assert!(verification(&requests[1]).is_some());
+    assert_eq!(verification(&requests[1]), verification(&requests[2]));
+}
+
+/// A secret's text and, when it is base64url, its raw bytes.
+fn forms(secret: &str) -> Vec<Vec<u8>> {
+    use base64::Engine as _;
+    let mut forms = vec![secret.as_bytes().to_vec()];
+    if let Ok(raw) = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(secret) {
+        forms.push(raw);
+    }
+    forms
+}
+
+/// Every file under `dir`, with its bytes.
+fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(files_under(&path));
+        } else {
+            found.push((path.clone(), std::fs::read(&path).unwrap()));
+        }
+    }
+    found
+}
+
+// "The credential is never written to the keystore": the keystore is
+// rewritten (a channel key arrives) while two credentials and two one-time
+// secrets have been in the client's hands; no file in its directory holds
+// any of them, as text or as raw bytes.
+#[tokio::test]
+async fn the_credential_is_never_written_to_the_keystore() {
+    let w = World::new().await;
+    let client = w.client().await;
+    let keystore = w.dir.path().join("bot.keystore");
+    let rest = client.rest();
+    let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
+    w.server.purge_rest_credentials(&w.bot.id);
+    let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
+    assert_eq!(w.server.mint_count(), 2);
+
+    // A channel key for the bot: the keystore is written again.
+    let before = std::fs::read(&keystore).unwrap();
+    let channel = w.server.create_channel(&w.room, "general").unwrap();
+    let alice = w.server.add_user("alice");
+    w.server.add_member(&channel, &w.bot.id).unwrap();
+    w.server.add_member(&channel, &alice.id).unwrap();
+    let alice = botlane_devserver::TestUser::connect(&w.server.ws_url(), &alice.token)
+        .await
+        .unwrap();
+    alice.open_channel(&channel).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while std::fs::read(&keystore).unwrap() == before {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the channel key is saved to the keystore");
+    client.shutdown();
+
+    let mut secrets = Vec::new();
+    for r in w.requests() {
+        if r.path == EXCHANGE {
+            let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+            secrets.push(body["secret"].as_str().unwrap().to_owned());
+        }
+        if let Some(v) = verification(&r) {
+            if !secrets.contains(&v) {
+                secrets.push(v);
+            }
+        }
+    }
+    assert_eq!(secrets.len(), 4, "two one-time secrets, two credentials");
+    let files = files_under(w.dir.path());
+    assert!(files.iter().any(|(p, b)| *p == keystore && !b.is_empty()));
+    for (path, bytes) in &files {
+        for secret in &secrets {
+            for form in forms(secret) {
+                assert!(form.len() >= 16);
+                assert!(
+                    !bytes.windows(form.len()).any(|w| w == form.as_slice()),
+                    "{} holds a REST secret",
+                    path.display()
+                );
+            }
+        }
+    }
 }

@@ -1,9 +1,11 @@
-//! The REST lane's behaviour that needs no REST service: the flag-off
-//! refusal from the devserver, the rules checked before anything is sent,
-//! and the mint refusals and cancellation against a scripted realtime
-//! service on loopback (the devserver cannot log a human in through
-//! `Client`, which publishes a menu, so `-1` is scripted here).
-//! The tests against the devserver's REST listener are in `rest.rs`.
+//! The REST lane against peers other than the devserver's REST listener:
+//! the flag-off refusal and the rules checked before anything is sent; the
+//! mint refusals and cancellation against a scripted realtime service on
+//! loopback (the devserver cannot log a human in through `Client`, which
+//! publishes a menu, so `-1` is scripted here); and a hostile REST origin
+//! that streams endless bodies (the caps) or states odd credential
+//! lifetimes (the clamp). The tests against the devserver's REST listener
+//! are in `rest.rs`.
 
 #![allow(clippy::unwrap_used)]
 
@@ -255,4 +257,535 @@ async fn a_dropped_initiator_neither_cancels_nor_repeats_the_mint() {
     let next = rest.request(Method::GET, "/api/files/list", None).await;
     assert_eq!(refusal_code(next), -2);
     assert_eq!(service.mints.load(Ordering::SeqCst), 2);
+}
+
+// ---------------------------------------------------------------------------
+// A hostile REST origin: a raw HTTP/1.1 server on loopback whose answers the
+// test scripts per route, with bodies generated on the fly (never held in
+// memory) and a count of the bytes it managed to write before the client
+// hung up. The realtime side is the devserver, so every mint is real.
+
+/// 2 GiB: far more than any cap, never materialised.
+const HUGE: u64 = 2 << 30;
+
+/// The socket buffers between the two sides (the hostile sender's, the
+/// client's receiver's, both grown by the kernel's autotuning) and the HTTP
+/// client's read buffer: what a hostile origin can push past a cap before
+/// the client's hang-up reaches it. Measured on loopback: 3.7 to 8.3 MiB.
+const IN_FLIGHT: u64 = 16 << 20;
+
+/// How the hostile origin sends a body.
+#[derive(Clone)]
+enum Body {
+    /// These bytes, with their `content-length`.
+    Small(Vec<u8>),
+    /// `HUGE` bytes of `x`, chunked (no length announced).
+    EndlessChunked,
+    /// `HUGE` bytes of `x`, with `content-length: HUGE` announced.
+    EndlessDeclared,
+}
+
+#[derive(Clone)]
+struct Answer {
+    status: u16,
+    body: Body,
+}
+
+impl Answer {
+    fn json(status: u16, body: serde_json::Value) -> Self {
+        Self {
+            status,
+            body: Body::Small(body.to_string().into_bytes()),
+        }
+    }
+
+    fn endless(status: u16) -> Self {
+        Self {
+            status,
+            body: Body::EndlessChunked,
+        }
+    }
+}
+
+/// One generated body as the hostile origin saw it go out.
+#[derive(Debug, Clone)]
+struct Sent {
+    path: String,
+    status: u16,
+    /// Bytes the kernel accepted, head excluded.
+    written: u64,
+    /// Whether the whole body went out (it never should).
+    finished: bool,
+}
+
+type Script = Arc<dyn Fn(&str, &str) -> Answer + Send + Sync>;
+
+struct Hostile {
+    url: String,
+    sent: Arc<std::sync::Mutex<Vec<Sent>>>,
+    requests: Arc<std::sync::Mutex<Vec<(String, String)>>>,
+}
+
+impl Hostile {
+    /// Serves `script(method, path)` on every request.
+    async fn start(script: impl Fn(&str, &str) -> Answer + Send + Sync + 'static) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let script: Script = Arc::new(script);
+        let sent = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let requests = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (log, seen) = (sent.clone(), requests.clone());
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let (script, log, seen) = (script.clone(), log.clone(), seen.clone());
+                tokio::spawn(serve_connection(socket, script, log, seen));
+            }
+        });
+        Self {
+            url,
+            sent,
+            requests,
+        }
+    }
+
+    /// The generated bodies sent so far, once `n` of them have ended.
+    async fn sent(&self, n: usize) -> Vec<Sent> {
+        tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                let sent = self.sent.lock().unwrap().clone();
+                if sent.len() >= n {
+                    return sent;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("the client hangs up on every generated body")
+    }
+
+    fn paths(&self) -> Vec<(String, String)> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+async fn serve_connection(
+    socket: tokio::net::TcpStream,
+    script: Script,
+    log: Arc<std::sync::Mutex<Vec<Sent>>>,
+    seen: Arc<std::sync::Mutex<Vec<(String, String)>>>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    let (read, mut write) = socket.into_split();
+    let mut read = BufReader::new(read);
+    loop {
+        // The request head, then a body of its content-length.
+        let mut head = Vec::new();
+        loop {
+            let mut line = String::new();
+            match read.read_line(&mut line).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) if line == "\r\n" => break,
+                Ok(_) => head.push(line),
+            }
+        }
+        let mut parts = head[0].split_whitespace();
+        let method = parts.next().unwrap_or_default().to_owned();
+        let path = parts.next().unwrap_or_default().to_owned();
+        let length = head
+            .iter()
+            .find_map(|h| {
+                let (name, value) = h.split_once(':')?;
+                name.eq_ignore_ascii_case("content-length")
+                    .then(|| value.trim().parse::<usize>().ok())?
+            })
+            .unwrap_or(0);
+        let mut body = vec![0; length];
+        if read.read_exact(&mut body).await.is_err() {
+            return;
+        }
+        seen.lock().unwrap().push((method.clone(), path.clone()));
+        let answer = script(&method, &path);
+        let status = answer.status;
+        let head = |extra: &str| {
+            format!("HTTP/1.1 {status} Hostile\r\ncontent-type: application/json\r\n{extra}\r\n")
+        };
+        match answer.body {
+            Body::Small(bytes) => {
+                let head = head(&format!("content-length: {}\r\n", bytes.len()));
+                if write.write_all(head.as_bytes()).await.is_err()
+                    || write.write_all(&bytes).await.is_err()
+                {
+                    return;
+                }
+            }
+            endless => {
+                let chunked = matches!(endless, Body::EndlessChunked);
+                let extra = if chunked {
+                    "transfer-encoding: chunked\r\n".to_owned()
+                } else {
+                    format!("content-length: {HUGE}\r\n")
+                };
+                if write.write_all(head(&extra).as_bytes()).await.is_err() {
+                    return;
+                }
+                let (written, finished) = write_endless(&mut write, chunked).await;
+                log.lock().unwrap().push(Sent {
+                    path,
+                    status,
+                    written,
+                    finished,
+                });
+                return;
+            }
+        }
+    }
+}
+
+/// Writes `HUGE` bytes of `x` (chunk framing included when `chunked`),
+/// counting every byte the kernel accepts; stops at the first write error.
+async fn write_endless(write: &mut tokio::net::tcp::OwnedWriteHalf, chunked: bool) -> (u64, bool) {
+    use tokio::io::AsyncWriteExt;
+    const PIECE: usize = 64 * 1024;
+    let payload = vec![b'x'; PIECE];
+    let mut framed = Vec::with_capacity(PIECE + 16);
+    if chunked {
+        framed.extend_from_slice(format!("{PIECE:x}\r\n").as_bytes());
+    }
+    framed.extend_from_slice(&payload);
+    if chunked {
+        framed.extend_from_slice(b"\r\n");
+    }
+    let mut written = 0u64;
+    let mut body = 0u64;
+    while body < HUGE {
+        let mut offset = 0;
+        while offset < framed.len() {
+            match write.write(&framed[offset..]).await {
+                Ok(0) | Err(_) => return (written, false),
+                Ok(n) => {
+                    offset += n;
+                    written += n as u64;
+                }
+            }
+        }
+        body += PIECE as u64;
+    }
+    (written, true)
+}
+
+/// A devserver with the flag on and a logged-in client whose `rest_url` is
+/// the hostile origin.
+async fn hostile_client(
+    origin: &Hostile,
+    dir: &tempfile::TempDir,
+    tune: impl FnOnce(ClientOptions) -> ClientOptions,
+) -> (DevServer, Client) {
+    let server = DevServer::start(DevServerConfig::default().bot_rest_credentials(true))
+        .await
+        .unwrap();
+    let bot = server.add_bot("restbot");
+    let options = ClientOptions::new(bot.token, dir.path().join("bot.keystore"), server.ws_url())
+        .rest_url(&origin.url)
+        .rest_timeout(Duration::from_secs(60));
+    let client = Client::new(tune(options)).unwrap();
+    client.login().await.unwrap();
+    (server, client)
+}
+
+/// A well-behaved exchange reply.
+fn exchanged(expires_in: Option<u64>) -> Answer {
+    let mut body = json!({"verification": "hostile-origin-credential-0001"});
+    if let Some(seconds) = expires_in {
+        body["expires_in"] = json!(seconds);
+    }
+    Answer::json(200, body)
+}
+
+fn assert_bounded(sent: &Sent, cap: u64) {
+    assert!(!sent.finished, "the whole 2 GiB body went out: {sent:?}");
+    assert!(
+        sent.written <= cap + IN_FLIGHT,
+        "the origin wrote {} bytes past a cap of {cap}: {sent:?}",
+        sent.written
+    );
+    eprintln!(
+        "{} {}: {} bytes written (cap {cap})",
+        sent.status, sent.path, sent.written
+    );
+}
+
+#[tokio::test]
+async fn an_endless_exchange_reply_is_cut_at_4_kib() {
+    for body in [Body::EndlessChunked, Body::EndlessDeclared] {
+        let origin = Hostile::start(move |_, _| Answer {
+            status: 200,
+            body: body.clone(),
+        })
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let (server, client) = hostile_client(&origin, &dir, |o| o).await;
+        let err = client
+            .rest()
+            .request(Method::GET, "/api/files/list", None)
+            .await
+            .unwrap_err();
+        let RestError::BodyTooLarge { path, limit, .. } = &err else {
+            panic!("expected BodyTooLarge, got {err:?}");
+        };
+        assert_eq!((path.as_str(), *limit), ("/auth/verify-session", 4096));
+        assert!(err.to_string().contains("4 KiB limit"), "{err}");
+        let sent = origin.sent(1).await;
+        assert_bounded(&sent[0], 4096);
+        // The mint went no further: no request under /api.
+        assert_eq!(origin.paths().len(), 1);
+        assert_eq!(server.mint_count(), 1);
+        client.shutdown();
+    }
+}
+
+#[tokio::test]
+async fn an_endless_500_body_is_cut_at_4_kib() {
+    let origin = Hostile::start(|_, path| match path {
+        "/auth/verify-session" => exchanged(Some(900)),
+        _ => Answer::endless(500),
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, client) = hostile_client(&origin, &dir, |o| o).await;
+    let err = client
+        .rest()
+        .json::<serde_json::Value>(Method::GET, "/api/files/list", None)
+        .await
+        .unwrap_err();
+    let RestError::Rest(e) = &err else {
+        panic!("expected a ServiceRestError, got {err:?}");
+    };
+    assert_eq!(
+        (e.status, e.path.as_str(), e.error_code.as_deref()),
+        (500, "/api/files/list", None)
+    );
+    assert_eq!(
+        err.to_string(),
+        "the REST service answered 500 to /api/files/list"
+    );
+    assert_bounded(&origin.sent(1).await[0], 4096);
+    client.shutdown();
+}
+
+#[tokio::test]
+async fn endless_401_bodies_are_cut_at_4_kib_on_the_call_and_its_retry() {
+    let origin = Hostile::start(|_, path| match path {
+        "/auth/verify-session" => exchanged(Some(900)),
+        _ => Answer::endless(401),
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (server, client) = hostile_client(&origin, &dir, |o| o).await;
+    let err = client
+        .rest()
+        .request(Method::GET, "/api/files/list", None)
+        .await
+        .unwrap_err();
+    assert_eq!(err.status(), Some(401), "{err:?}");
+    let sent = origin.sent(2).await;
+    for s in &sent {
+        assert_bounded(s, 4096);
+    }
+    // The 401 dropped the credential: one re-mint, one retry, no more.
+    assert_eq!(server.mint_count(), 2);
+    let paths: Vec<String> = origin.paths().into_iter().map(|(_, p)| p).collect();
+    assert_eq!(
+        paths,
+        [
+            "/auth/verify-session",
+            "/api/files/list",
+            "/auth/verify-session",
+            "/api/files/list"
+        ]
+    );
+    client.shutdown();
+}
+
+#[tokio::test]
+async fn json_over_its_cap_fails_naming_the_cap() {
+    let origin = Hostile::start(|_, path| match path {
+        "/auth/verify-session" => exchanged(Some(900)),
+        _ => Answer::endless(200),
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    for (limit, tune) in [
+        (1 << 20, Some(1 << 20)),
+        (botlane::rest::DEFAULT_JSON_LIMIT, None),
+    ] {
+        let (_server, client) = hostile_client(&origin, &dir, |o| match tune {
+            Some(bytes) => o.rest_json_limit(bytes),
+            None => o,
+        })
+        .await;
+        let before = origin.sent.lock().unwrap().len();
+        let err = client
+            .rest()
+            .json::<serde_json::Value>(Method::GET, "/api/files/list", None)
+            .await
+            .unwrap_err();
+        let RestError::BodyTooLarge {
+            path,
+            limit: named,
+            cap,
+        } = &err
+        else {
+            panic!("expected BodyTooLarge, got {err:?}");
+        };
+        assert_eq!((path.as_str(), *named), ("/api/files/list", limit));
+        assert!(cap.contains("rest_json_limit"), "{cap}");
+        assert!(
+            err.to_string().contains(&format!("over {limit} bytes")),
+            "{err}"
+        );
+        let sent = origin.sent(before + 1).await;
+        assert_bounded(&sent[before], limit as u64);
+        client.shutdown();
+    }
+}
+
+#[tokio::test]
+async fn binary_over_its_cap_fails_and_request_streams_past_it() {
+    let origin = Hostile::start(|_, path| match path {
+        "/auth/verify-session" => exchanged(Some(900)),
+        _ => Answer {
+            status: 200,
+            body: Body::EndlessDeclared,
+        },
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let limit = 1 << 20;
+    let (_server, client) = hostile_client(&origin, &dir, |o| o.rest_binary_limit(limit)).await;
+    let rest = client.rest();
+    let err = rest
+        .binary(Method::GET, "/api/files/f1/download", None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, RestError::BodyTooLarge { limit: l, cap, .. } if *l == limit && cap.contains("rest_binary_limit")),
+        "{err:?}"
+    );
+    // Declared over the cap: refused before reading anything.
+    assert_bounded(&origin.sent(1).await[0], 0);
+
+    // The same body through `request`: `bytes` has the same cap, a stream none.
+    let response = rest
+        .request(Method::GET, "/api/files/f1/download", None)
+        .await
+        .unwrap();
+    assert_eq!(response.content_length(), Some(HUGE));
+    assert!(matches!(
+        response.bytes().await,
+        Err(RestError::BodyTooLarge { .. })
+    ));
+    let mut response = rest
+        .request(Method::GET, "/api/files/f1/download", None)
+        .await
+        .unwrap();
+    let mut read = 0;
+    while read < 4 * limit {
+        let chunk = response.chunk().await.unwrap().expect("the body goes on");
+        assert!(chunk.iter().all(|&b| b == b'x'));
+        read += chunk.len();
+    }
+    drop(response);
+    let mut sent = origin.sent(3).await;
+    sent.sort_by_key(|s| s.written);
+    assert_bounded(&sent[1], 0);
+    assert_bounded(&sent[2], read as u64);
+    assert!(sent[2].written >= read as u64);
+    client.shutdown();
+}
+
+// ---------------------------------------------------------------------------
+// The credential's lifetime as the exchange states it: 15 minutes when
+// absent, believed between 30 s and 15 minutes. Counted in mints on the
+// devserver, with an origin that accepts any credential.
+
+/// An origin whose exchange says `expires_in` and whose API accepts anything.
+async fn lenient_origin(expires_in: Option<u64>) -> Hostile {
+    Hostile::start(move |_, path| match path {
+        "/auth/verify-session" => exchanged(expires_in),
+        _ => Answer::json(200, json!({"files": []})),
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_zero_or_tiny_expires_in_does_not_mint_on_every_call() {
+    for expires_in in [0, 1] {
+        let origin = lenient_origin(Some(expires_in)).await;
+        let dir = tempfile::tempdir().unwrap();
+        let (server, client) = hostile_client(&origin, &dir, |o| o).await;
+        let rest = client.rest();
+        for _ in 0..10 {
+            rest.json::<serde_json::Value>(Method::GET, "/api/files/list", None)
+                .await
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+        // 1.5 s of calls, past the stated lifetime: still the first mint.
+        assert_eq!(server.mint_count(), 1, "expires_in {expires_in}");
+        assert_eq!(origin.paths().len(), 11);
+        client.shutdown();
+    }
+}
+
+#[tokio::test]
+async fn an_absent_or_over_long_expires_in_is_accepted() {
+    for expires_in in [None, Some(86_400), Some(u64::MAX)] {
+        let origin = lenient_origin(expires_in).await;
+        let dir = tempfile::tempdir().unwrap();
+        let (server, client) = hostile_client(&origin, &dir, |o| o).await;
+        for _ in 0..3 {
+            let list: serde_json::Value = client
+                .rest()
+                .json(Method::GET, "/api/files/list", None)
+                .await
+                .unwrap();
+            assert_eq!(list, json!({"files": []}));
+        }
+        assert_eq!(server.mint_count(), 1, "expires_in {expires_in:?}");
+        client.shutdown();
+    }
+}
+
+#[tokio::test]
+async fn an_origin_that_never_answers_times_out_with_status_0() {
+    // Accepts and reads, never answers.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let origin = Hostile {
+        url,
+        sent: Arc::default(),
+        requests: Arc::default(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, client) = hostile_client(&origin, &dir, |o| {
+        o.rest_timeout(Duration::from_millis(300))
+    })
+    .await;
+    let err = client
+        .rest()
+        .request(Method::GET, "/api/files/list", None)
+        .await
+        .unwrap_err();
+    let RestError::Rest(e) = &err else {
+        panic!("expected a ServiceRestError, got {err:?}");
+    };
+    assert_eq!((e.status, e.path.as_str()), (0, "/auth/verify-session"));
+    assert!(err.to_string().contains("timed out"), "{err}");
+    client.shutdown();
 }

@@ -148,7 +148,23 @@ async fn no_secret_reaches_a_log_line_a_debug_output_an_error_or_an_http_header(
             .await
             .unwrap_err(),
     );
-    assert_eq!(errors.len(), 7);
+    let capped = Client::new(options.clone().rest_json_limit(8)).unwrap();
+    capped.login().await.unwrap();
+    let err = capped
+        .rest()
+        .json::<serde_json::Value>(Method::GET, "/api/files/list", None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RestError::BodyTooLarge { .. }), "{err:?}");
+    errors.push(err);
+    let mut streamed = capped
+        .rest()
+        .request(Method::GET, "/api/files/list", None)
+        .await
+        .unwrap();
+    shown.push(format!("{streamed:?}"));
+    shown.push(format!("{:?}", streamed.chunk().await.unwrap()));
+    assert_eq!(errors.len(), 8);
 
     // What the secrets were: the token we hold; the one-time secrets from the
     // exchange bodies the service received; the credentials from the
@@ -224,6 +240,7 @@ async fn no_secret_reaches_a_log_line_a_debug_output_an_error_or_an_http_header(
         }
     }
     offline.shutdown();
+    capped.shutdown();
     client.shutdown();
     server.shutdown().await;
 }

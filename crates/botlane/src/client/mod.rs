@@ -9,6 +9,7 @@ mod connection;
 mod dispatch;
 mod error;
 mod event;
+mod mint;
 mod options;
 mod session;
 
@@ -29,7 +30,7 @@ use crate::commands::{
 use crate::crypto::ChannelKey;
 use crate::keystore::Keystore;
 use crate::message::Message;
-use crate::rest::{LaneState as RestState, RestLane};
+use crate::rest::RestLane;
 use crate::wire::{self, OpCode};
 use connection::Connection;
 
@@ -81,8 +82,8 @@ pub(crate) struct Shared {
     /// The hash of the menu published on the current session.
     pub(crate) published_hash: Mutex<Option<String>>,
     pub(crate) shutdown: watch::Sender<bool>,
-    /// The REST lane's HTTP client and credential slot.
-    pub(crate) rest: RestState,
+    /// The REST lane, minting through this client's connection.
+    pub(crate) rest: RestLane,
     /// Set by the first successful `login`; a client runs one session.
     pub(crate) started: std::sync::atomic::AtomicBool,
 }
@@ -113,9 +114,9 @@ impl Client {
         options.validate()?;
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         let (shutdown, _) = watch::channel(false);
-        let rest = RestState::new(&options)?;
+        let rest = mint::prepare_lane(&options)?;
         Ok(Self {
-            shared: Arc::new(Shared {
+            shared: Arc::new_cyclic(|shared| Shared {
                 options,
                 registry: Mutex::new(CommandRegistry::new()),
                 events,
@@ -127,7 +128,7 @@ impl Client {
                 menu_changed: Notify::new(),
                 published_hash: Mutex::new(None),
                 shutdown,
-                rest,
+                rest: rest.bind(mint::RealtimeMint::handle(shared.clone())),
                 started: std::sync::atomic::AtomicBool::new(false),
             }),
         })
@@ -154,11 +155,11 @@ impl Client {
     /// # Ok(()) }
     /// ```
     ///
-    /// The lane keeps the client alive: inside a command handler use
-    /// [`CommandContext::rest`](crate::CommandContext::rest) instead of
-    /// capturing this one, or client and handler would keep each other alive.
+    /// The lane does not keep the client alive: once the client is gone,
+    /// a call that needs a mint fails with
+    /// [`RestError::NotConnected`](crate::RestError::NotConnected).
     pub fn rest(&self) -> RestLane {
-        RestLane::new(self.shared.clone())
+        self.shared.rest.clone()
     }
 
     /// Subscribes to the client's events. Subscribe before `login` to see

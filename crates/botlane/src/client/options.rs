@@ -58,6 +58,13 @@ pub struct ClientOptions {
     /// How long before its expiry the REST credential is replaced (at most a
     /// quarter of its lifetime is given up); 60 s by default.
     pub rest_refresh_margin: Duration,
+    /// The largest body `rest().json` parses, in bytes;
+    /// [`DEFAULT_JSON_LIMIT`](crate::rest::DEFAULT_JSON_LIMIT) (16 MiB) by default.
+    pub rest_json_limit: usize,
+    /// The largest body `rest().binary` and `Response::bytes` read, in
+    /// bytes; [`MAX_FILE_BYTES`](crate::rest::MAX_FILE_BYTES) (100 MiB) by
+    /// default. Stream larger bodies with `Response::chunk`.
+    pub rest_binary_limit: usize,
 }
 
 impl ClientOptions {
@@ -82,6 +89,8 @@ impl ClientOptions {
             rest_root_certificates: Vec::new(),
             rest_timeout: Duration::from_secs(30),
             rest_refresh_margin: Duration::from_secs(60),
+            rest_json_limit: crate::rest::DEFAULT_JSON_LIMIT,
+            rest_binary_limit: crate::rest::MAX_FILE_BYTES,
         }
     }
 
@@ -157,6 +166,31 @@ impl ClientOptions {
         self
     }
 
+    /// Sets the largest body `rest().json` parses, in bytes.
+    ///
+    /// ```
+    /// let options = botlane::ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws").rest_json_limit(1 << 20);
+    /// assert_eq!(options.rest_json_limit, 1 << 20);
+    /// ```
+    #[must_use]
+    pub fn rest_json_limit(mut self, bytes: usize) -> Self {
+        self.rest_json_limit = bytes;
+        self
+    }
+
+    /// Sets the largest body `rest().binary` and `Response::bytes` read, in
+    /// bytes.
+    ///
+    /// ```
+    /// let options = botlane::ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws").rest_binary_limit(1 << 30);
+    /// assert_eq!(options.rest_binary_limit, 1 << 30);
+    /// ```
+    #[must_use]
+    pub fn rest_binary_limit(mut self, bytes: usize) -> Self {
+        self.rest_binary_limit = bytes;
+        self
+    }
+
     /// Checks every option; the error names the option and the rule.
     pub(crate) fn validate(&self) -> Result<(), ClientError> {
         use secrecy::ExposeSecret;
@@ -194,6 +228,12 @@ impl ClientOptions {
         }
         if self.rest_timeout.is_zero() {
             return Err(invalid("rest_timeout", "must be above zero".into()));
+        }
+        if self.rest_json_limit == 0 {
+            return Err(invalid("rest_json_limit", "must be above zero".into()));
+        }
+        if self.rest_binary_limit == 0 {
+            return Err(invalid("rest_binary_limit", "must be above zero".into()));
         }
         if self.heartbeat_interval.is_zero() || self.request_timeout.is_zero() {
             return Err(invalid(
@@ -238,6 +278,8 @@ mod tests {
             (ClientOptions::new("t", "k", "not a url"), "url"),
             (base().rest_url("::"), "rest_url"),
             (base().rest_timeout(Duration::ZERO), "rest_timeout"),
+            (base().rest_json_limit(0), "rest_json_limit"),
+            (base().rest_binary_limit(0), "rest_binary_limit"),
             (
                 base().heartbeat_interval(Duration::ZERO),
                 "heartbeat_interval",

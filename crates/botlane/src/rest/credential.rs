@@ -12,9 +12,16 @@
 //! Every mint has a generation number. A caller whose request came back 401
 //! drops the credential only if the slot still holds the one it sent
 //! (same generation), so N concurrent 401s cause one re-mint, not N.
+//!
+//! The lifetime believed is the service's `expires_in`, 15 minutes when it
+//! is absent (the spec's fixed lifetime), clamped to
+//! [`MIN_LIFETIME`]..=[`MAX_LIFETIME`]: a service that claims more is not
+//! believed, and one that claims 0 or a few seconds cannot make every call
+//! mint (a credential it already considers expired is handled by the 401
+//! path: one re-mint and one retry per call).
 
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use futures_util::future::{BoxFuture, FutureExt, Shared};
@@ -22,13 +29,12 @@ use secrecy::SecretString;
 use tokio::time::Instant;
 
 use super::error::RestError;
-use crate::client::lock;
 
 /// What a successful mint yields: the `verification` value and how long the
-/// service says it lives.
+/// service says it lives, in seconds, when it says.
 pub(crate) struct Minted {
     pub(crate) value: SecretString,
-    pub(crate) lifetime: Duration,
+    pub(crate) expires_in: Option<u64>,
 }
 
 /// A cached credential. Its `Debug` shows the secret as redacted.
@@ -44,9 +50,26 @@ pub(crate) struct Credential {
 
 type Outcome = Result<Arc<Credential>, RestError>;
 
-/// The longest lifetime believed: a service claiming more (or a bogus
-/// `expires_in`) gets its credential refreshed after a day anyway.
-const MAX_LIFETIME: Duration = Duration::from_secs(24 * 60 * 60);
+/// The spec's credential lifetime, believed when `expires_in` is absent and
+/// the longest believed when it is present.
+pub(crate) const MAX_LIFETIME: Duration = Duration::from_secs(15 * 60);
+
+/// The shortest lifetime believed: a credential then serves calls for at
+/// least 22.5 s (three quarters of it) before the lane refreshes it.
+pub(crate) const MIN_LIFETIME: Duration = Duration::from_secs(30);
+
+/// The lifetime the lane plans with for the service's `expires_in`.
+pub(crate) fn lifetime(expires_in: Option<u64>) -> Duration {
+    expires_in
+        .map_or(MAX_LIFETIME, Duration::from_secs)
+        .clamp(MIN_LIFETIME, MAX_LIFETIME)
+}
+
+/// Locks a mutex, recovering from poisoning: every critical section here
+/// leaves the slot consistent before anything that could panic.
+fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 enum Slot {
     Empty,
@@ -127,7 +150,7 @@ impl CredentialCache {
             // measuring from here errs on the early side.
             let started = Instant::now();
             let outcome = mint.await.map(|m| {
-                let lifetime = m.lifetime.min(MAX_LIFETIME);
+                let lifetime = lifetime(m.expires_in);
                 let early = inner.margin.min(lifetime / 4);
                 Arc::new(Credential {
                     generation,
@@ -186,23 +209,24 @@ mod tests {
     use crate::rest::ServiceActionError;
 
     const MARGIN: Duration = Duration::from_secs(60);
-    const LIFETIME: Duration = Duration::from_secs(900);
+    const LIFETIME: Option<u64> = Some(900);
     const MINT_TIME: Duration = Duration::from_millis(50);
 
     /// A fake mint: counts calls, takes `MINT_TIME`, names each credential
-    /// after its call number, and fails with code `fail` when set.
+    /// after its call number, says `expires_in`, and fails with code `fail`
+    /// when set.
     #[derive(Clone)]
     struct FakeMint {
         calls: Arc<AtomicUsize>,
-        lifetime: Duration,
+        expires_in: Option<u64>,
         fail: Option<i32>,
     }
 
     impl FakeMint {
-        fn new(lifetime: Duration) -> Self {
+        fn new(expires_in: Option<u64>) -> Self {
             Self {
                 calls: Arc::new(AtomicUsize::new(0)),
-                lifetime,
+                expires_in,
                 fail: None,
             }
         }
@@ -213,14 +237,14 @@ mod tests {
 
         fn start(&self) -> impl Future<Output = Result<Minted, RestError>> + Send + 'static {
             let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
-            let (lifetime, fail) = (self.lifetime, self.fail);
+            let (expires_in, fail) = (self.expires_in, self.fail);
             async move {
                 tokio::time::sleep(MINT_TIME).await;
                 match fail {
                     Some(code) => Err(ServiceActionError::rest_mint(code).into()),
                     None => Ok(Minted {
                         value: SecretString::from(format!("cred-{n}")),
-                        lifetime,
+                        expires_in,
                     }),
                 }
             }
@@ -272,12 +296,28 @@ mod tests {
         assert_eq!(mint.calls(), 2);
     }
 
+    /// Calls the cache every `step` until `until` has passed; the mints made.
+    async fn calls_over(
+        cache: &CredentialCache,
+        mint: &FakeMint,
+        step: Duration,
+        until: Duration,
+    ) -> usize {
+        let start = Instant::now();
+        while start.elapsed() < until {
+            get(cache, mint).await.unwrap();
+            tokio::time::sleep(step).await;
+        }
+        mint.calls()
+    }
+
     #[tokio::test(start_paused = true)]
-    async fn a_short_lifetime_refreshes_at_three_quarters() {
+    async fn a_lifetime_at_the_floor_refreshes_at_three_quarters() {
         let cache = CredentialCache::new(MARGIN);
-        let mint = FakeMint::new(Duration::from_secs(4));
+        let mint = FakeMint::new(Some(30));
         get(&cache, &mint).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(2900)).await;
+        // Refresh from 30 - min(60, 30 / 4) = 22.5 s on.
+        tokio::time::sleep(Duration::from_millis(22_400)).await;
         get(&cache, &mint).await.unwrap();
         assert_eq!(mint.calls(), 1);
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -286,11 +326,61 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_zero_lifetime_credential_serves_its_own_call_once() {
+    async fn zero_and_tiny_lifetimes_are_raised_to_the_floor() {
+        for expires_in in [0, 1, 5, 29] {
+            let cache = CredentialCache::new(MARGIN);
+            let mint = FakeMint::new(Some(expires_in));
+            // A call every 100 ms for a minute: believed for 30 s, refreshed
+            // after 22.5 s, so three mints (at 0, ~22.5 and ~45 s), not one
+            // per call.
+            let mints = calls_over(
+                &cache,
+                &mint,
+                Duration::from_millis(100),
+                Duration::from_secs(60),
+            )
+            .await;
+            assert_eq!(mints, 3, "expires_in {expires_in}");
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_absent_lifetime_is_the_spec_s_fifteen_minutes() {
         let cache = CredentialCache::new(MARGIN);
-        let mint = FakeMint::new(Duration::ZERO);
+        let mint = FakeMint::new(None);
+        assert_eq!(lifetime(None), Duration::from_secs(900));
+        get(&cache, &mint).await.unwrap();
+        // Refresh from 900 - 60 = 840 s on.
+        tokio::time::sleep(Duration::from_secs(839)).await;
         assert_eq!(value(&get(&cache, &mint).await.unwrap()), "cred-1");
+        tokio::time::sleep(Duration::from_secs(1)).await;
         assert_eq!(value(&get(&cache, &mint).await.unwrap()), "cred-2");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_over_long_lifetime_is_capped_at_fifteen_minutes() {
+        for expires_in in [901, 86_400, u64::MAX] {
+            let cache = CredentialCache::new(MARGIN);
+            let mint = FakeMint::new(Some(expires_in));
+            assert_eq!(lifetime(Some(expires_in)), MAX_LIFETIME);
+            get(&cache, &mint).await.unwrap();
+            tokio::time::sleep(MAX_LIFETIME - MARGIN - Duration::from_secs(1)).await;
+            assert_eq!(value(&get(&cache, &mint).await.unwrap()), "cred-1");
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            assert_eq!(
+                value(&get(&cache, &mint).await.unwrap()),
+                "cred-2",
+                "expires_in {expires_in}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_clamp_keeps_values_between_the_bounds() {
+        assert_eq!(lifetime(Some(0)), MIN_LIFETIME);
+        assert_eq!(lifetime(Some(30)), Duration::from_secs(30));
+        assert_eq!(lifetime(Some(120)), Duration::from_secs(120));
+        assert_eq!(lifetime(Some(900)), Duration::from_secs(900));
     }
 
     #[tokio::test(start_paused = true)]
@@ -370,15 +460,6 @@ mod tests {
         assert!(matches!(&lock(&cache.inner.state).slot, Slot::Valid(_)));
         assert_eq!(value(&get(&cache, &mint).await.unwrap()), "cred-1");
         assert_eq!(mint.calls(), 1);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn an_absurd_lifetime_is_capped_at_a_day() {
-        let cache = CredentialCache::new(MARGIN);
-        let mint = FakeMint::new(Duration::from_secs(u64::MAX));
-        get(&cache, &mint).await.unwrap();
-        tokio::time::sleep(MAX_LIFETIME - MARGIN).await;
-        assert_eq!(value(&get(&cache, &mint).await.unwrap()), "cred-2");
     }
 
     #[test]

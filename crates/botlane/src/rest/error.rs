@@ -1,13 +1,15 @@
 //! The REST lane's errors.
 //!
 //! No message, `Debug` output or source chain here ever holds the bot
-//! token, the one-time secret or the credential: the errors are built from
-//! status codes, `error_code` strings and query-stripped paths only, and a
-//! wrapped `reqwest` error has its URL removed.
+//! token, the one-time secret, the credential or a response body: the
+//! errors are built from status codes, `error_code` strings, query-stripped
+//! paths and botlane's own descriptions only, and a wrapped `reqwest` error
+//! has its URL removed. Each `Display` is complete on its own; `source()` is
+//! only the HTTP client's error behind a status 0, whose text `Display` does
+//! not repeat.
 
 use std::sync::Arc;
 
-use crate::client::ClientError;
 use crate::wire::OpCode;
 
 /// The service refused an opcode request; for the REST lane, the credential
@@ -113,11 +115,28 @@ impl ServiceRestError {
         }
     }
 
+    /// What kind of failure a status 0 was, as far as the HTTP client tells.
+    fn failure(&self) -> &'static str {
+        match self.source.as_deref() {
+            Some(e) if e.is_timeout() => {
+                "the request timed out (rest_timeout or the request's own timeout)"
+            }
+            Some(e) if e.is_connect() => {
+                "the connection could not be opened (network, DNS or TLS failure)"
+            }
+            Some(e) if e.is_body() || e.is_decode() => {
+                "the connection failed while the body was read"
+            }
+            _ => "the request failed (network, DNS or TLS failure, or timeout)",
+        }
+    }
+
     fn describe(&self) -> String {
         let mut text = match self.status {
             0 => format!(
-                "no response from the REST service for {} (network, DNS or TLS failure, or timeout)",
-                self.path
+                "no response from the REST service for {}: {}",
+                self.path,
+                self.failure()
             ),
             s @ 300..=399 => format!(
                 "the REST service answered {s} to {}: a redirect, which the lane never \
@@ -168,25 +187,39 @@ pub enum RestError {
         rule: String,
     },
     /// A credential is needed and there is no realtime session to mint it
-    /// on (not logged in yet, or reconnecting).
+    /// on (not logged in yet, reconnecting, or the client is gone).
     #[error("the REST lane mints its credential over the realtime session, and the client is not connected (log in first)")]
     NotConnected,
     /// The realtime request for a credential (opcode 638) failed: timeout,
     /// connection closed, or a malformed reply.
-    #[error("the realtime request for a REST credential (opcode 638) failed")]
-    Realtime(#[source] Arc<ClientError>),
+    #[error("the realtime request for a REST credential (opcode 638) failed: {reason}")]
+    Realtime {
+        /// What failed, in words.
+        reason: String,
+    },
     /// The credential mint stopped before finishing (its runtime shut down).
     #[error("the REST credential mint was interrupted before it finished")]
     MintInterrupted,
+    /// A body is larger than the cap that applies to it; the lane stopped
+    /// reading and dropped the connection.
+    #[error("the response body of {path} is over {limit} bytes, the cap set by {cap}; the lane stopped reading it and dropped the connection")]
+    BodyTooLarge {
+        /// The request's path, query string stripped.
+        path: String,
+        /// The cap in bytes.
+        limit: usize,
+        /// What sets the cap: a client option (`rest_json_limit`,
+        /// `rest_binary_limit`), the `limit` of a call, or the lane's own
+        /// limit for the bodies it reads itself.
+        cap: &'static str,
+    },
     /// A 2xx body is not the JSON expected.
-    #[error("the response to {path} is not the JSON expected")]
+    #[error("the response to {path} is not the JSON expected: {reason}")]
     Decode {
         /// The request's path, query string stripped.
         path: String,
-        /// The parse error; absent for the credential exchange, whose body
-        /// is never quoted.
-        #[source]
-        source: Option<Arc<serde_json::Error>>,
+        /// What is wrong and where (line and column), never the body's text.
+        reason: String,
     },
 }
 
@@ -205,11 +238,22 @@ impl RestError {
     }
 }
 
-impl From<ClientError> for RestError {
-    fn from(err: ClientError) -> Self {
-        match err {
-            ClientError::NotConnected => Self::NotConnected,
-            other => Self::Realtime(Arc::new(other)),
+impl RestError {
+    /// A [`RestError::Decode`] for `err`, described by its category and
+    /// position only: serde's own text may quote the body.
+    pub(crate) fn decode(path: &str, err: &serde_json::Error) -> Self {
+        use serde_json::error::Category;
+        let what = match err.classify() {
+            Category::Syntax => "not valid JSON",
+            Category::Data => {
+                "valid JSON of the wrong shape (a wrong type, or a missing or unknown field)"
+            }
+            Category::Eof => "JSON that ends early",
+            Category::Io => "a body that could not be read",
+        };
+        Self::Decode {
+            path: path.to_owned(),
+            reason: format!("{what} at line {} column {}", err.line(), err.column()),
         }
     }
 }
@@ -220,6 +264,7 @@ pub(crate) fn strip_query(path: &str) -> &str {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -270,13 +315,37 @@ mod tests {
     }
 
     #[test]
-    fn not_connected_maps_from_the_client_error() {
-        assert!(matches!(
-            RestError::from(ClientError::NotConnected),
-            RestError::NotConnected
-        ));
-        let e = RestError::from(ClientError::Timeout { opcode: 638 });
-        assert!(matches!(e, RestError::Realtime(_)));
-        assert!(std::error::Error::source(&e).is_some());
+    fn decode_errors_say_where_but_never_quote_the_body() {
+        let err = serde_json::from_str::<Vec<u32>>("[1, \"hunter2\"]").unwrap_err();
+        let e = RestError::decode("/api/x", &err);
+        assert_eq!(
+            e.to_string(),
+            "the response to /api/x is not the JSON expected: valid JSON of the wrong shape \
+             (a wrong type, or a missing or unknown field) at line 1 column 13"
+        );
+        let err = serde_json::from_str::<Vec<u32>>("[1, 2").unwrap_err();
+        let text = RestError::decode("/api/x", &err).to_string();
+        assert!(
+            text.ends_with("JSON that ends early at line 1 column 5"),
+            "{text}"
+        );
+        let err = serde_json::from_str::<Vec<u32>>("secret-value").unwrap_err();
+        let text = RestError::decode("/api/x", &err).to_string();
+        assert!(text.contains("not valid JSON at line 1 column 1"), "{text}");
+        assert!(!text.contains("secret"), "{text}");
+    }
+
+    #[test]
+    fn a_body_over_its_cap_names_the_cap() {
+        let e = RestError::BodyTooLarge {
+            path: "/api/files/list".into(),
+            limit: 16,
+            cap: "the client option rest_json_limit",
+        };
+        assert_eq!(
+            e.to_string(),
+            "the response body of /api/files/list is over 16 bytes, the cap set by the client \
+             option rest_json_limit; the lane stopped reading it and dropped the connection"
+        );
     }
 }

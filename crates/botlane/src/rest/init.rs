@@ -4,8 +4,8 @@ use std::fmt;
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
-use reqwest::StatusCode;
+use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use http::StatusCode;
 use serde::Serialize;
 
 use super::error::RestError;

@@ -5,12 +5,24 @@
 //! The first call mints: opcode 638 over the current realtime connection
 //! returns a one-time secret, and `POST {rest_url}/auth/verify-session`
 //! exchanges it for the value of the `verification` header. The credential
-//! is cached and carried on every request; when less than
+//! is cached and carried on every request. Its lifetime is the exchange's
+//! `expires_in` (15 minutes when absent), believed between 30 s and 15
+//! minutes; when less than
 //! [`rest_refresh_margin`](crate::ClientOptions::rest_refresh_margin)
 //! (60 s by default, at most a quarter of its lifetime) is left, measured on
 //! a monotonic clock, the next call mints a fresh one first. A 401 drops the
 //! credential, mints once and retries once; a second 401 is an error. At most
 //! one mint is in flight; concurrent callers wait for it.
+//!
+//! Bodies are bounded: the ones the lane reads for itself (the exchange
+//! reply, a 401 or error body) up to 4 KiB, then the connection is dropped
+//! rather than drained; [`json`](RestLane::json) up to
+//! [`rest_json_limit`](crate::ClientOptions::rest_json_limit)
+//! ([`DEFAULT_JSON_LIMIT`]); [`binary`](RestLane::binary) and
+//! [`Response::bytes`] up to
+//! [`rest_binary_limit`](crate::ClientOptions::rest_binary_limit)
+//! ([`MAX_FILE_BYTES`]); [`Response::chunk`] and [`Response::into_stream`]
+//! stream without a cap.
 //!
 //! The credential and the one-time secret are held in [`secrecy`] types, the
 //! header is marked sensitive, and neither appears in an error, a log line or
@@ -18,89 +30,102 @@
 //! [`ServiceRestError`]): an HTTP client carries custom headers across
 //! origins when it follows one. The bot token is never sent over HTTP.
 //!
+//! The lane depends on the realtime session only through a small handle
+//! that sends opcode 638 and returns its reply (`Mint`), and on its own
+//! configuration; the client builds both.
+//!
 //! While the service's flag `BOT_REST_CREDENTIALS` is unset (its default),
 //! the first call fails with a [`ServiceActionError`] (opcode 638, code
 //! `-7`); that is the service's choice, not a fault of the bot.
 
 mod address;
+mod config;
 mod credential;
 mod error;
 mod init;
+mod mint;
+mod response;
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
-use reqwest::header::{HeaderName, HeaderValue, CONTENT_TYPE};
-use secrecy::{ExposeSecret, SecretString};
+use http::header::{HeaderName, HeaderValue};
+use secrecy::ExposeSecret;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
+pub use config::{DEFAULT_JSON_LIMIT, MAX_FILE_BYTES};
 pub use error::{RestError, ServiceActionError, ServiceRestError};
+pub use http::{HeaderMap, Method, StatusCode};
 pub use init::{BinaryResponse, RequestInit};
-pub use reqwest::{Method, Response, StatusCode};
+pub use response::{BodyStream, Response};
 
-use crate::client::{ClientError, ClientOptions, Shared};
-use crate::wire::{self, OpCode};
-use credential::{Credential, CredentialCache, Minted};
+pub(crate) use config::{ConfigError, RestConfig};
+pub(crate) use mint::Mint;
+
+use config::LANE_BODY_LIMIT;
+use credential::{Credential, CredentialCache};
 use error::strip_query;
-
-/// The exchange route, outside the service's auth middleware.
-const EXCHANGE_PATH: &str = "/auth/verify-session";
+use response::read_capped;
 
 /// The header that carries the credential.
 const VERIFICATION: HeaderName = HeaderName::from_static("verification");
 
-/// The lane's state inside the client: one HTTP client, built once, and the
-/// credential slot.
-pub(crate) struct LaneState {
+/// The cap of `json`, as an error names it.
+const JSON_CAP: &str = "the client option rest_json_limit";
+
+/// The cap on an error body, as an error would name it.
+const ERROR_BODY_CAP: &str = "the lane's 4 KiB limit on the bodies it reads itself";
+
+/// Everything one lane owns: the HTTP client, built once, the
+/// configuration, the credential slot, and the handle that mints.
+struct Lane {
     http: reqwest::Client,
-    rest_url: String,
+    config: RestConfig,
     /// The checked `rest_url`, or why it was refused; checked on first use.
     base: OnceLock<Result<url::Url, RestError>>,
     cache: CredentialCache,
+    minter: Arc<dyn Mint>,
 }
 
-impl LaneState {
-    /// Builds the HTTP client: rustls with the webpki roots plus
-    /// `rest_root_certificates`, no redirects, no verbose connection
-    /// logging, no `Referer`, and no proxy for a loopback `http` origin (the
-    /// cleartext exception must not reach a proxy).
-    pub(crate) fn new(options: &ClientOptions) -> Result<Self, ClientError> {
-        let mut builder = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .connection_verbose(false)
-            .referer(false)
-            .timeout(options.rest_timeout)
-            .user_agent(concat!("botlane/", env!("CARGO_PKG_VERSION")));
-        for der in &options.rest_root_certificates {
-            let cert =
-                reqwest::Certificate::from_der(der).map_err(|e| ClientError::InvalidOption {
-                    option: "rest_root_certificate",
-                    rule: format!("must be a DER certificate ({e})"),
-                })?;
-            builder = builder.add_root_certificate(cert);
-        }
-        if url::Url::parse(&options.rest_url).is_ok_and(|u| u.scheme() == "http") {
-            builder = builder.no_proxy();
-        }
-        let http = builder.build().map_err(|e| ClientError::InvalidOption {
-            option: "rest_root_certificate",
-            rule: format!("the REST lane's HTTP client cannot be built with it ({e})"),
-        })?;
+impl Lane {
+    fn base(&self) -> Result<&url::Url, RestError> {
+        self.base
+            .get_or_init(|| address::check_rest_url(&self.config.rest_url))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+/// A lane whose HTTP client is built but which has no [`Mint`] yet: the
+/// client builds this first (the fallible step), then binds the handle
+/// that needs the client's own state.
+pub(crate) struct PreparedLane {
+    http: reqwest::Client,
+    config: RestConfig,
+}
+
+impl PreparedLane {
+    /// Builds the HTTP client; fails on a root certificate it cannot use.
+    pub(crate) fn new(config: RestConfig) -> Result<Self, ConfigError> {
         Ok(Self {
-            http,
-            rest_url: options.rest_url.clone(),
-            base: OnceLock::new(),
-            cache: CredentialCache::new(options.rest_refresh_margin),
+            http: config.http_client()?,
+            config,
         })
     }
 
-    fn base(&self) -> Result<&url::Url, RestError> {
-        self.base
-            .get_or_init(|| address::check_rest_url(&self.rest_url))
-            .as_ref()
-            .map_err(Clone::clone)
+    /// The lane, minting through `minter`.
+    pub(crate) fn bind(self, minter: Arc<dyn Mint>) -> RestLane {
+        let cache = CredentialCache::new(self.config.refresh_margin);
+        RestLane {
+            inner: Arc::new(Lane {
+                http: self.http,
+                config: self.config,
+                base: OnceLock::new(),
+                cache,
+                minter,
+            }),
+        }
     }
 }
 
@@ -125,23 +150,20 @@ impl LaneState {
 /// ```
 #[derive(Clone)]
 pub struct RestLane {
-    shared: Arc<Shared>,
+    inner: Arc<Lane>,
 }
 
 impl fmt::Debug for RestLane {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RestLane")
-            .field("rest_url", &self.shared.rest.rest_url)
+            .field("rest_url", &self.inner.config.rest_url)
             .finish_non_exhaustive()
     }
 }
 
 impl RestLane {
-    pub(crate) fn new(shared: Arc<Shared>) -> Self {
-        Self { shared }
-    }
-
-    /// Sends a request and resolves with the raw response on 2xx.
+    /// Sends a request and resolves with the response on 2xx, its body not
+    /// read yet (see [`Response`]).
     ///
     /// Fails with [`RestError::InvalidRestUrl`] or
     /// [`RestError::InvalidPath`] before anything is sent; with a
@@ -154,6 +176,7 @@ impl RestLane {
     /// use botlane::rest::Method;
     /// let response = client.rest().request(Method::GET, "/api/files/list", None).await?;
     /// assert!(response.status().is_success());
+    /// let body = response.bytes().await?;
     /// # Ok(()) }
     /// ```
     pub async fn request(
@@ -162,7 +185,7 @@ impl RestLane {
         path: &str,
         init: Option<RequestInit>,
     ) -> Result<Response, RestError> {
-        let lane = &self.shared.rest;
+        let lane = &self.inner;
         let base = lane.base()?;
         let parts = init.unwrap_or_default().into_parts()?;
         let url = address::endpoint(base, path, &parts.query)?;
@@ -175,16 +198,18 @@ impl RestLane {
                 .await
                 .map_err(|e| ServiceRestError::network(shown, e))?;
             let status = response.status();
-            tracing::debug!(%method, path = shown, status = status.as_u16(), "REST request");
+            // The path stays out: it may carry ids taken from chat input.
+            tracing::debug!(%method, status = status.as_u16(), "REST request");
             if status.is_success() {
-                return Ok(response);
+                return Ok(Response::new(response, shown, lane.config.binary_limit));
             }
             if status == StatusCode::UNAUTHORIZED {
                 lane.cache.invalidate(credential.generation);
                 if !retried {
                     retried = true;
-                    // Read the body so the connection can be reused.
-                    let _ = response.bytes().await;
+                    // A short body is read so the connection can be reused;
+                    // a long one is dropped unread, closing the connection.
+                    let _ = read_capped(response, shown, LANE_BODY_LIMIT, ERROR_BODY_CAP).await;
                     continue;
                 }
             }
@@ -194,7 +219,9 @@ impl RestLane {
 
     /// Sends a request and parses the 2xx body as JSON.
     ///
-    /// Fails like [`request`](Self::request), and with
+    /// Fails like [`request`](Self::request); with
+    /// [`RestError::BodyTooLarge`] when the body is over the client option
+    /// `rest_json_limit` ([`DEFAULT_JSON_LIMIT`] by default); and with
     /// [`RestError::Decode`] when the body is not a `T`.
     ///
     /// ```no_run
@@ -210,21 +237,18 @@ impl RestLane {
         init: Option<RequestInit>,
     ) -> Result<T, RestError> {
         let response = self.request(method, path, init).await?;
-        let shown = strip_query(path);
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| ServiceRestError::network(shown, e))?;
-        serde_json::from_slice(&body).map_err(|e| RestError::Decode {
-            path: shown.to_owned(),
-            source: Some(Arc::new(e)),
-        })
+        let limit = self.inner.config.json_limit;
+        let body = response.read_whole(limit, JSON_CAP).await?;
+        serde_json::from_slice(&body).map_err(|e| RestError::decode(strip_query(path), &e))
     }
 
     /// Sends a request and returns the 2xx body's bytes with the response
     /// headers.
     ///
-    /// Fails like [`request`](Self::request).
+    /// Fails like [`request`](Self::request), and with
+    /// [`RestError::BodyTooLarge`] when the body is over the client option
+    /// `rest_binary_limit` ([`MAX_FILE_BYTES`] by default); stream a larger
+    /// body with [`request`](Self::request) and [`Response::chunk`].
     ///
     /// ```no_run
     /// # async fn demo(client: botlane::Client) -> Result<(), botlane::RestError> {
@@ -244,18 +268,18 @@ impl RestLane {
     ) -> Result<BinaryResponse, RestError> {
         let response = self.request(method, path, init).await?;
         let (status, headers) = (response.status(), response.headers().clone());
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| ServiceRestError::network(strip_query(path), e))?;
+        let bytes = response.bytes().await?;
         Ok(BinaryResponse::new(status, headers, bytes))
     }
 
     async fn credential(&self) -> Result<Arc<Credential>, RestError> {
-        self.shared
-            .rest
+        let lane = self.inner.clone();
+        self.inner
             .cache
-            .get(|| mint(self.shared.clone()))
+            .get(move || async move {
+                let base = lane.base()?;
+                mint::run(&*lane.minter, &lane.http, base).await
+            })
             .await
     }
 
@@ -265,7 +289,7 @@ impl RestLane {
         url: &url::Url,
         parts: &init::Parts,
         credential: &Credential,
-    ) -> Result<Response, reqwest::Error> {
+    ) -> Result<reqwest::Response, reqwest::Error> {
         let mut headers = parts.headers.clone();
         // Checked when the credential was minted, so this always succeeds;
         // without a valid value the request goes out without the header and
@@ -275,8 +299,7 @@ impl RestLane {
             headers.insert(VERIFICATION, value);
         }
         let mut request = self
-            .shared
-            .rest
+            .inner
             .http
             .request(method.clone(), url.clone())
             .headers(headers);
@@ -290,92 +313,20 @@ impl RestLane {
     }
 }
 
-#[derive(Serialize)]
-struct ExchangeRequest<'a> {
-    secret: &'a str,
-    row_id: &'a str,
-}
-
-/// The exchange's answer. No `Debug`: it holds the credential in clear.
-#[derive(Deserialize)]
-struct ExchangeReply {
-    verification: String,
-    expires_in: u64,
-}
-
 #[derive(Deserialize)]
 struct ErrorBody {
     error_code: Option<String>,
 }
 
-/// Both phases of a mint: opcode 638 on the current realtime connection,
-/// then the exchange. Runs as its own task (see [`credential`]).
-async fn mint(shared: Arc<Shared>) -> Result<Minted, RestError> {
-    let lane = &shared.rest;
-    let base = lane.base()?;
-    let conn = shared.connection()?;
-    tracing::debug!("minting a REST credential (opcode 638)");
-    let reply: wire::RestMintReply = conn.request(OpCode::RestMint, &wire::Empty {}).await?;
-    if reply.code != 0 {
-        tracing::debug!(code = reply.code, "REST credential mint refused");
-        return Err(ServiceActionError::rest_mint(reply.code).into());
-    }
-    let (Some(secret), Some(row_id)) = (reply.secret, reply.row_id) else {
-        return Err(ClientError::MalformedReply {
-            opcode: OpCode::RestMint.code(),
-        }
-        .into());
-    };
-    let secret = SecretString::from(secret);
-    let body = serde_json::to_vec(&ExchangeRequest {
-        secret: secret.expose_secret(),
-        row_id: &row_id,
-    })
-    .map_err(|_| RestError::InvalidRequest {
-        rule: "the exchange body does not serialize".into(),
-    })?;
-    let url = address::endpoint(base, EXCHANGE_PATH, &[])?;
-    let response = lane
-        .http
-        .post(url)
-        .header(CONTENT_TYPE, "application/json")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| ServiceRestError::network(EXCHANGE_PATH, e))?;
-    drop(secret);
-    if !response.status().is_success() {
-        return Err(status_error(response, EXCHANGE_PATH).await.into());
-    }
-    let malformed = || RestError::Decode {
-        path: EXCHANGE_PATH.to_owned(),
-        source: None,
-    };
-    let body = response
-        .bytes()
-        .await
-        .map_err(|e| ServiceRestError::network(EXCHANGE_PATH, e))?;
-    let reply: ExchangeReply = serde_json::from_slice(&body).map_err(|_| malformed())?;
-    let value = SecretString::from(reply.verification);
-    if HeaderValue::from_str(value.expose_secret()).is_err() {
-        return Err(malformed());
-    }
-    tracing::debug!(expires_in = reply.expires_in, "REST credential minted");
-    Ok(Minted {
-        value,
-        lifetime: Duration::from_secs(reply.expires_in),
-    })
-}
-
 /// The [`ServiceRestError`] for a non-2xx response, with the body's
-/// `error_code` when it has one.
-async fn status_error(response: Response, path: &str) -> ServiceRestError {
+/// `error_code` when it has one. The body is read up to 4 KiB; a longer one
+/// is dropped unread (and its connection closed), without an `error_code`.
+async fn status_error(response: reqwest::Response, path: &str) -> ServiceRestError {
     let status = response.status().as_u16();
-    let error_code = match response.bytes().await {
-        Ok(body) => serde_json::from_slice::<ErrorBody>(&body)
-            .ok()
-            .and_then(|b| b.error_code),
-        Err(_) => None,
-    };
+    let error_code = read_capped(response, path, LANE_BODY_LIMIT, ERROR_BODY_CAP)
+        .await
+        .ok()
+        .and_then(|body| serde_json::from_slice::<ErrorBody>(&body).ok())
+        .and_then(|b| b.error_code);
     ServiceRestError::status(status, path, error_code)
 }

@@ -1,0 +1,166 @@
+//! Minting a credential: opcode 638 through the [`Mint`] handle the client
+//! gives the lane (phase 1), then `POST {rest_url}/auth/verify-session`
+//! (phase 2).
+//!
+//! The lane never sees the realtime session itself, only this handle; the
+//! client implements it over its connection (`client/mint.rs`).
+
+use futures_util::future::BoxFuture;
+use http::header::{HeaderValue, CONTENT_TYPE};
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Serialize};
+
+use super::address;
+use super::config::LANE_BODY_LIMIT;
+use super::credential::Minted;
+use super::error::{RestError, ServiceActionError, ServiceRestError};
+use super::response::read_capped;
+use crate::wire;
+
+/// The exchange route, outside the service's auth middleware.
+pub(crate) const EXCHANGE_PATH: &str = "/auth/verify-session";
+
+/// The cap on the exchange reply, as an error names it.
+const EXCHANGE_CAP: &str = "the lane's 4 KiB limit on the bodies it reads itself";
+
+/// Phase 1 of a mint: send opcode 638 on the realtime session and return
+/// its reply. Fails with [`RestError::NotConnected`] when there is no
+/// session, and [`RestError::Realtime`] when the request fails.
+pub(crate) trait Mint: Send + Sync {
+    /// One opcode-638 request and its reply.
+    fn mint(&self) -> BoxFuture<'_, Result<wire::RestMintReply, RestError>>;
+}
+
+#[derive(Serialize)]
+struct ExchangeRequest<'a> {
+    secret: &'a str,
+    row_id: &'a str,
+}
+
+/// The exchange's answer. No `Debug`: it holds the credential in clear.
+/// `expires_in` may be absent (the spec's 15 minutes then apply).
+#[derive(Deserialize)]
+struct ExchangeReply {
+    verification: String,
+    #[serde(default)]
+    expires_in: Option<u64>,
+}
+
+/// Both phases of a mint. Runs as its own task (see `credential.rs`).
+pub(crate) async fn run(
+    source: &dyn Mint,
+    http: &reqwest::Client,
+    base: &url::Url,
+) -> Result<Minted, RestError> {
+    tracing::debug!("minting a REST credential (opcode 638)");
+    let reply = source.mint().await?;
+    if reply.code != 0 {
+        tracing::debug!(code = reply.code, "REST credential mint refused");
+        return Err(ServiceActionError::rest_mint(reply.code).into());
+    }
+    let (Some(secret), Some(row_id)) = (reply.secret, reply.row_id) else {
+        return Err(RestError::Realtime {
+            reason:
+                "the service's reply to opcode 638 has code 0 but lacks the secret or the row_id"
+                    .to_owned(),
+        });
+    };
+    let secret = SecretString::from(secret);
+    let body = serde_json::to_vec(&ExchangeRequest {
+        secret: secret.expose_secret(),
+        row_id: &row_id,
+    })
+    .map_err(|_| RestError::InvalidRequest {
+        rule: "the exchange body does not serialize".into(),
+    })?;
+    let url = address::endpoint(base, EXCHANGE_PATH, &[])?;
+    let response = http
+        .post(url)
+        .header(CONTENT_TYPE, "application/json")
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| ServiceRestError::network(EXCHANGE_PATH, e))?;
+    drop(secret);
+    if !response.status().is_success() {
+        return Err(super::status_error(response, EXCHANGE_PATH).await.into());
+    }
+    let body = read_capped(response, EXCHANGE_PATH, LANE_BODY_LIMIT, EXCHANGE_CAP).await?;
+    let reply: ExchangeReply =
+        serde_json::from_slice(&body).map_err(|e| RestError::decode(EXCHANGE_PATH, &e))?;
+    let value = SecretString::from(reply.verification);
+    if HeaderValue::from_str(value.expose_secret()).is_err() {
+        return Err(RestError::Decode {
+            path: EXCHANGE_PATH.to_owned(),
+            reason: "`verification` is not a valid header value".to_owned(),
+        });
+    }
+    tracing::debug!(expires_in = ?reply.expires_in, "REST credential minted");
+    Ok(Minted {
+        value,
+        expires_in: reply.expires_in,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A handle that answers every mint with `reply`, or fails with `err`.
+    struct Scripted(Result<wire::RestMintReply, RestError>);
+
+    impl Mint for Scripted {
+        fn mint(&self) -> BoxFuture<'_, Result<wire::RestMintReply, RestError>> {
+            Box::pin(async move { self.0.clone() })
+        }
+    }
+
+    fn reply(code: i32, secret: Option<&str>, row_id: Option<&str>) -> wire::RestMintReply {
+        wire::RestMintReply {
+            code,
+            secret: secret.map(str::to_owned),
+            row_id: row_id.map(str::to_owned),
+            bot_id: None,
+        }
+    }
+
+    /// Runs both phases against a closed port: every case here must end
+    /// before the exchange.
+    async fn run_with(source: Scripted) -> RestError {
+        let base = url::Url::parse("http://127.0.0.1:9").unwrap();
+        let http = reqwest::Client::new();
+        match run(&source, &http, &base).await {
+            Err(e) => e,
+            Ok(_) => panic!("a mint without a service succeeded"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refusal_code_is_a_service_action_error() {
+        for code in [-7, -1, -9, -2, -42] {
+            match run_with(Scripted(Ok(reply(code, None, None)))).await {
+                RestError::Action(e) => assert_eq!((e.opcode, e.code), (638, code)),
+                other => panic!("code {code}: {other:?}"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_success_without_its_secret_or_row_id_is_a_realtime_error() {
+        for (secret, row_id) in [(None, Some("row")), (Some("s"), None), (None, None)] {
+            let err = run_with(Scripted(Ok(reply(0, secret, row_id)))).await;
+            assert_eq!(
+                err.to_string(),
+                "the realtime request for a REST credential (opcode 638) failed: the service's \
+                 reply to opcode 638 has code 0 but lacks the secret or the row_id"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn the_handle_s_own_failure_passes_through() {
+        let err = run_with(Scripted(Err(RestError::NotConnected))).await;
+        assert!(matches!(err, RestError::NotConnected), "{err:?}");
+    }
+}
