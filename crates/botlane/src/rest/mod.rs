@@ -63,7 +63,7 @@ pub(crate) struct LaneState {
 
 impl LaneState {
     /// Builds the HTTP client: rustls with the webpki roots plus
-    /// `rest_root_certificates`, no redirects, no verbose connection
+    /// `root_certificates`, no redirects, no verbose connection
     /// logging, no `Referer`, and no proxy for a loopback `http` origin (the
     /// cleartext exception must not reach a proxy).
     pub(crate) fn new(options: &ClientOptions) -> Result<Self, ClientError> {
@@ -73,10 +73,10 @@ impl LaneState {
             .referer(false)
             .timeout(options.rest_timeout)
             .user_agent(concat!("botlane/", env!("CARGO_PKG_VERSION")));
-        for der in &options.rest_root_certificates {
+        for der in &options.root_certificates {
             let cert =
                 reqwest::Certificate::from_der(der).map_err(|e| ClientError::InvalidOption {
-                    option: "rest_root_certificate",
+                    option: "root_certificate",
                     rule: format!("must be a DER certificate ({e})"),
                 })?;
             builder = builder.add_root_certificate(cert);
@@ -85,7 +85,7 @@ impl LaneState {
             builder = builder.no_proxy();
         }
         let http = builder.build().map_err(|e| ClientError::InvalidOption {
-            option: "rest_root_certificate",
+            option: "root_certificate",
             rule: format!("the REST lane's HTTP client cannot be built with it ({e})"),
         })?;
         Ok(Self {
