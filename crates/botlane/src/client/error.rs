@@ -40,6 +40,15 @@ pub enum ClientError {
         /// The request's opcode.
         opcode: u16,
     },
+    /// The connection ended while logging in, and why is known (the
+    /// service's close code and reason, the idle timer…).
+    #[error("the connection closed before the reply to opcode {opcode} arrived: {reason}")]
+    SessionEnded {
+        /// The request's opcode.
+        opcode: u16,
+        /// Why the connection ended, in words.
+        reason: String,
+    },
     /// No reply came within the request timeout.
     #[error("no reply to opcode {opcode} within the request timeout")]
     Timeout {

@@ -18,6 +18,10 @@ use super::{channels, dispatch, lock, transport, write, ClientError, Event, Shar
 use crate::keystore::Keystore;
 use crate::wire::{self, OpCode};
 
+/// How long a failed login waits for the connection task to say why the
+/// connection ended (it is already ending: its slots have failed).
+const CLOSE_REASON_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Logs in for the first time and starts the session and dispatch tasks.
 /// A failed first login may be retried; a successful one may not be repeated.
 pub(super) async fn start(shared: Arc<Shared>) -> Result<(), ClientError> {
@@ -123,7 +127,29 @@ async fn connect(shared: &Arc<Shared>, public_key: &str) -> Result<Closed, Clien
         idle_timeout: options.idle_timeout,
         debug: options.debug,
     };
-    let (conn, closed) = Connection::start(socket, settings, inbound, shared.shutdown.subscribe());
+    let (conn, mut closed) =
+        Connection::start(socket, settings, inbound, shared.shutdown.subscribe());
+    match log_in(shared, &conn, public_key).await {
+        Ok(()) => {
+            Counters::bump(&shared.counters.sessions);
+            shared.conn.send_replace(Some(conn));
+            Ok(closed)
+        }
+        // The connection task knows why it ended: say so.
+        Err(ClientError::ConnectionClosed { opcode }) => {
+            let reason = match tokio::time::timeout(CLOSE_REASON_WAIT, &mut closed).await {
+                Ok(Ok(ended)) => ended.reason,
+                _ => Ended::task_failed().reason,
+            };
+            Err(ClientError::SessionEnded { opcode, reason })
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Sends the login and publishes the menu on a new connection.
+async fn log_in(shared: &Arc<Shared>, conn: &Connection, public_key: &str) -> Result<(), ClientError> {
+    let options = &shared.options;
     let login = wire::LoginRequest {
         token: options.token.expose_secret().to_owned(),
         public_key: public_key.to_owned(),
@@ -146,10 +172,7 @@ async fn connect(shared: &Arc<Shared>, public_key: &str) -> Result<Closed, Clien
     tracing::info!(bot = %bot_id, "logged in");
     write(&shared.bot_id, Some(bot_id));
     *lock(&shared.published_hash) = None;
-    publish_menu(shared, &conn).await?;
-    Counters::bump(&shared.counters.sessions);
-    shared.conn.send_replace(Some(conn));
-    Ok(closed)
+    publish_menu(shared, conn).await
 }
 
 /// Publishes the menu unless this session already published the same hash.
