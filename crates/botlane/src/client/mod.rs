@@ -32,6 +32,7 @@ pub use error::ClientError;
 pub use event::{CommandError, CommandErrorReason, Event, SendRejected};
 pub use options::{ClientOptions, DEFAULT_REST_URL};
 pub use stats::ClientStats;
+pub(crate) use tls::client_config as tls_config;
 
 use crate::commands::{
     encode_command_data, format_invocation_text, CommandArgs, CommandData, CommandDeclaration,

@@ -62,8 +62,9 @@ pub(crate) struct LaneState {
 }
 
 impl LaneState {
-    /// Builds the HTTP client: rustls with the webpki roots plus
-    /// `root_certificates`, no redirects, no verbose connection
+    /// Builds the HTTP client: the realtime wire's own rustls configuration
+    /// (explicit ring provider, webpki roots plus `root_certificates`), no
+    /// redirects, no verbose connection
     /// logging, no `Referer`, and no proxy for a loopback `http` origin (the
     /// cleartext exception must not reach a proxy).
     pub(crate) fn new(options: &ClientOptions) -> Result<Self, ClientError> {
@@ -73,14 +74,11 @@ impl LaneState {
             .referer(false)
             .timeout(options.rest_timeout)
             .user_agent(concat!("botlane/", env!("CARGO_PKG_VERSION")));
-        for der in &options.root_certificates {
-            let cert =
-                reqwest::Certificate::from_der(der).map_err(|e| ClientError::InvalidOption {
-                    option: "root_certificate",
-                    rule: format!("must be a DER certificate ({e})"),
-                })?;
-            builder = builder.add_root_certificate(cert);
-        }
+        // The same roots and provider as `wss://`: reqwest's own builder would
+        // take the process-default provider, which an application may have
+        // replaced or left ambiguous.
+        let tls = crate::client::tls_config(&options.root_certificates)?;
+        builder = builder.use_preconfigured_tls(tls.as_ref().clone());
         if url::Url::parse(&options.rest_url).is_ok_and(|u| u.scheme() == "http") {
             builder = builder.no_proxy();
         }

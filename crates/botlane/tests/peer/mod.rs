@@ -21,6 +21,10 @@ use tokio_tungstenite::WebSocketStream;
 
 pub type Ws = WebSocketStream<TcpStream>;
 
+/// A stream a WebSocket runs on: TCP here, TLS in `tests/wss.rs`.
+pub trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin> Io for T {}
+
 pub const WAIT: Duration = Duration::from_secs(20);
 
 /// Short timings with room for a loaded CI: connect 300 ms, idle 400 ms.
@@ -63,7 +67,7 @@ pub async fn upgrade(tcp: TcpStream) -> Ws {
 }
 
 /// The next text frame as JSON; `None` when the client is gone.
-pub async fn next_frame(ws: &mut Ws) -> Option<serde_json::Value> {
+pub async fn next_frame<S: Io>(ws: &mut WebSocketStream<S>) -> Option<serde_json::Value> {
     loop {
         match ws.next().await? {
             Ok(Message::Text(text)) => return serde_json::from_str(text.as_str()).ok(),
@@ -73,7 +77,7 @@ pub async fn next_frame(ws: &mut Ws) -> Option<serde_json::Value> {
     }
 }
 
-pub async fn send(ws: &mut Ws, text: impl Into<String>) -> bool {
+pub async fn send<S: Io>(ws: &mut WebSocketStream<S>, text: impl Into<String>) -> bool {
     ws.send(Message::text(text.into())).await.is_ok()
 }
 
@@ -89,7 +93,7 @@ pub fn ready(bot_id: &str, channels: &[&str]) -> String {
 
 /// Answers the login (`bot-N`) and the menu publish; returns the bot's
 /// identity public key, or `None` when the client went away.
-pub async fn login(ws: &mut Ws, n: usize, channels: &[&str]) -> Option<String> {
+pub async fn login<S: Io>(ws: &mut WebSocketStream<S>, n: usize, channels: &[&str]) -> Option<String> {
     let frame = next_frame(ws).await?;
     assert_eq!(frame["op"], 10, "the first frame is the login");
     let public_key = frame["d"]["public_key"].as_str()?.to_owned();
@@ -108,7 +112,7 @@ pub async fn login(ws: &mut Ws, n: usize, channels: &[&str]) -> Option<String> {
 
 /// Answers every request with `{"code":0}` (op 240 with an empty catalog)
 /// until the client goes away.
-pub async fn behave(ws: &mut Ws) {
+pub async fn behave<S: Io>(ws: &mut WebSocketStream<S>) {
     while let Some(frame) = next_frame(ws).await {
         let Some(op) = frame["op"].as_u64() else {
             continue;
