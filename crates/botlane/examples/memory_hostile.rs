@@ -62,7 +62,9 @@ async fn serve(listener: TcpListener, mode: Mode) {
 }
 
 async fn session(tcp: TcpStream, mode: Mode, n: u64) {
-    let config = WebSocketConfig::default().max_message_size(None).max_frame_size(None);
+    let config = WebSocketConfig::default()
+        .max_message_size(None)
+        .max_frame_size(None);
     let Ok(ws) = tokio_tungstenite::accept_async_with_config(tcp, Some(config)).await else {
         return;
     };
@@ -200,7 +202,9 @@ fn main() -> BoxResult<()> {
         Some("flood") => Mode::Flood,
         Some("large") => Mode::Large,
         Some("idle") => Mode::Idle,
-        Some(other) => return Err(format!("unknown scenario {other:?}: flood, large or idle").into()),
+        Some(other) => {
+            return Err(format!("unknown scenario {other:?}: flood, large or idle").into())
+        }
         None => {
             let me = std::env::current_exe()?;
             for scenario in ["flood", "large", "idle"] {

@@ -21,7 +21,10 @@ use tokio::sync::{broadcast, Notify};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::Message;
 
-async fn next_event(events: &mut broadcast::Receiver<Event>, pred: impl Fn(&Event) -> bool) -> Event {
+async fn next_event(
+    events: &mut broadcast::Receiver<Event>,
+    pred: impl Fn(&Event) -> bool,
+) -> Event {
     tokio::time::timeout(WAIT, async {
         loop {
             match events.recv().await {
@@ -81,7 +84,10 @@ async fn a_silent_listener_fails_login_within_the_connect_timeout() {
              tcp but did not answer))"
         )
     );
-    assert!(std::error::Error::source(&err).is_none(), "the reason is printed once");
+    assert!(
+        std::error::Error::source(&err).is_none(),
+        "the reason is printed once"
+    );
     assert!(started.elapsed() >= Duration::from_millis(300));
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
 }
@@ -215,7 +221,10 @@ async fn malformed_frames_and_unknown_opcodes_are_ignored() {
     let mut events = client.events();
     // The unsolicited op 240 reply above was consumed without a caller: the
     // next caller gets its own reply, with its one emoji.
-    eventually("the garbage to arrive", || client.stats().frames_received >= 14).await;
+    eventually("the garbage to arrive", || {
+        client.stats().frames_received >= 14
+    })
+    .await;
     assert_eq!(client.fetch_emojis().await.unwrap().len(), 1);
     tokio::time::sleep(Duration::from_millis(600)).await;
     assert!(
@@ -370,7 +379,10 @@ async fn a_push_flood_stays_bounded_and_replies_still_flow() {
             )
             .unwrap();
     }
-    tokio::time::timeout(WAIT, client.login()).await.unwrap().unwrap();
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .unwrap()
+        .unwrap();
 
     // A reply arrives while the flood is under way, handlers are all busy
     // and dispatch is stuck waiting for one.
@@ -384,7 +396,11 @@ async fn a_push_flood_stays_bounded_and_replies_still_flow() {
     assert!(stats.push_queue_len <= CAPACITY, "{stats:?}");
     assert!(stats.push_queue_peak <= CAPACITY, "{stats:?}");
     assert_eq!(stats.handlers_running, 1, "{stats:?}");
-    assert_eq!(started.load(Ordering::SeqCst), 1, "one handler ran, the rest wait");
+    assert_eq!(
+        started.load(Ordering::SeqCst),
+        1,
+        "one handler ran, the rest wait"
+    );
     // Everything that was not queued, running, or held by dispatch was dropped and counted.
     assert!(
         stats.pushes_dropped >= (FLOOD - CAPACITY - 2) as u64,
@@ -404,7 +420,11 @@ fn socket_buffers() -> u64 {
     let max = |path: &str| {
         std::fs::read_to_string(path)
             .ok()
-            .and_then(|s| s.split_whitespace().last().and_then(|v| v.parse::<u64>().ok()))
+            .and_then(|s| {
+                s.split_whitespace()
+                    .last()
+                    .and_then(|v| v.parse::<u64>().ok())
+            })
             .unwrap_or(16 * 1024 * 1024)
     };
     max("/proc/sys/net/ipv4/tcp_wmem") + max("/proc/sys/net/ipv4/tcp_rmem")
@@ -495,7 +515,10 @@ async fn a_service_that_drops_every_session_after_login_is_not_hammered() {
     let mut events = client.events();
     let event = next_event(&mut events, |e| disconnected_reason(e).is_some()).await;
     let reason = disconnected_reason(&event).unwrap();
-    assert!(reason.starts_with("the service closed the connection"), "{reason}");
+    assert!(
+        reason.starts_with("the service closed the connection"),
+        "{reason}"
+    );
     tokio::time::sleep(Duration::from_secs(2)).await;
     let count = logins.load(Ordering::SeqCst);
     // The delays keep doubling (10–20, 20–40, … up to 160–320 ms): at most

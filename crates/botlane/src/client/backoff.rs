@@ -78,7 +78,10 @@ mod tests {
         }
         let expected = [100, 200, 400, 800, 1600, 1600];
         for (d, ceiling) in ceilings.iter().zip(expected) {
-            assert!(*d >= ceiling * MS / 2 && *d <= ceiling * MS, "{d:?} vs {ceiling} ms");
+            assert!(
+                *d >= ceiling * MS / 2 && *d <= ceiling * MS,
+                "{d:?} vs {ceiling} ms"
+            );
         }
     }
 

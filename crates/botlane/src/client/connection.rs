@@ -366,8 +366,11 @@ async fn write_loop(
         if settings.debug {
             tracing::debug!(op = out.op.code(), bytes = out.text.len(), "frame sent");
         }
-        match tokio::time::timeout(settings.request_timeout, sink.send(WsMessage::text(out.text)))
-            .await
+        match tokio::time::timeout(
+            settings.request_timeout,
+            sink.send(WsMessage::text(out.text)),
+        )
+        .await
         {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
@@ -472,7 +475,11 @@ fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) {
         }
         None => {
             if let Some(swallowed) = warnings.unexpected_reply.allow() {
-                tracing::warn!(op = frame.op, swallowed, "ignoring a reply nobody asked for");
+                tracing::warn!(
+                    op = frame.op,
+                    swallowed,
+                    "ignoring a reply nobody asked for"
+                );
             }
         }
     }
@@ -538,9 +545,24 @@ mod tests {
         let mut ra = slot(&pending, 240);
         let mut rb = slot(&pending, 40);
         let mut rc = slot(&pending, 240);
-        route(r#"{"op":40,"d":{"code":0,"n":"b"}}"#, false, &pending, &inbound);
-        route(r#"{"op":240,"d":{"code":0,"n":"a"}}"#, false, &pending, &inbound);
-        route(r#"{"op":240,"d":{"code":0,"n":"c"}}"#, false, &pending, &inbound);
+        route(
+            r#"{"op":40,"d":{"code":0,"n":"b"}}"#,
+            false,
+            &pending,
+            &inbound,
+        );
+        route(
+            r#"{"op":240,"d":{"code":0,"n":"a"}}"#,
+            false,
+            &pending,
+            &inbound,
+        );
+        route(
+            r#"{"op":240,"d":{"code":0,"n":"c"}}"#,
+            false,
+            &pending,
+            &inbound,
+        );
         assert!(ra.try_recv().unwrap().unwrap().contains("\"a\""));
         assert!(rb.try_recv().unwrap().unwrap().contains("\"b\""));
         assert!(rc.try_recv().unwrap().unwrap().contains("\"c\""));
@@ -552,8 +574,18 @@ mod tests {
         let ra = slot(&pending, 638);
         let mut rb = slot(&pending, 638);
         drop(ra);
-        route(r#"{"op":638,"d":{"code":-7,"n":"first"}}"#, false, &pending, &inbound);
-        route(r#"{"op":638,"d":{"code":-7,"n":"second"}}"#, false, &pending, &inbound);
+        route(
+            r#"{"op":638,"d":{"code":-7,"n":"first"}}"#,
+            false,
+            &pending,
+            &inbound,
+        );
+        route(
+            r#"{"op":638,"d":{"code":-7,"n":"second"}}"#,
+            false,
+            &pending,
+            &inbound,
+        );
         assert!(rb.try_recv().unwrap().unwrap().contains("second"));
     }
 
@@ -572,7 +604,12 @@ mod tests {
             &pending,
             &inbound,
         );
-        route(r#"{"op":35,"d":{"channel_id":"c2"}}"#, false, &pending, &inbound);
+        route(
+            r#"{"op":35,"d":{"channel_id":"c2"}}"#,
+            false,
+            &pending,
+            &inbound,
+        );
         let pushes = lock(&inbound.pushes);
         assert!(matches!(&pushes[0], Push::Notification));
         assert!(matches!(&pushes[1], Push::ChannelAdded(c) if c.id == "c2"));

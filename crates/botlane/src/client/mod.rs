@@ -354,7 +354,7 @@ pub(crate) async fn stopped(shutdown: &mut watch::Receiver<bool>) {
 /// A duration in words for messages: `30 s`, `400 ms`, `1.5 s`.
 pub(crate) fn human(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms >= 1000 && ms % 1000 == 0 {
+    if ms >= 1000 && ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else if ms >= 1000 {
         format!("{:.1} s", d.as_secs_f64())
@@ -373,7 +373,10 @@ impl Shared {
     /// The live connection, waiting up to `timeout` while the session is
     /// (re)connecting. Fails at once when the client never logged in or is
     /// shut down, and after `timeout` otherwise.
-    pub(crate) async fn wait_connected(&self, timeout: Duration) -> Result<Connection, ClientError> {
+    pub(crate) async fn wait_connected(
+        &self,
+        timeout: Duration,
+    ) -> Result<Connection, ClientError> {
         if !self.started.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(ClientError::NotConnected);
         }
@@ -530,7 +533,10 @@ mod tests {
         assert!(shared.wait_connected(5 * SECOND).await.is_ok());
         let waited = started.elapsed();
         assert!(waited >= 2 * SECOND && waited < 5 * SECOND, "{waited:?}");
-        assert!(client.wait_until_connected(Duration::ZERO).await.is_ok(), "live: at once");
+        assert!(
+            client.wait_until_connected(Duration::ZERO).await.is_ok(),
+            "live: at once"
+        );
 
         shared.conn.send_replace(None);
         let stopper = client.clone();

@@ -313,8 +313,8 @@ impl ClientOptions {
             option: "url",
             rule,
         };
-        let url = url::Url::parse(&self.url)
-            .map_err(|e| invalid(format!("is not a valid url ({e})")))?;
+        let url =
+            url::Url::parse(&self.url).map_err(|e| invalid(format!("is not a valid url ({e})")))?;
         let Some(host) = url.host() else {
             return Err(invalid("must name a host".into()));
         };

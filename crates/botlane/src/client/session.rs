@@ -148,7 +148,11 @@ async fn connect(shared: &Arc<Shared>, public_key: &str) -> Result<Closed, Clien
 }
 
 /// Sends the login and publishes the menu on a new connection.
-async fn log_in(shared: &Arc<Shared>, conn: &Connection, public_key: &str) -> Result<(), ClientError> {
+async fn log_in(
+    shared: &Arc<Shared>,
+    conn: &Connection,
+    public_key: &str,
+) -> Result<(), ClientError> {
     let options = &shared.options;
     let login = wire::LoginRequest {
         token: options.token.expose_secret().to_owned(),
@@ -261,7 +265,11 @@ async fn supervise(shared: Arc<Shared>, mut closed: Closed, public_key: String) 
 /// Tries to log in again until it works, the token is refused, or the
 /// client shuts down. Every failed attempt, a timed-out one included, waits
 /// the next backoff delay.
-async fn reconnect(shared: &Arc<Shared>, public_key: &str, backoff: &mut Backoff) -> Option<Closed> {
+async fn reconnect(
+    shared: &Arc<Shared>,
+    public_key: &str,
+    backoff: &mut Backoff,
+) -> Option<Closed> {
     let mut shutdown = shared.shutdown.subscribe();
     loop {
         tokio::select! {

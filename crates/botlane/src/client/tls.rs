@@ -47,7 +47,9 @@ mod tests {
         let err = client_config(&[b"not der".to_vec()]).expect_err("not a certificate");
         let text = err.to_string();
         assert!(
-            text.starts_with("invalid client option `root_certificate`: certificate 0 is not a usable DER root"),
+            text.starts_with(
+                "invalid client option `root_certificate`: certificate 0 is not a usable DER root"
+            ),
             "{text}"
         );
     }

@@ -113,12 +113,19 @@ async fn steps(
     let Some(tcp) = tcp else {
         return Err(fail(
             ConnectErrorKind::Tcp,
-            format!("no address accepted a tcp connection ({})", failures.join("; ")),
+            format!(
+                "no address accepted a tcp connection ({})",
+                failures.join("; ")
+            ),
         ));
     };
     // Nagle off: frames are small and latency-bound (replies, heartbeats).
-    tcp.set_nodelay(true)
-        .map_err(|e| fail(ConnectErrorKind::Tcp, format!("cannot set TCP_NODELAY ({e})")))?;
+    tcp.set_nodelay(true).map_err(|e| {
+        fail(
+            ConnectErrorKind::Tcp,
+            format!("cannot set TCP_NODELAY ({e})"),
+        )
+    })?;
 
     let stream = if url.scheme() == "wss" {
         step.store(STEP_TLS, Ordering::Relaxed);
@@ -218,7 +225,10 @@ struct TooLarge;
 
 impl std::fmt::Display for TooLarge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the upgrade response is over {MAX_HANDSHAKE_BYTES} bytes")
+        write!(
+            f,
+            "the upgrade response is over {MAX_HANDSHAKE_BYTES} bytes"
+        )
     }
 }
 
@@ -314,7 +324,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_limit_holds_until_lifted() {
-        let data = vec![b'a'; 100];
+        let data = [b'a'; 100];
         let mut limited = HandshakeLimit::new(&data[..], 40);
         let mut got = Vec::new();
         let err = limited.read_to_end(&mut got).await.unwrap_err();

@@ -428,10 +428,9 @@ mod tests {
 
     #[test]
     fn membership_payloads() {
-        let added: ChannelAdded = serde_json::from_str(
-            r#"{"channel":{"id":"c1","server_id":"s1","name":"general"}}"#,
-        )
-        .unwrap();
+        let added: ChannelAdded =
+            serde_json::from_str(r#"{"channel":{"id":"c1","server_id":"s1","name":"general"}}"#)
+                .unwrap();
         assert_eq!(added.channel.id, "c1");
         let removed: ChannelRemoved = serde_json::from_str(r#"{"channel_id":"c1"}"#).unwrap();
         assert_eq!(removed.channel_id, "c1");

@@ -29,12 +29,16 @@ pub const WAIT: Duration = Duration::from_secs(20);
 
 /// Short timings with room for a loaded CI: connect 300 ms, idle 400 ms.
 pub fn options(addr: SocketAddr, dir: &tempfile::TempDir) -> ClientOptions {
-    ClientOptions::new("hostile-test-token", dir.path().join("k"), format!("ws://{addr}/ws"))
-        .connect_timeout(Duration::from_millis(300))
-        .idle_timeout(Duration::from_millis(400))
-        .heartbeat_interval(Duration::from_millis(100))
-        .request_timeout(Duration::from_secs(5))
-        .reconnect_delays(Duration::from_millis(20), Duration::from_millis(200))
+    ClientOptions::new(
+        "hostile-test-token",
+        dir.path().join("k"),
+        format!("ws://{addr}/ws"),
+    )
+    .connect_timeout(Duration::from_millis(300))
+    .idle_timeout(Duration::from_millis(400))
+    .heartbeat_interval(Duration::from_millis(100))
+    .request_timeout(Duration::from_secs(5))
+    .reconnect_delays(Duration::from_millis(20), Duration::from_millis(200))
 }
 
 /// A listener whose every connection runs `handler` with its ordinal (1, 2…).
@@ -93,12 +97,20 @@ pub fn ready(bot_id: &str, channels: &[&str]) -> String {
 
 /// Answers the login (`bot-N`) and the menu publish; returns the bot's
 /// identity public key, or `None` when the client went away.
-pub async fn login<S: Io>(ws: &mut WebSocketStream<S>, n: usize, channels: &[&str]) -> Option<String> {
+pub async fn login<S: Io>(
+    ws: &mut WebSocketStream<S>,
+    n: usize,
+    channels: &[&str],
+) -> Option<String> {
     let frame = next_frame(ws).await?;
     assert_eq!(frame["op"], 10, "the first frame is the login");
     let public_key = frame["d"]["public_key"].as_str()?.to_owned();
     let bot = format!("bot-{n}");
-    send(ws, format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#)).await;
+    send(
+        ws,
+        format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#),
+    )
+    .await;
     send(ws, ready(&bot, channels)).await;
     loop {
         let frame = next_frame(ws).await?;
