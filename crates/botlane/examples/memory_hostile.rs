@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use botlane::{Client, ClientOptions};
 use futures_util::{SinkExt, StreamExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
@@ -27,6 +28,7 @@ use tokio_tungstenite::tungstenite::Message;
 const FLOOD_PUSHES: usize = 200_000;
 const LARGE_FRAMES: usize = 8;
 const LARGE_FRAME_BYTES: usize = 15 * 1024 * 1024;
+
 const IDLE_SESSIONS: usize = 200;
 
 type BoxResult<T> = Result<T, Box<dyn Error>>;
@@ -65,70 +67,81 @@ async fn session(tcp: TcpStream, mode: Mode, n: u64) {
     let config = WebSocketConfig::default()
         .max_message_size(None)
         .max_frame_size(None);
-    let Ok(ws) = tokio_tungstenite::accept_async_with_config(tcp, Some(config)).await else {
+    let Ok(mut ws) = tokio_tungstenite::accept_async_with_config(tcp, Some(config)).await else {
         return;
     };
-    let (mut tx, mut rx) = ws.split();
-    let (out_tx, mut out_rx) = tokio::sync::mpsc::channel::<String>(64);
-    // Replies, in request order, on a channel the writer drains between pushes.
-    tokio::spawn(async move {
-        while let Some(Ok(msg)) = rx.next().await {
-            let Message::Text(text) = msg else { continue };
-            let v: serde_json::Value = serde_json::from_str(text.as_str()).unwrap_or_default();
-            let op = v["op"].as_u64().unwrap_or(0);
-            let reply = match op {
-                10 => format!(r#"{{"op":10,"d":{{"code":0,"user_id":"bot-{n}"}}}}"#),
-                11..=639 => format!(r#"{{"op":{op},"d":{{"code":0}}}}"#),
-                _ => continue,
-            };
-            if out_tx.send(reply).await.is_err() {
-                return;
-            }
-            if op == 10 {
-                let ready = format!(
-                    r#"{{"op":11,"d":{{"user_id":"bot-{n}","name":"b","kind":"bot","channels":[]}}}}"#
-                );
-                let _ = out_tx.send(ready).await;
-            }
-        }
-    });
-    let mut logged_in = false;
-    while let Some(reply) = out_rx.recv().await {
-        let started = reply.starts_with(r#"{"op":20"#);
-        if tx.send(Message::text(reply)).await.is_err() {
+    // Login, ready, menu: answered in order.
+    loop {
+        let Some(Ok(Message::Text(text))) = ws.next().await else {
+            return;
+        };
+        let v: serde_json::Value = serde_json::from_str(text.as_str()).unwrap_or_default();
+        let op = v["op"].as_u64().unwrap_or(0);
+        let reply = if op == 10 {
+            format!(r#"{{"op":10,"d":{{"code":0,"user_id":"bot-{n}"}}}}"#)
+        } else {
+            format!(r#"{{"op":{op},"d":{{"code":0}}}}"#)
+        };
+        if ws.send(Message::text(reply)).await.is_err() {
             return;
         }
-        if !started || logged_in {
-            continue;
+        if op == 10 {
+            let ready = format!(
+                r#"{{"op":11,"d":{{"user_id":"bot-{n}","name":"b","kind":"bot","channels":[]}}}}"#
+            );
+            let _ = ws.send(Message::text(ready)).await;
         }
-        logged_in = true;
-        match mode {
-            Mode::Idle => {}
-            Mode::Flood => {
-                for i in 0..FLOOD_PUSHES {
-                    let push = format!(
-                        r#"{{"op":32,"d":{{"message":{{"id":"m{i}","channel_id":"nokey","author_id":"u","content":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","created_at":1}}}}}}"#
-                    );
-                    if tx.feed(Message::text(push)).await.is_err() {
-                        return;
-                    }
+        if op == 20 {
+            break;
+        }
+    }
+    match mode {
+        Mode::Idle => {
+            while let Some(Ok(msg)) = ws.next().await {
+                if let Message::Text(text) = msg {
+                    let v: serde_json::Value =
+                        serde_json::from_str(text.as_str()).unwrap_or_default();
+                    let op = v["op"].as_u64().unwrap_or(0);
+                    let _ = ws
+                        .send(Message::text(format!(r#"{{"op":{op},"d":{{"code":0}}}}"#)))
+                        .await;
                 }
-                let _ = tx.flush().await;
-                println!("  peer: wrote {FLOOD_PUSHES} pushes");
             }
-            Mode::Large => {
-                let filler = "x".repeat(LARGE_FRAME_BYTES);
-                for _ in 0..LARGE_FRAMES {
-                    let frame = format!(
-                        r#"{{"op":33,"d":{{"kind":"{filler}","channel_id":"c","message_id":"m","from":"u"}}}}"#
-                    );
-                    if tx.send(Message::text(frame)).await.is_err() {
+        }
+        Mode::Flood => {
+            for i in 0..FLOOD_PUSHES {
+                let push = format!(
+                    r#"{{"op":32,"d":{{"message":{{"id":"m{i}","channel_id":"nokey","author_id":"u","content":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","created_at":1}}}}}}"#
+                );
+                if ws.feed(Message::text(push)).await.is_err() {
+                    return;
+                }
+            }
+            let _ = ws.flush().await;
+            println!("  peer: wrote {FLOOD_PUSHES} pushes");
+            while let Some(Ok(_)) = ws.next().await {}
+        }
+        Mode::Large => {
+            // Raw server frames written in 64 KiB chunks, so that the peer
+            // itself holds no large buffer: what grows is the client's.
+            let tcp = ws.get_mut();
+            let chunk = vec![b'x'; 64 * 1024];
+            for _ in 0..LARGE_FRAMES {
+                let mut header = vec![0x81u8, 127];
+                header.extend_from_slice(&(LARGE_FRAME_BYTES as u64).to_be_bytes());
+                if tcp.write_all(&header).await.is_err() {
+                    println!("  peer: the client hung up");
+                    return;
+                }
+                for _ in 0..LARGE_FRAME_BYTES / chunk.len() {
+                    if tcp.write_all(&chunk).await.is_err() {
                         println!("  peer: the client hung up");
                         return;
                     }
                 }
-                println!("  peer: wrote {LARGE_FRAMES} frames of 15 MiB");
             }
+            println!("  peer: wrote {LARGE_FRAMES} frames of 15 MiB");
+            tokio::time::sleep(Duration::from_secs(30)).await;
         }
     }
 }
