@@ -293,6 +293,13 @@ async fn reconnect(
                 });
                 return None;
             }
+            // The close reason is the service's text: logs get the opcode only.
+            Err(ClientError::SessionEnded { opcode, .. }) => {
+                tracing::warn!(
+                    opcode,
+                    "reconnect failed: the connection ended during login"
+                );
+            }
             Err(e) => tracing::warn!(error = %e, "reconnect failed"),
         }
     }
