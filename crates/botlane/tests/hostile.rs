@@ -392,6 +392,10 @@ async fn a_push_flood_stays_bounded_and_replies_still_flow() {
         sent.load(Ordering::SeqCst) == FLOOD && client.stats().frames_received >= FLOOD as u64
     })
     .await;
+    eventually("the first handler to start", || {
+        started.load(Ordering::SeqCst) == 1
+    })
+    .await;
     let stats = client.stats();
     assert!(stats.push_queue_len <= CAPACITY, "{stats:?}");
     assert!(stats.push_queue_peak <= CAPACITY, "{stats:?}");
