@@ -3,10 +3,11 @@
 //! Membership comes from `ready` (op 11) and the membership pushes (op 34
 //! `channel_added`, op 35 `channel_removed`). A channel key (op 50) is
 //! accepted only for a member channel; a key is evicted when its channel is
-//! removed or is missing from a new `ready`. These pushes are applied by the
-//! connection task as they are read, in wire order, so a key is always in
-//! place before a later message of its channel is dispatched, and they are
-//! never dropped (the service delivers each key once).
+//! removed or is missing from a new `ready`. These pushes are applied by
+//! dispatch in wire order with the messages (see `push_queue.rs`), so a key
+//! is in place before a later message of its channel is opened and gone
+//! before a message that came after its channel was left; they are never
+//! dropped (the service delivers each key once).
 
 use std::sync::{Arc, PoisonError};
 

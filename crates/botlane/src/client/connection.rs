@@ -6,8 +6,8 @@
 //! Reading and writing are two futures of the one task, polled together: a
 //! write stalled by a peer that does not read never stops the reading, so
 //! replies and pushes keep being taken off the socket. Nothing the task does
-//! with a frame waits: pushes are handed to [`Inbound::push`], which applies
-//! them or queues them in a bounded queue.
+//! with a frame waits: pushes are handed to [`Inbound::push`], which queues
+//! them in a bounded queue without waiting.
 //!
 //! Replies carry no request id: they are matched by position within their
 //! opcode. The slot for a reply is queued in the same step that writes the
@@ -59,8 +59,8 @@ pub(crate) enum Push {
 
 /// Where a connection hands what it reads. Implementations never wait.
 pub(crate) trait Inbound: Send + Sync + 'static {
-    /// A push, in wire order.
-    fn push(&self, push: Push);
+    /// A push, in wire order. `Err(reason)` ends the connection.
+    fn push(&self, push: Push) -> Result<(), String>;
     /// Any frame arrived (for the counters).
     fn frame_received(&self);
     /// The client's rate-limited warnings.
@@ -266,7 +266,14 @@ async fn read_loop(
         };
         inbound.frame_received();
         if let Some(text) = message.as_text() {
-            route(text, settings.debug, pending, inbound);
+            if let Err(reason) = route(text, settings.debug, pending, inbound) {
+                return Ended::new(
+                    "push_overflow",
+                    reason,
+                    Some(1008),
+                    Close::Send(CloseCode::POLICY_VIOLATION),
+                );
+            }
         } else if let Some((code, reason)) = message.as_close() {
             let code = u16::from(code);
             let reason = if reason.is_empty() {
@@ -413,7 +420,8 @@ async fn finish(sink: &mut SplitSink<Socket, WsMessage>, close: Close) {
     .await;
 }
 
-fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) {
+/// Routes one text frame; `Err` when the session cannot take the push.
+fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) -> Result<(), String> {
     let warnings = inbound.warnings();
     let frame = match wire::decode_frame(text) {
         Ok(frame) => frame,
@@ -422,7 +430,7 @@ fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) {
             if let Some(swallowed) = warnings.malformed_frame.allow() {
                 tracing::warn!(bytes = text.len(), swallowed, "ignoring a malformed frame");
             }
-            return;
+            return Ok(());
         }
     };
     let Some(op) = OpCode::from(frame.op) else {
@@ -433,7 +441,7 @@ fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) {
                 "ignoring a frame with an unknown opcode"
             );
         }
-        return;
+        return Ok(());
     };
     if debug {
         // Opcode and size only: payloads hold ciphertext, tokens or secrets.
@@ -454,15 +462,15 @@ fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) {
             _ => wire::decode_payload::<wire::Notification>(frame.op, frame.d)
                 .map(|_| Push::Notification),
         };
-        match push {
+        return match push {
             Ok(push) => inbound.push(push),
             Err(_) => {
                 if let Some(swallowed) = warnings.malformed_frame.allow() {
                     tracing::warn!(op = frame.op, swallowed, "ignoring a malformed push");
                 }
+                Ok(())
             }
-        }
-        return;
+        };
     }
     let slot = lock(pending)
         .get_mut(&frame.op)
@@ -483,6 +491,7 @@ fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) {
             }
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -503,8 +512,9 @@ mod tests {
     }
 
     impl Inbound for Collect {
-        fn push(&self, push: Push) {
+        fn push(&self, push: Push) -> Result<(), String> {
             lock(&self.pushes).push(push);
+            Ok(())
         }
         fn frame_received(&self) {}
         fn warnings(&self) -> &Warnings {
@@ -532,7 +542,7 @@ mod tests {
             r#"{"op":32,"d":{"bad":1}}"#,
             r#"{"op":34,"d":{"channel":"not an object"}}"#,
         ] {
-            route(text, true, &pending, &inbound);
+            route(text, true, &pending, &inbound).unwrap();
         }
         assert!(lock(&inbound.pushes).is_empty(), "nothing was pushed");
         assert!(reply.try_recv().is_err(), "the waiting slot is untouched");
@@ -550,19 +560,22 @@ mod tests {
             false,
             &pending,
             &inbound,
-        );
+        )
+        .unwrap();
         route(
             r#"{"op":240,"d":{"code":0,"n":"a"}}"#,
             false,
             &pending,
             &inbound,
-        );
+        )
+        .unwrap();
         route(
             r#"{"op":240,"d":{"code":0,"n":"c"}}"#,
             false,
             &pending,
             &inbound,
-        );
+        )
+        .unwrap();
         assert!(ra.try_recv().unwrap().unwrap().contains("\"a\""));
         assert!(rb.try_recv().unwrap().unwrap().contains("\"b\""));
         assert!(rc.try_recv().unwrap().unwrap().contains("\"c\""));
@@ -579,13 +592,15 @@ mod tests {
             false,
             &pending,
             &inbound,
-        );
+        )
+        .unwrap();
         route(
             r#"{"op":638,"d":{"code":-7,"n":"second"}}"#,
             false,
             &pending,
             &inbound,
-        );
+        )
+        .unwrap();
         assert!(rb.try_recv().unwrap().unwrap().contains("second"));
     }
 
@@ -597,19 +612,22 @@ mod tests {
             false,
             &pending,
             &inbound,
-        );
+        )
+        .unwrap();
         route(
             r#"{"op":34,"d":{"channel":{"id":"c2","server_id":"s","name":"n"}}}"#,
             false,
             &pending,
             &inbound,
-        );
+        )
+        .unwrap();
         route(
             r#"{"op":35,"d":{"channel_id":"c2"}}"#,
             false,
             &pending,
             &inbound,
-        );
+        )
+        .unwrap();
         let pushes = lock(&inbound.pushes);
         assert!(matches!(&pushes[0], Push::Notification));
         assert!(matches!(&pushes[1], Push::ChannelAdded(c) if c.id == "c2"));

@@ -12,8 +12,9 @@
 use std::any::Any;
 use std::sync::Arc;
 
+use super::connection::Push;
 use super::event::HandlerPanic;
-use super::{lock, CommandError, CommandErrorReason, Event, Shared};
+use super::{channels, lock, CommandError, CommandErrorReason, Event, Shared};
 use crate::commands::{
     canonical_bot_id, decode_command_data, ArgsError, CommandContext, CommandInvocation,
     CommandLookup, CommandSource, ParseError, TextParseResult,
@@ -21,10 +22,17 @@ use crate::commands::{
 use crate::message::Message;
 use crate::wire;
 
-/// Takes messages off the push queue in arrival order until it is closed.
+/// Takes pushes off the push queue in wire order until it is closed.
 pub(super) async fn run(shared: Arc<Shared>) {
-    while let Some(message) = shared.queue.next().await {
-        on_message(&shared, &message).await;
+    while let Some(push) = shared.queue.next().await {
+        match push {
+            Push::Message(m) => on_message(&shared, &m).await,
+            Push::Ready(ready) => channels::on_ready(&shared, ready),
+            Push::ChannelAdded(channel) => channels::on_added(&shared, channel),
+            Push::ChannelRemoved(id) => channels::on_removed(&shared, &id),
+            Push::ChannelKey(key) => channels::on_channel_key(&shared, &key),
+            Push::Notification => {}
+        }
     }
 }
 

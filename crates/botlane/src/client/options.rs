@@ -74,8 +74,9 @@ pub struct ClientOptions {
     /// How many message pushes may wait for dispatch (1024). When the queue
     /// is full, further messages are dropped and counted
     /// ([`ClientStats::pushes_dropped`](crate::ClientStats)), with a
-    /// rate-limited warning; replies and channel-key, ready and membership
-    /// pushes are never queued behind them.
+    /// rate-limited warning. Replies never wait in it, and channel-key,
+    /// ready and membership pushes, which share it in wire order, are never
+    /// dropped.
     pub push_queue_capacity: usize,
     /// How many command handlers may run at once (64). When all are busy,
     /// dispatch waits for one to finish before starting the next, in arrival

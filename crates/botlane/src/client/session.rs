@@ -12,9 +12,10 @@ use tokio::time::Instant;
 
 use super::backoff::Backoff;
 use super::connection::{Closed, Connection, Ended, Inbound, Push, Settings};
+use super::push_queue::{Offer, CONTROL_CAPACITY};
 use super::stats::Counters;
 use super::throttle::Warnings;
-use super::{channels, dispatch, lock, transport, write, ClientError, Event, Shared};
+use super::{dispatch, lock, transport, write, ClientError, Event, Shared};
 use crate::keystore::Keystore;
 use crate::wire::{self, OpCode};
 
@@ -62,9 +63,8 @@ async fn first_login(shared: Arc<Shared>) -> Result<(), ClientError> {
     Ok(())
 }
 
-/// Where a connection hands its pushes: control pushes are applied at once
-/// (they never wait and are never dropped), messages go to the bounded
-/// push queue.
+/// Where a connection hands its pushes: into the push queue, in wire order,
+/// without waiting (op 33 notifications are only logged).
 struct SessionInbound {
     shared: Weak<Shared>,
     warnings: Arc<Warnings>,
@@ -72,30 +72,35 @@ struct SessionInbound {
 }
 
 impl Inbound for SessionInbound {
-    fn push(&self, push: Push) {
+    fn push(&self, push: Push) -> Result<(), String> {
         let Some(shared) = self.shared.upgrade() else {
-            return;
+            return Ok(());
         };
-        match push {
-            Push::Message(message) => {
-                if !shared.queue.offer(message) {
-                    if let Some(swallowed) = shared.warnings.pushes_dropped.allow() {
-                        let (_, _, dropped) = shared.queue.figures();
-                        tracing::warn!(
-                            capacity = shared.options.push_queue_capacity,
-                            dropped_total = dropped,
-                            swallowed,
-                            "dropping a message push: dispatch is behind and the push queue is full"
-                        );
-                    }
+        if matches!(push, Push::Notification) {
+            tracing::debug!("notification");
+            return Ok(());
+        }
+        match shared.queue.offer(push) {
+            Offer::Queued => {}
+            Offer::Dropped => {
+                if let Some(swallowed) = shared.warnings.pushes_dropped.allow() {
+                    let (_, _, dropped) = shared.queue.figures();
+                    tracing::warn!(
+                        capacity = shared.options.push_queue_capacity,
+                        dropped_total = dropped,
+                        swallowed,
+                        "dropping a message push: dispatch is behind and the push queue is full"
+                    );
                 }
             }
-            Push::Ready(ready) => channels::on_ready(&shared, ready),
-            Push::ChannelAdded(channel) => channels::on_added(&shared, channel),
-            Push::ChannelRemoved(id) => channels::on_removed(&shared, &id),
-            Push::ChannelKey(key) => channels::on_channel_key(&shared, &key),
-            Push::Notification => tracing::debug!("notification"),
+            Offer::ControlOverflow => {
+                return Err(format!(
+                    "the service sent more than {CONTROL_CAPACITY} channel-key, ready and \
+                     membership pushes that dispatch has not applied yet (closed with 1008)"
+                ))
+            }
         }
+        Ok(())
     }
 
     fn frame_received(&self) {
