@@ -509,6 +509,45 @@ mod tests {
         assert_eq!(human(Duration::from_millis(1500)), "1.5 s");
     }
 
+    #[test]
+    fn allow_insecure_ws_is_refused_without_the_opt_in_and_warns_with_it() {
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                lock(&self.0).extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let url = "ws://host.docker.internal:9000/ws";
+        let refused = Client::new(ClientOptions::new("t", "k", url))
+            .err()
+            .unwrap();
+        assert!(
+            refused.to_string().contains("allow_insecure_ws"),
+            "{refused}"
+        );
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            Client::new(ClientOptions::new("t", "k", url).allow_insecure_ws(true)).unwrap();
+        });
+        let logged = String::from_utf8(lock(&buffer.0).clone()).unwrap();
+        assert_eq!(logged.matches("WARN").count(), 1, "{logged}");
+        assert!(
+            logged.contains("allow_insecure_ws")
+                && logged.contains("ws://host.docker.internal:9000"),
+            "{logged}"
+        );
+    }
+
     #[tokio::test(start_paused = true)]
     async fn wait_connected_waits_for_a_live_session_up_to_its_timeout() {
         let client = Client::new(ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws")).unwrap();
