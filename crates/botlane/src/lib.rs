@@ -81,8 +81,8 @@ pub struct GuideDoctests;
 #[cfg(feature = "macros")]
 pub use botlane_macros::{Command, CommandChoice};
 pub use client::{
-    Client, ClientError, ClientOptions, CommandError, CommandErrorReason, Commands, Event,
-    SendRejected, DEFAULT_REST_URL,
+    Client, ClientError, ClientOptions, ClientStats, CommandError, CommandErrorReason, Commands,
+    ConnectError, ConnectErrorKind, Event, SendRejected, DEFAULT_REST_URL,
 };
 pub use commands::*;
 pub use message::{Channel, Message};

@@ -542,8 +542,9 @@ async fn fetch_emojis_returns_the_static_unicode_catalog() {
 async fn replies_reach_the_right_callers_under_concurrency() {
     let world = World::new().await;
     let client = world.client();
-    let alice = world.start(&client).await;
-    // Three channels with 1, 2 and 3 messages.
+    // Three channels with 1, 2 and 3 messages. The bot is a member before it
+    // logs in: it accepts a channel key only for a channel it knows it is in
+    // (from `ready`, or a `channel_added` push).
     let space = world.server.create_server("more");
     let mut channels = Vec::new();
     for n in 1..=3 {
@@ -553,6 +554,11 @@ async fn replies_reach_the_right_callers_under_concurrency() {
             .unwrap();
         world.server.add_member(&channel, &world.bot.id).unwrap();
         world.server.add_member(&channel, &world.user.id).unwrap();
+        channels.push((channel, n));
+    }
+    let alice = world.start(&client).await;
+    for (channel, n) in &channels {
+        let (channel, n) = (channel.clone(), *n);
         alice.open_channel(&channel).await.unwrap();
         for i in 0..n {
             alice
@@ -560,7 +566,6 @@ async fn replies_reach_the_right_callers_under_concurrency() {
                 .await
                 .unwrap();
         }
-        channels.push((channel, n));
     }
     let history = channels.iter().cycle().take(60).map(|(channel, n)| {
         let client = client.clone();

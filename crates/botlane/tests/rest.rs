@@ -70,7 +70,7 @@ impl World {
         )
         .rest_url(self.server.rest_url());
         match self.server.rest_root_certificate_der() {
-            Some(der) => options.rest_root_certificate(der),
+            Some(der) => options.root_certificate(der),
             None => options,
         }
     }

@@ -1,24 +1,49 @@
-//! One realtime connection: a task that owns the WebSocket, writes queued
-//! frames, and routes each incoming frame to the caller waiting for it (a
-//! reply) or to the session (a push).
+//! One realtime connection: a task that owns the WebSocket, reads every
+//! frame as it comes, writes queued frames and heartbeats, and routes each
+//! incoming frame to the caller waiting for it (a reply) or to the session
+//! (a push).
+//!
+//! Reading and writing are two futures of the one task, polled together: a
+//! write stalled by a peer that does not read never stops the reading, so
+//! replies and pushes keep being taken off the socket. Nothing the task does
+//! with a frame waits: pushes are handed to [`Inbound::push`], which queues
+//! them in a bounded queue without waiting.
 //!
 //! Replies carry no request id: they are matched by position within their
 //! opcode. The slot for a reply is queued in the same step that writes the
 //! request, so the FIFO of slots always mirrors the order on the wire; when
 //! the connection ends, every waiting slot fails.
+//!
+//! The connection ends, with a reason in words, when the service closes it,
+//! when no frame arrives for `idle_timeout` (the heartbeat's reply is a
+//! frame, so a healthy quiet session never gets there), when the service
+//! sends a message over [`MAX_FRAME_BYTES`](crate::wire::MAX_FRAME_BYTES)
+//! (closed with 1009), when a write stalls for `request_timeout`, or at
+//! shutdown.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
-use tokio_tungstenite::tungstenite::Message as WsMessage;
+use tokio_websockets::{CloseCode, Message as WsMessage};
 
 use super::error::ClientError;
+use super::throttle::Warnings;
+use super::transport::Socket;
+use super::{human, lock};
 use crate::wire::{self, OpCode};
+
+/// How long a closing handshake may take before the socket is dropped.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// How many requests may wait to be written.
+const OUTGOING_CAPACITY: usize = 256;
 
 /// A push from the service.
 #[derive(Debug)]
@@ -26,15 +51,38 @@ pub(crate) enum Push {
     Ready(wire::Ready),
     Message(wire::WireMessage),
     ChannelKey(wire::ChannelKeyPush),
-    Notification(wire::Notification),
+    ChannelAdded(wire::ChannelInfo),
+    ChannelRemoved(String),
+    /// Op 33, checked for shape; the client takes no action on it.
+    Notification,
+}
+
+/// Where a connection hands what it reads. Implementations never wait.
+pub(crate) trait Inbound: Send + Sync + 'static {
+    /// A push, in wire order. `Err(reason)` ends the connection.
+    fn push(&self, push: Push) -> Result<(), String>;
+    /// Any frame arrived (for the counters).
+    fn frame_received(&self);
+    /// The client's rate-limited warnings.
+    fn warnings(&self) -> &Warnings;
+}
+
+/// The timings of one connection.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Settings {
+    pub(crate) request_timeout: Duration,
+    pub(crate) heartbeat_interval: Duration,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) debug: bool,
 }
 
 type Slot = oneshot::Sender<Result<String, ClientError>>;
+type Pending = Mutex<HashMap<u16, VecDeque<Slot>>>;
 
 struct Outgoing {
     op: OpCode,
     text: String,
-    slot: Option<Slot>,
+    slot: Slot,
 }
 
 /// A handle to a live connection; cheap to clone.
@@ -44,78 +92,113 @@ pub(crate) struct Connection {
     timeout: Duration,
 }
 
+/// Why and how a connection ended.
+#[derive(Debug, Clone)]
+pub(crate) struct Ended {
+    /// In words, for `Event::Disconnected` (may quote the service's close reason).
+    pub(crate) reason: String,
+    /// A fixed label for logs, which never carry the service's text.
+    pub(crate) kind: &'static str,
+    /// The close code, when a close frame was received or sent.
+    pub(crate) code: Option<u16>,
+    close: Close,
+}
+
+/// What to do on the way out.
+#[derive(Debug, Clone, Copy)]
+enum Close {
+    /// Send a close frame with this code.
+    Send(CloseCode),
+    /// A close frame is already queued (our echo, or our 1009): flush it.
+    Flush,
+    /// The peer is gone or stuck: just drop the socket.
+    Drop,
+}
+
+impl Ended {
+    fn new(kind: &'static str, reason: String, code: Option<u16>, close: Close) -> Self {
+        Self {
+            reason,
+            kind,
+            code,
+            close,
+        }
+    }
+}
+
+impl Ended {
+    /// The connection task panicked or was cancelled.
+    pub(crate) fn task_failed() -> Self {
+        Self::new(
+            "task_failed",
+            "the connection task stopped unexpectedly".into(),
+            None,
+            Close::Drop,
+        )
+    }
+}
+
 /// How the connection task ended.
-pub(crate) type Closed = JoinHandle<String>;
+pub(crate) type Closed = JoinHandle<Ended>;
 
 impl Connection {
-    /// Opens the WebSocket and starts the connection task. Pushes go to `pushes`.
-    pub(crate) async fn open(
-        url: &str,
-        timeout: Duration,
-        debug: bool,
-        pushes: mpsc::UnboundedSender<Push>,
+    /// Starts the connection task on an open socket.
+    pub(crate) fn start(
+        socket: Socket,
+        settings: Settings,
+        inbound: Arc<dyn Inbound>,
         mut shutdown: watch::Receiver<bool>,
-    ) -> Result<(Self, Closed), ClientError> {
-        // Nagle off: frames are small and latency-bound (replies, heartbeats).
-        let (socket, _) = tokio_tungstenite::connect_async_with_config(url, None, true)
-            .await
-            .map_err(ClientError::Connect)?;
-        let (tx, mut rx) = mpsc::channel::<Outgoing>(256);
+    ) -> (Self, Closed) {
+        let (tx, mut rx) = mpsc::channel::<Outgoing>(OUTGOING_CAPACITY);
         let task = tokio::spawn(async move {
             let (mut sink, mut stream) = socket.split();
-            let mut pending: HashMap<u16, VecDeque<Slot>> = HashMap::new();
-            let reason = loop {
-                tokio::select! {
-                    out = rx.recv() => {
-                        let Some(out) = out else {
-                            let _ = sink.close().await;
-                            break "client closed the connection".to_owned();
-                        };
-                        if let Some(slot) = out.slot {
-                            pending.entry(out.op.code()).or_default().push_back(slot);
-                        }
-                        if debug {
-                            tracing::debug!(op = out.op.code(), bytes = out.text.len(), "frame sent");
-                        }
-                        if let Err(e) = sink.send(WsMessage::text(out.text)).await {
-                            break format!("write failed: {e}");
-                        }
-                    }
-                    incoming = stream.next() => match incoming {
-                        Some(Ok(WsMessage::Text(text))) => route(text.as_str(), debug, &mut pending, &pushes),
-                        Some(Ok(WsMessage::Close(_))) | None => break "the service closed the connection".to_owned(),
-                        Some(Ok(_)) => {}
-                        Some(Err(e)) => break format!("read failed: {e}"),
-                    },
-                    _ = shutdown.changed() => {
-                        let _ = sink.close().await;
-                        break "client shut down".to_owned();
-                    }
-                }
+            let pending: Pending = Mutex::new(HashMap::new());
+            let ended = tokio::select! {
+                ended = read_loop(&mut stream, &pending, &*inbound, settings) => ended,
+                ended = write_loop(&mut sink, &mut rx, &pending, settings) => ended,
+                () = super::stopped(&mut shutdown) => Ended::new(
+                    "shutdown",
+                    "the client shut down".into(),
+                    Some(1000),
+                    Close::Send(CloseCode::NORMAL_CLOSURE),
+                ),
             };
-            for (opcode, slots) in pending {
+            let slots = std::mem::take(&mut *lock(&pending));
+            for (opcode, slots) in slots {
                 for slot in slots {
                     let _ = slot.send(Err(ClientError::ConnectionClosed { opcode }));
                 }
             }
-            reason
+            finish(&mut sink, ended.close).await;
+            ended
         });
-        Ok((Self { tx, timeout }, task))
+        (
+            Self {
+                tx,
+                timeout: settings.request_timeout,
+            },
+            task,
+        )
     }
 
-    /// Sends a request and waits for its reply, decoded as `Rep`.
+    /// Sends a request and waits for its reply, decoded as `Rep`; queueing
+    /// and waiting together take at most the request timeout.
     pub(crate) async fn request<Req, Rep>(&self, op: OpCode, req: &Req) -> Result<Rep, ClientError>
     where
         Req: Serialize + ?Sized,
         Rep: DeserializeOwned,
     {
-        let rx = self.enqueue(op, wire::encode_frame(op, req)).await?;
         let opcode = op.code();
-        let payload = match tokio::time::timeout(self.timeout, rx).await {
-            Err(_) => return Err(ClientError::Timeout { opcode }),
-            Ok(Err(_)) => return Err(ClientError::ConnectionClosed { opcode }),
-            Ok(Ok(result)) => result?,
-        };
+        let text = wire::encode_frame(op, req);
+        let payload = tokio::time::timeout(self.timeout, async {
+            let rx = self.enqueue(op, text).await?;
+            match rx.await {
+                Err(_) => Err(ClientError::ConnectionClosed { opcode }),
+                Ok(result) => result,
+            }
+        })
+        .await
+        .map_err(|_| ClientError::Timeout { opcode })??;
         serde_json::from_str(&payload).map_err(|_| ClientError::MalformedReply { opcode })
     }
 
@@ -129,33 +212,236 @@ impl Connection {
     ) -> Result<oneshot::Receiver<Result<String, ClientError>>, ClientError> {
         let (slot, rx) = oneshot::channel();
         self.tx
-            .send(Outgoing {
-                op,
-                text,
-                slot: Some(slot),
-            })
+            .send(Outgoing { op, text, slot })
             .await
             .map_err(|_| ClientError::ConnectionClosed { opcode: op.code() })?;
         Ok(rx)
     }
 }
 
-fn route(
-    text: &str,
-    debug: bool,
-    pending: &mut HashMap<u16, VecDeque<Slot>>,
-    pushes: &mpsc::UnboundedSender<Push>,
-) {
+#[cfg(test)]
+impl Connection {
+    /// A handle with no task behind it, for tests of what holds connections.
+    pub(crate) fn detached() -> Self {
+        let (tx, _) = mpsc::channel(1);
+        Self {
+            tx,
+            timeout: Duration::from_secs(1),
+        }
+    }
+}
+
+async fn read_loop(
+    stream: &mut SplitStream<Socket>,
+    pending: &Pending,
+    inbound: &dyn Inbound,
+    settings: Settings,
+) -> Ended {
+    loop {
+        let next = match tokio::time::timeout(settings.idle_timeout, stream.next()).await {
+            Ok(next) => next,
+            Err(_) => {
+                return Ended::new(
+                    "idle",
+                    format!(
+                        "no frame from the service for {}",
+                        human(settings.idle_timeout)
+                    ),
+                    None,
+                    Close::Drop,
+                )
+            }
+        };
+        let message = match next {
+            Some(Ok(message)) => message,
+            Some(Err(e)) => return read_error(e),
+            None => {
+                return Ended::new(
+                    "eof",
+                    "the service closed the connection without a close frame".into(),
+                    None,
+                    Close::Drop,
+                )
+            }
+        };
+        inbound.frame_received();
+        if let Some(text) = message.as_text() {
+            if let Err(reason) = route(text, settings.debug, pending, inbound) {
+                return Ended::new(
+                    "push_overflow",
+                    reason,
+                    Some(1008),
+                    Close::Send(CloseCode::POLICY_VIOLATION),
+                );
+            }
+        } else if let Some((code, reason)) = message.as_close() {
+            let code = u16::from(code);
+            let reason = if reason.is_empty() {
+                format!("the service closed the connection ({code})")
+            } else {
+                format!("the service closed the connection ({code}: {reason})")
+            };
+            return Ended::new("closed_by_service", reason, Some(code), Close::Flush);
+        } else if message.is_close() {
+            return Ended::new(
+                "closed_by_service",
+                "the service closed the connection (no close code)".into(),
+                None,
+                Close::Flush,
+            );
+        } else if message.is_binary() {
+            if let Some(swallowed) = inbound.warnings().malformed_frame.allow() {
+                tracing::warn!(
+                    bytes = message.as_payload().len(),
+                    swallowed,
+                    "ignoring a binary frame: the wire is text frames"
+                );
+            }
+        }
+        // Pings are answered by the WebSocket layer; any frame, pongs
+        // included, has already reset the idle timer.
+    }
+}
+
+fn read_error(e: tokio_websockets::Error) -> Ended {
+    match e {
+        tokio_websockets::Error::PayloadTooLong { len, max_len } => Ended::new(
+            "oversize",
+            format!(
+                "the service sent a message of at least {len} bytes, over the limit of {max_len} \
+                 bytes (closed with 1009)"
+            ),
+            Some(1009),
+            Close::Flush,
+        ),
+        tokio_websockets::Error::Protocol(p) => Ended::new(
+            "protocol",
+            format!("the service broke the websocket protocol ({p})"),
+            None,
+            Close::Flush,
+        ),
+        tokio_websockets::Error::Io(io) => Ended::new(
+            "read_failed",
+            format!("reading from the service failed ({})", io.kind()),
+            None,
+            Close::Drop,
+        ),
+        _ => Ended::new(
+            "read_failed",
+            "reading from the service failed".into(),
+            None,
+            Close::Drop,
+        ),
+    }
+}
+
+async fn write_loop(
+    sink: &mut SplitSink<Socket, WsMessage>,
+    rx: &mut mpsc::Receiver<Outgoing>,
+    pending: &Pending,
+    settings: Settings,
+) -> Ended {
+    let every = settings.heartbeat_interval;
+    let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let out = tokio::select! {
+            out = rx.recv() => match out {
+                Some(out) => out,
+                None => return Ended::new(
+                    "client_closed",
+                    "the client closed the connection".into(),
+                    Some(1000),
+                    Close::Send(CloseCode::NORMAL_CLOSURE),
+                ),
+            },
+            _ = heartbeat.tick() => {
+                // Nobody waits for the heartbeat's reply, but it still takes
+                // its place in the FIFO; arriving, it resets the idle timer.
+                let (slot, _) = oneshot::channel();
+                Outgoing {
+                    op: OpCode::Heartbeat,
+                    text: wire::encode_frame(OpCode::Heartbeat, &wire::Empty {}),
+                    slot,
+                }
+            }
+        };
+        lock(pending)
+            .entry(out.op.code())
+            .or_default()
+            .push_back(out.slot);
+        if settings.debug {
+            tracing::debug!(op = out.op.code(), bytes = out.text.len(), "frame sent");
+        }
+        match tokio::time::timeout(
+            settings.request_timeout,
+            sink.send(WsMessage::text(out.text)),
+        )
+        .await
+        {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                let why = match e {
+                    tokio_websockets::Error::Io(io) => io.kind().to_string(),
+                    _ => "the connection is closing".to_owned(),
+                };
+                return Ended::new(
+                    "write_failed",
+                    format!("writing to the service failed ({why})"),
+                    None,
+                    Close::Drop,
+                );
+            }
+            Err(_) => {
+                return Ended::new(
+                    "write_stalled",
+                    format!(
+                        "writing to the service stalled for {} (the service does not read)",
+                        human(settings.request_timeout)
+                    ),
+                    None,
+                    Close::Drop,
+                )
+            }
+        }
+    }
+}
+
+/// The closing handshake, bounded by [`CLOSE_GRACE`]: a peer that floods
+/// or stalls cannot keep the task alive.
+async fn finish(sink: &mut SplitSink<Socket, WsMessage>, close: Close) {
+    let _ = tokio::time::timeout(CLOSE_GRACE, async {
+        match close {
+            Close::Send(code) => sink.send(WsMessage::close(Some(code), "")).await,
+            Close::Flush => sink.flush().await,
+            Close::Drop => Ok(()),
+        }
+    })
+    .await;
+}
+
+/// Routes one text frame; `Err` when the session cannot take the push.
+fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) -> Result<(), String> {
+    let warnings = inbound.warnings();
     let frame = match wire::decode_frame(text) {
         Ok(frame) => frame,
-        Err(e) => {
-            tracing::warn!(bytes = text.len(), error = %e, "ignoring a malformed frame");
-            return;
+        Err(_) => {
+            // The decoder's message may quote the frame: only the size is logged.
+            if let Some(swallowed) = warnings.malformed_frame.allow() {
+                tracing::warn!(bytes = text.len(), swallowed, "ignoring a malformed frame");
+            }
+            return Ok(());
         }
     };
     let Some(op) = OpCode::from(frame.op) else {
-        tracing::debug!(op = frame.op, "ignoring a frame with an unknown opcode");
-        return;
+        if let Some(swallowed) = warnings.unknown_opcode.allow() {
+            tracing::debug!(
+                op = frame.op,
+                swallowed,
+                "ignoring a frame with an unknown opcode"
+            );
+        }
+        return Ok(());
     };
     if debug {
         // Opcode and size only: payloads hold ciphertext, tokens or secrets.
@@ -167,83 +453,129 @@ fn route(
             OpCode::MessageCreate => wire::decode_payload::<wire::MessageCreate>(frame.op, frame.d)
                 .map(|m| Push::Message(m.message)),
             OpCode::ChannelKey => wire::decode_payload(frame.op, frame.d).map(Push::ChannelKey),
-            _ => wire::decode_payload(frame.op, frame.d).map(Push::Notification),
-        };
-        match push {
-            Ok(push) => {
-                let _ = pushes.send(push);
+            OpCode::ChannelAdded => wire::decode_payload::<wire::ChannelAdded>(frame.op, frame.d)
+                .map(|a| Push::ChannelAdded(a.channel)),
+            OpCode::ChannelRemoved => {
+                wire::decode_payload::<wire::ChannelRemoved>(frame.op, frame.d)
+                    .map(|r| Push::ChannelRemoved(r.channel_id))
             }
-            Err(e) => tracing::warn!(op = frame.op, error = %e, "ignoring a malformed push"),
-        }
-        return;
+            _ => wire::decode_payload::<wire::Notification>(frame.op, frame.d)
+                .map(|_| Push::Notification),
+        };
+        return match push {
+            Ok(push) => inbound.push(push),
+            Err(_) => {
+                if let Some(swallowed) = warnings.malformed_frame.allow() {
+                    tracing::warn!(op = frame.op, swallowed, "ignoring a malformed push");
+                }
+                Ok(())
+            }
+        };
     }
-    match pending.get_mut(&frame.op).and_then(VecDeque::pop_front) {
+    let slot = lock(pending)
+        .get_mut(&frame.op)
+        .and_then(VecDeque::pop_front);
+    match slot {
         // A dropped receiver means its caller gave up; the reply is consumed
         // here all the same, which keeps later replies in their places.
         Some(slot) => {
             let _ = slot.send(Ok(frame.d.get().to_owned()));
         }
-        None => tracing::warn!(op = frame.op, "ignoring a reply nobody asked for"),
+        None => {
+            if let Some(swallowed) = warnings.unexpected_reply.allow() {
+                tracing::warn!(
+                    op = frame.op,
+                    swallowed,
+                    "ignoring a reply nobody asked for"
+                );
+            }
+        }
     }
+    Ok(())
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
-    fn setup() -> (
-        HashMap<u16, VecDeque<Slot>>,
-        mpsc::UnboundedSender<Push>,
-        mpsc::UnboundedReceiver<Push>,
-    ) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (HashMap::new(), tx, rx)
+    #[derive(Default)]
+    struct Collect {
+        pushes: Mutex<Vec<Push>>,
+    }
+
+    impl Collect {
+        fn warnings_static() -> &'static Warnings {
+            static WARNINGS: Warnings = Warnings::new();
+            &WARNINGS
+        }
+    }
+
+    impl Inbound for Collect {
+        fn push(&self, push: Push) -> Result<(), String> {
+            lock(&self.pushes).push(push);
+            Ok(())
+        }
+        fn frame_received(&self) {}
+        fn warnings(&self) -> &Warnings {
+            Self::warnings_static()
+        }
+    }
+
+    fn setup() -> (Pending, Collect) {
+        (Mutex::new(HashMap::new()), Collect::default())
+    }
+
+    fn slot(pending: &Pending, op: u16) -> oneshot::Receiver<Result<String, ClientError>> {
+        let (slot, rx) = oneshot::channel();
+        lock(pending).entry(op).or_default().push_back(slot);
+        rx
     }
 
     #[test]
     fn unknown_opcodes_and_garbage_are_ignored() {
-        let (mut pending, tx, mut rx) = setup();
-        let (slot, mut reply) = oneshot::channel();
-        pending.entry(240).or_default().push_back(slot);
+        let (pending, inbound) = setup();
+        let mut reply = slot(&pending, 240);
         for text in [
             r#"{"op":9999,"d":{}}"#,
             "not json",
             r#"{"op":32,"d":{"bad":1}}"#,
+            r#"{"op":34,"d":{"channel":"not an object"}}"#,
         ] {
-            route(text, true, &mut pending, &tx);
+            route(text, true, &pending, &inbound).unwrap();
         }
-        assert!(rx.try_recv().is_err(), "nothing was pushed");
+        assert!(lock(&inbound.pushes).is_empty(), "nothing was pushed");
         assert!(reply.try_recv().is_err(), "the waiting slot is untouched");
-        assert_eq!(pending[&240].len(), 1);
+        assert_eq!(lock(&pending)[&240].len(), 1);
     }
 
     #[test]
     fn replies_go_to_the_oldest_slot_of_their_opcode() {
-        let (mut pending, tx, _rx) = setup();
-        let (a, mut ra) = oneshot::channel();
-        let (b, mut rb) = oneshot::channel();
-        let (c, mut rc) = oneshot::channel();
-        pending.entry(240).or_default().push_back(a);
-        pending.entry(40).or_default().push_back(b);
-        pending.entry(240).or_default().push_back(c);
+        let (pending, inbound) = setup();
+        let mut ra = slot(&pending, 240);
+        let mut rb = slot(&pending, 40);
+        let mut rc = slot(&pending, 240);
         route(
             r#"{"op":40,"d":{"code":0,"n":"b"}}"#,
             false,
-            &mut pending,
-            &tx,
-        );
+            &pending,
+            &inbound,
+        )
+        .unwrap();
         route(
             r#"{"op":240,"d":{"code":0,"n":"a"}}"#,
             false,
-            &mut pending,
-            &tx,
-        );
+            &pending,
+            &inbound,
+        )
+        .unwrap();
         route(
             r#"{"op":240,"d":{"code":0,"n":"c"}}"#,
             false,
-            &mut pending,
-            &tx,
-        );
+            &pending,
+            &inbound,
+        )
+        .unwrap();
         assert!(ra.try_recv().unwrap().unwrap().contains("\"a\""));
         assert!(rb.try_recv().unwrap().unwrap().contains("\"b\""));
         assert!(rc.try_recv().unwrap().unwrap().contains("\"c\""));
@@ -251,36 +583,54 @@ mod tests {
 
     #[test]
     fn a_dropped_caller_still_consumes_its_reply() {
-        let (mut pending, tx, _rx) = setup();
-        let (a, ra) = oneshot::channel();
-        let (b, mut rb) = oneshot::channel();
-        pending.entry(638).or_default().push_back(a);
-        pending.entry(638).or_default().push_back(b);
+        let (pending, inbound) = setup();
+        let ra = slot(&pending, 638);
+        let mut rb = slot(&pending, 638);
         drop(ra);
         route(
             r#"{"op":638,"d":{"code":-7,"n":"first"}}"#,
             false,
-            &mut pending,
-            &tx,
-        );
+            &pending,
+            &inbound,
+        )
+        .unwrap();
         route(
             r#"{"op":638,"d":{"code":-7,"n":"second"}}"#,
             false,
-            &mut pending,
-            &tx,
-        );
+            &pending,
+            &inbound,
+        )
+        .unwrap();
         assert!(rb.try_recv().unwrap().unwrap().contains("second"));
     }
 
     #[test]
     fn pushes_are_routed_to_the_session() {
-        let (mut pending, tx, mut rx) = setup();
+        let (pending, inbound) = setup();
         route(
             r#"{"op":33,"d":{"kind":"reply","channel_id":"c","message_id":"m","from":"u"}}"#,
             false,
-            &mut pending,
-            &tx,
-        );
-        assert!(matches!(rx.try_recv(), Ok(Push::Notification(n)) if n.kind == "reply"));
+            &pending,
+            &inbound,
+        )
+        .unwrap();
+        route(
+            r#"{"op":34,"d":{"channel":{"id":"c2","server_id":"s","name":"n"}}}"#,
+            false,
+            &pending,
+            &inbound,
+        )
+        .unwrap();
+        route(
+            r#"{"op":35,"d":{"channel_id":"c2"}}"#,
+            false,
+            &pending,
+            &inbound,
+        )
+        .unwrap();
+        let pushes = lock(&inbound.pushes);
+        assert!(matches!(&pushes[0], Push::Notification));
+        assert!(matches!(&pushes[1], Push::ChannelAdded(c) if c.id == "c2"));
+        assert!(matches!(&pushes[2], Push::ChannelRemoved(id) if id == "c2"));
     }
 }

@@ -12,11 +12,9 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
-
 use super::connection::Push;
 use super::event::HandlerPanic;
-use super::{lock, session, CommandError, CommandErrorReason, Event, Shared};
+use super::{channels, lock, CommandError, CommandErrorReason, Event, Shared};
 use crate::commands::{
     canonical_bot_id, decode_command_data, ArgsError, CommandContext, CommandInvocation,
     CommandLookup, CommandSource, ParseError, TextParseResult,
@@ -24,14 +22,16 @@ use crate::commands::{
 use crate::message::Message;
 use crate::wire;
 
-/// Takes pushes off the wire in order until every sender is gone.
-pub(super) async fn run(shared: Arc<Shared>, mut pushes: mpsc::UnboundedReceiver<Push>) {
-    while let Some(push) = pushes.recv().await {
+/// Takes pushes off the push queue in wire order until it is closed.
+pub(super) async fn run(shared: Arc<Shared>) {
+    while let Some(push) = shared.queue.next().await {
         match push {
-            Push::Message(m) => on_message(&shared, &m),
-            Push::ChannelKey(k) => session::store_channel_key(&shared, &k),
-            Push::Ready(ready) => super::write(&shared.channels, ready.channels),
-            Push::Notification(n) => tracing::debug!(kind = %n.kind, "notification"),
+            Push::Message(m) => on_message(&shared, &m).await,
+            Push::Ready(ready) => channels::on_ready(&shared, ready),
+            Push::ChannelAdded(channel) => channels::on_added(&shared, channel),
+            Push::ChannelRemoved(id) => channels::on_removed(&shared, &id),
+            Push::ChannelKey(key) => channels::on_channel_key(&shared, &key),
+            Push::Notification => {}
         }
     }
 }
@@ -44,7 +44,7 @@ enum Verdict {
     ArgumentsRejected { name: String },
 }
 
-fn on_message(shared: &Arc<Shared>, wire_message: &wire::WireMessage) {
+async fn on_message(shared: &Arc<Shared>, wire_message: &wire::WireMessage) {
     let Some(mut message) = shared.open_message(wire_message) else {
         return;
     };
@@ -59,7 +59,7 @@ fn on_message(shared: &Arc<Shared>, wire_message: &wire::WireMessage) {
         Verdict::Invoke(invocation) => {
             message.command = Some(invocation.clone());
             emit(shared, Event::Message(message.clone()));
-            run_handler(shared, invocation, message);
+            run_handler(shared, invocation, message).await;
         }
         Verdict::ParseFailed { name, error } => {
             emit(shared, Event::Message(message.clone()));
@@ -147,20 +147,27 @@ fn emit_command_error(
     );
 }
 
-/// Runs the handler on its own task; an `Err` or a panic becomes
-/// `commandError` with reason `handler`.
-fn run_handler(shared: &Arc<Shared>, invocation: CommandInvocation, message: Message) {
+/// Runs the handler on its own task once one of `max_concurrent_handlers`
+/// permits is free (dispatch waits for it, in arrival order); an `Err` or a
+/// panic becomes `commandError` with reason `handler`.
+async fn run_handler(shared: &Arc<Shared>, invocation: CommandInvocation, message: Message) {
     let Some(handler) = lock(&shared.registry)
         .get(&invocation.name)
         .map(|c| c.handler.clone())
     else {
         return;
     };
+    let Ok(permit) = shared.handlers.clone().acquire_owned().await else {
+        // The semaphore is never closed; without a permit nothing runs.
+        return;
+    };
     let ctx = CommandContext::new(invocation.clone(), message.clone());
     let task = tokio::spawn(handler.call(ctx));
     let shared = shared.clone();
     tokio::spawn(async move {
-        let error: crate::commands::BoxError = match task.await {
+        let outcome = task.await;
+        drop(permit);
+        let error: crate::commands::BoxError = match outcome {
             Ok(Ok(())) => return,
             Ok(Err(e)) => e,
             Err(join) => match join.try_into_panic() {

@@ -1,10 +1,14 @@
 //! The client's errors.
 
+use super::connect_error::ConnectError;
 use crate::commands::FormatError;
 
 /// What can go wrong in the client.
 ///
-/// Messages never contain the token, a credential, a raw frame or a plaintext.
+/// `Display` is complete on its own (what failed and why); `source()` only
+/// returns an error whose text `Display` did not already include, so a
+/// `{:#}` reporter never prints a reason twice. Messages never contain the
+/// token, a credential, a raw frame or a plaintext.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientError {
@@ -16,9 +20,10 @@ pub enum ClientError {
         /// The rule it broke.
         rule: String,
     },
-    /// The realtime connection could not be opened.
-    #[error("could not connect to the realtime wire")]
-    Connect(#[source] tokio_tungstenite::tungstenite::Error),
+    /// The realtime connection could not be opened; the [`ConnectError`]
+    /// says where and why.
+    #[error(transparent)]
+    Connect(ConnectError),
     /// The service refused the token.
     #[error("login refused: the service does not know this bot token (or it was revoked)")]
     LoginRefused,
@@ -34,6 +39,15 @@ pub enum ClientError {
     ConnectionClosed {
         /// The request's opcode.
         opcode: u16,
+    },
+    /// The connection ended while logging in, and why is known (the
+    /// service's close code and reason, the idle timer…).
+    #[error("the connection closed before the reply to opcode {opcode} arrived: {reason}")]
+    SessionEnded {
+        /// The request's opcode.
+        opcode: u16,
+        /// Why the connection ended, in words.
+        reason: String,
     },
     /// No reply came within the request timeout.
     #[error("no reply to opcode {opcode} within the request timeout")]
@@ -61,15 +75,16 @@ pub enum ClientError {
         /// The channel.
         channel_id: String,
     },
-    /// Sealing or opening failed.
-    #[error("encryption failed")]
-    Crypto(#[source] crate::crypto::CryptoError),
-    /// The keystore could not be opened or written.
-    #[error("keystore error")]
-    Keystore(#[source] crate::keystore::KeystoreError),
+    /// Sealing or opening failed; the [`CryptoError`](crate::crypto::CryptoError) says why.
+    #[error(transparent)]
+    Crypto(crate::crypto::CryptoError),
+    /// The keystore could not be opened or written; the
+    /// [`KeystoreError`](crate::keystore::KeystoreError) names the file and the reason.
+    #[error(transparent)]
+    Keystore(crate::keystore::KeystoreError),
     /// The invocation could not be formatted as a text line.
-    #[error("the invocation cannot be formatted")]
-    Format(#[source] FormatError),
+    #[error("the invocation cannot be formatted as a text line: {0}")]
+    Format(FormatError),
     /// The encrypted sidecar is over `MAX_COMMAND_WIRE` characters.
     #[error("the encrypted command sidecar is {len} characters, over the limit of {max} (MAX_COMMAND_WIRE)")]
     SidecarTooLarge {

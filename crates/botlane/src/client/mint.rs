@@ -14,10 +14,13 @@ use crate::wire::{self, OpCode};
 
 /// The lane's HTTP client built from the client's `rest_*` options; fails
 /// with the option at fault.
-pub(crate) fn prepare_lane(options: &ClientOptions) -> Result<PreparedLane, ClientError> {
+pub(crate) fn prepare_lane(
+    options: &ClientOptions,
+    tls: Arc<rustls::ClientConfig>,
+) -> Result<PreparedLane, ClientError> {
     PreparedLane::new(RestConfig {
         rest_url: options.rest_url.clone(),
-        root_certificates: options.rest_root_certificates.clone(),
+        tls,
         timeout: options.rest_timeout,
         refresh_margin: options.rest_refresh_margin,
         json_limit: options.rest_json_limit,

@@ -5,23 +5,34 @@
 //! reports what happens as [`Event`]s. Handlers run on their own tasks, so a
 //! slow handler never holds up the next message.
 
+mod backoff;
+mod channels;
+mod connect_error;
 mod connection;
 mod dispatch;
 mod error;
 mod event;
 mod mint;
 mod options;
+mod push_queue;
 mod session;
+mod stats;
+mod throttle;
+mod tls;
+mod transport;
 
 use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::time::Duration;
 
-use tokio::sync::{broadcast, watch, Notify};
+use tokio::sync::{broadcast, watch, Notify, Semaphore};
 
+pub use connect_error::{ConnectError, ConnectErrorKind};
 pub use error::ClientError;
 pub use event::{CommandError, CommandErrorReason, Event, SendRejected};
 pub use options::{ClientOptions, DEFAULT_REST_URL};
+pub use stats::ClientStats;
 
 use crate::commands::{
     encode_command_data, format_invocation_text, CommandArgs, CommandData, CommandDeclaration,
@@ -33,6 +44,9 @@ use crate::message::Message;
 use crate::rest::RestLane;
 use crate::wire::{self, OpCode};
 use connection::Connection;
+use push_queue::PushQueue;
+use stats::Counters;
+use throttle::Warnings;
 
 /// How many events a subscriber may fall behind before it misses some.
 const EVENT_CAPACITY: usize = 1024;
@@ -71,7 +85,19 @@ pub(crate) struct Shared {
     pub(crate) options: ClientOptions,
     pub(crate) registry: Mutex<CommandRegistry>,
     pub(crate) events: broadcast::Sender<Event>,
-    pub(crate) conn: RwLock<Option<Connection>>,
+    /// The live connection, if any; watched by [`Shared::wait_connected`].
+    pub(crate) conn: watch::Sender<Option<Connection>>,
+    /// The checked realtime url and the TLS configuration for it.
+    pub(crate) url: url::Url,
+    pub(crate) tls: Arc<rustls::ClientConfig>,
+    /// Message pushes waiting for dispatch (bounded).
+    pub(crate) queue: PushQueue,
+    /// One permit per handler allowed to run at once.
+    pub(crate) handlers: Arc<Semaphore>,
+    /// Serialises menu publishing (the hash check and the publish).
+    pub(crate) publishing: tokio::sync::Mutex<()>,
+    pub(crate) counters: Arc<Counters>,
+    pub(crate) warnings: Arc<Warnings>,
     pub(crate) bot_id: RwLock<Option<String>>,
     pub(crate) keystore: Mutex<Option<Keystore>>,
     /// Channel keys in memory (the keystore holds them on disk too).
@@ -112,15 +138,33 @@ impl Client {
     /// ```
     pub fn new(options: ClientOptions) -> Result<Self, ClientError> {
         options.validate()?;
+        let url = url::Url::parse(&options.url).map_err(|e| ClientError::InvalidOption {
+            option: "url",
+            rule: format!("is not a valid url ({e})"),
+        })?;
+        if url.scheme() == "ws" && options.allow_insecure_ws {
+            tracing::warn!(
+                endpoint = %transport::endpoint(&url),
+                "allow_insecure_ws: the realtime wire, token included, may travel in cleartext"
+            );
+        }
+        let tls = tls::client_config(&options.root_certificates)?;
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         let (shutdown, _) = watch::channel(false);
-        let rest = mint::prepare_lane(&options)?;
+        let rest = mint::prepare_lane(&options, tls.clone())?;
         Ok(Self {
             shared: Arc::new_cyclic(|shared| Shared {
+                queue: PushQueue::new(options.push_queue_capacity),
+                handlers: Arc::new(Semaphore::new(options.max_concurrent_handlers)),
                 options,
                 registry: Mutex::new(CommandRegistry::new()),
                 events,
-                conn: RwLock::new(None),
+                conn: watch::Sender::new(None),
+                url,
+                tls,
+                publishing: tokio::sync::Mutex::new(()),
+                counters: Arc::new(Counters::default()),
+                warnings: Arc::new(Warnings::new()),
                 bot_id: RwLock::new(None),
                 keystore: Mutex::new(None),
                 keys: RwLock::new(HashMap::new()),
@@ -257,10 +301,36 @@ impl Client {
         Ok(reply.emojis)
     }
 
+    /// Waits until the session is live, for at most `timeout`: right after
+    /// a [`Event::Disconnected`], before sending again. Fails with
+    /// [`ClientError::NotConnected`] when the session is not back in time,
+    /// at once when the client never logged in or is shut down.
+    pub async fn wait_until_connected(&self, timeout: Duration) -> Result<(), ClientError> {
+        self.shared.wait_connected(timeout).await.map(drop)
+    }
+
+    /// The transport's counters now: connection attempts, sessions, frames
+    /// received, the push queue and dropped pushes, handlers running.
+    pub fn stats(&self) -> ClientStats {
+        let shared = &self.shared;
+        let (push_queue_len, push_queue_peak, pushes_dropped) = shared.queue.figures();
+        ClientStats {
+            connect_attempts: Counters::get(&shared.counters.connect_attempts),
+            sessions: Counters::get(&shared.counters.sessions),
+            frames_received: Counters::get(&shared.counters.frames_received),
+            pushes_dropped,
+            push_queue_len,
+            push_queue_peak,
+            handlers_running: shared.options.max_concurrent_handlers
+                - shared.handlers.available_permits(),
+        }
+    }
+
     /// Closes the session and stops reconnecting and dispatching.
     pub fn shutdown(&self) {
         self.shared.shutdown.send_replace(true);
-        write(&self.shared.conn, None);
+        self.shared.conn.send_replace(None);
+        self.shared.queue.close();
     }
 }
 
@@ -275,9 +345,50 @@ fn check(op: OpCode, code: i32) -> Result<(), ClientError> {
     }
 }
 
+/// Resolves once `shutdown` is set (or its sender is gone), holding no
+/// borrow of the channel across an await.
+pub(crate) async fn stopped(shutdown: &mut watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|down| *down).await;
+}
+
+/// A duration in words for messages: `30 s`, `400 ms`, `1.5 s`.
+pub(crate) fn human(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms >= 1000 && ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else if ms >= 1000 {
+        format!("{:.1} s", d.as_secs_f64())
+    } else if ms > 0 {
+        format!("{ms} ms")
+    } else {
+        format!("{} µs", d.as_micros())
+    }
+}
+
 impl Shared {
     pub(crate) fn connection(&self) -> Result<Connection, ClientError> {
-        read(&self.conn).ok_or(ClientError::NotConnected)
+        self.conn.borrow().clone().ok_or(ClientError::NotConnected)
+    }
+
+    /// The live connection, waiting up to `timeout` while the session is
+    /// (re)connecting. Fails at once when the client never logged in or is
+    /// shut down, and after `timeout` otherwise.
+    pub(crate) async fn wait_connected(
+        &self,
+        timeout: Duration,
+    ) -> Result<Connection, ClientError> {
+        if !self.started.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(ClientError::NotConnected);
+        }
+        let mut conn = self.conn.subscribe();
+        let mut shutdown = self.shutdown.subscribe();
+        tokio::select! {
+            live = tokio::time::timeout(timeout, conn.wait_for(Option::is_some)) => match live {
+                Ok(Ok(live)) => live.clone().ok_or(ClientError::NotConnected),
+                _ => Err(ClientError::NotConnected),
+            },
+            () = stopped(&mut shutdown) => Err(ClientError::NotConnected),
+        }
     }
 
     pub(crate) fn channel_key(&self, channel_id: &str) -> Result<Arc<ChannelKey>, ClientError> {
@@ -327,10 +438,13 @@ impl Shared {
         Ok(())
     }
 
-    /// Decrypts a relayed message; `None` (logged) when it cannot be read.
+    /// Decrypts a relayed message; `None` (with a rate-limited warning)
+    /// when it cannot be read.
     pub(crate) fn open_message(self: &Arc<Self>, m: &wire::WireMessage) -> Option<Message> {
         let key = self.channel_key(&m.channel_id).ok().or_else(|| {
-            tracing::warn!(channel = %m.channel_id, "dropping a message: no key for its channel");
+            if let Some(swallowed) = self.warnings.no_key.allow() {
+                tracing::warn!(channel = %m.channel_id, swallowed, "dropping a message: no key for its channel");
+            }
             None
         })?;
         let content = key
@@ -338,7 +452,9 @@ impl Shared {
             .ok()
             .and_then(|bytes| String::from_utf8(bytes).ok())
             .or_else(|| {
-                tracing::warn!(message = %m.id, "dropping a message whose content does not decrypt");
+                if let Some(swallowed) = self.warnings.undecryptable.allow() {
+                    tracing::warn!(message = %m.id, swallowed, "dropping a message whose content does not decrypt");
+                }
                 None
             })?;
         let mut message = Message::new(&m.id, &m.channel_id, &m.author_id, content);
@@ -372,5 +488,104 @@ impl DerefMut for Commands<'_> {
 impl Drop for Commands<'_> {
     fn drop(&mut self) {
         self.shared.menu_changed.notify_one();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use tokio::time::Instant;
+
+    use super::*;
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn durations_in_words() {
+        assert_eq!(human(Duration::from_secs(30)), "30 s");
+        assert_eq!(human(Duration::from_millis(400)), "400 ms");
+        assert_eq!(human(Duration::from_millis(1500)), "1.5 s");
+    }
+
+    #[test]
+    fn allow_insecure_ws_is_refused_without_the_opt_in_and_warns_with_it() {
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                lock(&self.0).extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let url = "ws://host.docker.internal:9000/ws";
+        let refused = Client::new(ClientOptions::new("t", "k", url))
+            .err()
+            .unwrap();
+        assert!(
+            refused.to_string().contains("allow_insecure_ws"),
+            "{refused}"
+        );
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            Client::new(ClientOptions::new("t", "k", url).allow_insecure_ws(true)).unwrap();
+        });
+        let logged = String::from_utf8(lock(&buffer.0).clone()).unwrap();
+        assert_eq!(logged.matches("WARN").count(), 1, "{logged}");
+        assert!(
+            logged.contains("allow_insecure_ws")
+                && logged.contains("ws://host.docker.internal:9000"),
+            "{logged}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn wait_connected_waits_for_a_live_session_up_to_its_timeout() {
+        let client = Client::new(ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws")).unwrap();
+        let shared = client.shared.clone();
+        let started = Instant::now();
+        let never = shared.wait_connected(5 * SECOND).await;
+        assert!(matches!(never, Err(ClientError::NotConnected)));
+        assert!(started.elapsed() < SECOND, "no login: fails at once");
+
+        shared.started.store(true, Ordering::SeqCst);
+        let started = Instant::now();
+        let late = shared.wait_connected(5 * SECOND).await;
+        assert!(matches!(late, Err(ClientError::NotConnected)));
+        assert!(started.elapsed() >= 5 * SECOND, "waited the whole timeout");
+
+        let back = shared.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(2 * SECOND).await;
+            back.conn.send_replace(Some(Connection::detached()));
+        });
+        let started = Instant::now();
+        assert!(shared.wait_connected(5 * SECOND).await.is_ok());
+        let waited = started.elapsed();
+        assert!(waited >= 2 * SECOND && waited < 5 * SECOND, "{waited:?}");
+        assert!(
+            client.wait_until_connected(Duration::ZERO).await.is_ok(),
+            "live: at once"
+        );
+
+        shared.conn.send_replace(None);
+        let stopper = client.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(SECOND).await;
+            stopper.shutdown();
+        });
+        let started = Instant::now();
+        let stopped = shared.wait_connected(60 * SECOND).await;
+        assert!(matches!(stopped, Err(ClientError::NotConnected)));
+        assert!(started.elapsed() < 2 * SECOND, "shutdown ends the wait");
     }
 }

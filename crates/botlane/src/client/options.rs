@@ -32,8 +32,14 @@ pub struct ClientOptions {
     pub token: SecretString,
     /// Where the keystore file lives (created on first run).
     pub keystore_path: PathBuf,
-    /// The realtime wire's address (`ws://` or `wss://`).
+    /// The realtime wire's address: `wss://`, or `ws://` only for the hosts
+    /// `localhost`, `127.0.0.1` and `::1` (unless `allow_insecure_ws`).
     pub url: String,
+    /// Allows `ws://` (cleartext, token included) to a host other than
+    /// `localhost`, `127.0.0.1` or `::1`: for a bot in a container talking to
+    /// a devserver on its host. Off by default; when on, `Client::new` logs a
+    /// warning.
+    pub allow_insecure_ws: bool,
     /// The REST service's origin; `https` except for loopback hosts.
     pub rest_url: String,
     /// Per-frame and per-dispatch diagnostics at DEBUG level through `tracing`
@@ -41,17 +47,45 @@ pub struct ClientOptions {
     pub debug: bool,
     /// The text-lane prefix; non-empty, without whitespace.
     pub command_prefix: String,
-    /// How often to send a heartbeat; an unanswered one ends the connection.
+    /// How often to send a heartbeat (15 s). Its reply is a frame from the
+    /// service, which keeps a healthy but quiet session inside `idle_timeout`.
     pub heartbeat_interval: Duration,
-    /// How long a request waits for its reply before failing.
+    /// How long the session may go without any frame from the service before
+    /// it is declared dead and replaced (30 s). A dead peer is noticed at
+    /// most `idle_timeout` after the last frame it sent; it must be above
+    /// `heartbeat_interval` (twice it leaves room for a slow round trip).
+    pub idle_timeout: Duration,
+    /// How long one connection attempt may take, TCP, TLS and the WebSocket
+    /// handshake together (10 s). A timed-out attempt is a failed attempt.
+    pub connect_timeout: Duration,
+    /// How long a request waits for its reply before failing (30 s); the
+    /// login and menu replies too. A write to the service that stalls this
+    /// long ends the connection.
     pub request_timeout: Duration,
     /// The first reconnect delay; it doubles per failed attempt.
     pub reconnect_initial: Duration,
     /// The longest reconnect delay.
     pub reconnect_max: Duration,
-    /// Extra root certificates (DER) the REST lane trusts, besides the
-    /// webpki roots: for a service with a private or self-signed CA.
-    pub rest_root_certificates: Vec<Vec<u8>>,
+    /// How long a session must have stayed up for the next reconnect to
+    /// start again from `reconnect_initial` (60 s); a session that ends
+    /// sooner continues the backoff, so a service that drops every session
+    /// right after login is not hammered.
+    pub reconnect_reset_after: Duration,
+    /// How many message pushes may wait for dispatch (1024). When the queue
+    /// is full, further messages are dropped and counted
+    /// ([`ClientStats::pushes_dropped`](crate::ClientStats)), with a
+    /// rate-limited warning. Replies never wait in it, and channel-key,
+    /// ready and membership pushes, which share it in wire order, are never
+    /// dropped.
+    pub push_queue_capacity: usize,
+    /// How many command handlers may run at once (64). When all are busy,
+    /// dispatch waits for one to finish before starting the next, in arrival
+    /// order; messages wait in the push queue meanwhile.
+    pub max_concurrent_handlers: usize,
+    /// Extra root certificates (DER) trusted besides the webpki roots, by the
+    /// realtime wire (`wss://`) and the REST lane alike: for a service with a
+    /// private or self-signed CA.
+    pub root_certificates: Vec<Vec<u8>>,
     /// How long one REST request (each attempt) may take before it fails
     /// with status 0.
     pub rest_timeout: Duration,
@@ -82,11 +116,17 @@ impl ClientOptions {
             rest_url: DEFAULT_REST_URL.to_owned(),
             debug: false,
             command_prefix: DEFAULT_COMMAND_PREFIX.to_owned(),
+            allow_insecure_ws: false,
             heartbeat_interval: Duration::from_secs(15),
+            idle_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
             reconnect_initial: Duration::from_millis(250),
             reconnect_max: Duration::from_secs(30),
-            rest_root_certificates: Vec::new(),
+            reconnect_reset_after: Duration::from_secs(60),
+            push_queue_capacity: 1024,
+            max_concurrent_handlers: 64,
+            root_certificates: Vec::new(),
             rest_timeout: Duration::from_secs(30),
             rest_refresh_margin: Duration::from_secs(60),
             rest_json_limit: crate::rest::DEFAULT_JSON_LIMIT,
@@ -122,6 +162,50 @@ impl ClientOptions {
         self
     }
 
+    /// Sets the inbound-idle timeout (see [`idle_timeout`](Self::idle_timeout)).
+    #[must_use]
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// Sets the connect timeout (TCP, TLS and WebSocket handshake together).
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Allows `ws://` to a host that is not loopback (see
+    /// [`allow_insecure_ws`](Self::allow_insecure_ws)).
+    #[must_use]
+    pub fn allow_insecure_ws(mut self, allow: bool) -> Self {
+        self.allow_insecure_ws = allow;
+        self
+    }
+
+    /// Sets how long a session must stay up before the reconnect backoff
+    /// starts over.
+    #[must_use]
+    pub fn reconnect_reset_after(mut self, after: Duration) -> Self {
+        self.reconnect_reset_after = after;
+        self
+    }
+
+    /// Sets how many message pushes may wait for dispatch.
+    #[must_use]
+    pub fn push_queue_capacity(mut self, capacity: usize) -> Self {
+        self.push_queue_capacity = capacity;
+        self
+    }
+
+    /// Sets how many command handlers may run at once.
+    #[must_use]
+    pub fn max_concurrent_handlers(mut self, max: usize) -> Self {
+        self.max_concurrent_handlers = max;
+        self
+    }
+
     /// Sets the request timeout.
     #[must_use]
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
@@ -137,18 +221,19 @@ impl ClientOptions {
         self
     }
 
-    /// Adds a root certificate (DER) for the REST lane to trust.
+    /// Adds a root certificate (DER) for both lanes to trust: `wss://` on
+    /// the realtime wire and `https` on the REST lane.
     ///
     /// ```
     /// # let der: Vec<u8> = Vec::new();
-    /// let options = botlane::ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws")
-    ///     .rest_url("https://127.0.0.1:8443")
-    ///     .rest_root_certificate(der);
-    /// assert_eq!(options.rest_root_certificates.len(), 1);
+    /// let options = botlane::ClientOptions::new("t", "k", "wss://chat.example:8443/ws")
+    ///     .rest_url("https://chat.example:8444")
+    ///     .root_certificate(der);
+    /// assert_eq!(options.root_certificates.len(), 1);
     /// ```
     #[must_use]
-    pub fn rest_root_certificate(mut self, der: impl Into<Vec<u8>>) -> Self {
-        self.rest_root_certificates.push(der.into());
+    pub fn root_certificate(mut self, der: impl Into<Vec<u8>>) -> Self {
+        self.root_certificates.push(der.into());
         self
     }
 
@@ -208,19 +293,7 @@ impl ClientOptions {
                 "must not contain whitespace".into(),
             ));
         }
-        match url::Url::parse(&self.url) {
-            Ok(u) if matches!(u.scheme(), "ws" | "wss") && u.host().is_some() => {}
-            Ok(u) => {
-                return Err(invalid(
-                    "url",
-                    format!(
-                        "must be a ws:// or wss:// address with a host, not scheme {:?}",
-                        u.scheme()
-                    ),
-                ))
-            }
-            Err(e) => return Err(invalid("url", format!("is not a valid url ({e})"))),
-        }
+        self.check_url()?;
         // The https rule of rest_url is checked on first use, as the spec asks;
         // a value that is not a URL at all is refused now.
         if let Err(e) = url::Url::parse(&self.rest_url) {
@@ -235,9 +308,30 @@ impl ClientOptions {
         if self.rest_binary_limit == 0 {
             return Err(invalid("rest_binary_limit", "must be above zero".into()));
         }
-        if self.heartbeat_interval.is_zero() || self.request_timeout.is_zero() {
+        for (option, value) in [
+            ("heartbeat_interval", self.heartbeat_interval),
+            ("request_timeout", self.request_timeout),
+            ("connect_timeout", self.connect_timeout),
+        ] {
+            if value.is_zero() {
+                return Err(invalid(option, "must be above zero".into()));
+            }
+        }
+        if self.idle_timeout <= self.heartbeat_interval {
             return Err(invalid(
-                "heartbeat_interval/request_timeout",
+                "idle_timeout",
+                format!(
+                    "must be above heartbeat_interval ({}), or a healthy quiet session would be cut",
+                    super::human(self.heartbeat_interval)
+                ),
+            ));
+        }
+        if self.push_queue_capacity == 0 {
+            return Err(invalid("push_queue_capacity", "must be above zero".into()));
+        }
+        if self.max_concurrent_handlers == 0 {
+            return Err(invalid(
+                "max_concurrent_handlers",
                 "must be above zero".into(),
             ));
         }
@@ -248,6 +342,45 @@ impl ClientOptions {
             ));
         }
         Ok(())
+    }
+}
+
+impl ClientOptions {
+    /// The realtime `url` rule: `wss`, or `ws` with one of the hosts
+    /// `localhost`, `127.0.0.1` or `::1` exactly as parsed, unless
+    /// `allow_insecure_ws`. The wording follows the `rest_url` rule.
+    fn check_url(&self) -> Result<(), ClientError> {
+        let invalid = |rule: String| ClientError::InvalidOption {
+            option: "url",
+            rule,
+        };
+        let url =
+            url::Url::parse(&self.url).map_err(|e| invalid(format!("is not a valid url ({e})")))?;
+        let Some(host) = url.host() else {
+            return Err(invalid("must name a host".into()));
+        };
+        match url.scheme() {
+            "wss" => Ok(()),
+            "ws" if is_exact_loopback(&host) || self.allow_insecure_ws => Ok(()),
+            "ws" => Err(invalid(format!(
+                "must use wss unless the host is localhost, 127.0.0.1 or ::1, so that the \
+                 token is never sent in cleartext (host {host}; set allow_insecure_ws to \
+                 connect anyway)"
+            ))),
+            other => Err(invalid(format!(
+                "must be a ws:// or wss:// address with a host, not scheme {other:?}"
+            ))),
+        }
+    }
+}
+
+/// `localhost`, `127.0.0.1` and `::1` exactly (the same rule as `rest_url`'s):
+/// `localhost.example.com` and `127.0.0.1.nip.io` are not loopback.
+fn is_exact_loopback(host: &url::Host<&str>) -> bool {
+    match host {
+        url::Host::Domain(name) => *name == "localhost",
+        url::Host::Ipv4(ip) => *ip == std::net::Ipv4Addr::LOCALHOST,
+        url::Host::Ipv6(ip) => *ip == std::net::Ipv6Addr::LOCALHOST,
     }
 }
 
@@ -266,6 +399,39 @@ mod tests {
         assert_eq!(o.command_prefix, "/");
         assert!(!o.debug);
         assert!(o.validate().is_ok());
+        assert_eq!(o.connect_timeout, Duration::from_secs(10));
+        assert!(o.idle_timeout <= Duration::from_secs(30) && o.idle_timeout > o.heartbeat_interval);
+        assert_eq!(o.reconnect_reset_after, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn ws_is_for_loopback_only_unless_allowed() {
+        for ok in [
+            "wss://chat.example/ws",
+            "wss://10.0.0.2:9000/ws",
+            "ws://localhost:9000/ws",
+            "ws://127.0.0.1:9000/ws",
+            "ws://[::1]:9000/ws",
+        ] {
+            assert!(ClientOptions::new("t", "k", ok).validate().is_ok(), "{ok}");
+        }
+        for bad in [
+            "ws://chat.example/ws",
+            "ws://localhost.example.com/ws",
+            "ws://127.0.0.1.nip.io/ws",
+            "ws://127.0.0.2/ws",
+            "ws://host.docker.internal:9000/ws",
+        ] {
+            let err = ClientOptions::new("t", "k", bad).validate().expect_err(bad);
+            let text = err.to_string();
+            assert!(
+                text.starts_with("invalid client option `url`: must use wss unless the host is localhost, 127.0.0.1 or ::1"),
+                "{bad}: {text}"
+            );
+            assert!(text.contains("allow_insecure_ws"), "{text}");
+            let allowed = ClientOptions::new("t", "k", bad).allow_insecure_ws(true);
+            assert!(allowed.validate().is_ok(), "{bad}");
+        }
     }
 
     #[test]
@@ -284,6 +450,10 @@ mod tests {
                 base().heartbeat_interval(Duration::ZERO),
                 "heartbeat_interval",
             ),
+            (base().connect_timeout(Duration::ZERO), "connect_timeout"),
+            (base().idle_timeout(Duration::from_secs(15)), "idle_timeout"),
+            (base().push_queue_capacity(0), "push_queue_capacity"),
+            (base().max_concurrent_handlers(0), "max_concurrent_handlers"),
         ];
         for (options, name) in cases {
             let err = options.validate().expect_err(name).to_string();

@@ -1,19 +1,27 @@
-//! The session: login, menu publishing, heartbeats, reconnects, and the
-//! task that takes pushes off the wire.
+//! The session: login, menu publishing, reconnects, and where pushes go.
+//!
+//! The supervisor never awaits a request: heartbeats belong to the
+//! connection task and menu republishing to a task of its own, so a slow or
+//! silent service never holds up shutdown or the reconnect logic.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Weak};
 
-use rand_core::{OsRng, RngCore};
 use secrecy::ExposeSecret;
 use serde_json::value::RawValue;
-use tokio::sync::mpsc;
+use tokio::time::Instant;
 
-use super::connection::{Closed, Connection, Push};
-use super::{dispatch, lock, write, ClientError, Event, Shared};
-use crate::crypto::WrappedKey;
+use super::backoff::Backoff;
+use super::connection::{Closed, Connection, Ended, Inbound, Push, Settings};
+use super::push_queue::{Offer, CONTROL_CAPACITY};
+use super::stats::Counters;
+use super::throttle::Warnings;
+use super::{dispatch, lock, transport, write, ClientError, Event, Shared};
 use crate::keystore::Keystore;
 use crate::wire::{self, OpCode};
+
+/// How long a failed login waits for the connection task to say why the
+/// connection ended (it is already ending: its slots have failed).
+const CLOSE_REASON_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Logs in for the first time and starts the session and dispatch tasks.
 /// A failed first login may be retried; a successful one may not be repeated.
@@ -46,31 +54,111 @@ async fn first_login(shared: Arc<Shared>) -> Result<(), ClientError> {
     let public_key = keystore.identity().public_key().to_base64();
     *lock(&shared.keystore) = Some(keystore);
 
-    let (pushes_tx, pushes_rx) = mpsc::unbounded_channel();
-    let closed = connect(&shared, &public_key, &pushes_tx).await?;
-    tokio::spawn(dispatch::run(shared.clone(), pushes_rx));
-    tokio::spawn(supervise(shared.clone(), closed, public_key, pushes_tx));
+    let closed = connect(&shared, &public_key).await?;
+    tokio::spawn(dispatch::run(shared.clone()));
+    tokio::spawn(republish(shared.clone()));
+    tokio::spawn(supervise(shared.clone(), closed, public_key));
     let bot_id = super::read(&shared.bot_id).unwrap_or_default();
     let _ = shared.events.send(Event::Ready { bot_id });
     Ok(())
 }
 
+/// Where a connection hands its pushes: into the push queue, in wire order,
+/// without waiting (op 33 notifications are only logged).
+struct SessionInbound {
+    shared: Weak<Shared>,
+    warnings: Arc<Warnings>,
+    counters: Arc<Counters>,
+}
+
+impl Inbound for SessionInbound {
+    fn push(&self, push: Push) -> Result<(), String> {
+        let Some(shared) = self.shared.upgrade() else {
+            return Ok(());
+        };
+        if matches!(push, Push::Notification) {
+            tracing::debug!("notification");
+            return Ok(());
+        }
+        match shared.queue.offer(push) {
+            Offer::Queued => {}
+            Offer::Dropped => {
+                if let Some(swallowed) = shared.warnings.pushes_dropped.allow() {
+                    let (_, _, dropped) = shared.queue.figures();
+                    tracing::warn!(
+                        capacity = shared.options.push_queue_capacity,
+                        dropped_total = dropped,
+                        swallowed,
+                        "dropping a message push: dispatch is behind and the push queue is full"
+                    );
+                }
+            }
+            Offer::ControlOverflow => {
+                return Err(format!(
+                    "the service sent more than {CONTROL_CAPACITY} channel-key, ready and \
+                     membership pushes that dispatch has not applied yet (closed with 1008)"
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    fn frame_received(&self) {
+        Counters::bump(&self.counters.frames_received);
+    }
+
+    fn warnings(&self) -> &Warnings {
+        &self.warnings
+    }
+}
+
 /// Connects, logs in and publishes the menu; on success the connection is
-/// the session's current one.
-async fn connect(
-    shared: &Arc<Shared>,
-    public_key: &str,
-    pushes: &mpsc::UnboundedSender<Push>,
-) -> Result<Closed, ClientError> {
+/// the session's current one. Every step is time-bound: the connection by
+/// `connect_timeout`, the login and menu replies by `request_timeout`.
+async fn connect(shared: &Arc<Shared>, public_key: &str) -> Result<Closed, ClientError> {
     let options = &shared.options;
-    let (conn, closed) = Connection::open(
-        &options.url,
-        options.request_timeout,
-        options.debug,
-        pushes.clone(),
-        shared.shutdown.subscribe(),
-    )
-    .await?;
+    Counters::bump(&shared.counters.connect_attempts);
+    let socket = transport::dial(&shared.url, &shared.tls, options.connect_timeout)
+        .await
+        .map_err(ClientError::Connect)?;
+    let inbound = Arc::new(SessionInbound {
+        shared: Arc::downgrade(shared),
+        warnings: shared.warnings.clone(),
+        counters: shared.counters.clone(),
+    });
+    let settings = Settings {
+        request_timeout: options.request_timeout,
+        heartbeat_interval: options.heartbeat_interval,
+        idle_timeout: options.idle_timeout,
+        debug: options.debug,
+    };
+    let (conn, mut closed) =
+        Connection::start(socket, settings, inbound, shared.shutdown.subscribe());
+    match log_in(shared, &conn, public_key).await {
+        Ok(()) => {
+            Counters::bump(&shared.counters.sessions);
+            shared.conn.send_replace(Some(conn));
+            Ok(closed)
+        }
+        // The connection task knows why it ended: say so.
+        Err(ClientError::ConnectionClosed { opcode }) => {
+            let reason = match tokio::time::timeout(CLOSE_REASON_WAIT, &mut closed).await {
+                Ok(Ok(ended)) => ended.reason,
+                _ => Ended::task_failed().reason,
+            };
+            Err(ClientError::SessionEnded { opcode, reason })
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Sends the login and publishes the menu on a new connection.
+async fn log_in(
+    shared: &Arc<Shared>,
+    conn: &Connection,
+    public_key: &str,
+) -> Result<(), ClientError> {
+    let options = &shared.options;
     let login = wire::LoginRequest {
         token: options.token.expose_secret().to_owned(),
         public_key: public_key.to_owned(),
@@ -92,14 +180,14 @@ async fn connect(
     };
     tracing::info!(bot = %bot_id, "logged in");
     write(&shared.bot_id, Some(bot_id));
-    write(&shared.conn, Some(conn.clone()));
     *lock(&shared.published_hash) = None;
-    publish_menu(shared, &conn).await?;
-    Ok(closed)
+    publish_menu(shared, conn).await
 }
 
 /// Publishes the menu unless this session already published the same hash.
+/// One publish at a time, so the hash check and the publish go together.
 async fn publish_menu(shared: &Shared, conn: &Connection) -> Result<(), ClientError> {
+    let _one_at_a_time = shared.publishing.lock().await;
     let (json, hash) = {
         let registry = lock(&shared.registry);
         (registry.canonical_menu_json(), registry.hash())
@@ -124,69 +212,80 @@ async fn publish_menu(shared: &Shared, conn: &Connection) -> Result<(), ClientEr
     Ok(())
 }
 
-/// Keeps the session alive: heartbeats, republishing on registry changes,
-/// and reconnecting with backoff when the connection ends.
-async fn supervise(
-    shared: Arc<Shared>,
-    mut closed: Closed,
-    public_key: String,
-    pushes: mpsc::UnboundedSender<Push>,
-) {
+/// Republishes the menu when a registry guard is dropped, on a task of its
+/// own so that the supervisor never waits for the reply.
+async fn republish(shared: Arc<Shared>) {
     let mut shutdown = shared.shutdown.subscribe();
-    let mut heartbeat = tokio::time::interval(shared.options.heartbeat_interval);
-    heartbeat.tick().await;
     loop {
         tokio::select! {
-            reason = &mut closed => {
-                let reason = reason.unwrap_or_else(|e| format!("connection task failed: {e}"));
-                write(&shared.conn, None);
-                if *shutdown.borrow() {
-                    return;
-                }
-                tracing::warn!(%reason, "disconnected");
-                let _ = shared.events.send(Event::Disconnected { reason, will_reconnect: true });
-                match reconnect(&shared, &public_key, &pushes).await {
-                    Some(next) => closed = next,
-                    None => return,
-                }
-            }
-            _ = shared.menu_changed.notified() => {
+            () = shared.menu_changed.notified() => {
                 if let Ok(conn) = shared.connection() {
                     if let Err(e) = publish_menu(&shared, &conn).await {
                         tracing::warn!(error = %e, "republishing the menu failed");
                     }
                 }
             }
-            _ = heartbeat.tick() => {
-                if let Ok(conn) = shared.connection() {
-                    let beat: Result<wire::CodeReply, _> = conn.request(OpCode::Heartbeat, &wire::Empty {}).await;
-                    if let Err(e) = beat {
-                        tracing::warn!(error = %e, "heartbeat failed; dropping the connection");
-                        write(&shared.conn, None);
-                        closed.abort();
-                    }
-                }
-            }
-            _ = shutdown.changed() => return,
+            () = super::stopped(&mut shutdown) => return,
         }
     }
 }
 
-/// Tries to log in again until it works, the token is refused, or the client shuts down.
+/// Keeps the session alive: when the connection ends, reports why and
+/// reconnects with backoff.
+async fn supervise(shared: Arc<Shared>, mut closed: Closed, public_key: String) {
+    let options = &shared.options;
+    let mut backoff = Backoff::new(
+        options.reconnect_initial,
+        options.reconnect_max,
+        options.reconnect_reset_after,
+    );
+    let mut up_since = Instant::now();
+    let mut shutdown = shared.shutdown.subscribe();
+    loop {
+        let ended = tokio::select! {
+            ended = &mut closed => ended,
+            () = super::stopped(&mut shutdown) => return,
+        };
+        shared.conn.send_replace(None);
+        if *shutdown.borrow() {
+            return;
+        }
+        let ended = ended.unwrap_or_else(|_| Ended::task_failed());
+        tracing::warn!(kind = ended.kind, code = ?ended.code, "disconnected");
+        let _ = shared.events.send(Event::Disconnected {
+            reason: ended.reason,
+            will_reconnect: true,
+        });
+        backoff.session_ended(up_since.elapsed());
+        match reconnect(&shared, &public_key, &mut backoff).await {
+            Some(next) => {
+                closed = next;
+                up_since = Instant::now();
+            }
+            None => return,
+        }
+    }
+}
+
+/// Tries to log in again until it works, the token is refused, or the
+/// client shuts down. Every failed attempt, a timed-out one included, waits
+/// the next backoff delay.
 async fn reconnect(
     shared: &Arc<Shared>,
     public_key: &str,
-    pushes: &mpsc::UnboundedSender<Push>,
+    backoff: &mut Backoff,
 ) -> Option<Closed> {
-    let options = &shared.options;
-    let mut delay = options.reconnect_initial;
     let mut shutdown = shared.shutdown.subscribe();
     loop {
         tokio::select! {
-            () = tokio::time::sleep(jitter(delay)) => {}
-            _ = shutdown.changed() => return None,
+            () = tokio::time::sleep(backoff.next_delay()) => {}
+            () = super::stopped(&mut shutdown) => return None,
         }
-        match connect(shared, public_key, pushes).await {
+        let attempt = tokio::select! {
+            attempt = connect(shared, public_key) => attempt,
+            () = super::stopped(&mut shutdown) => return None,
+        };
+        match attempt {
             Ok(closed) => {
                 tracing::info!("reconnected");
                 let _ = shared.events.send(Event::Reconnected);
@@ -199,68 +298,14 @@ async fn reconnect(
                 });
                 return None;
             }
-            Err(e) => {
-                tracing::warn!(error = %e, "reconnect failed");
-                delay = (delay * 2).min(options.reconnect_max);
+            // The close reason is the service's text: logs get the opcode only.
+            Err(ClientError::SessionEnded { opcode, .. }) => {
+                tracing::warn!(
+                    opcode,
+                    "reconnect failed: the connection ended during login"
+                );
             }
-        }
-    }
-}
-
-/// A delay drawn uniformly from `[d/2, d]`, so that many bots dropped at
-/// once do not come back in lockstep.
-fn jitter(d: Duration) -> Duration {
-    let half = d / 2;
-    let span = u64::try_from(half.as_micros()).unwrap_or(u64::MAX).max(1);
-    half + Duration::from_micros(OsRng.next_u64() % span)
-}
-
-/// Unwraps a channel key pushed to us and keeps it in memory and on disk.
-pub(super) fn store_channel_key(shared: &Shared, push: &wire::ChannelKeyPush) {
-    let wrapped: WrappedKey = match serde_json::from_str(push.wrapped.get()) {
-        Ok(w) => w,
-        Err(_) => {
-            tracing::warn!(channel = %push.channel_id, "ignoring a malformed wrapped channel key");
-            return;
-        }
-    };
-    let mut keystore = lock(&shared.keystore);
-    let Some(keystore) = keystore.as_mut() else {
-        return;
-    };
-    let key = match keystore
-        .identity()
-        .unwrap_channel_key(&wrapped, &push.channel_id)
-    {
-        Ok(key) => key,
-        Err(e) => {
-            tracing::warn!(channel = %push.channel_id, error = %e, "ignoring a channel key that does not unwrap");
-            return;
-        }
-    };
-    keystore.insert_channel_key(push.channel_id.clone(), key.clone());
-    if let Err(e) = keystore.save() {
-        tracing::warn!(error = %e, "could not save the keystore; the key is kept in memory");
-    }
-    shared
-        .keys
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .insert(push.channel_id.clone(), Arc::new(key));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jitter_stays_in_range() {
-        for ms in [1, 2, 250, 30_000] {
-            let d = Duration::from_millis(ms);
-            for _ in 0..100 {
-                let j = jitter(d);
-                assert!(j >= d / 2 && j <= d, "{j:?} for {d:?}");
-            }
+            Err(e) => tracing::warn!(error = %e, "reconnect failed"),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! builds from them. The client copies its `rest_*` options in here, so that
 //! the lane never reads the client's options or state.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The largest file the service stores, in bytes (100 MiB); the default cap
@@ -33,8 +34,9 @@ pub(crate) const LANE_BODY_LIMIT: usize = 4 * 1024;
 pub(crate) struct RestConfig {
     /// The REST origin, checked on first use.
     pub(crate) rest_url: String,
-    /// Extra trusted roots (DER), besides the webpki roots.
-    pub(crate) root_certificates: Vec<Vec<u8>>,
+    /// The TLS configuration, shared with the realtime wire: an explicit
+    /// `ring` provider, the webpki roots plus the caller's roots.
+    pub(crate) tls: Arc<rustls::ClientConfig>,
     /// The time bound of one request attempt, body included.
     pub(crate) timeout: Duration,
     /// How long before expiry the credential is replaced.
@@ -55,10 +57,11 @@ pub(crate) struct ConfigError {
 }
 
 impl RestConfig {
-    /// The HTTP client: rustls with the webpki roots plus
-    /// `root_certificates`, no redirects, no `Referer`, and no proxy for a
-    /// loopback `http` origin (the cleartext exception must not reach a
-    /// proxy).
+    /// The HTTP client: the realtime wire's rustls configuration (so both
+    /// lanes trust the same roots and never depend on the process-default
+    /// provider, which an application may have replaced or left ambiguous),
+    /// no redirects, no `Referer`, and no proxy for a loopback `http` origin
+    /// (the cleartext exception must not reach a proxy).
     pub(crate) fn http_client(&self) -> Result<reqwest::Client, ConfigError> {
         let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -69,52 +72,14 @@ impl RestConfig {
             .connection_verbose(false)
             .referer(false)
             .timeout(self.timeout)
-            .user_agent(concat!("botlane/", env!("CARGO_PKG_VERSION")));
-        // A certificate is parsed when the client is built, not when added,
-        // so both steps fail the same way.
-        let bad_root = || ConfigError {
-            option: "rest_root_certificate",
-            rule: "must be a DER-encoded X.509 certificate".to_owned(),
-        };
-        for der in &self.root_certificates {
-            let cert = reqwest::Certificate::from_der(der).map_err(|_| bad_root())?;
-            builder = builder.add_root_certificate(cert);
-        }
+            .user_agent(concat!("botlane/", env!("CARGO_PKG_VERSION")))
+            .use_preconfigured_tls((*self.tls).clone());
         if url::Url::parse(&self.rest_url).is_ok_and(|u| u.scheme() == "http") {
             builder = builder.no_proxy();
         }
-        builder.build().map_err(|_| bad_root())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn config() -> RestConfig {
-        RestConfig {
-            rest_url: "https://rest.botlane.chat".to_owned(),
-            root_certificates: Vec::new(),
-            timeout: Duration::from_secs(30),
-            refresh_margin: Duration::from_secs(60),
-            json_limit: DEFAULT_JSON_LIMIT,
-            binary_limit: MAX_FILE_BYTES,
-        }
-    }
-
-    #[test]
-    fn a_bad_root_certificate_is_named() {
-        let mut bad = config();
-        bad.root_certificates.push(b"not a certificate".to_vec());
-        let err = bad.http_client().err();
-        let err = err.as_ref().map(|e| (e.option, e.rule.as_str()));
-        assert_eq!(
-            err,
-            Some((
-                "rest_root_certificate",
-                "must be a DER-encoded X.509 certificate"
-            ))
-        );
-        assert!(config().http_client().is_ok());
+        builder.build().map_err(|e| ConfigError {
+            option: "root_certificate",
+            rule: format!("the REST lane's HTTP client cannot be built with the TLS configuration ({e})"),
+        })
     }
 }

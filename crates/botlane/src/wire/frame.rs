@@ -11,6 +11,10 @@ use serde_json::value::RawValue;
 
 use super::OpCode;
 
+/// The largest WebSocket message either side accepts (1 MiB). A peer that
+/// sends a larger one is closed with code 1009 (message too big).
+pub const MAX_FRAME_BYTES: usize = 1024 * 1024;
+
 /// The envelope of an outgoing frame.
 #[derive(Serialize)]
 struct OutFrame<'a, T: ?Sized> {
@@ -244,6 +248,21 @@ pub struct Notification {
     pub from: String,
 }
 
+/// Opcode 34 push: this account was added to a channel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChannelAdded {
+    /// The channel, as [`Ready`] lists it.
+    pub channel: ChannelInfo,
+}
+
+/// Opcode 35 push: this account was removed from a channel. The client
+/// forgets the channel's key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChannelRemoved {
+    /// The channel.
+    pub channel_id: String,
+}
+
 /// Opcode 40 request: a channel's history, newest last.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryRequest {
@@ -405,6 +424,20 @@ mod tests {
         ] {
             assert!(decode_frame(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn membership_payloads() {
+        let added: ChannelAdded =
+            serde_json::from_str(r#"{"channel":{"id":"c1","server_id":"s1","name":"general"}}"#)
+                .unwrap();
+        assert_eq!(added.channel.id, "c1");
+        let removed: ChannelRemoved = serde_json::from_str(r#"{"channel_id":"c1"}"#).unwrap();
+        assert_eq!(removed.channel_id, "c1");
+        assert_eq!(
+            encode_frame(OpCode::ChannelRemoved, &removed),
+            r#"{"op":35,"d":{"channel_id":"c1"}}"#
+        );
     }
 
     #[test]

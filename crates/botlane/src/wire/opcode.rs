@@ -31,6 +31,10 @@ pub enum OpCode {
     MessageCreate = 32,
     /// Push: a notification for this user, such as "someone replied to you".
     Notification = 33,
+    /// Push: this account was added to a channel.
+    ChannelAdded = 34,
+    /// Push: this account was removed from a channel.
+    ChannelRemoved = 35,
     /// Request: fetch a channel's history.
     HistoryFetch = 40,
     /// Push: a channel key wrapped to our identity key.
@@ -60,6 +64,8 @@ impl OpCode {
             30 => Self::Send,
             32 => Self::MessageCreate,
             33 => Self::Notification,
+            34 => Self::ChannelAdded,
+            35 => Self::ChannelRemoved,
             40 => Self::HistoryFetch,
             50 => Self::ChannelKey,
             51 => Self::KeyShare,
@@ -81,7 +87,12 @@ impl OpCode {
     pub const fn is_push(self) -> bool {
         matches!(
             self,
-            Self::Ready | Self::MessageCreate | Self::Notification | Self::ChannelKey
+            Self::Ready
+                | Self::MessageCreate
+                | Self::Notification
+                | Self::ChannelAdded
+                | Self::ChannelRemoved
+                | Self::ChannelKey
         )
     }
 }
@@ -98,5 +109,13 @@ mod tests {
             }
         }
         assert_eq!(OpCode::from(638), Some(OpCode::RestMint));
+    }
+
+    #[test]
+    fn membership_pushes_are_pushes() {
+        assert_eq!(OpCode::from(34), Some(OpCode::ChannelAdded));
+        assert_eq!(OpCode::from(35), Some(OpCode::ChannelRemoved));
+        assert!(OpCode::ChannelAdded.is_push() && OpCode::ChannelRemoved.is_push());
+        assert!(!OpCode::Heartbeat.is_push());
     }
 }

@@ -1,0 +1,98 @@
+//! The reconnect delay: jittered exponential backoff that starts over only
+//! after a session has stayed up for `reconnect_reset_after`.
+
+use std::time::Duration;
+
+use rand_core::{OsRng, RngCore};
+
+#[derive(Debug)]
+pub(crate) struct Backoff {
+    initial: Duration,
+    max: Duration,
+    reset_after: Duration,
+    /// The delay the next attempt would use, before jitter.
+    next: Duration,
+}
+
+impl Backoff {
+    pub(crate) fn new(initial: Duration, max: Duration, reset_after: Duration) -> Self {
+        Self {
+            initial,
+            max,
+            reset_after,
+            next: initial,
+        }
+    }
+
+    /// Called when a session ends after `uptime`: a session that stayed up
+    /// long enough starts the delays over; a short one continues them, so a
+    /// service that drops every session right after login is not hammered.
+    pub(crate) fn session_ended(&mut self, uptime: Duration) {
+        if uptime >= self.reset_after {
+            self.next = self.initial;
+        }
+    }
+
+    /// The delay before the next attempt (jittered); doubles the one after.
+    pub(crate) fn next_delay(&mut self) -> Duration {
+        let delay = jitter(self.next);
+        self.next = (self.next * 2).min(self.max);
+        delay
+    }
+}
+
+/// A delay drawn uniformly from `[d/2, d]`, so that many bots dropped at
+/// once do not come back in lockstep.
+fn jitter(d: Duration) -> Duration {
+    let half = d / 2;
+    let span = u64::try_from(half.as_micros()).unwrap_or(u64::MAX).max(1);
+    half + Duration::from_micros(OsRng.next_u64() % span)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn jitter_stays_in_range() {
+        for ms in [1, 2, 250, 30_000] {
+            let d = Duration::from_millis(ms);
+            for _ in 0..100 {
+                let j = jitter(d);
+                assert!(j >= d / 2 && j <= d, "{j:?} for {d:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn short_sessions_do_not_reset_the_backoff() {
+        let mut b = Backoff::new(100 * MS, 1600 * MS, 60_000 * MS);
+        let mut ceilings = Vec::new();
+        for _ in 0..6 {
+            let d = b.next_delay();
+            ceilings.push(d);
+            // Each attempt logs in and is dropped a moment later.
+            b.session_ended(10 * MS);
+        }
+        let expected = [100, 200, 400, 800, 1600, 1600];
+        for (d, ceiling) in ceilings.iter().zip(expected) {
+            assert!(
+                *d >= ceiling * MS / 2 && *d <= ceiling * MS,
+                "{d:?} vs {ceiling} ms"
+            );
+        }
+    }
+
+    #[test]
+    fn a_session_that_stayed_up_starts_over() {
+        let mut b = Backoff::new(100 * MS, 1600 * MS, 60_000 * MS);
+        for _ in 0..4 {
+            b.next_delay();
+        }
+        b.session_ended(60_000 * MS);
+        let d = b.next_delay();
+        assert!(d <= 100 * MS, "{d:?}");
+    }
+}

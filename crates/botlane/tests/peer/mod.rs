@@ -1,0 +1,151 @@
+//! A fake realtime service for hostile-peer tests: a real listener on
+//! loopback speaking the wire through tokio-tungstenite (another WebSocket
+//! implementation than the client's), with helpers for the well-behaved
+//! parts (login, ready, menu, heartbeats) so each test can misbehave in
+//! one way.
+
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use botlane::{Client, ClientOptions};
+use futures_util::{SinkExt, StreamExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+pub type Ws = WebSocketStream<TcpStream>;
+
+/// A stream a WebSocket runs on: TCP here, TLS in `tests/wss.rs`.
+pub trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin> Io for T {}
+
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// Short timings with room for a loaded CI: connect 300 ms, idle 400 ms.
+pub fn options(addr: SocketAddr, dir: &tempfile::TempDir) -> ClientOptions {
+    ClientOptions::new(
+        "hostile-test-token",
+        dir.path().join("k"),
+        format!("ws://{addr}/ws"),
+    )
+    .connect_timeout(Duration::from_millis(300))
+    .idle_timeout(Duration::from_millis(400))
+    .heartbeat_interval(Duration::from_millis(100))
+    .request_timeout(Duration::from_secs(5))
+    .reconnect_delays(Duration::from_millis(20), Duration::from_millis(200))
+}
+
+/// A listener whose every connection runs `handler` with its ordinal (1, 2…).
+pub async fn serve<F, Fut>(handler: F) -> (SocketAddr, Arc<AtomicUsize>)
+where
+    F: Fn(TcpStream, usize) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let n = count.fetch_add(1, Ordering::SeqCst) + 1;
+            tokio::spawn(handler(tcp, n));
+        }
+    });
+    (addr, accepted)
+}
+
+/// Completes the WebSocket upgrade; the peer may send frames of any size.
+pub async fn upgrade(tcp: TcpStream) -> Ws {
+    let config = WebSocketConfig::default()
+        .max_message_size(None)
+        .max_frame_size(None);
+    tokio_tungstenite::accept_async_with_config(tcp, Some(config))
+        .await
+        .unwrap()
+}
+
+/// The next text frame as JSON; `None` when the client is gone.
+pub async fn next_frame<S: Io>(ws: &mut WebSocketStream<S>) -> Option<serde_json::Value> {
+    loop {
+        match ws.next().await? {
+            Ok(Message::Text(text)) => return serde_json::from_str(text.as_str()).ok(),
+            Ok(Message::Close(_)) | Err(_) => return None,
+            Ok(_) => {}
+        }
+    }
+}
+
+pub async fn send<S: Io>(ws: &mut WebSocketStream<S>, text: impl Into<String>) -> bool {
+    ws.send(Message::text(text.into())).await.is_ok()
+}
+
+/// A ready push listing `channels`.
+pub fn ready(bot_id: &str, channels: &[&str]) -> String {
+    let channels: Vec<serde_json::Value> = channels
+        .iter()
+        .map(|id| serde_json::json!({"id": id, "server_id": "s1", "name": id}))
+        .collect();
+    serde_json::json!({"op": 11, "d": {"user_id": bot_id, "name": "bot", "kind": "bot", "channels": channels}})
+        .to_string()
+}
+
+/// Answers the login (`bot-N`) and the menu publish; returns the bot's
+/// identity public key, or `None` when the client went away.
+pub async fn login<S: Io>(
+    ws: &mut WebSocketStream<S>,
+    n: usize,
+    channels: &[&str],
+) -> Option<String> {
+    let frame = next_frame(ws).await?;
+    assert_eq!(frame["op"], 10, "the first frame is the login");
+    let public_key = frame["d"]["public_key"].as_str()?.to_owned();
+    let bot = format!("bot-{n}");
+    send(
+        ws,
+        format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#),
+    )
+    .await;
+    send(ws, ready(&bot, channels)).await;
+    loop {
+        let frame = next_frame(ws).await?;
+        let op = frame["op"].as_u64()?;
+        send(ws, format!(r#"{{"op":{op},"d":{{"code":0}}}}"#)).await;
+        if op == 20 {
+            return Some(public_key);
+        }
+    }
+}
+
+/// Answers every request with `{"code":0}` (op 240 with an empty catalog)
+/// until the client goes away.
+pub async fn behave<S: Io>(ws: &mut WebSocketStream<S>) {
+    while let Some(frame) = next_frame(ws).await {
+        let Some(op) = frame["op"].as_u64() else {
+            continue;
+        };
+        let reply = if op == 240 {
+            r#"{"op":240,"d":{"code":0,"emojis":[{"name":"ok","emoji":"👌"}]}}"#.to_owned()
+        } else {
+            format!(r#"{{"op":{op},"d":{{"code":0}}}}"#)
+        };
+        if !send(ws, reply).await {
+            return;
+        }
+    }
+}
+
+/// A logged-in client of `addr`.
+pub async fn client(options: ClientOptions) -> Client {
+    let client = Client::new(options).unwrap();
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("login finishes")
+        .unwrap();
+    client
+}
