@@ -713,7 +713,9 @@ async fn the_keystore_keeps_the_identity_and_channel_keys_across_restarts() {
     register_commands(&client);
     let alice = world.start(&client).await;
     ping_pong(&alice, &world.channel).await;
-    client.shutdown();
+    // `close` waits for the keystore's coalesced write; a process exiting
+    // right after `shutdown` could lose the key received last.
+    client.close().await.unwrap();
 
     // A new process with the same keystore reads the channel without a new key share.
     let client = world.client();

@@ -62,6 +62,19 @@ fn stored_channels(path: &std::path::Path) -> Vec<String> {
     ids
 }
 
+/// The keystore's channels once its background write has landed (writes
+/// are asynchronous even with a zero window), or what it held after `WAIT`.
+async fn eventually_stored(path: &std::path::Path, expected: &[&str]) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let stored = stored_channels(path);
+        if stored == expected || tokio::time::Instant::now() > deadline {
+            return stored;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 #[tokio::test]
 async fn keys_follow_membership() {
     let keys = Arc::new(Keys {
@@ -118,9 +131,12 @@ async fn keys_follow_membership() {
     };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("k");
-    let client =
-        botlane::Client::new(peer::options(addr, &dir).idle_timeout(Duration::from_secs(5)))
-            .unwrap();
+    let client = botlane::Client::new(
+        peer::options(addr, &dir)
+            .idle_timeout(Duration::from_secs(5))
+            .keystore_save_window(Duration::ZERO),
+    )
+    .unwrap();
     let mut events = client.events();
     tokio::time::timeout(WAIT, client.login())
         .await
@@ -130,11 +146,19 @@ async fn keys_follow_membership() {
     assert_eq!(delivered_until(&mut events, "m4").await, ["m2", "m4"]);
     let channels: Vec<String> = client.channels().into_iter().map(|c| c.id).collect();
     assert_eq!(channels, ["c2"]);
-    assert_eq!(stored_channels(&path), ["c2"], "c1's key left the keystore");
+    assert_eq!(
+        eventually_stored(&path, &["c2"]).await,
+        ["c2"],
+        "c1's key left the keystore"
+    );
 
     assert_eq!(delivered_until(&mut events, "m6").await, ["m6"]);
     let channels: Vec<String> = client.channels().into_iter().map(|c| c.id).collect();
     assert_eq!(channels, ["c3"]);
-    assert_eq!(stored_channels(&path), ["c3"], "c2's key left the keystore");
+    assert_eq!(
+        eventually_stored(&path, &["c3"]).await,
+        ["c3"],
+        "c2's key left the keystore"
+    );
     client.shutdown();
 }

@@ -658,6 +658,34 @@ async fn a_realtime_reconnect_keeps_the_credential() {
     assert_eq!(verification(&requests[1]), verification(&requests[2]));
 }
 
+#[tokio::test]
+async fn a_mint_during_a_reconnect_waits_for_the_session() {
+    let w = World::new().await;
+    // A slow first reconnect: the call below starts while there is no session.
+    let client = w
+        .login(
+            w.options()
+                .reconnect_delays(Duration::from_millis(400), Duration::from_millis(800)),
+        )
+        .await;
+    let mut events = client.events();
+    w.server.drop_connections();
+    next_event(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
+    assert_eq!(
+        client.stats().sessions,
+        1,
+        "the call below is made before the reconnect"
+    );
+    let files: Result<Files, _> = client.rest().json(Method::GET, LIST, None).await;
+    assert!(files.is_ok(), "{:?}", files.err());
+    assert_eq!(
+        client.stats().sessions,
+        2,
+        "it was minted on the new session"
+    );
+    assert_eq!(w.server.mint_count(), 1);
+}
+
 /// A secret's text and, when it is base64url, its raw bytes.
 fn forms(secret: &str) -> Vec<Vec<u8>> {
     use base64::Engine as _;

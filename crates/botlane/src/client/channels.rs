@@ -11,9 +11,8 @@
 
 use std::sync::{Arc, PoisonError};
 
-use super::{lock, Shared};
+use super::Shared;
 use crate::crypto::WrappedKey;
-use crate::keystore::Keystore;
 use crate::wire;
 
 /// A new session's `ready`: the full membership list. Keys of channels no
@@ -81,8 +80,7 @@ pub(super) fn on_channel_key(shared: &Shared, push: &wire::ChannelKeyPush) {
             return;
         }
     };
-    let mut keystore = lock(&shared.keystore);
-    let Some(keystore) = keystore.as_mut() else {
+    let Some(keystore) = shared.keystore.get() else {
         return;
     };
     let key = match keystore
@@ -95,8 +93,12 @@ pub(super) fn on_channel_key(shared: &Shared, push: &wire::ChannelKeyPush) {
             return;
         }
     };
-    keystore.insert_channel_key(push.channel_id.clone(), key.clone());
-    persist(keystore);
+    // The keystore's cap on keys bounds memory too: a key it refuses is not
+    // kept anywhere (the error names the cap).
+    if let Err(e) = keystore.insert(push.channel_id.clone(), key.clone()) {
+        tracing::warn!(channel = %push.channel_id, error = %e, "refusing a channel key");
+        return;
+    }
     shared
         .keys
         .write()
@@ -116,23 +118,13 @@ fn evict(shared: &Shared, channel_ids: &[String]) {
             keys.remove(id);
         }
     }
-    let mut keystore = lock(&shared.keystore);
-    let Some(keystore) = keystore.as_mut() else {
+    let Some(keystore) = shared.keystore.get() else {
         return;
     };
-    let mut removed = false;
-    for id in channel_ids {
-        removed |= keystore.remove_channel_key(id).is_some();
-    }
-    if removed {
-        tracing::debug!(count = channel_ids.len(), "channel keys evicted");
-        persist(keystore);
-    }
-}
-
-/// The one place the keystore is written after a key arrives or leaves.
-fn persist(keystore: &Keystore) {
-    if let Err(e) = keystore.save() {
-        tracing::warn!(error = %e, "could not save the keystore; the change is kept in memory");
+    // Removals are written by the keystore's saver, coalesced and off the
+    // runtime's workers.
+    let removed = channel_ids.iter().filter(|id| keystore.remove(id)).count();
+    if removed > 0 {
+        tracing::debug!(count = removed, "channel keys evicted");
     }
 }

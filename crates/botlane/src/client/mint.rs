@@ -45,9 +45,14 @@ impl RealtimeMint {
     }
 
     /// The connection a mint goes out on: the one place that decides it.
+    /// During a reconnect it waits for the session, up to the request
+    /// timeout, rather than failing at once.
     async fn connection(&self) -> Result<Connection, RestError> {
         let shared = self.shared.upgrade().ok_or(RestError::NotConnected)?;
-        shared.connection().map_err(|_| RestError::NotConnected)
+        shared
+            .wait_connected(shared.options.request_timeout)
+            .await
+            .map_err(|_| RestError::NotConnected)
     }
 }
 

@@ -39,7 +39,7 @@ use crate::commands::{
     CommandRegistry, MAX_COMMAND_WIRE,
 };
 use crate::crypto::ChannelKey;
-use crate::keystore::Keystore;
+use crate::keystore::Saver;
 use crate::message::Message;
 use crate::rest::RestLane;
 use crate::wire::{self, OpCode};
@@ -99,7 +99,9 @@ pub(crate) struct Shared {
     pub(crate) counters: Arc<Counters>,
     pub(crate) warnings: Arc<Warnings>,
     pub(crate) bot_id: RwLock<Option<String>>,
-    pub(crate) keystore: Mutex<Option<Keystore>>,
+    /// The keystore, opened by the first login; its writes are coalesced
+    /// and run off the runtime's workers.
+    pub(crate) keystore: std::sync::OnceLock<Saver>,
     /// Channel keys in memory (the keystore holds them on disk too).
     pub(crate) keys: RwLock<HashMap<String, Arc<ChannelKey>>>,
     pub(crate) channels: RwLock<Vec<wire::ChannelInfo>>,
@@ -166,7 +168,7 @@ impl Client {
                 counters: Arc::new(Counters::default()),
                 warnings: Arc::new(Warnings::new()),
                 bot_id: RwLock::new(None),
-                keystore: Mutex::new(None),
+                keystore: std::sync::OnceLock::new(),
                 keys: RwLock::new(HashMap::new()),
                 channels: RwLock::new(Vec::new()),
                 menu_changed: Notify::new(),
@@ -326,11 +328,41 @@ impl Client {
         }
     }
 
-    /// Closes the session and stops reconnecting and dispatching.
+    /// Closes the session and stops reconnecting and dispatching. Keystore
+    /// changes not yet written (they are coalesced for up to half a second)
+    /// are written in the background; use [`close`](Self::close) to wait for
+    /// them.
     pub fn shutdown(&self) {
         self.shared.shutdown.send_replace(true);
         self.shared.conn.send_replace(None);
         self.shared.queue.close();
+        if let (Some(saver), Ok(runtime)) = (
+            self.shared.keystore.get(),
+            tokio::runtime::Handle::try_current(),
+        ) {
+            let saver = saver.clone();
+            runtime.spawn(async move {
+                if let Err(e) = saver.flush().await {
+                    tracing::warn!(error = %e, "could not write the keystore at shutdown");
+                }
+            });
+        }
+    }
+
+    /// [`shutdown`](Self::shutdown), then waits until every keystore change
+    /// (a channel key received or evicted) is on disk.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: botlane::Client) -> Result<(), botlane::ClientError> {
+    /// client.close().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn close(&self) -> Result<(), ClientError> {
+        self.shutdown();
+        match self.shared.keystore.get() {
+            Some(saver) => saver.flush().await.map_err(ClientError::Keystore),
+            None => Ok(()),
+        }
     }
 }
 

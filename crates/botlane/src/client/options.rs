@@ -71,6 +71,12 @@ pub struct ClientOptions {
     /// sooner continues the backoff, so a service that drops every session
     /// right after login is not hammered.
     pub reconnect_reset_after: Duration,
+    /// How long a keystore change (a channel key received or evicted) may
+    /// wait in memory so that a burst of changes shares one write (500 ms,
+    /// at most 1 s; zero writes after every change). Writes run off the
+    /// runtime's workers; [`Client::close`](crate::Client::close) waits for
+    /// the last one.
+    pub keystore_save_window: Duration,
     /// How many message pushes may wait for dispatch (1024). When the queue
     /// is full, further messages are dropped and counted
     /// ([`ClientStats::pushes_dropped`](crate::ClientStats)), with a
@@ -124,6 +130,7 @@ impl ClientOptions {
             reconnect_initial: Duration::from_millis(250),
             reconnect_max: Duration::from_secs(30),
             reconnect_reset_after: Duration::from_secs(60),
+            keystore_save_window: Duration::from_millis(500),
             push_queue_capacity: 1024,
             max_concurrent_handlers: 64,
             root_certificates: Vec::new(),
@@ -189,6 +196,13 @@ impl ClientOptions {
     #[must_use]
     pub fn reconnect_reset_after(mut self, after: Duration) -> Self {
         self.reconnect_reset_after = after;
+        self
+    }
+
+    /// Sets how long keystore changes may be coalesced before their write.
+    #[must_use]
+    pub fn keystore_save_window(mut self, window: Duration) -> Self {
+        self.keystore_save_window = window;
         self
     }
 
@@ -301,6 +315,12 @@ impl ClientOptions {
         }
         if self.rest_timeout.is_zero() {
             return Err(invalid("rest_timeout", "must be above zero".into()));
+        }
+        if self.keystore_save_window > Duration::from_secs(1) {
+            return Err(invalid(
+                "keystore_save_window",
+                "must be at most 1 s (a key waits no longer than that to reach the disk)".into(),
+            ));
         }
         if self.rest_json_limit == 0 {
             return Err(invalid("rest_json_limit", "must be above zero".into()));
@@ -444,6 +464,10 @@ mod tests {
             (ClientOptions::new("t", "k", "not a url"), "url"),
             (base().rest_url("::"), "rest_url"),
             (base().rest_timeout(Duration::ZERO), "rest_timeout"),
+            (
+                base().keystore_save_window(Duration::from_secs(2)),
+                "keystore_save_window",
+            ),
             (base().rest_json_limit(0), "rest_json_limit"),
             (base().rest_binary_limit(0), "rest_binary_limit"),
             (

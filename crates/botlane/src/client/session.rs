@@ -16,7 +16,7 @@ use super::push_queue::{Offer, CONTROL_CAPACITY};
 use super::stats::Counters;
 use super::throttle::Warnings;
 use super::{dispatch, lock, transport, write, ClientError, Event, Shared};
-use crate::keystore::Keystore;
+use crate::keystore::{Saver, SaverOptions};
 use crate::wire::{self, OpCode};
 
 /// How long a failed login waits for the connection task to say why the
@@ -38,21 +38,29 @@ pub(super) async fn start(shared: Arc<Shared>) -> Result<(), ClientError> {
 }
 
 async fn first_login(shared: Arc<Shared>) -> Result<(), ClientError> {
-    let keystore =
-        Keystore::open_or_create(&shared.options.keystore_path).map_err(ClientError::Keystore)?;
+    let keystore = match shared.keystore.get() {
+        // A failed first login may be retried: the keystore opened then is kept.
+        Some(saver) => saver.clone(),
+        None => {
+            let saver = Saver::open(
+                &shared.options.keystore_path,
+                SaverOptions::default().window(shared.options.keystore_save_window),
+            )
+            .await
+            .map_err(ClientError::Keystore)?;
+            shared.keystore.get_or_init(|| saver).clone()
+        }
+    };
     {
         let mut keys = shared
             .keys
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for channel in keystore.channel_ids() {
-            if let Some(key) = keystore.channel_key(channel) {
-                keys.insert(channel.to_owned(), Arc::new(key.clone()));
-            }
+        for (channel, key) in keystore.channel_keys() {
+            keys.insert(channel, Arc::new(key));
         }
     }
     let public_key = keystore.identity().public_key().to_base64();
-    *lock(&shared.keystore) = Some(keystore);
 
     let closed = connect(&shared, &public_key).await?;
     tokio::spawn(dispatch::run(shared.clone()));

@@ -79,7 +79,9 @@ impl RestConfig {
         }
         builder.build().map_err(|e| ConfigError {
             option: "root_certificate",
-            rule: format!("the REST lane's HTTP client cannot be built with the TLS configuration ({e})"),
+            rule: format!(
+                "the REST lane's HTTP client cannot be built with the TLS configuration ({e})"
+            ),
         })
     }
 }

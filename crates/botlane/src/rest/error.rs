@@ -187,8 +187,9 @@ pub enum RestError {
         rule: String,
     },
     /// A credential is needed and there is no realtime session to mint it
-    /// on (not logged in yet, reconnecting, or the client is gone).
-    #[error("the REST lane mints its credential over the realtime session, and the client is not connected (log in first)")]
+    /// on: not logged in, shut down, the client is gone, or a reconnect did
+    /// not succeed within the request timeout.
+    #[error("the REST lane mints its credential over the realtime session, and there is none (not logged in, shut down, or still reconnecting after the request timeout)")]
     NotConnected,
     /// The realtime request for a credential (opcode 638) failed: timeout,
     /// connection closed, or a malformed reply.
