@@ -715,7 +715,8 @@ async fn the_client_follows_the_login_transcript() {
     let dir = tempfile::tempdir().unwrap();
     let client = botlane::Client::new(
         botlane::ClientOptions::new("transcript-bot-token", dir.path().join("keystore"), url)
-            .heartbeat_interval(std::time::Duration::from_secs(300)),
+            .heartbeat_interval(std::time::Duration::from_secs(300))
+            .idle_timeout(std::time::Duration::from_secs(600)),
     )
     .unwrap();
     for decl in declarations_of_menu(&menu) {

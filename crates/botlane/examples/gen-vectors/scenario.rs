@@ -157,7 +157,8 @@ pub(crate) async fn run() -> Result<Run, String> {
         ClientOptions::new(bot.token.clone(), keystore.path().join("keystore"), bot_ws)
             .rest_url(bot_http)
             // No heartbeat within the run: transcripts must not depend on timing.
-            .heartbeat_interval(Duration::from_secs(300)),
+            .heartbeat_interval(Duration::from_secs(300))
+            .idle_timeout(Duration::from_secs(600)),
     )
     .map_err(|err| format!("client: {err}"))?;
     client
