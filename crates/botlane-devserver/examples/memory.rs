@@ -350,6 +350,9 @@ async fn many_sessions(server: &Server) -> Notes {
     (format!("{} logged-in sessions", sessions.len()), rss)
 }
 
+/// One case: drives the server and reports what happened.
+type Case = fn(&Server) -> std::pin::Pin<Box<dyn std::future::Future<Output = Notes> + '_>>;
+
 fn mib(kib: u64) -> String {
     format!("{:.1}", kib as f64 / 1024.0)
 }
@@ -357,10 +360,7 @@ fn mib(kib: u64) -> String {
 #[tokio::main]
 async fn main() {
     let only = std::env::args().nth(1);
-    let cases: [(
-        &str,
-        fn(&Server) -> std::pin::Pin<Box<dyn std::future::Future<Output = Notes> + '_>>,
-    ); 7] = [
+    let cases: [(&str, Case); 7] = [
         ("flood", |s| Box::pin(flood(s))),
         ("large_frames", |s| Box::pin(large_frames(s))),
         ("http_bodies", |s| Box::pin(http_bodies(s))),

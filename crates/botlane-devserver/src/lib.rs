@@ -156,12 +156,10 @@
 #![deny(missing_docs)]
 
 mod config;
-mod emoji;
 mod error;
-mod handlers;
-mod http;
-mod menu;
 mod playground;
+mod realtime;
+mod records;
 mod rest;
 mod server;
 mod state;
@@ -172,17 +170,16 @@ pub use config::{
     parse_flag, AccountConfig, ChannelConfig, DevServerConfig, FileConfig, ServerConfig,
     BOT_REST_CREDENTIALS,
 };
-pub use emoji::EMOJI_CATALOG;
 pub use error::{DevServerError, WaitTimeout};
-pub use handlers::{DEFAULT_HISTORY, MAX_CONTENT_BYTES, MAX_HISTORY};
-pub use http::{BOT_REST_ALLOWLIST, MAX_HTTP_BODY_BYTES};
-pub use menu::{MenuRejection, StoredCommand, StoredMenu, StoredOption};
+pub use realtime::{
+    DEFAULT_HISTORY, EMOJI_CATALOG, MAX_CONTENT_BYTES, MAX_FRAME_BYTES, MAX_HISTORY,
+};
+pub use records::{Direction, FrameRecord, HttpRecord, NotificationRecord};
 pub use rest::{
-    HttpRecord, StoredFile, DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW, DEFAULT_SESSION_LIFETIME,
-    SECRET_LIFETIME,
+    StoredFile, BOT_REST_ALLOWLIST, DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW,
+    DEFAULT_SESSION_LIFETIME, MAX_HTTP_BODY_BYTES, SECRET_LIFETIME,
 };
-pub use server::{DevServer, MAX_FRAME_BYTES};
-pub use state::{
-    BotAccount, Denial, Direction, FrameRecord, NotificationRecord, StateView, UserAccount,
-};
+pub use server::DevServer;
+pub use state::menu::{MenuRejection, StoredCommand, StoredMenu, StoredOption};
+pub use state::{BotAccount, Denial, StateView, UserAccount};
 pub use test_user::{ReceivedMessage, TestUser, TestUserError, REQUEST_TIMEOUT};

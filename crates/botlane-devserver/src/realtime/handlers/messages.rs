@@ -1,0 +1,134 @@
+//! Sends (op 30, relayed as op 32, replies notified as op 33) and history (op 40).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use botlane::wire::{
+    HistoryReply, HistoryRequest, MessageCreate, Notification, OpCode, ReplyCode, SendReply,
+    SendRequest, WireMessage,
+};
+use botlane::MAX_COMMAND_WIRE;
+use serde_json::value::RawValue;
+use uuid::Uuid;
+
+use super::channels::member_channel;
+use crate::realtime::dispatch::{decode, Handled, Refusal};
+use crate::records::NotificationRecord;
+use crate::state::State;
+
+/// Largest sealed `content` of one message, in bytes.
+pub const MAX_CONTENT_BYTES: usize = 64 * 1024;
+/// Most messages one history fetch returns.
+pub const MAX_HISTORY: usize = 100;
+/// Messages a history fetch returns when it gives no `limit`.
+pub const DEFAULT_HISTORY: usize = 50;
+
+fn now_millis() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+pub(crate) fn send(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {
+    let op = OpCode::Send;
+    let request: SendRequest = decode(op.code(), d)?;
+    if request.content.len() > MAX_CONTENT_BYTES {
+        return Err(Refusal::new(
+            ReplyCode::TooLarge,
+            format!("content is over {MAX_CONTENT_BYTES} bytes"),
+        ));
+    }
+    if request
+        .command
+        .as_ref()
+        .is_some_and(|c| c.chars().count() > MAX_COMMAND_WIRE)
+    {
+        return Err(Refusal::new(
+            ReplyCode::TooLarge,
+            format!("command sidecar is over MAX_COMMAND_WIRE ({MAX_COMMAND_WIRE}) characters"),
+        ));
+    }
+    let channel = member_channel(state, &request.channel_id, me)?;
+    if let Some(denial) = channel.denial {
+        return Err(Refusal::new(denial.code(), denial.reason()));
+    }
+    let replied_author = match &request.reply_to {
+        Some(target) => Some(
+            channel
+                .messages
+                .iter()
+                .find(|m| m.id == *target)
+                .map(|m| m.author_id.clone())
+                .ok_or_else(|| {
+                    Refusal::new(
+                        ReplyCode::BadRequest,
+                        "reply_to names no message of this channel",
+                    )
+                })?,
+        ),
+        None => None,
+    };
+    // Timestamps never go backwards within a channel, so history order and
+    // `created_at` order agree even if the clock steps back.
+    let created_at = channel
+        .messages
+        .last()
+        .map_or(0, |m| m.created_at)
+        .max(now_millis());
+    let message = WireMessage {
+        id: Uuid::new_v4().hyphenated().to_string(),
+        channel_id: request.channel_id.clone(),
+        author_id: me.to_owned(),
+        content: request.content,
+        command: request.command,
+        reply_to: request.reply_to,
+        created_at,
+    };
+    channel.messages.push(message.clone());
+    let members = channel.members.clone();
+    state.send(
+        conn,
+        op,
+        &SendReply {
+            code: 0,
+            message_id: Some(message.id.clone()),
+            reason: None,
+        },
+    );
+    let push = MessageCreate { message };
+    for member in &members {
+        state.push(member, OpCode::MessageCreate, &push);
+    }
+    if let Some(author) = replied_author.filter(|author| author != me) {
+        let notification = Notification {
+            kind: "reply".into(),
+            channel_id: push.message.channel_id.clone(),
+            message_id: push.message.id.clone(),
+            from: me.to_owned(),
+        };
+        // A reply notification pierces mutes: it goes out whatever the
+        // recipient's settings (the dev service has no mutes to consult).
+        let delivered = state.push(&author, OpCode::Notification, &notification);
+        state.notifications.push(NotificationRecord {
+            account_id: author,
+            notification,
+            delivered,
+        });
+    }
+    Ok(())
+}
+
+pub(crate) fn history(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {
+    let op = OpCode::HistoryFetch;
+    let request: HistoryRequest = decode(op.code(), d)?;
+    let limit = request
+        .limit
+        .map_or(DEFAULT_HISTORY, |l| {
+            usize::try_from(l).unwrap_or(MAX_HISTORY)
+        })
+        .min(MAX_HISTORY);
+    let channel = member_channel(state, &request.channel_id, me)?;
+    let skip = channel.messages.len().saturating_sub(limit);
+    let messages = channel.messages[skip..].to_vec();
+    state.send(conn, op, &HistoryReply { code: 0, messages });
+    Ok(())
+}
