@@ -182,4 +182,4 @@ pub use rest::{
 pub use server::DevServer;
 pub use state::menu::{MenuRejection, StoredCommand, StoredMenu, StoredOption};
 pub use state::{BotAccount, Denial, StateView, UserAccount};
-pub use test_user::{ReceivedMessage, TestUser, TestUserError, REQUEST_TIMEOUT};
+pub use test_user::{ReceivedMessage, TestUser, TestUserError, CONNECT_TIMEOUT, REQUEST_TIMEOUT};

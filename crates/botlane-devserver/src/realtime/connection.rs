@@ -1,90 +1,48 @@
 //! One WebSocket connection: a reader loop that handles each frame under the
 //! state lock, and a writer task that drains the connection's queue.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::extract::State as AxumState;
-use axum::response::Response;
-use axum::routing::get;
-use axum::Router;
-use futures_util::stream::SplitSink;
+use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
-use tokio::net::TcpListener;
+use hyper::upgrade::Upgraded;
+use hyper_util::rt::TokioIo;
 use tokio::sync::{mpsc, watch};
+use tokio_websockets::{CloseCode, Message, WebSocketStream};
 
 use super::dispatch::{handle_text, Flow};
-use super::MAX_FRAME_BYTES;
-use crate::state::{Outbound, Shared, Termination};
+use super::RealtimeApp;
+use crate::state::{Outbound, Termination};
+
+/// The socket of one connection.
+pub(crate) type Socket = WebSocketStream<TokioIo<Upgraded>>;
 
 /// How long a closing connection may take to flush what it has queued.
 const FLUSH_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// What every request handler and connection task gets.
-#[derive(Clone)]
-struct App {
-    shared: Arc<Shared>,
-    shutdown: watch::Receiver<bool>,
-    /// Held by every connection task; the service has stopped once all are gone.
-    _done: mpsc::Sender<()>,
-}
-
-/// Serves the realtime wire (and the `extra` routes) on `listener` until
-/// `shutdown` turns true, then waits for every connection to end.
-pub(crate) async fn run(
-    listener: TcpListener,
-    shared: Arc<Shared>,
-    extra: Router,
-    shutdown: watch::Receiver<bool>,
-) {
-    let (done, mut all_done) = mpsc::channel::<()>(1);
-    let app = App {
-        shared,
-        shutdown: shutdown.clone(),
-        _done: done,
-    };
-    let router = Router::new()
-        .route("/ws", get(upgrade))
-        .with_state(app)
-        .merge(extra);
-    let mut signal = shutdown;
-    // Nagle off: realtime frames are small and every reply is waited for.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let served = axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            // An error means the handle is gone, which is a shutdown too.
-            let _ = signal.wait_for(|stop| *stop).await;
-        })
-        .await;
-    if let Err(e) = served {
-        tracing::error!(error = %e, "realtime listener failed");
-    }
-    // Every connection task holds a clone of `done`: `recv` returns `None`
-    // once the last of them has ended.
-    let _ = all_done.recv().await;
-    tracing::info!("realtime listener stopped");
-}
-
-async fn upgrade(ws: WebSocketUpgrade, AxumState(app): AxumState<App>) -> Response {
-    ws.max_message_size(MAX_FRAME_BYTES)
-        .on_upgrade(move |socket| connection(app, socket))
-}
 
 /// How a connection's reader loop ended.
 enum Ending {
     /// Ended by the service: drop or close the socket.
     Terminated(Termination),
+    /// The peer sent a close frame, or broke the protocol in a way the
+    /// WebSocket layer answers itself (1009 for an oversize message): that
+    /// answer is flushed, then the socket dropped.
+    PeerClosed,
     /// The peer went away or the socket failed.
     Gone,
     /// The writer stopped first (the socket failed while writing).
     WriterGone,
 }
 
-async fn connection(app: App, socket: WebSocket) {
-    let App {
+/// A close frame with `code` (a valid code: the service only uses 1001,
+/// 1003, 1007, 1008).
+fn close_message(code: u16, reason: &str) -> Message {
+    let code = CloseCode::try_from(code).unwrap_or(CloseCode::POLICY_VIOLATION);
+    Message::close(Some(code), reason)
+}
+
+pub(crate) async fn connection(app: RealtimeApp, socket: Socket) {
+    let RealtimeApp {
         shared,
         mut shutdown,
         _done,
@@ -99,23 +57,33 @@ async fn connection(app: App, socket: WebSocket) {
     let ending = loop {
         tokio::select! {
             incoming = stream.next() => match incoming {
-                Some(Ok(Message::Text(text))) => {
-                    if shared.update(|s| handle_text(s, conn, text.as_str())) == Flow::Close {
-                        break Ending::Terminated(Termination::Close {
-                            code: 1008,
-                            reason: "unauthorized",
-                        });
+                Some(Ok(message)) => {
+                    if let Some(text) = message.as_text() {
+                        if shared.update(|s| handle_text(s, conn, text)) == Flow::Close {
+                            break Ending::Terminated(Termination::Close {
+                                code: 1008,
+                                reason: "unauthorized",
+                            });
+                        }
+                    } else if message.is_binary() {
+                        tracing::debug!(
+                            connection = conn,
+                            size = message.as_payload().len(),
+                            "binary frame ignored"
+                        );
+                    } else if message.is_close() {
+                        break Ending::PeerClosed;
                     }
                 }
-                Some(Ok(Message::Binary(bytes))) => {
-                    tracing::debug!(connection = conn, size = bytes.len(), "binary frame ignored");
+                Some(Err(tokio_websockets::Error::PayloadTooLong { len, .. })) => {
+                    tracing::debug!(connection = conn, size = len, "oversize message: closed with 1009");
+                    break Ending::PeerClosed;
                 }
-                Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
-                Some(Ok(Message::Close(_))) | None => break Ending::Gone,
                 Some(Err(e)) => {
                     tracing::debug!(connection = conn, error = %e, "socket failed");
                     break Ending::Gone;
                 }
+                None => break Ending::Gone,
             },
             how = killed.wait_for(Option::is_some) => {
                 // An error means the sender is gone, which cannot happen while
@@ -146,6 +114,12 @@ async fn connection(app: App, socket: WebSocket) {
                 writer.abort();
             }
         }
+        Ending::PeerClosed => {
+            shared.update(|s| s.disconnect(conn));
+            writer.abort();
+            let _ = writer.await;
+            flush_close(&mut stream).await;
+        }
         Ending::Terminated(Termination::Abrupt) | Ending::Gone => {
             shared.update(|s| s.disconnect(conn));
             writer.abort();
@@ -161,23 +135,29 @@ async fn connection(app: App, socket: WebSocket) {
     tracing::info!(connection = conn, "disconnected");
 }
 
+/// Lets the WebSocket layer flush the close frame it queued itself (the echo
+/// of a peer's close, or 1009 for an oversize message): once closed it reads
+/// nothing more, only flushes, then ends.
+async fn flush_close(stream: &mut SplitStream<Socket>) {
+    let _ = tokio::time::timeout(FLUSH_TIMEOUT, async {
+        while stream.next().await.is_some() {}
+    })
+    .await;
+}
+
 async fn write_loop(
-    mut sink: SplitSink<WebSocket, Message>,
+    mut sink: SplitSink<Socket, Message>,
     mut rx: mpsc::UnboundedReceiver<Outbound>,
 ) {
     while let Some(out) = rx.recv().await {
         match out {
             Outbound::Frame(text) => {
-                if sink.send(Message::Text(text.into())).await.is_err() {
+                if sink.send(Message::text(text)).await.is_err() {
                     return;
                 }
             }
             Outbound::Close { code, reason } => {
-                let frame = CloseFrame {
-                    code,
-                    reason: reason.into(),
-                };
-                let _ = sink.send(Message::Close(Some(frame))).await;
+                let _ = sink.send(close_message(code, reason)).await;
                 return;
             }
         }

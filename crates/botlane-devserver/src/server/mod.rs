@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::playground::{self, Playground};
-use crate::realtime::connection::run;
+use crate::realtime::run;
 use crate::state::{Shared, State};
 use crate::tls::{self, TlsListener};
 use crate::{DevServerConfig, DevServerError};

@@ -9,9 +9,15 @@ use botlane::FormatError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TestUserError {
-    /// The WebSocket could not be opened.
-    #[error("cannot connect to the realtime wire")]
-    Connect(#[source] Box<tokio_tungstenite::tungstenite::Error>),
+    /// The WebSocket could not be opened (within
+    /// [`CONNECT_TIMEOUT`](crate::test_user::CONNECT_TIMEOUT)).
+    #[error("cannot connect to {url}: {reason}")]
+    Connect {
+        /// The URL asked for.
+        url: String,
+        /// Why: resolution, TCP, TLS, the handshake, or the timeout.
+        reason: String,
+    },
     /// The service refused the token.
     #[error("login refused with code {0}")]
     LoginRefused(i32),

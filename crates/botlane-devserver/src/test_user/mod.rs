@@ -2,9 +2,11 @@
 
 mod error;
 mod inbox;
+mod socket;
 
 pub use error::TestUserError;
 use inbox::{await_slot, check, on_frame, parse, Inner, Shared};
+pub use socket::CONNECT_TIMEOUT;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -24,7 +26,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
-use tokio_tungstenite::tungstenite::Message as WsMessage;
+use tokio_websockets::Message as WsMessage;
 
 /// How long a request waits for its reply before [`TestUserError::Timeout`].
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -93,12 +95,26 @@ pub struct TestUser {
 }
 
 impl TestUser {
-    /// Connects to `ws_url`, logs in with `token` and a fresh identity key,
-    /// and waits for `ready`.
+    /// Connects to `ws_url` (`ws://`), logs in with `token` and a fresh
+    /// identity key, and waits for `ready`. Opening the socket is bounded by
+    /// [`CONNECT_TIMEOUT`], each request by [`REQUEST_TIMEOUT`].
     pub async fn connect(ws_url: &str, token: &str) -> Result<Self, TestUserError> {
-        let (socket, _) = tokio_tungstenite::connect_async_with_config(ws_url, None, true)
-            .await
-            .map_err(|e| TestUserError::Connect(Box::new(e)))?;
+        Self::login_over(socket::open(ws_url, None).await?, token).await
+    }
+
+    /// Like [`connect`](Self::connect), over `wss://`, trusting only
+    /// `root_certificate_der` (such as
+    /// [`DevServer::rest_root_certificate_der`](crate::DevServer::rest_root_certificate_der)).
+    pub async fn connect_tls(
+        wss_url: &str,
+        token: &str,
+        root_certificate_der: &[u8],
+    ) -> Result<Self, TestUserError> {
+        let socket = socket::open(wss_url, Some(root_certificate_der)).await?;
+        Self::login_over(socket, token).await
+    }
+
+    async fn login_over(socket: socket::Socket, token: &str) -> Result<Self, TestUserError> {
         let (mut sink, mut stream) = socket.split();
         let shared = Arc::new(Shared {
             inner: Mutex::new(Inner::default()),
@@ -121,8 +137,8 @@ impl TestUser {
             let key_arrived = Arc::clone(&key_arrived);
             tokio::spawn(async move {
                 while let Some(Ok(frame)) = stream.next().await {
-                    if let WsMessage::Text(text) = frame {
-                        on_frame(&shared, &messages_tx, &key_arrived, text.as_str());
+                    if let Some(text) = frame.as_text() {
+                        on_frame(&shared, &messages_tx, &key_arrived, text);
                     }
                 }
                 let mut inner = shared.lock();
