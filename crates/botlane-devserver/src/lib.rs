@@ -155,8 +155,11 @@
 //!   and status only.
 #![deny(missing_docs)]
 
+mod body;
 mod config;
 mod error;
+mod limits;
+mod listener;
 mod playground;
 mod realtime;
 mod records;
@@ -164,6 +167,7 @@ mod rest;
 mod server;
 mod state;
 mod test_user;
+mod throttle;
 mod tls;
 
 pub use config::{
@@ -171,6 +175,7 @@ pub use config::{
     BOT_REST_CREDENTIALS,
 };
 pub use error::{DevServerError, WaitTimeout};
+pub use limits::Limits;
 pub use realtime::{
     DEFAULT_HISTORY, EMOJI_CATALOG, MAX_CONTENT_BYTES, MAX_FRAME_BYTES, MAX_HISTORY,
 };

@@ -14,11 +14,17 @@ use super::handlers::{channels, keys, login, menu, messages};
 use crate::state::State;
 
 /// What the reader loop does after a frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Flow {
     Continue,
-    /// Close the socket (after flushing the replies queued so far).
-    Close,
+    /// The connection has just logged in: no login timeout any more.
+    LoggedIn,
+    /// Close the socket with this code and reason (after flushing the
+    /// replies queued so far).
+    Close {
+        code: u16,
+        reason: String,
+    },
 }
 
 /// A refusal: a reply code and an optional reason.
@@ -70,7 +76,14 @@ pub(crate) fn handle_text(state: &mut State, conn: u64, text: &str) -> Flow {
     } else {
         d.get().to_owned()
     };
-    state.record_received(conn, Some(frame.op), d.get().len(), payload);
+    let size = d.get().len();
+    let logged_in = state.account_of(conn).is_some();
+    let payload = if logged_in {
+        state.record_received(conn, Some(frame.op), size, payload);
+        None
+    } else {
+        Some(payload)
+    };
     tracing::debug!(
         connection = conn,
         op = frame.op,
@@ -84,7 +97,8 @@ pub(crate) fn handle_text(state: &mut State, conn: u64, text: &str) -> Flow {
     };
     let Some(me) = state.account_of(conn).map(str::to_owned) else {
         if op == OpCode::Login {
-            return login::login(state, conn, d);
+            // Recorded only if the login succeeds.
+            return login::login(state, conn, d, (size, payload.unwrap_or_default()));
         }
         let refusal = Refusal::new(ReplyCode::Unauthorized, "not logged in");
         state.send(conn, op, &refusal.reply());

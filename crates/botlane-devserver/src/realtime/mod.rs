@@ -1,5 +1,5 @@
-//! The realtime wire: the `/ws` listener, its connections and the handlers
-//! of every opcode.
+//! The realtime wire: the `/ws` route, its connections and the handlers of
+//! every opcode.
 
 pub(crate) mod connection;
 pub(crate) mod dispatch;
@@ -11,13 +11,13 @@ use std::sync::Arc;
 
 use axum::routing::get;
 use axum::Router;
-use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
 pub use emoji::EMOJI_CATALOG;
 pub use handlers::messages::{DEFAULT_HISTORY, MAX_CONTENT_BYTES, MAX_HISTORY};
 
 use crate::state::Shared;
+use crate::Limits;
 
 /// Largest WebSocket message the service reads; a larger one closes the
 /// connection with code 1009.
@@ -28,44 +28,29 @@ pub const MAX_FRAME_BYTES: usize = 1024 * 1024;
 pub(crate) struct RealtimeApp {
     pub(crate) shared: Arc<Shared>,
     pub(crate) shutdown: watch::Receiver<bool>,
+    pub(crate) limits: Arc<Limits>,
     /// Held by every connection task; the service has stopped once all are gone.
     pub(crate) _done: mpsc::Sender<()>,
 }
 
-/// Serves the realtime wire (and the `extra` routes) on `listener` until
-/// `shutdown` turns true, then waits for every connection to end.
-pub(crate) async fn run(
-    listener: TcpListener,
+/// The realtime listener's routes (`/ws` and the `extra` ones), and a
+/// receiver whose `recv` returns `None` once every WebSocket has ended.
+pub(crate) fn router(
     shared: Arc<Shared>,
     extra: Router,
+    limits: Limits,
     shutdown: watch::Receiver<bool>,
-) {
-    let (done, mut all_done) = mpsc::channel::<()>(1);
+) -> (Router, mpsc::Receiver<()>) {
+    let (done, all_done) = mpsc::channel::<()>(1);
     let app = RealtimeApp {
         shared,
-        shutdown: shutdown.clone(),
+        shutdown,
+        limits: Arc::new(limits),
         _done: done,
     };
     let router = Router::new()
         .route("/ws", get(upgrade::upgrade))
         .with_state(app)
         .merge(extra);
-    let mut signal = shutdown;
-    // Nagle off: realtime frames are small and every reply is waited for.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let served = axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            // An error means the handle is gone, which is a shutdown too.
-            let _ = signal.wait_for(|stop| *stop).await;
-        })
-        .await;
-    if let Err(e) = served {
-        tracing::error!(error = %e, "realtime listener failed");
-    }
-    // Every connection task holds a clone of `done`: `recv` returns `None`
-    // once the last of them has ended.
-    let _ = all_done.recv().await;
-    tracing::info!("realtime listener stopped");
+    (router, all_done)
 }

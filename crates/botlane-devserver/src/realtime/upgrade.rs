@@ -12,10 +12,12 @@ use axum::response::{IntoResponse, Response};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use hyper_util::rt::TokioIo;
+use tokio::sync::watch;
 use tokio_websockets::{Limits, ServerBuilder};
 
 use super::connection::connection;
 use super::{RealtimeApp, MAX_FRAME_BYTES};
+use crate::state::outbox;
 
 /// The GUID every `Sec-WebSocket-Accept` is computed with (RFC 6455 §1.3).
 const WEBSOCKET_GUID: &[u8] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
@@ -94,7 +96,7 @@ pub(crate) fn accept_key(headers: &HeaderMap) -> Result<String, Refusal> {
 }
 
 /// Answers an upgrade request: `101` and the connection served in its own
-/// task, or the refusal.
+/// task, `503` when the pre-login pool is full, or the refusal.
 pub(crate) async fn upgrade(
     AxumState(app): AxumState<RealtimeApp>,
     mut request: Request,
@@ -106,6 +108,17 @@ pub(crate) async fn upgrade(
     let Ok(accept) = HeaderValue::from_str(&accept) else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
+    // Registered before the 101, so the pool is checked before the upgrade.
+    let (outbox, reader) = outbox(app.limits.outbound_queue_bytes);
+    let (kill, killed) = watch::channel(None);
+    let Some(conn) = app.shared.update(|s| s.connect(outbox, kill)) else {
+        tracing::debug!("pre-login pool full: 503");
+        let reason = format!(
+            "{} connections are waiting to log in, the most this service allows: try again later\n",
+            app.limits.prelogin_connections
+        );
+        return (StatusCode::SERVICE_UNAVAILABLE, reason).into_response();
+    };
     let on_upgrade = hyper::upgrade::on(&mut request);
     tokio::spawn(async move {
         match on_upgrade.await {
@@ -114,9 +127,12 @@ pub(crate) async fn upgrade(
                 let socket = ServerBuilder::new()
                     .limits(limits)
                     .serve(TokioIo::new(upgraded));
-                connection(app, socket).await;
+                connection(app, conn, socket, reader, killed).await;
             }
-            Err(e) => tracing::debug!(error = %e, "upgrade failed"),
+            Err(e) => {
+                tracing::debug!(connection = conn, error = %e, "upgrade failed");
+                app.shared.update(|s| s.disconnect(conn));
+            }
         }
     });
     let mut response = Response::new(Body::empty());

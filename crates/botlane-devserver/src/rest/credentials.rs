@@ -16,7 +16,8 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use super::files::StoredFile;
-use crate::records::HttpRecord;
+use crate::records::{HttpRecord, Ring};
+use crate::Limits;
 
 /// How long a one-time secret can be exchanged after its mint.
 pub const SECRET_LIFETIME: Duration = Duration::from_secs(60);
@@ -103,13 +104,13 @@ pub(crate) struct RestState {
     ended: HashSet<ValueHash>,
     pub(crate) mints: u64,
     pub(crate) exchanges: u64,
-    pub(crate) http: Vec<HttpRecord>,
+    pub(crate) http: Ring<HttpRecord>,
     redirects: HashMap<String, String>,
     pub(crate) files: Vec<StoredFile>,
 }
 
 impl RestState {
-    pub(crate) fn new(enabled: bool) -> Self {
+    pub(crate) fn new(enabled: bool, limits: &Limits) -> Self {
         Self {
             enabled,
             mint_limit: DEFAULT_MINT_LIMIT,
@@ -122,7 +123,7 @@ impl RestState {
             ended: HashSet::new(),
             mints: 0,
             exchanges: 0,
-            http: Vec::new(),
+            http: Ring::new(limits.http_records, limits.http_record_bytes),
             redirects: HashMap::new(),
             files: Vec::new(),
         }
@@ -279,13 +280,13 @@ mod tests {
     use super::*;
 
     fn enabled() -> RestState {
-        RestState::new(true)
+        RestState::new(true, &Limits::default())
     }
 
     #[test]
     fn refusals_follow_their_precedence() {
         let now = Instant::now();
-        let mut off = RestState::new(false);
+        let mut off = RestState::new(false, &Limits::default());
         assert_eq!(off.mint("u", AccountKind::User, now).code, -7);
         let mut rest = enabled();
         assert_eq!(rest.mint("u", AccountKind::User, now).code, -1);

@@ -23,6 +23,7 @@ pub use credentials::{
 pub use files::StoredFile;
 
 use crate::state::Shared;
+use crate::Limits;
 
 /// The routes a `bot-rest` credential may call, as `(method, route)`; every
 /// other request under `/api` is refused with 403 `scope_forbidden`.
@@ -46,6 +47,7 @@ const VERIFICATION: &str = "verification";
 #[derive(Clone)]
 struct RestApp {
     shared: Arc<Shared>,
+    limits: Arc<Limits>,
 }
 
 /// A JSON error body `{"error_code": code}`.
@@ -53,8 +55,11 @@ fn error(status: StatusCode, code: &str) -> Response {
     (status, Json(json!({ "error_code": code }))).into_response()
 }
 
-pub(crate) fn router(shared: Arc<Shared>) -> Router {
-    let app = RestApp { shared };
+pub(crate) fn router(shared: Arc<Shared>, limits: Limits) -> Router {
+    let app = RestApp {
+        shared,
+        limits: Arc::new(limits),
+    };
     let api = Router::new()
         .route("/api/files/list", any(routes::files_list))
         .route("/api/files/{file_id}/download", any(routes::file_download))

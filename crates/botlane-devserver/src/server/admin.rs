@@ -138,7 +138,7 @@ impl DevServer {
     /// Drops every connection at once, with no close frame, as a network
     /// failure would; clients see their socket end and may reconnect.
     pub fn drop_connections(&self) {
-        self.shared.lock().terminate_all(Termination::Abrupt);
+        self.shared.lock().terminate_all(&Termination::Abrupt);
     }
 
     /// Revokes a bot: its token stops working and its connections are closed.

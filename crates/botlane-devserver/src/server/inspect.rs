@@ -25,10 +25,12 @@ impl DevServer {
         self.shared.lock().rest.exchanges
     }
 
-    /// Every HTTP request the REST listener received, in order of arrival,
-    /// with every header as received.
+    /// The HTTP requests the REST listener recorded, in order of arrival,
+    /// with every header as received (the newest
+    /// [`Limits::http_records`](crate::Limits::http_records); see
+    /// [`HttpRecord`] for what a record keeps of a body).
     pub fn http_requests(&self) -> Vec<HttpRecord> {
-        self.shared.lock().rest.http.clone()
+        self.view(|s| s.http_requests().iter().cloned().collect())
     }
 
     /// A stored file, with its IV.
@@ -79,7 +81,7 @@ impl DevServer {
 
     /// The messages of a channel, oldest first, exactly as stored (sealed).
     pub fn messages(&self, channel_id: &str) -> Vec<WireMessage> {
-        self.view(|s| s.messages(channel_id).to_vec())
+        self.view(|s| s.messages(channel_id).iter().cloned().collect())
     }
 
     /// A bot's published menu, command names casefolded.
@@ -87,9 +89,10 @@ impl DevServer {
         self.view(|s| s.menu(bot_id).cloned())
     }
 
-    /// Every frame received and sent so far, in the order recorded.
+    /// The frames recorded on logged-in connections, in the order recorded
+    /// (see [`StateView::frames`] for the caps).
     pub fn frames(&self) -> Vec<FrameRecord> {
-        self.view(|s| s.frames().to_vec())
+        self.view(|s| s.frames().iter().cloned().collect())
     }
 
     /// The notifications raised for an account, oldest first.

@@ -11,10 +11,10 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::listener::{self, Listener};
 use crate::playground::{self, Playground};
-use crate::realtime::run;
 use crate::state::{Shared, State};
-use crate::tls::{self, TlsListener};
+use crate::tls;
 use crate::{DevServerConfig, DevServerError};
 
 /// A running service. Dropping it (or calling [`shutdown`](Self::shutdown))
@@ -39,8 +39,11 @@ pub struct DevServer {
     pub(crate) shared: Arc<Shared>,
     local_addr: SocketAddr,
     rest_addr: SocketAddr,
-    /// The root a client must trust, when the REST listener serves https.
-    rest_root: Option<RootCertificate>,
+    /// The root a client must trust when a listener serves TLS (one root
+    /// for both listeners).
+    root: Option<RootCertificate>,
+    realtime_tls: bool,
+    rest_tls: bool,
     pub(crate) playground: Option<Arc<Playground>>,
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
@@ -49,12 +52,6 @@ pub struct DevServer {
 struct RootCertificate {
     der: Vec<u8>,
     pem: String,
-}
-
-/// The REST listener, plain or with TLS.
-enum RestListener {
-    Plain(TcpListener),
-    Tls(TlsListener),
 }
 
 async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), DevServerError> {
@@ -67,15 +64,28 @@ async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), DevServerEr
     Ok((listener, local))
 }
 
+/// The address a client on this machine reaches a listener at: an
+/// unspecified listen address (`0.0.0.0`, `::`) is given as the loopback
+/// address, which the certificate covers.
+fn reachable(mut addr: SocketAddr) -> SocketAddr {
+    if addr.ip().is_unspecified() {
+        addr.set_ip(match addr.ip() {
+            IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        });
+    }
+    addr
+}
+
 impl DevServer {
     /// Builds the state from `config`, binds `config.listen` (realtime) and
     /// `config.rest_listen` (REST), makes the TLS certificates if
-    /// `config.rest_tls`, and starts serving. The environment is not read
-    /// (see [`DevServerConfig::with_env`]).
+    /// `config.realtime_tls` or `config.rest_tls`, and starts serving. The
+    /// environment is not read (see [`DevServerConfig::with_env`]).
     pub async fn start(config: DevServerConfig) -> Result<Self, DevServerError> {
         let state = State::from_config(&config)?;
-        let (listener, local_addr) = bind(config.listen).await?;
-        let (rest_listener, rest_addr) = bind(config.rest_listen).await?;
+        let (realtime_tcp, local_addr) = bind(config.listen).await?;
+        let (rest_tcp, rest_addr) = bind(config.rest_listen).await?;
         let shared = Arc::new(Shared::new(state));
         let playground = if config.playground {
             Some(Playground::setup(&config, &shared)?)
@@ -86,41 +96,62 @@ impl DevServer {
             playground::router(Arc::clone(p), Arc::clone(&shared))
         });
         let (shutdown, shutdown_rx) = watch::channel(false);
-        let (rest_listener, rest_root) = if config.rest_tls {
-            let material = tls::generate()?;
-            let listener = TlsListener::new(rest_listener, material.acceptor, shutdown_rx.clone())
-                .map_err(|source| DevServerError::Bind {
-                    addr: config.rest_listen,
-                    source,
-                })?;
-            let root = RootCertificate {
-                der: material.root_der,
-                pem: material.root_pem,
-            };
-            (RestListener::Tls(listener), Some(root))
+        let material = if config.realtime_tls || config.rest_tls {
+            Some(tls::generate()?)
         } else {
-            (RestListener::Plain(rest_listener), None)
+            None
         };
-        let rest_router = crate::rest::router(Arc::clone(&shared));
+        let acceptor = |on: bool| material.as_ref().filter(|_| on).map(|m| m.acceptor.clone());
+        let limits = config.limits.clone();
+        let (realtime_router, mut websockets_done) = crate::realtime::router(
+            Arc::clone(&shared),
+            extra,
+            limits.clone(),
+            shutdown_rx.clone(),
+        );
+        let realtime = Listener {
+            tcp: realtime_tcp,
+            tls: acceptor(config.realtime_tls),
+            router: realtime_router,
+            // Nagle off: realtime frames are small and every reply is waited for.
+            nodelay: true,
+            name: "realtime",
+        };
+        let rest = Listener {
+            tcp: rest_tcp,
+            tls: acceptor(config.rest_tls),
+            router: crate::rest::router(Arc::clone(&shared), limits.clone()),
+            nodelay: false,
+            name: "rest",
+        };
+        let realtime_shutdown = shutdown_rx.clone();
+        let realtime_limits = limits.clone();
         let tasks = vec![
-            tokio::spawn(run(
-                listener,
-                Arc::clone(&shared),
-                extra,
-                shutdown_rx.clone(),
-            )),
-            tokio::spawn(run_rest(rest_listener, rest_router, shutdown_rx)),
+            tokio::spawn(async move {
+                listener::serve(realtime, realtime_limits, realtime_shutdown).await;
+                // Every WebSocket task holds a sender: `recv` returns `None`
+                // once the last of them has ended (each within its own
+                // bounded closing handshake).
+                let _ = websockets_done.recv().await;
+            }),
+            tokio::spawn(listener::serve(rest, limits, shutdown_rx)),
         ];
+        let root = material.map(|m| RootCertificate {
+            der: m.root_der,
+            pem: m.root_pem,
+        });
         let server = Self {
             shared,
             local_addr,
             rest_addr,
-            rest_root,
+            root,
+            realtime_tls: config.realtime_tls,
+            rest_tls: config.rest_tls,
             playground,
             shutdown,
             tasks,
         };
-        tracing::info!(%local_addr, "realtime listener started");
+        tracing::info!(url = %server.ws_url(), "realtime listener started");
         tracing::info!(
             url = %server.rest_url(),
             bot_rest_credentials = config.bot_rest_credentials,
@@ -129,9 +160,50 @@ impl DevServer {
         Ok(server)
     }
 
-    /// The WebSocket URL of the realtime wire, such as `ws://127.0.0.1:40123/ws`.
+    /// The WebSocket URL of the realtime wire, such as
+    /// `ws://127.0.0.1:40123/ws`, or `wss://…` when the realtime listener
+    /// serves TLS ([`DevServerConfig::realtime_tls`]). An unspecified listen
+    /// address is given as the loopback address.
     pub fn ws_url(&self) -> String {
-        format!("ws://{}/ws", self.local_addr)
+        let scheme = if self.realtime_tls { "wss" } else { "ws" };
+        format!("{scheme}://{}/ws", reachable(self.local_addr))
+    }
+
+    /// The `wss://` URL of the realtime wire when its listener serves TLS;
+    /// `None` otherwise.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// use botlane_devserver::{DevServer, DevServerConfig};
+    /// let tls = DevServer::start(DevServerConfig::default().realtime_tls(true)).await?;
+    /// assert!(tls.wss_url().unwrap().starts_with("wss://127.0.0.1:"));
+    /// assert_eq!(tls.wss_url(), Some(tls.ws_url()));
+    /// assert!(DevServer::start(DevServerConfig::default()).await?.wss_url().is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn wss_url(&self) -> Option<String> {
+        self.realtime_tls.then(|| self.ws_url())
+    }
+
+    /// The root certificate (DER) a client must trust to reach the realtime
+    /// listener over `wss`; `None` when it serves plain `ws`. The REST
+    /// listener, when it serves https, presents a certificate of the same
+    /// root.
+    pub fn realtime_root_certificate_der(&self) -> Option<Vec<u8>> {
+        self.root
+            .as_ref()
+            .filter(|_| self.realtime_tls)
+            .map(|root| root.der.clone())
+    }
+
+    /// The same root certificate as PEM text.
+    pub fn realtime_root_certificate_pem(&self) -> Option<String> {
+        self.root
+            .as_ref()
+            .filter(|_| self.realtime_tls)
+            .map(|root| root.pem.clone())
     }
 
     /// The address the realtime listener is bound to.
@@ -156,19 +228,8 @@ impl DevServer {
     /// # }
     /// ```
     pub fn rest_url(&self) -> String {
-        let scheme = if self.rest_root.is_some() {
-            "https"
-        } else {
-            "http"
-        };
-        let mut addr = self.rest_addr;
-        if addr.ip().is_unspecified() {
-            addr.set_ip(match addr.ip() {
-                IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
-                IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
-            });
-        }
-        format!("{scheme}://{addr}")
+        let scheme = if self.rest_tls { "https" } else { "http" };
+        format!("{scheme}://{}", reachable(self.rest_addr))
     }
 
     /// The address the REST listener is bound to.
@@ -190,7 +251,10 @@ impl DevServer {
     /// # }
     /// ```
     pub fn rest_root_certificate_der(&self) -> Option<Vec<u8>> {
-        self.rest_root.as_ref().map(|root| root.der.clone())
+        self.root
+            .as_ref()
+            .filter(|_| self.rest_tls)
+            .map(|root| root.der.clone())
     }
 
     /// The same root certificate as PEM text.
@@ -205,7 +269,10 @@ impl DevServer {
     /// # }
     /// ```
     pub fn rest_root_certificate_pem(&self) -> Option<String> {
-        self.rest_root.as_ref().map(|root| root.pem.clone())
+        self.root
+            .as_ref()
+            .filter(|_| self.rest_tls)
+            .map(|root| root.pem.clone())
     }
 
     /// Stops accepting, closes every connection and waits until every task has ended.
@@ -217,31 +284,6 @@ impl DevServer {
             }
         }
     }
-}
-
-/// Serves the REST routes until `shutdown` turns true, then waits for the
-/// requests in flight.
-async fn run_rest(listener: RestListener, router: Router, mut shutdown: watch::Receiver<bool>) {
-    let signal = async move {
-        // An error means the handle is gone, which is a shutdown too.
-        let _ = shutdown.wait_for(|stop| *stop).await;
-    };
-    let served = match listener {
-        RestListener::Plain(listener) => {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(signal)
-                .await
-        }
-        RestListener::Tls(listener) => {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(signal)
-                .await
-        }
-    };
-    if let Err(e) = served {
-        tracing::error!(error = %e, "rest listener failed");
-    }
-    tracing::info!("rest listener stopped");
 }
 
 impl Drop for DevServer {

@@ -133,7 +133,7 @@ impl State {
             if connection.account_id.as_deref() == Some(bot_id) {
                 connection.terminate(Termination::Close {
                     code: 1008,
-                    reason: "token revoked",
+                    reason: "token revoked".to_owned(),
                 });
             }
         }

@@ -1,5 +1,7 @@
 //! Servers (rooms), channels, members and the denial a test sets on a channel.
 
+use std::collections::VecDeque;
+
 use botlane::wire::{ChannelInfo, ReplyCode, WireMessage};
 
 use super::State;
@@ -15,7 +17,7 @@ pub(crate) struct Channel {
     pub(crate) name: String,
     pub(crate) members: Vec<String>,
     pub(crate) denial: Option<Denial>,
-    pub(crate) messages: Vec<WireMessage>,
+    pub(crate) messages: VecDeque<WireMessage>,
 }
 
 /// A refusal [`DevServer::deny_sends`](crate::DevServer::deny_sends) makes a
@@ -91,7 +93,7 @@ impl State {
                 name: name.to_owned(),
                 members: Vec::new(),
                 denial: None,
-                messages: Vec::new(),
+                messages: VecDeque::new(),
             },
         );
         self.channel_order.push(id.clone());

@@ -1,36 +1,39 @@
-//! The open connections: their outgoing queues, their accounts, and the
-//! frames queued on them (recorded as they are queued).
+//! The open connections: their outgoing queues, their accounts, the
+//! pre-login and session pools, and the frames queued on them (recorded as
+//! they are queued, once the connection has logged in).
+
+use std::time::Instant;
 
 use botlane::wire::{encode_frame, OpCode};
 use serde::Serialize;
 use serde_json::value::RawValue;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
+use super::outbox::Outbox;
 use super::State;
 use crate::records::{Direction, FrameRecord};
 
-/// What a connection's writer task is told to do.
-#[derive(Debug)]
-pub(crate) enum Outbound {
-    /// Write this text frame.
-    Frame(String),
-    /// Write a close frame and stop.
-    Close { code: u16, reason: &'static str },
-}
-
 /// How a connection is ended from outside its reader loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Termination {
     /// Drop the socket with no close frame (a network failure, as seen by the client).
     Abrupt,
     /// Flush what is queued, then send a close frame.
-    Close { code: u16, reason: &'static str },
+    Close { code: u16, reason: String },
+    /// Send a close frame before what is queued, which is abandoned: the
+    /// client is not reading, so the queue would never drain.
+    Urgent { code: u16, reason: String },
 }
+
+/// The close reason of a connection whose queue overflowed.
+pub(crate) const QUEUE_FULL: &str = "outbound queue full: the client is not reading";
 
 pub(crate) struct Connection {
     pub(crate) account_id: Option<String>,
-    tx: mpsc::UnboundedSender<Outbound>,
+    outbox: Outbox,
     kill: watch::Sender<Option<Termination>>,
+    /// Set once the connection is being ended: nothing more is queued.
+    ending: bool,
 }
 
 impl Connection {
@@ -41,33 +44,44 @@ impl Connection {
 }
 
 impl State {
+    /// Registers a new WebSocket in the pre-login pool; `None` when the pool
+    /// is full.
     pub(crate) fn connect(
         &mut self,
-        tx: mpsc::UnboundedSender<Outbound>,
+        outbox: Outbox,
         kill: watch::Sender<Option<Termination>>,
-    ) -> u64 {
+    ) -> Option<u64> {
+        if self.prelogin >= self.limits.prelogin_connections {
+            return None;
+        }
+        self.prelogin += 1;
         let id = self.next_connection;
         self.next_connection += 1;
         self.connections.insert(
             id,
             Connection {
                 account_id: None,
-                tx,
+                outbox,
                 kill,
+                ending: false,
             },
         );
-        id
+        Some(id)
     }
 
     pub(crate) fn disconnect(&mut self, connection_id: u64) -> Option<String> {
-        self.connections
-            .remove(&connection_id)
-            .and_then(|c| c.account_id)
+        let connection = self.connections.remove(&connection_id)?;
+        if connection.account_id.is_some() {
+            self.sessions -= 1;
+        } else {
+            self.prelogin -= 1;
+        }
+        connection.account_id
     }
 
-    pub(crate) fn terminate_all(&self, how: Termination) {
+    pub(crate) fn terminate_all(&self, how: &Termination) {
         for connection in self.connections.values() {
-            connection.terminate(how);
+            connection.terminate(how.clone());
         }
     }
 
@@ -83,12 +97,24 @@ impl State {
             .any(|c| c.account_id.as_deref() == Some(account_id))
     }
 
+    /// Whether the session pool has room for one more login.
+    pub(crate) fn session_room(&self) -> bool {
+        self.sessions < self.limits.sessions
+    }
+
+    /// Moves a connection from the pre-login pool to the session pool.
     pub(crate) fn set_account(&mut self, connection_id: u64, account_id: &str) {
         if let Some(connection) = self.connections.get_mut(&connection_id) {
+            if connection.account_id.is_none() {
+                self.prelogin -= 1;
+                self.sessions += 1;
+            }
             connection.account_id = Some(account_id.to_owned());
         }
     }
 
+    /// Records a frame received on a logged-in connection; nothing is
+    /// recorded for one that has not logged in.
     pub(crate) fn record_received(
         &mut self,
         connection_id: u64,
@@ -96,12 +122,32 @@ impl State {
         payload_size: usize,
         payload: String,
     ) {
-        let account_id = self.account_of(connection_id).map(str::to_owned);
+        let Some(account_id) = self.account_of(connection_id).map(str::to_owned) else {
+            return;
+        };
         self.frames.push(FrameRecord {
             connection_id,
-            account_id,
+            account_id: Some(account_id),
             direction: Direction::Received,
             opcode,
+            payload_size,
+            payload,
+        });
+    }
+
+    /// Records a frame as received before login, on behalf of a connection
+    /// that has just logged in with it.
+    pub(crate) fn record_login(
+        &mut self,
+        connection_id: u64,
+        payload_size: usize,
+        payload: String,
+    ) {
+        self.frames.push(FrameRecord {
+            connection_id,
+            account_id: None,
+            direction: Direction::Received,
+            opcode: Some(OpCode::Login.code()),
             payload_size,
             payload,
         });
@@ -126,9 +172,12 @@ impl State {
         payload: &T,
         recorded: Option<String>,
     ) {
-        let Some(connection) = self.connections.get(&connection_id) else {
+        let Some(connection) = self.connections.get_mut(&connection_id) else {
             return;
         };
+        if connection.ending {
+            return;
+        }
         // Our payload types hold only plain data, so serializing cannot fail.
         let payload = serde_json::to_string(payload).expect("wire payloads always serialize");
         let raw = RawValue::from_string(payload).expect("serde_json output is valid JSON");
@@ -139,13 +188,29 @@ impl State {
             size = raw.get().len(),
             "frame sent"
         );
-        // A closed channel means the writer is gone: the connection is ending
-        // and will be removed by its reader.
-        let _ = connection.tx.send(Outbound::Frame(text));
-        let account_id = connection.account_id.clone();
+        if !connection.outbox.push_frame(text) {
+            connection.ending = true;
+            connection.terminate(Termination::Urgent {
+                code: 1008,
+                reason: QUEUE_FULL.to_owned(),
+            });
+            self.queue_overflows += 1;
+            if let Some(count) = self.overflow_warnings.hit(Instant::now()) {
+                tracing::warn!(
+                    connection = connection_id,
+                    count,
+                    "outbound queue full: closing connections that do not read"
+                );
+            }
+            return;
+        }
+        // Nothing is recorded for a connection that has not logged in.
+        let Some(account_id) = connection.account_id.clone() else {
+            return;
+        };
         self.frames.push(FrameRecord {
             connection_id,
-            account_id,
+            account_id: Some(account_id),
             direction: Direction::Sent,
             opcode: Some(op.code()),
             payload_size: raw.get().len(),
@@ -173,9 +238,11 @@ impl State {
         !targets.is_empty()
     }
 
-    pub(crate) fn close_connection(&self, connection_id: u64, code: u16, reason: &'static str) {
-        if let Some(connection) = self.connections.get(&connection_id) {
-            let _ = connection.tx.send(Outbound::Close { code, reason });
+    /// Queues a close frame after what is queued; nothing is queued after it.
+    pub(crate) fn close_connection(&mut self, connection_id: u64, code: u16, reason: String) {
+        if let Some(connection) = self.connections.get_mut(&connection_id) {
+            connection.ending = true;
+            connection.outbox.push_close(code, reason);
         }
     }
 }

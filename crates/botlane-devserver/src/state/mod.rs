@@ -4,6 +4,7 @@ mod accounts;
 mod channels;
 mod connections;
 pub(crate) mod menu;
+mod outbox;
 mod view;
 
 use std::collections::{BTreeMap, HashMap};
@@ -17,12 +18,14 @@ pub(crate) use accounts::{new_token, Account, TokenHash};
 pub use accounts::{BotAccount, UserAccount};
 pub use channels::Denial;
 pub(crate) use channels::{Channel, Server};
-pub(crate) use connections::{Connection, Outbound, Termination};
+pub(crate) use connections::{Connection, Termination};
+pub(crate) use outbox::{outbox, Outbound, OutboxReader};
 pub use view::StateView;
 
-use crate::records::{FrameRecord, NotificationRecord};
+use crate::records::{FrameRecord, NotificationRecord, Ring};
 use crate::rest::RestState;
-use crate::{DevServerConfig, DevServerError, StoredMenu};
+use crate::throttle::Throttle;
+use crate::{DevServerConfig, DevServerError, Limits, StoredMenu};
 
 /// The state and a signal raised after every change, for
 /// [`DevServer::wait_for`](crate::DevServer::wait_for).
@@ -65,13 +68,22 @@ pub(crate) struct State {
     pub(crate) pending_keys: HashMap<String, Vec<ChannelKeyPush>>,
     pub(crate) connections: BTreeMap<u64, Connection>,
     next_connection: u64,
-    pub(crate) frames: Vec<FrameRecord>,
-    pub(crate) notifications: Vec<NotificationRecord>,
+    /// Connections in the pre-login pool and in the session pool.
+    prelogin: usize,
+    sessions: usize,
+    pub(crate) frames: Ring<FrameRecord>,
+    pub(crate) notifications: Ring<NotificationRecord>,
     pub(crate) rest: RestState,
+    pub(crate) limits: Limits,
+    /// Connections closed because their queue overflowed.
+    pub(crate) queue_overflows: u64,
+    overflow_warnings: Throttle,
 }
 
 impl State {
     pub(crate) fn from_config(config: &DevServerConfig) -> Result<Self, DevServerError> {
+        let limits = &config.limits;
+        limits.check().map_err(DevServerError::Config)?;
         let mut state = Self {
             accounts: HashMap::new(),
             tokens: HashMap::new(),
@@ -82,9 +94,14 @@ impl State {
             pending_keys: HashMap::new(),
             connections: BTreeMap::new(),
             next_connection: 1,
-            frames: Vec::new(),
-            notifications: Vec::new(),
-            rest: RestState::new(config.bot_rest_credentials),
+            prelogin: 0,
+            sessions: 0,
+            frames: Ring::new(limits.frame_records, limits.frame_record_bytes),
+            notifications: Ring::new(limits.notification_records, usize::MAX),
+            rest: RestState::new(config.bot_rest_credentials, limits),
+            limits: limits.clone(),
+            queue_overflows: 0,
+            overflow_warnings: Throttle::new(),
         };
         let accounts = config
             .bots

@@ -1,5 +1,7 @@
 //! The read-only view of the state that tests get.
 
+use std::collections::VecDeque;
+
 use botlane::wire::{Notification, WireMessage};
 
 use super::State;
@@ -13,12 +15,15 @@ pub struct StateView<'a> {
 }
 
 impl StateView<'_> {
-    /// The messages of a channel, oldest first, content still sealed.
-    pub fn messages(&self, channel_id: &str) -> &[WireMessage] {
+    /// The messages a channel keeps (the newest
+    /// [`Limits::channel_history`](crate::Limits::channel_history)), oldest
+    /// first, content still sealed.
+    pub fn messages(&self, channel_id: &str) -> &VecDeque<WireMessage> {
+        static NONE: VecDeque<WireMessage> = VecDeque::new();
         self.state
             .channels
             .get(channel_id)
-            .map_or(&[], |c| c.messages.as_slice())
+            .map_or(&NONE, |c| &c.messages)
     }
 
     /// A bot's published menu.
@@ -26,24 +31,36 @@ impl StateView<'_> {
         self.state.menus.get(bot_id)
     }
 
-    /// Every frame received and sent so far.
-    pub fn frames(&self) -> &[FrameRecord] {
-        &self.state.frames
+    /// The frames received and sent on logged-in connections, oldest
+    /// first: the newest [`Limits::frame_records`](crate::Limits::frame_records)
+    /// within [`Limits::frame_record_bytes`](crate::Limits::frame_record_bytes).
+    /// Nothing is recorded from a connection that has not logged in (its
+    /// login frame is recorded once the login succeeds).
+    pub fn frames(&self) -> &VecDeque<FrameRecord> {
+        self.state.frames.items()
+    }
+
+    /// How many frame records were dropped to stay within the caps.
+    pub fn frames_evicted(&self) -> u64 {
+        self.state.frames.evicted()
     }
 
     /// The notifications raised for an account, oldest first.
     pub fn notifications_for(&self, account_id: &str) -> Vec<&Notification> {
         self.state
             .notifications
+            .items()
             .iter()
             .filter(|n| n.account_id == account_id)
             .map(|n| &n.notification)
             .collect()
     }
 
-    /// Every notification raised, with its recipient and whether it was pushed.
-    pub fn notification_records(&self) -> &[NotificationRecord] {
-        &self.state.notifications
+    /// The notifications raised (the newest
+    /// [`Limits::notification_records`](crate::Limits::notification_records)),
+    /// with their recipients and whether they were pushed.
+    pub fn notification_records(&self) -> &VecDeque<NotificationRecord> {
+        self.state.notifications.items()
     }
 
     /// Whether the account has a logged-in connection.
@@ -51,9 +68,25 @@ impl StateView<'_> {
         self.state.is_online(account_id)
     }
 
-    /// The number of open connections, logged in or not.
+    /// The number of open WebSocket connections, logged in or not.
     pub fn connection_count(&self) -> usize {
         self.state.connections.len()
+    }
+
+    /// The number of WebSocket connections that have not logged in.
+    pub fn prelogin_count(&self) -> usize {
+        self.state.prelogin
+    }
+
+    /// The number of logged-in WebSocket connections.
+    pub fn session_count(&self) -> usize {
+        self.state.sessions
+    }
+
+    /// How many connections were closed because their outgoing queue
+    /// overflowed ([`Limits::outbound_queue_bytes`](crate::Limits::outbound_queue_bytes)).
+    pub fn queue_overflows(&self) -> u64 {
+        self.state.queue_overflows
     }
 
     /// The members of a channel, in the order they joined.
@@ -73,8 +106,13 @@ impl StateView<'_> {
     }
 
     /// Every HTTP request the REST listener received, in order of arrival.
-    pub fn http_requests(&self) -> &[HttpRecord] {
-        &self.state.rest.http
+    pub fn http_requests(&self) -> &VecDeque<HttpRecord> {
+        self.state.rest.http.items()
+    }
+
+    /// How many HTTP request records were dropped to stay within the caps.
+    pub fn http_requests_evicted(&self) -> u64 {
+        self.state.rest.http.evicted()
     }
 
     /// The number of opcode 638 requests that minted a secret.

@@ -24,7 +24,9 @@ pub(crate) fn redact_login(payload: &str) -> String {
     }
 }
 
-pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue) -> Flow {
+/// Logs connection `conn` in; `recorded` is the login frame's size and
+/// redacted payload, recorded once the login succeeds.
+pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue, recorded: (usize, String)) -> Flow {
     let op = OpCode::Login;
     let request: LoginRequest = match decode(op.code(), d) {
         Ok(request) => request,
@@ -40,7 +42,10 @@ pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue) -> Flow {
             user_id: None,
         };
         state.send(conn, op, &reply);
-        return Flow::Close;
+        return Flow::Close {
+            code: 1008,
+            reason: "unauthorized".to_owned(),
+        };
     };
     let (id, name, kind) = (account.id.clone(), account.name.clone(), account.kind);
     if PublicKey::from_base64(&request.public_key).is_err() {
@@ -51,10 +56,22 @@ pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue) -> Flow {
         state.send(conn, op, &refusal.reply());
         return Flow::Continue;
     }
+    if !state.session_room() {
+        let refusal = Refusal::new(
+            ReplyCode::RateLimited,
+            format!(
+                "session pool full: {} sessions are logged in, the most this service allows",
+                state.limits.sessions
+            ),
+        );
+        state.send(conn, op, &refusal.reply());
+        return Flow::Continue;
+    }
     if let Some(account) = state.accounts.get_mut(&id) {
         account.public_key = Some(request.public_key);
     }
     state.set_account(conn, &id);
+    state.record_login(conn, recorded.0, recorded.1);
     tracing::info!(connection = conn, account = %id, ?kind, "logged in");
     state.send(
         conn,
@@ -74,7 +91,7 @@ pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue) -> Flow {
     for key in state.pending_keys.remove(&id).unwrap_or_default() {
         state.send(conn, OpCode::ChannelKey, &key);
     }
-    Flow::Continue
+    Flow::LoggedIn
 }
 
 pub(crate) fn rest_mint(state: &mut State, conn: u64, me: &str) {

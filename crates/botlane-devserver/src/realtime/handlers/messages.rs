@@ -12,12 +12,17 @@ use uuid::Uuid;
 
 use super::channels::member_channel;
 use crate::realtime::dispatch::{decode, Handled, Refusal};
+use crate::realtime::MAX_FRAME_BYTES;
 use crate::records::NotificationRecord;
 use crate::state::State;
 
 /// Largest sealed `content` of one message, in bytes.
 pub const MAX_CONTENT_BYTES: usize = 64 * 1024;
-/// Most messages one history fetch returns.
+/// Room a history reply keeps for its envelope `{"op":40,"d":{"code":0,"messages":[…]}}`.
+const HISTORY_ENVELOPE: usize = 64;
+
+/// Most messages one history fetch returns (fewer when they would not fit in
+/// [`MAX_FRAME_BYTES`]).
 pub const MAX_HISTORY: usize = 100;
 /// Messages a history fetch returns when it gives no `limit`.
 pub const DEFAULT_HISTORY: usize = 50;
@@ -71,7 +76,7 @@ pub(crate) fn send(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Hand
     // `created_at` order agree even if the clock steps back.
     let created_at = channel
         .messages
-        .last()
+        .back()
         .map_or(0, |m| m.created_at)
         .max(now_millis());
     let message = WireMessage {
@@ -83,7 +88,12 @@ pub(crate) fn send(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Hand
         reply_to: request.reply_to,
         created_at,
     };
-    channel.messages.push(message.clone());
+    channel.messages.push_back(message.clone());
+    let history = state.limits.channel_history;
+    let channel = member_channel(state, &request.channel_id, me)?;
+    while channel.messages.len() > history {
+        channel.messages.pop_front();
+    }
     let members = channel.members.clone();
     state.send(
         conn,
@@ -127,8 +137,23 @@ pub(crate) fn history(state: &mut State, conn: u64, me: &str, d: &RawValue) -> H
         })
         .min(MAX_HISTORY);
     let channel = member_channel(state, &request.channel_id, me)?;
-    let skip = channel.messages.len().saturating_sub(limit);
-    let messages = channel.messages[skip..].to_vec();
-    state.send(conn, op, &HistoryReply { code: 0, messages });
+    // The newest `limit` messages, as many as fit in one frame: a reply is
+    // never larger than a frame the service would accept itself.
+    let mut room = MAX_FRAME_BYTES - HISTORY_ENVELOPE;
+    let mut newest_first = Vec::new();
+    for message in channel.messages.iter().rev().take(limit) {
+        let size = serde_json::to_string(message).map_or(usize::MAX, |text| text.len() + 1);
+        if size > room {
+            break;
+        }
+        room -= size;
+        newest_first.push(message.clone());
+    }
+    newest_first.reverse();
+    let reply = HistoryReply {
+        code: 0,
+        messages: newest_first,
+    };
+    state.send(conn, op, &reply);
     Ok(())
 }
