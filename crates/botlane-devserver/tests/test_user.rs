@@ -264,10 +264,16 @@ async fn two_users_talk_over_wss_with_the_generated_root() {
         .await
         .unwrap();
     let url = server.wss_url().unwrap();
-    assert!(url.starts_with("wss://127.0.0.1:") && url.ends_with("/ws"), "{url}");
+    assert!(
+        url.starts_with("wss://127.0.0.1:") && url.ends_with("/ws"),
+        "{url}"
+    );
     assert_eq!(server.ws_url(), url);
     let root = server.realtime_root_certificate_der().unwrap();
-    assert!(server.rest_root_certificate_der().is_none(), "the REST listener stays plain");
+    assert!(
+        server.rest_root_certificate_der().is_none(),
+        "the REST listener stays plain"
+    );
     let channel = server
         .create_channel(&server.create_server("lobby"), "general")
         .unwrap();
@@ -280,14 +286,18 @@ async fn two_users_talk_over_wss_with_the_generated_root() {
     let err = TestUser::connect(&url, &a.token).await.unwrap_err();
     let shown = err.to_string();
     assert!(
-        matches!(err, TestUserError::Connect { .. }) && shown.contains("connect_tls") && shown.contains(&url),
+        matches!(err, TestUserError::Connect { .. })
+            && shown.contains("connect_tls")
+            && shown.contains(&url),
         "{shown}"
     );
     let other = DevServer::start(DevServerConfig::default().realtime_tls(true))
         .await
         .unwrap();
     let foreign = other.realtime_root_certificate_der().unwrap();
-    let err = TestUser::connect_tls(&url, &a.token, &foreign).await.unwrap_err();
+    let err = TestUser::connect_tls(&url, &a.token, &foreign)
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("tls handshake failed"), "{err}");
     // Plain ws to a TLS listener is no WebSocket either.
     let plain = url.replacen("wss", "ws", 1);
@@ -299,7 +309,9 @@ async fn two_users_talk_over_wss_with_the_generated_root() {
     // `localhost` too) talk end to end over TLS.
     let alice = TestUser::connect_tls(&url, &a.token, &root).await.unwrap();
     let by_name = url.replace("127.0.0.1", "localhost");
-    let bob = TestUser::connect_tls(&by_name, &b.token, &root).await.unwrap();
+    let bob = TestUser::connect_tls(&by_name, &b.token, &root)
+        .await
+        .unwrap();
     alice.open_channel(&channel).await.unwrap();
     bob.wait_for_key(&channel, WAIT).await.unwrap();
     alice.send_text(&channel, "over tls").await.unwrap();

@@ -4,6 +4,7 @@
 pub(crate) mod connection;
 pub(crate) mod dispatch;
 pub(crate) mod emoji;
+mod envelope;
 mod handlers;
 mod upgrade;
 

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use botlane::wire::{encode_frame, OpCode};
+use botlane::wire::OpCode;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::sync::watch;
@@ -160,7 +160,31 @@ impl State {
         op: OpCode,
         payload: &T,
     ) {
+        self.send_recorded_as(connection_id, op.code(), payload, None);
+    }
+
+    /// Like [`send`](Self::send) with any opcode number (the reply to an
+    /// opcode the service does not know).
+    pub(crate) fn send_op<T: Serialize + ?Sized>(
+        &mut self,
+        connection_id: u64,
+        op: u16,
+        payload: &T,
+    ) {
         self.send_recorded_as(connection_id, op, payload, None);
+    }
+
+    /// Counts a frame whose envelope could not be read, with a rate-limited
+    /// warning (what was wrong, never the frame).
+    pub(crate) fn note_bad_envelope(&mut self, connection_id: u64, what: &'static str) {
+        if let Some(count) = self.envelope_warnings.hit(Instant::now()) {
+            tracing::warn!(
+                connection = connection_id,
+                count,
+                what,
+                "malformed frame envelope: connection closed with 1007"
+            );
+        }
     }
 
     /// Like [`send`](Self::send), but records `recorded` instead of the
@@ -168,7 +192,7 @@ impl State {
     pub(crate) fn send_recorded_as<T: Serialize + ?Sized>(
         &mut self,
         connection_id: u64,
-        op: OpCode,
+        op: u16,
         payload: &T,
         recorded: Option<String>,
     ) {
@@ -181,10 +205,10 @@ impl State {
         // Our payload types hold only plain data, so serializing cannot fail.
         let payload = serde_json::to_string(payload).expect("wire payloads always serialize");
         let raw = RawValue::from_string(payload).expect("serde_json output is valid JSON");
-        let text = encode_frame(op, &*raw);
+        let text = format!(r#"{{"op":{op},"d":{}}}"#, raw.get());
         tracing::debug!(
             connection = connection_id,
-            op = op.code(),
+            op,
             size = raw.get().len(),
             "frame sent"
         );
@@ -212,7 +236,7 @@ impl State {
             connection_id,
             account_id: Some(account_id),
             direction: Direction::Sent,
-            opcode: Some(op.code()),
+            opcode: Some(op),
             payload_size: raw.get().len(),
             payload: recorded.unwrap_or_else(|| raw.get().to_owned()),
         });

@@ -78,6 +78,7 @@ pub(crate) struct State {
     /// Connections closed because their queue overflowed.
     pub(crate) queue_overflows: u64,
     overflow_warnings: Throttle,
+    envelope_warnings: Throttle,
 }
 
 impl State {
@@ -102,6 +103,7 @@ impl State {
             limits: limits.clone(),
             queue_overflows: 0,
             overflow_warnings: Throttle::new(),
+            envelope_warnings: Throttle::new(),
         };
         let accounts = config
             .bots

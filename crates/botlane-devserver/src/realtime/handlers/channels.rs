@@ -23,7 +23,7 @@ pub(crate) fn member_channel<'a>(
 
 pub(crate) fn join(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {
     let op = OpCode::ChannelJoin;
-    let request: JoinRequest = decode(op.code(), d)?;
+    let request: JoinRequest = decode(d)?;
     if state.accounts.get(me).map(|a| a.kind) != Some(AccountKind::User) {
         return Err(Refusal::new(
             ReplyCode::NoPermission,
@@ -43,7 +43,7 @@ pub(crate) fn join(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Hand
 
 pub(crate) fn members(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {
     let op = OpCode::ChannelMembers;
-    let request: MembersRequest = decode(op.code(), d)?;
+    let request: MembersRequest = decode(d)?;
     let members = member_channel(state, &request.channel_id, me)?
         .members
         .clone();

@@ -12,7 +12,7 @@ use crate::state::State;
 
 pub(crate) fn key_share(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {
     let op = OpCode::KeyShare;
-    let request: KeyShare = decode(op.code(), d)?;
+    let request: KeyShare = decode(d)?;
     let channel = member_channel(state, &request.channel_id, me)?;
     if !channel.members.contains(&request.to) {
         return Err(Refusal::new(
@@ -34,7 +34,7 @@ pub(crate) fn key_share(state: &mut State, conn: u64, me: &str, d: &RawValue) ->
 
 pub(crate) fn public_key(state: &mut State, conn: u64, d: &RawValue) -> Handled {
     let op = OpCode::PublicKeyFetch;
-    let request: PublicKeyRequest = decode(op.code(), d)?;
+    let request: PublicKeyRequest = decode(d)?;
     let account = state
         .accounts
         .get(&request.user_id)

@@ -24,11 +24,28 @@ pub(crate) fn redact_login(payload: &str) -> String {
     }
 }
 
+/// Checks an identity public key: canonical base64 of 32 bytes, and not a
+/// low-order point (with which every key agreement gives all zeros, so
+/// nothing sealed to it would be secret).
+fn check_public_key(text: &str) -> Result<(), &'static str> {
+    let key = PublicKey::from_base64(text)
+        .map_err(|_| "public_key is not a base64 X25519 key (32 bytes, canonical base64)")?;
+    // Any scalar shows it: clamped scalars are multiples of the cofactor, so
+    // a low-order point always yields the all-zero shared secret.
+    let probe = x25519_dalek::StaticSecret::from([0x5a; 32]);
+    let shared = probe.diffie_hellman(&x25519_dalek::PublicKey::from(*key.as_bytes()));
+    if shared.was_contributory() {
+        Ok(())
+    } else {
+        Err("public_key is a low-order X25519 point: no key agreement with it is secret")
+    }
+}
+
 /// Logs connection `conn` in; `recorded` is the login frame's size and
 /// redacted payload, recorded once the login succeeds.
 pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue, recorded: (usize, String)) -> Flow {
     let op = OpCode::Login;
-    let request: LoginRequest = match decode(op.code(), d) {
+    let request: LoginRequest = match decode(d) {
         Ok(request) => request,
         Err(refusal) => {
             state.send(conn, op, &refusal.reply());
@@ -48,12 +65,8 @@ pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue, recorded: (usize
         };
     };
     let (id, name, kind) = (account.id.clone(), account.name.clone(), account.kind);
-    if PublicKey::from_base64(&request.public_key).is_err() {
-        let refusal = Refusal::new(
-            ReplyCode::BadRequest,
-            "public_key is not a base64 X25519 key",
-        );
-        state.send(conn, op, &refusal.reply());
+    if let Err(why) = check_public_key(&request.public_key) {
+        state.send(conn, op, &Refusal::new(ReplyCode::BadRequest, why).reply());
         return Flow::Continue;
     }
     if !state.session_room() {
@@ -104,12 +117,43 @@ pub(crate) fn rest_mint(state: &mut State, conn: u64, me: &str) {
         };
         serde_json::to_string(&shown).expect("wire payloads always serialize")
     });
-    state.send_recorded_as(conn, OpCode::RestMint, &reply, recorded);
+    state.send_recorded_as(conn, OpCode::RestMint.code(), &reply, recorded);
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
+    use base64::engine::general_purpose::STANDARD;
+    use base64::Engine as _;
+
     use super::*;
+
+    #[test]
+    fn low_order_and_malformed_keys_are_refused() {
+        let good = botlane::crypto::IdentityKeyPair::generate()
+            .unwrap()
+            .public_key();
+        assert_eq!(check_public_key(&good.to_base64()), Ok(()));
+        let mut p_minus_1 = [0xff; 32];
+        p_minus_1[0] = 0xec;
+        p_minus_1[31] = 0x7f;
+        // The points of order 1, 2, 4 and 8 (RFC 7748 §7 asks to refuse them).
+        let order_8: [u8; 32] = [
+            0xe0, 0xeb, 0x7a, 0x7c, 0x3b, 0x41, 0xb8, 0xae, 0x16, 0x56, 0xe3, 0xfa, 0xf1, 0x9f,
+            0xc4, 0x6a, 0xda, 0x09, 0x8d, 0xeb, 0x9c, 0x32, 0xb1, 0xfd, 0x86, 0x62, 0x05, 0x16,
+            0x5f, 0x49, 0xb8, 0x00,
+        ];
+        let mut one = [0u8; 32];
+        one[0] = 1;
+        for low in [[0u8; 32], one, p_minus_1, order_8] {
+            let why = check_public_key(&STANDARD.encode(low)).unwrap_err();
+            assert!(why.contains("low-order"), "{why}");
+        }
+        for bad in ["", "not base64", &STANDARD.encode([1u8; 31])] {
+            let why = check_public_key(bad).unwrap_err();
+            assert!(why.contains("not a base64 X25519 key"), "{bad}: {why}");
+        }
+    }
 
     #[test]
     fn login_payloads_are_redacted() {

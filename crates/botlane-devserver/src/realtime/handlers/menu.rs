@@ -10,7 +10,7 @@ use crate::StoredMenu;
 
 pub(crate) fn menu_publish(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {
     let op = OpCode::MenuPublish;
-    let request: MenuPublish = decode(op.code(), d)?;
+    let request: MenuPublish = decode(d)?;
     if state.accounts.get(me).map(|a| a.kind) != Some(AccountKind::Bot) {
         return Err(Refusal::new(ReplyCode::NotBot, "only bots publish menus"));
     }

@@ -2,6 +2,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
 use botlane::wire::{
     HistoryReply, HistoryRequest, MessageCreate, Notification, OpCode, ReplyCode, SendReply,
     SendRequest, WireMessage,
@@ -33,9 +35,35 @@ fn now_millis() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// The fewest bytes a sealed payload decodes to: a 12-byte nonce and a
+/// 16-byte tag around an empty plaintext (`docs/crypto.md` §1).
+const MIN_SEALED_BYTES: usize = 12 + 16;
+
+/// Refuses a sealed payload no member could open: not canonical base64, or
+/// too short to hold a nonce and a tag. (Whether it opens, only members can
+/// tell: the service never holds the key.)
+fn check_sealed(field: &str, text: &str) -> Result<(), Refusal> {
+    let bytes = STANDARD.decode(text).map_err(|_| {
+        Refusal::new(
+            ReplyCode::BadRequest,
+            format!("{field} is not a sealed payload: not canonical base64"),
+        )
+    })?;
+    if bytes.len() < MIN_SEALED_BYTES {
+        return Err(Refusal::new(
+            ReplyCode::BadRequest,
+            format!(
+                "{field} is not a sealed payload: {} bytes, fewer than a nonce and a tag ({MIN_SEALED_BYTES})",
+                bytes.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn send(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {
     let op = OpCode::Send;
-    let request: SendRequest = decode(op.code(), d)?;
+    let request: SendRequest = decode(d)?;
     if request.content.len() > MAX_CONTENT_BYTES {
         return Err(Refusal::new(
             ReplyCode::TooLarge,
@@ -51,6 +79,10 @@ pub(crate) fn send(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Hand
             ReplyCode::TooLarge,
             format!("command sidecar is over MAX_COMMAND_WIRE ({MAX_COMMAND_WIRE}) characters"),
         ));
+    }
+    check_sealed("content", &request.content)?;
+    if let Some(command) = &request.command {
+        check_sealed("command", command)?;
     }
     let channel = member_channel(state, &request.channel_id, me)?;
     if let Some(denial) = channel.denial {
@@ -129,7 +161,7 @@ pub(crate) fn send(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Hand
 
 pub(crate) fn history(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {
     let op = OpCode::HistoryFetch;
-    let request: HistoryRequest = decode(op.code(), d)?;
+    let request: HistoryRequest = decode(d)?;
     let limit = request
         .limit
         .map_or(DEFAULT_HISTORY, |l| {
@@ -156,4 +188,32 @@ pub(crate) fn history(state: &mut State, conn: u64, me: &str, d: &RawValue) -> H
     };
     state.send(conn, op, &reply);
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_payloads_that_could_be_sealed_pass() {
+        let minimal = STANDARD.encode([7u8; MIN_SEALED_BYTES]);
+        assert!(check_sealed("content", &minimal).is_ok());
+        let reason = |text: &str| {
+            check_sealed("content", text)
+                .err()
+                .unwrap()
+                .reply()
+                .reason
+                .unwrap()
+        };
+        assert_eq!(
+            reason(""),
+            "content is not a sealed payload: 0 bytes, fewer than a nonce and a tag (28)"
+        );
+        assert!(reason(&STANDARD.encode([7u8; 27])).contains("27 bytes"));
+        assert!(reason("abc").contains("not canonical base64"));
+        assert!(reason(&minimal.trim_end_matches('=').to_owned()).contains("not canonical base64"));
+        assert!(reason("@@@@").contains("not canonical base64"));
+    }
 }
