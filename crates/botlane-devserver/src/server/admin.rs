@@ -89,7 +89,9 @@ impl DevServer {
             .update(|s| s.create_channel(server_id, name, None))
     }
 
-    /// Makes an account (bot or human) a member of a channel; a no-op if it already is.
+    /// Makes an account (bot or human) a member of a channel; a no-op if it
+    /// already is. Its logged-in connections get `channel_added` (op 34,
+    /// `{"channel": {"id", "server_id", "name"}}`).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -104,6 +106,30 @@ impl DevServer {
     /// ```
     pub fn add_member(&self, channel_id: &str, account_id: &str) -> Result<(), DevServerError> {
         self.shared.update(|s| s.add_member(channel_id, account_id))
+    }
+
+    /// Takes an account out of a channel; a no-op if it is not a member.
+    /// Its connections get `channel_removed` (op 35, `{"channel_id"}`), and
+    /// it stops getting the channel's messages and keys: sends, history and
+    /// key shares in that channel answer `-4` for it, and the keys that
+    /// were waiting for it are dropped.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// let server = botlane_devserver::DevServer::start(Default::default()).await?;
+    /// let channel = server.create_channel(&server.create_server("lobby"), "general")?;
+    /// let bot = server.add_bot("dicebot");
+    /// server.add_member(&channel, &bot.id)?;
+    /// server.remove_member(&channel, &bot.id)?;
+    /// assert!(server.view(|s| s.members(&channel).is_empty()));
+    /// assert!(server.remove_member(&channel, "nobody").is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn remove_member(&self, channel_id: &str, account_id: &str) -> Result<(), DevServerError> {
+        self.shared
+            .update(|s| s.remove_member(channel_id, account_id))
     }
 
     /// Makes every send (op 30) to a channel be refused with `denial`, or

@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 
 use botlane::wire::{ChannelInfo, ReplyCode, WireMessage};
+use serde::Serialize;
 
 use super::State;
 use crate::DevServerError;
@@ -18,6 +19,25 @@ pub(crate) struct Channel {
     pub(crate) members: Vec<String>,
     pub(crate) denial: Option<Denial>,
     pub(crate) messages: VecDeque<WireMessage>,
+}
+
+/// The opcode of the push that tells an account it was added to a channel
+/// (D3): `{"channel": {"id", "server_id", "name"}}`.
+pub(crate) const CHANNEL_ADDED: u16 = 34;
+/// The opcode of the push that tells an account it was removed from a
+/// channel (D3): `{"channel_id"}`.
+pub(crate) const CHANNEL_REMOVED: u16 = 35;
+
+/// Op 34's payload.
+#[derive(Serialize)]
+struct ChannelAdded {
+    channel: ChannelInfo,
+}
+
+/// Op 35's payload.
+#[derive(Serialize)]
+struct ChannelRemoved<'a> {
+    channel_id: &'a str,
 }
 
 /// A refusal [`DevServer::deny_sends`](crate::DevServer::deny_sends) makes a
@@ -112,9 +132,46 @@ impl State {
             .channels
             .get_mut(channel_id)
             .ok_or_else(|| DevServerError::UnknownChannel(channel_id.to_owned()))?;
-        if !channel.members.iter().any(|m| m == account_id) {
-            channel.members.push(account_id.to_owned());
+        if channel.members.iter().any(|m| m == account_id) {
+            return Ok(());
         }
+        channel.members.push(account_id.to_owned());
+        let added = ChannelAdded {
+            channel: ChannelInfo {
+                id: channel.id.clone(),
+                server_id: channel.server_id.clone(),
+                name: channel.name.clone(),
+            },
+        };
+        self.push_op(account_id, CHANNEL_ADDED, &added);
+        Ok(())
+    }
+
+    /// Takes an account out of a channel; a no-op if it is not a member. It
+    /// stops getting the channel's messages and keys (the keys waiting for it
+    /// are dropped), and its connections get `channel_removed`.
+    pub(crate) fn remove_member(
+        &mut self,
+        channel_id: &str,
+        account_id: &str,
+    ) -> Result<(), DevServerError> {
+        if !self.accounts.contains_key(account_id) {
+            return Err(DevServerError::UnknownAccount(account_id.to_owned()));
+        }
+        let channel = self
+            .channels
+            .get_mut(channel_id)
+            .ok_or_else(|| DevServerError::UnknownChannel(channel_id.to_owned()))?;
+        let before = channel.members.len();
+        channel.members.retain(|m| m != account_id);
+        if channel.members.len() == before {
+            return Ok(());
+        }
+        if let Some(keys) = self.pending_keys.get_mut(account_id) {
+            keys.retain(|k| k.channel_id != channel_id);
+        }
+        let removed = ChannelRemoved { channel_id };
+        self.push_op(account_id, CHANNEL_REMOVED, &removed);
         Ok(())
     }
 

@@ -250,6 +250,16 @@ impl State {
         op: OpCode,
         payload: &T,
     ) -> bool {
+        self.push_op(account_id, op.code(), payload)
+    }
+
+    /// Like [`push`](Self::push) with any opcode number.
+    pub(crate) fn push_op<T: Serialize + ?Sized>(
+        &mut self,
+        account_id: &str,
+        op: u16,
+        payload: &T,
+    ) -> bool {
         let targets: Vec<u64> = self
             .connections
             .iter()
@@ -257,7 +267,7 @@ impl State {
             .map(|(id, _)| *id)
             .collect();
         for connection_id in &targets {
-            self.send(*connection_id, op, payload);
+            self.send_recorded_as(*connection_id, op, payload, None);
         }
         !targets.is_empty()
     }

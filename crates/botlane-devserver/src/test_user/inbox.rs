@@ -6,9 +6,10 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use botlane::crypto::{ChannelKey, IdentityKeyPair, WrappedKey};
 use botlane::wire::{
-    decode_frame, ChannelKeyPush, MessageCreate, Notification, OpCode, WireMessage,
+    decode_frame, ChannelInfo, ChannelKeyPush, MessageCreate, Notification, OpCode, WireMessage,
 };
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
@@ -21,8 +22,28 @@ pub(super) struct Inner {
     pub(super) pending: HashMap<u16, VecDeque<oneshot::Sender<Box<RawValue>>>>,
     pub(super) keys: HashMap<String, ChannelKey>,
     pub(super) notifications: Vec<Notification>,
+    /// The channels this user is a member of: `ready`, then ops 34 and 35.
+    pub(super) channels: Vec<ChannelInfo>,
     pub(super) closed: bool,
+    /// The code and reason of the service's close frame, if one came.
+    pub(super) close: Option<(u16, String)>,
 }
+
+/// Op 34, `channel_added`.
+#[derive(Deserialize)]
+struct ChannelAdded {
+    channel: ChannelInfo,
+}
+
+/// Op 35, `channel_removed`.
+#[derive(Deserialize)]
+struct ChannelRemoved {
+    channel_id: String,
+}
+
+/// The opcodes of the membership pushes (D3).
+const CHANNEL_ADDED: u16 = 34;
+const CHANNEL_REMOVED: u16 = 35;
 
 pub(super) struct Shared {
     pub(super) inner: Mutex<Inner>,
@@ -75,6 +96,24 @@ pub(super) fn on_frame(
     let Ok(frame) = decode_frame(text) else {
         return;
     };
+    if frame.op == CHANNEL_ADDED {
+        if let Ok(push) = serde_json::from_str::<ChannelAdded>(frame.d.get()) {
+            let mut inner = shared.lock();
+            if !inner.channels.iter().any(|c| c.id == push.channel.id) {
+                inner.channels.push(push.channel);
+            }
+        }
+        return;
+    }
+    if frame.op == CHANNEL_REMOVED {
+        if let Ok(push) = serde_json::from_str::<ChannelRemoved>(frame.d.get()) {
+            let mut inner = shared.lock();
+            inner.channels.retain(|c| c.id != push.channel_id);
+            // A chat app forgets the key of a channel it left.
+            inner.keys.remove(&push.channel_id);
+        }
+        return;
+    }
     match OpCode::from(frame.op) {
         Some(OpCode::MessageCreate) => {
             if let Ok(push) = serde_json::from_str::<MessageCreate>(frame.d.get()) {

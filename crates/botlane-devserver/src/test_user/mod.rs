@@ -86,7 +86,6 @@ pub struct ReceivedMessage {
 pub struct TestUser {
     user_id: String,
     name: String,
-    channels: Vec<ChannelInfo>,
     shared: Arc<Shared>,
     out: mpsc::UnboundedSender<String>,
     messages: tokio::sync::Mutex<mpsc::UnboundedReceiver<WireMessage>>,
@@ -139,6 +138,8 @@ impl TestUser {
                 while let Some(Ok(frame)) = stream.next().await {
                     if let Some(text) = frame.as_text() {
                         on_frame(&shared, &messages_tx, &key_arrived, text);
+                    } else if let Some((code, reason)) = frame.as_close() {
+                        shared.lock().close = Some((code.into(), reason.to_owned()));
                     }
                 }
                 let mut inner = shared.lock();
@@ -167,7 +168,6 @@ impl TestUser {
         let mut user = Self {
             user_id: String::new(),
             name: String::new(),
-            channels: Vec::new(),
             shared,
             out,
             messages: tokio::sync::Mutex::new(messages_rx),
@@ -181,7 +181,7 @@ impl TestUser {
         let ready: Ready = parse(OpCode::Ready, &await_slot(ready_slot).await?)?;
         user.user_id = ready.user_id;
         user.name = ready.name;
-        user.channels = ready.channels;
+        user.shared.lock().channels = ready.channels;
         Ok(user)
     }
 
@@ -195,9 +195,28 @@ impl TestUser {
         &self.name
     }
 
-    /// The channels listed in `ready` at login.
-    pub fn channels(&self) -> &[ChannelInfo] {
-        &self.channels
+    /// The channels this user is a member of: those listed in `ready` at
+    /// login, kept up to date by `channel_added` (op 34) and
+    /// `channel_removed` (op 35; the channel's key is forgotten too).
+    pub fn channels(&self) -> Vec<ChannelInfo> {
+        self.shared.lock().channels.clone()
+    }
+
+    /// The code and reason of the close frame the service sent, once the
+    /// connection has ended with one.
+    pub fn close_reason(&self) -> Option<(u16, String)> {
+        self.shared.lock().close.clone()
+    }
+
+    /// Sends `text` as one text frame, as is, and waits for nothing: for
+    /// tests of how a service treats malformed input.
+    pub fn send_raw(&self, text: &str) -> Result<(), TestUserError> {
+        if self.shared.lock().closed {
+            return Err(TestUserError::Closed);
+        }
+        self.out
+            .send(text.to_owned())
+            .map_err(|_| TestUserError::Closed)
     }
 
     /// This user's identity public key (as registered at login).

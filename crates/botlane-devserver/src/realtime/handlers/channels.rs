@@ -30,14 +30,13 @@ pub(crate) fn join(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Hand
             "bots are added to channels by the service's admins",
         ));
     }
-    let channel = state
-        .channels
-        .get_mut(&request.channel_id)
-        .ok_or_else(|| Refusal::new(ReplyCode::UnknownChannel, "unknown channel"))?;
-    if !channel.members.iter().any(|m| m == me) {
-        channel.members.push(me.to_owned());
+    if !state.channels.contains_key(&request.channel_id) {
+        return Err(Refusal::new(ReplyCode::UnknownChannel, "unknown channel"));
     }
     state.send(conn, op, &CodeReply::default());
+    // Then `channel_added` to each of the account's connections, unless it
+    // was a member already. Both exist: this cannot fail.
+    let _ = state.add_member(&request.channel_id, me);
     Ok(())
 }
 

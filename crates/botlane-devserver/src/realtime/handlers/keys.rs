@@ -27,7 +27,11 @@ pub(crate) fn key_share(state: &mut State, conn: u64, me: &str, d: &RawValue) ->
     };
     state.send(conn, op, &CodeReply::default());
     if !state.push(&request.to, OpCode::ChannelKey, &push) {
-        state.pending_keys.entry(request.to).or_default().push(push);
+        // One waiting key per channel and sender: a newer share replaces
+        // the older, so what waits stays bounded by the memberships.
+        let waiting = state.pending_keys.entry(request.to).or_default();
+        waiting.retain(|k| !(k.channel_id == push.channel_id && k.from == push.from));
+        waiting.push(push);
     }
     Ok(())
 }
