@@ -213,7 +213,7 @@ mod tests {
         );
         assert!(reason(&STANDARD.encode([7u8; 27])).contains("27 bytes"));
         assert!(reason("abc").contains("not canonical base64"));
-        assert!(reason(&minimal.trim_end_matches('=').to_owned()).contains("not canonical base64"));
+        assert!(reason(minimal.trim_end_matches('=')).contains("not canonical base64"));
         assert!(reason("@@@@").contains("not canonical base64"));
     }
 }
