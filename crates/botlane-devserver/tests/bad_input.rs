@@ -335,7 +335,7 @@ async fn a_bad_login_payload_gets_minus_5_and_a_good_login_still_works() {
         Ok((4242, json!({"code": -5, "reason": "unknown opcode 4242"})))
     );
     // The socket stayed open and no key was registered; a good login works.
-    assert_eq!(f.server.view(|s| s.public_key(&f.alice).is_none()), true);
+    assert!(f.server.view(|s| s.public_key(&f.alice).is_none()));
     raw.login(ALICE).await;
     assert!(f.server.frames().iter().all(|r| !r.payload.contains(ALICE)));
 }
