@@ -169,9 +169,7 @@ async fn a_test_user_tracks_its_channels_and_forgets_a_removed_channel_s_key() {
     eventually("carol sees general", || carol.channels().len() == 1).await;
     assert_eq!(carol.channels()[0].name, "general");
     let side = server.create_channel(&lobby, "side").unwrap();
-    server
-        .add_member(&side, &carol.user_id().to_owned())
-        .unwrap();
+    server.add_member(&side, carol.user_id()).unwrap();
     eventually("carol sees side", || carol.channels().len() == 2).await;
 
     alice.open_channel(&general).await.unwrap();
