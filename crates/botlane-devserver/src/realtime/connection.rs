@@ -18,7 +18,7 @@ use tokio_websockets::{CloseCode, Message, WebSocketStream};
 
 use super::dispatch::{handle_text, Flow};
 use super::RealtimeApp;
-use crate::state::{Outbound, OutboxReader, Termination};
+use crate::state::{Backlog, Outbound, OutboxReader, Termination};
 
 /// The socket of one connection.
 pub(crate) type Socket = WebSocketStream<TokioIo<Upgraded>>;
@@ -59,7 +59,7 @@ pub(crate) async fn connection(
     app: RealtimeApp,
     conn: u64,
     socket: Socket,
-    outbox: OutboxReader,
+    (outbox, mut backlog): (OutboxReader, Backlog),
     mut killed: watch::Receiver<Option<Termination>>,
 ) {
     let RealtimeApp {
@@ -80,8 +80,12 @@ pub(crate) async fn connection(
     let mut logged_in = false;
 
     let ending = loop {
+        // While its own replies are backed up, the client's next requests
+        // wait in the socket (TCP backpressure) rather than in memory.
+        let full = backlog.full();
         tokio::select! {
-            incoming = stream.next() => match incoming {
+            () = backlog.drained(), if full => {}
+            incoming = stream.next(), if !full => match incoming {
                 Some(Ok(message)) => {
                     if let Some(text) = message.as_text() {
                         match shared.update(|s| handle_text(s, conn, text)) {

@@ -90,8 +90,16 @@ fn payload(d: Option<&RawValue>) -> Result<&RawValue, Refusal> {
     Ok(d)
 }
 
-/// Handles one text frame from a connection.
+/// Handles one text frame from a connection. What it queues for that
+/// connection counts as its own (backpressure, never an overflow).
 pub(crate) fn handle_text(state: &mut State, conn: u64, text: &str) -> Flow {
+    state.handling = Some(conn);
+    let flow = handle(state, conn, text);
+    state.handling = None;
+    flow
+}
+
+fn handle(state: &mut State, conn: u64, text: &str) -> Flow {
     let envelope = match read_envelope(text) {
         Ok(envelope) => envelope,
         Err(why) => {

@@ -109,7 +109,7 @@ pub(crate) async fn upgrade(
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
     // Registered before the 101, so the pool is checked before the upgrade.
-    let (outbox, reader) = outbox(app.limits.outbound_queue_bytes);
+    let (outbox, reader, backlog) = outbox(app.limits.outbound_queue_bytes);
     let (kill, killed) = watch::channel(None);
     let Some(conn) = app.shared.update(|s| s.connect(outbox, kill)) else {
         tracing::debug!("pre-login pool full: 503");
@@ -127,7 +127,7 @@ pub(crate) async fn upgrade(
                 let socket = ServerBuilder::new()
                     .limits(limits)
                     .serve(TokioIo::new(upgraded));
-                connection(app, conn, socket, reader, killed).await;
+                connection(app, conn, socket, (reader, backlog), killed).await;
             }
             Err(e) => {
                 tracing::debug!(connection = conn, error = %e, "upgrade failed");

@@ -105,7 +105,9 @@ impl DevServer {
         })
     }
 
-    /// Reads the state through a [`StateView`].
+    /// Reads the state through a [`StateView`]. The state is locked while
+    /// `read` runs: call no method of the `DevServer` from inside it (that
+    /// would wait for the lock forever); take what you need first.
     pub fn view<R>(&self, read: impl FnOnce(&StateView<'_>) -> R) -> R {
         let state = self.shared.lock();
         read(&StateView { state: &state })

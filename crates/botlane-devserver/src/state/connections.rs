@@ -212,7 +212,8 @@ impl State {
             size = raw.get().len(),
             "frame sent"
         );
-        if !connection.outbox.push_frame(text) {
+        let own = self.handling == Some(connection_id);
+        if !connection.outbox.push_frame(text, own) {
             connection.ending = true;
             connection.terminate(Termination::Urgent {
                 code: 1008,

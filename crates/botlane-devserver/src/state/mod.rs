@@ -19,7 +19,7 @@ pub use accounts::{BotAccount, UserAccount};
 pub use channels::Denial;
 pub(crate) use channels::{Channel, Server};
 pub(crate) use connections::{Connection, Termination};
-pub(crate) use outbox::{outbox, Outbound, OutboxReader};
+pub(crate) use outbox::{outbox, Backlog, Outbound, OutboxReader};
 pub use view::StateView;
 
 use crate::records::{FrameRecord, NotificationRecord, Ring};
@@ -68,6 +68,9 @@ pub(crate) struct State {
     pub(crate) pending_keys: HashMap<String, Vec<ChannelKeyPush>>,
     pub(crate) connections: BTreeMap<u64, Connection>,
     next_connection: u64,
+    /// The connection whose frame is being handled: frames queued for it are
+    /// its own (see `outbox`).
+    pub(crate) handling: Option<u64>,
     /// Connections in the pre-login pool and in the session pool.
     prelogin: usize,
     sessions: usize,
@@ -95,6 +98,7 @@ impl State {
             pending_keys: HashMap::new(),
             connections: BTreeMap::new(),
             next_connection: 1,
+            handling: None,
             prelogin: 0,
             sessions: 0,
             frames: Ring::new(limits.frame_records, limits.frame_record_bytes),
