@@ -33,7 +33,6 @@ type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 const SENDER: &str = "bench-sender-token";
 const SINK: &str = "bench-sink-token";
-const KEY: &str = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAE=";
 
 /// One devserver child and where it listens.
 struct Server {

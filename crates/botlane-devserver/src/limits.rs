@@ -69,11 +69,15 @@ pub struct Limits {
     pub login_timeout: Duration,
     /// Logged-in WebSockets (default 1024).
     pub sessions: usize,
-    /// Bytes of frames that may wait for one slow client (default 1 MiB). A
-    /// frame that does not fit is not queued: the connection is closed with
-    /// 1008 `outbound queue full: the client is not reading`. A frame is
-    /// always admitted to an empty queue, so one connection holds at most
-    /// this plus one frame.
+    /// Bytes of frames that may wait for one slow client (default 1 MiB).
+    /// Replies and pushes caused by the client's own requests always queue,
+    /// but while the queue is at this size the service reads no more of its
+    /// requests (they wait in the socket). A frame caused by others
+    /// (messages, notifications, keys, membership) that does not fit closes
+    /// the connection with 1008 `outbound queue full: the client is not
+    /// reading`; an empty queue takes any frame. So one connection holds at
+    /// most this plus what one request produces (a reply and a push, under
+    /// two frames of [`MAX_FRAME_BYTES`](crate::MAX_FRAME_BYTES)).
     pub outbound_queue_bytes: usize,
     /// How long a closing connection may take to flush its queue and its
     /// close frame before the socket is dropped (default 2 s).
@@ -83,7 +87,7 @@ pub struct Limits {
     pub frame_records: usize,
     /// Bytes of frame records kept, payloads included (default 16 MiB).
     pub frame_record_bytes: usize,
-    /// HTTP request records kept, newest last (default 1,000).
+    /// HTTP request records kept, newest last (default 10,000).
     pub http_records: usize,
     /// Bytes of HTTP request records kept, headers and bodies included
     /// (default 16 MiB).
@@ -111,7 +115,7 @@ impl Default for Limits {
             flush_timeout: Duration::from_secs(2),
             frame_records: 10_000,
             frame_record_bytes: 16 * 1024 * 1024,
-            http_records: 1_000,
+            http_records: 10_000,
             http_record_bytes: 16 * 1024 * 1024,
             http_record_body_bytes: 64 * 1024,
             notification_records: 10_000,

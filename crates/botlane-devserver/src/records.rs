@@ -17,7 +17,8 @@ pub(crate) trait Weigh {
 const RECORD_OVERHEAD: usize = 128;
 
 /// Records in arrival order, at most `max_items` of them and `max_bytes` of
-/// [`Weigh::weight`] together; the newest record is always kept.
+/// [`Weigh::weight`] together; the newest record is kept even alone over
+/// `max_bytes`, and none at all with `max_items` 0.
 pub(crate) struct Ring<T> {
     items: VecDeque<T>,
     bytes: usize,

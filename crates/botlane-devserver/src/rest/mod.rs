@@ -38,7 +38,8 @@ pub const BOT_REST_ALLOWLIST: &[(&str, &str)] = &[
     ("GET", "/api/files/{file_id}/download"),
 ];
 
-/// The largest request body the REST listener reads.
+/// The default of [`Limits::max_request_body`]: the largest request body a
+/// listener reads.
 pub const MAX_HTTP_BODY_BYTES: usize = 1024 * 1024;
 
 /// The name of the header that carries the credential.

@@ -5,12 +5,12 @@ use std::time::Duration;
 use botlane::crypto::CryptoError;
 use botlane::FormatError;
 
-/// What a [`TestUser`] call can fail with.
+/// What a [`TestUser`](crate::TestUser) call can fail with.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TestUserError {
     /// The WebSocket could not be opened (within
-    /// [`CONNECT_TIMEOUT`](crate::test_user::CONNECT_TIMEOUT)).
+    /// [`CONNECT_TIMEOUT`](crate::CONNECT_TIMEOUT)).
     #[error("cannot connect to {url}: {reason}")]
     Connect {
         /// The URL asked for.
@@ -37,7 +37,7 @@ pub enum TestUserError {
     /// The connection is closed.
     #[error("the connection is closed")]
     Closed,
-    /// The user holds no key for this channel: call [`TestUser::open_channel`]
+    /// The user holds no key for this channel: call [`TestUser::open_channel`](crate::TestUser::open_channel)
     /// or wait for a member to share one.
     #[error("no channel key for channel {0}")]
     NoChannelKey(String),

@@ -103,7 +103,7 @@ impl TestUser {
 
     /// Like [`connect`](Self::connect), over `wss://`, trusting only
     /// `root_certificate_der` (such as
-    /// [`DevServer::rest_root_certificate_der`](crate::DevServer::rest_root_certificate_der)).
+    /// [`DevServer::realtime_root_certificate_der`](crate::DevServer::realtime_root_certificate_der)).
     pub async fn connect_tls(
         wss_url: &str,
         token: &str,
