@@ -134,8 +134,12 @@ impl Drop for Server {
 
 async fn login(url: &str, token: &str) -> Socket {
     let (mut ws, _) = connect_async(url).await.unwrap();
+    // A real public key: the service refuses low-order points such as zeros.
+    let key = botlane::crypto::IdentityKeyPair::from_secret_bytes([7; 32])
+        .public_key()
+        .to_base64();
     let frame =
-        json!({"op": 10, "d": {"token": token, "public_key": KEY, "client": "memory-bench"}});
+        json!({"op": 10, "d": {"token": token, "public_key": key, "client": "memory-bench"}});
     ws.send(Message::text(frame.to_string())).await.unwrap();
     // The login reply, then ready (and any channel keys).
     for _ in 0..2 {

@@ -97,7 +97,8 @@ pub struct Limits {
     pub http_record_body_bytes: usize,
     /// Notification records kept, newest last (default 10,000).
     pub notification_records: usize,
-    /// Messages each channel keeps, newest last (default 10,000).
+    /// Messages each channel keeps, newest last (default 1,000; each at most
+    /// [`MAX_CONTENT_BYTES`](crate::MAX_CONTENT_BYTES) plus its sidecar).
     pub channel_history: usize,
 }
 
@@ -119,7 +120,7 @@ impl Default for Limits {
             http_record_bytes: 16 * 1024 * 1024,
             http_record_body_bytes: 64 * 1024,
             notification_records: 10_000,
-            channel_history: 10_000,
+            channel_history: 1_000,
         }
     }
 }
