@@ -356,6 +356,19 @@ async fn many_sessions(server: &Server) -> Notes {
 /// One case: drives the server and reports what happened.
 type Case = fn(&Server) -> std::pin::Pin<Box<dyn std::future::Future<Output = Notes> + '_>>;
 
+/// The soft limit on open files of this process (the child inherits it).
+fn open_files_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// Cases that hold thousands of sockets open on both sides.
+const FD_HUNGRY: [&str; 2] = ["idle_connections", "many_sessions"];
+
+/// Open files the fd-hungry cases need (2,000 sockets on each side, and slack).
+const FDS_NEEDED: u64 = 4_500;
+
 fn mib(kib: u64) -> String {
     format!("{:.1}", kib as f64 / 1024.0)
 }
@@ -376,6 +389,14 @@ async fn main() {
     println!("|---|---|---|---|---|---|");
     for (name, case) in cases {
         if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
+        let fds = open_files_limit();
+        if FD_HUNGRY.contains(&name) && fds.is_some_and(|n| n < FDS_NEEDED) {
+            println!(
+                "| {name} | | | | | skipped: the open-files limit is {}, the case needs {FDS_NEEDED} (raise it with `ulimit -n`) |",
+                fds.unwrap_or(0)
+            );
             continue;
         }
         let server = Server::start();

@@ -96,10 +96,15 @@ async fn main() -> ExitCode {
     }
 }
 
-#[allow(
-    clippy::print_stdout,
-    reason = "the URLs and ids are the program's output"
-)]
+/// Prints one line of the program's output (URLs and ids). A reader that
+/// stopped reading (a closed pipe) does not stop the service.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 async fn serve(args: Args) -> Result<(), DevServerError> {
     let mut config = match &args.config {
         Some(path) => DevServerConfig::from_json_file(path)?,
@@ -137,31 +142,31 @@ async fn serve(args: Args) -> Result<(), DevServerError> {
     // SIGINT at once, and an unregistered handler would let it kill us.
     let interrupted = interrupt_signal();
     let server = DevServer::start(config.clone()).await?;
-    println!("realtime: {}", server.ws_url());
+    say!("realtime: {}", server.ws_url());
     let flag = if config.bot_rest_credentials {
         "on"
     } else {
         "off"
     };
-    println!("rest: {} (BOT_REST_CREDENTIALS {flag})", server.rest_url());
+    say!("rest: {} (BOT_REST_CREDENTIALS {flag})", server.rest_url());
     if let (Some(path), Some(pem)) = (&args.rest_root_cert, server.rest_root_certificate_pem()) {
         write_pem(path, &pem)?;
-        println!("rest root certificate: {}", path.display());
+        say!("rest root certificate: {}", path.display());
     }
     if let (Some(path), Some(pem)) = (
         &args.realtime_root_cert,
         server.realtime_root_certificate_pem(),
     ) {
         write_pem(path, &pem)?;
-        println!("realtime root certificate: {}", path.display());
+        say!("realtime root certificate: {}", path.display());
     }
     if let Some(url) = server.playground_url() {
-        println!("playground: {url}");
+        say!("playground: {url}");
     }
     for (kind, accounts) in [("bot", &config.bots), ("user", &config.users)] {
         for account in accounts {
             if let Some(id) = server.account_id(&account.name) {
-                println!("{kind} {}: {id}", account.name);
+                say!("{kind} {}: {id}", account.name);
             }
         }
     }
@@ -169,14 +174,14 @@ async fn serve(args: Args) -> Result<(), DevServerError> {
         let Some(server_id) = server.server_id(&configured.name) else {
             continue;
         };
-        println!("server {}: {server_id}", configured.name);
+        say!("server {}: {server_id}", configured.name);
         for channel in &configured.channels {
             if let Some(id) = server.channel_id(&server_id, &channel.name) {
-                println!("  channel {}: {id}", channel.name);
+                say!("  channel {}: {id}", channel.name);
             }
         }
         for file in server.files(&server_id) {
-            println!("  file {}: {}", file.name, file.id);
+            say!("  file {}: {}", file.name, file.id);
         }
     }
     interrupted.await;
