@@ -97,17 +97,20 @@ pub enum Direction {
 pub struct FrameRecord {
     /// The connection (numbered from 1 in order of arrival).
     pub connection_id: u64,
-    /// The account logged in on the connection at the time, if any.
+    /// The account logged in on the connection at the time: `None` only for
+    /// the login frame itself (recorded once the login succeeded).
     pub account_id: Option<String>,
     /// Which way it went.
     pub direction: Direction,
     /// The opcode; `None` for a received frame that was not a valid envelope.
     pub opcode: Option<u16>,
-    /// The payload's size in bytes (the whole text for an invalid envelope).
+    /// The payload's size in bytes (the whole text for an invalid envelope;
+    /// 0 for a frame without `d`).
     pub payload_size: usize,
     /// The payload's JSON text, with a login token and a 638 reply's
     /// one-time secret replaced by `"[REDACTED]"`; `"[UNPARSED]"` for an
-    /// invalid envelope, which might hold a token.
+    /// invalid envelope, which might hold a token; empty for a frame
+    /// without `d`.
     pub payload: String,
 }
 
