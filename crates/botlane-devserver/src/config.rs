@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::DevServerError;
+use crate::{DevServerError, Limits};
 
 /// What the service starts with: where it listens and which accounts,
 /// servers and channels exist from the start.
@@ -80,6 +80,14 @@ pub struct DevServerConfig {
     /// Serve the playground page at `/playground` (see [`DevServerConfig::playground`]).
     #[serde(default)]
     pub playground: bool,
+    /// Whether the realtime listener serves `wss` (and the playground
+    /// https), with a certificate made at start like the REST listener's
+    /// (see [`DevServer::realtime_root_certificate_der`](crate::DevServer::realtime_root_certificate_der)).
+    #[serde(default)]
+    pub realtime_tls: bool,
+    /// Connection budgets, timeouts, queue and record caps.
+    #[serde(default)]
+    pub limits: Limits,
 }
 
 fn default_listen() -> SocketAddr {
@@ -97,6 +105,8 @@ impl Default for DevServerConfig {
             bot_rest_credentials: false,
             rest_tls: false,
             playground: false,
+            realtime_tls: false,
+            limits: Limits::default(),
         }
     }
 }
@@ -224,6 +234,29 @@ impl DevServerConfig {
     /// ```
     pub fn rest_tls(mut self, on: bool) -> Self {
         self.rest_tls = on;
+        self
+    }
+
+    /// Serves the realtime listener over `wss` with a certificate made at start.
+    ///
+    /// ```
+    /// let config = botlane_devserver::DevServerConfig::default().realtime_tls(true);
+    /// assert!(config.realtime_tls);
+    /// ```
+    pub fn realtime_tls(mut self, on: bool) -> Self {
+        self.realtime_tls = on;
+        self
+    }
+
+    /// Sets the connection budgets, timeouts, queue and record caps.
+    ///
+    /// ```
+    /// use botlane_devserver::{DevServerConfig, Limits};
+    /// let config = DevServerConfig::default().limits(Limits::default().sessions(8));
+    /// assert_eq!(config.limits.sessions, 8);
+    /// ```
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
         self
     }
 

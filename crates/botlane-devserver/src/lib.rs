@@ -20,8 +20,9 @@
 //! Two ways to use it:
 //!
 //! * **The binary** `botlane-devserver [--listen ADDR] [--config FILE]
-//!   [--rest-listen ADDR] [--rest-credentials] [--rest-tls [--rest-root-cert FILE]]
-//!   [--playground]` runs it until Ctrl-C and prints its URLs and the ids of
+//!   [--realtime-tls [--realtime-root-cert FILE]] [--rest-listen ADDR]
+//!   [--rest-credentials] [--rest-tls [--rest-root-cert FILE]] [--playground]
+//!   [--prelogin-connections N] [--login-timeout SECS] [--sessions N]` runs it until Ctrl-C and prints its URLs and the ids of
 //!   the configured accounts, servers, channels and files (see
 //!   [`DevServerConfig`] for the file); with `--playground`, also the URL of
 //!   the playground page. It honours the environment variable
@@ -29,8 +30,9 @@
 //! * **The library**, in a bot's own tests: [`DevServer::start`] on a free
 //!   port, accounts and channels made through the handle's admin calls, the
 //!   bot pointed at [`DevServer::ws_url`] with the bot's token, and one or
-//!   more [`TestUser`]s playing the humans. Everything the service received
-//!   and sent is recorded, so a test can assert on it
+//!   more [`TestUser`]s playing the humans. What the service received from
+//!   and sent to logged-in clients is recorded (the newest records, within
+//!   the caps of [`Limits`]), so a test can assert on it
 //!   ([`DevServer::frames`], [`DevServer::messages`], [`DevServer::menu`],
 //!   [`DevServer::notifications_for`]) and await a change without sleeping
 //!   ([`DevServer::wait_for`]).
@@ -124,25 +126,54 @@
 //!   validation: the canonical arrays exactly (`[name, description,
 //!   options]`, options `[name, typeCode, description, required, choices]`),
 //!   `required` a real boolean, every limit of the spec, required options
-//!   before optional ones, typed choices that coerce. Command names are
-//!   casefolded (Unicode lower case) and must then match
-//!   `^[a-z0-9_-]{1,32}$`; option names must match it as sent. The size cap
-//!   counts the compact JSON the service re-serializes. `-5` / `-8`; a human
-//!   account gets `-1`.
+//!   before optional ones, typed choices that coerce, commands in canonical
+//!   order (sorted by name, no duplicates). Command names are casefolded
+//!   (Unicode lower case) and must then match `^[a-z0-9_-]{1,32}$`; option
+//!   names must match it as sent. The size cap counts the compact JSON the
+//!   service re-serializes. `-5` / `-8`; a human account gets `-1`.
 //! * Sends (op 30): `-4` for an unknown channel or a non-member, the
 //!   channel's [`Denial`] if one is set, `-8` for content over
 //!   [`MAX_CONTENT_BYTES`] or a sidecar over `MAX_COMMAND_WIRE` characters,
-//!   `-5` for a `reply_to` naming no message of the channel. A reply
-//!   notifies the replied-to author unless they reply to themselves.
+//!   `-5` for content or a sidecar that cannot be a sealed payload (not
+//!   canonical base64, or fewer than 28 bytes: nonce and tag) and for a
+//!   `reply_to` naming no message of the channel. A reply notifies the
+//!   replied-to author unless they reply to themselves. Each channel keeps
+//!   its newest [`Limits::channel_history`] messages.
 //! * History (op 40): the last `limit` messages (default
-//!   [`DEFAULT_HISTORY`], at most [`MAX_HISTORY`]), oldest first.
+//!   [`DEFAULT_HISTORY`], at most [`MAX_HISTORY`]), oldest first, as many of
+//!   them as fit in one frame of [`MAX_FRAME_BYTES`].
 //! * Keys: op 51 only between members; op 52 answers without a key for an
 //!   account that never logged in; op 61 lists a channel's members for its
 //!   members. Only humans join channels themselves (op 60; bots get `-3`).
-//! * Login: the public key must be canonical base64 of 32 bytes (`-5`); an
-//!   unknown or revoked token gets `-6` and the socket is closed (code 1008).
+//!   A key for an offline member waits for its next login, one per channel
+//!   and sender.
+//! * Membership pushes: adding an online account to a channel (the admin
+//!   call, or op 60) pushes op 34 `{"channel": {"id", "server_id",
+//!   "name"}}`; [`DevServer::remove_member`] pushes op 35 `{"channel_id"}`
+//!   and stops the channel's messages and keys for that account.
+//! * Login: `d` must be `{token, public_key, client}`; the public key must be
+//!   canonical base64 of 32 bytes and not a low-order X25519 point (`-5`);
+//!   an unknown or revoked token gets `-6` and the socket is closed (code
+//!   1008); a full session pool gets `-9`; a second login `-5`.
+//! * Bad input: a frame whose envelope cannot be read (not a JSON object, a
+//!   repeated top-level key, `op` missing or not an integer in 0..=65535)
+//!   closes the connection with 1007 `malformed frame envelope: <what>`, so
+//!   every pending request fails at once; a known request with `d` missing,
+//!   not an object, repeating a key at any depth, or not decoding gets its
+//!   opcode's `-5` with a reason (naming fields, never quoting values); an
+//!   unknown opcode, or a push sent by a client, gets `{"code": -5,
+//!   "reason": "unknown opcode N"}` on opcode N; a binary frame closes with
+//!   1003; a message over [`MAX_FRAME_BYTES`] with 1009.
+//! * Budgets (all in [`Limits`]): connections that have not logged in and
+//!   logged-in sessions are separate pools (`503` before the upgrade when
+//!   the first is full; close 1008 `no login within N s` after the login
+//!   timeout); slowloris and silent TLS clients are closed by the
+//!   header-read timeout; a client that does not read its pushes is closed
+//!   with 1008 `outbound queue full: the client is not reading`.
 //! * [`DevServer::drop_connections`] drops sockets with no close frame;
 //!   [`DevServer::revoke_bot`] and shutdown send a close frame (1008, 1001).
+//!   Every close completes the closing handshake within
+//!   [`Limits::flush_timeout`], then the socket is dropped.
 //! * REST (details in `docs/rest.md`): 638 checks the flag (`-7`), then the
 //!   session kind (`-1`), then a per-bot sliding-window rate limit of
 //!   [`DEFAULT_MINT_LIMIT`] successful mints per [`DEFAULT_MINT_WINDOW`]
@@ -150,39 +181,47 @@
 //!   base64url) and `verification` values are kept only as SHA-256; a secret
 //!   is consumed by its first presentation and expires after
 //!   [`SECRET_LIFETIME`]; a session lasts [`DEFAULT_SESSION_LIFETIME`] on
-//!   tokio's clock. Revoking a bot purges its rows. Every HTTP request is
-//!   recorded verbatim ([`DevServer::http_requests`]); logs show method, path
-//!   and status only.
+//!   tokio's clock. Revoking a bot purges its rows. Bodies over
+//!   [`Limits::max_request_body`] get `413`, bodies slower than
+//!   [`Limits::request_body_timeout`] `408`.
+//! * Records: frames only from logged-in connections (a login frame, token
+//!   redacted, once it succeeds), HTTP requests with every header verbatim
+//!   and the body up to [`Limits::http_record_body_bytes`], notifications;
+//!   each in a ring capped by count (and bytes), the oldest dropped first.
+//!   Logs carry opcodes, sizes, counts, ids and error kinds: never a
+//!   payload, a header value, a path, a token or a secret.
 #![deny(missing_docs)]
 
+mod body;
 mod config;
-mod emoji;
 mod error;
-mod handlers;
-mod http;
-mod menu;
+mod limits;
+mod listener;
 mod playground;
+mod realtime;
+mod records;
 mod rest;
 mod server;
 mod state;
 mod test_user;
+mod throttle;
 mod tls;
 
 pub use config::{
     parse_flag, AccountConfig, ChannelConfig, DevServerConfig, FileConfig, ServerConfig,
     BOT_REST_CREDENTIALS,
 };
-pub use emoji::EMOJI_CATALOG;
 pub use error::{DevServerError, WaitTimeout};
-pub use handlers::{DEFAULT_HISTORY, MAX_CONTENT_BYTES, MAX_HISTORY};
-pub use http::{BOT_REST_ALLOWLIST, MAX_HTTP_BODY_BYTES};
-pub use menu::{MenuRejection, StoredCommand, StoredMenu, StoredOption};
+pub use limits::Limits;
+pub use realtime::{
+    DEFAULT_HISTORY, EMOJI_CATALOG, MAX_CONTENT_BYTES, MAX_FRAME_BYTES, MAX_HISTORY,
+};
+pub use records::{Direction, FrameRecord, HttpRecord, NotificationRecord};
 pub use rest::{
-    HttpRecord, StoredFile, DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW, DEFAULT_SESSION_LIFETIME,
-    SECRET_LIFETIME,
+    StoredFile, BOT_REST_ALLOWLIST, DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW,
+    DEFAULT_SESSION_LIFETIME, MAX_HTTP_BODY_BYTES, SECRET_LIFETIME,
 };
-pub use server::{DevServer, MAX_FRAME_BYTES};
-pub use state::{
-    BotAccount, Denial, Direction, FrameRecord, NotificationRecord, StateView, UserAccount,
-};
-pub use test_user::{ReceivedMessage, TestUser, TestUserError, REQUEST_TIMEOUT};
+pub use server::DevServer;
+pub use state::menu::{MenuRejection, StoredCommand, StoredMenu, StoredOption};
+pub use state::{BotAccount, Denial, StateView, UserAccount};
+pub use test_user::{ReceivedMessage, TestUser, TestUserError, CONNECT_TIMEOUT, REQUEST_TIMEOUT};

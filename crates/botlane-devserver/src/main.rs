@@ -2,8 +2,13 @@
 //!
 //! ```text
 //! botlane-devserver [--listen ADDR] [--config FILE] [--playground]
+//!                   [--realtime-tls [--realtime-root-cert FILE]]
 //!                   [--rest-listen ADDR] [--rest-credentials] [--rest-tls [--rest-root-cert FILE]]
+//!                   [--prelogin-connections N] [--login-timeout SECS] [--sessions N]
 //! ```
+//!
+//! Every cap and timeout can also be set in the config file's `limits`
+//! object (see `Limits`); the flags override it.
 //!
 //! The REST lane's server flag comes from the config file, then the
 //! environment variable `BOT_REST_CREDENTIALS` (`1`/`true` on, `0`/`false`
@@ -43,6 +48,22 @@ struct Args {
     /// With --rest-tls: write the root certificate (PEM) clients must trust to FILE.
     #[arg(long, value_name = "FILE", requires = "rest_tls")]
     rest_root_cert: Option<PathBuf>,
+    /// Serve the realtime listener over wss (and the playground over https)
+    /// with a certificate made at start.
+    #[arg(long)]
+    realtime_tls: bool,
+    /// With --realtime-tls: write the root certificate (PEM) clients must trust to FILE.
+    #[arg(long, value_name = "FILE", requires = "realtime_tls")]
+    realtime_root_cert: Option<PathBuf>,
+    /// Most WebSockets waiting to log in (default 64); more get 503.
+    #[arg(long, value_name = "N")]
+    prelogin_connections: Option<usize>,
+    /// Seconds a WebSocket may stay without logging in (default 10).
+    #[arg(long, value_name = "SECS")]
+    login_timeout: Option<u64>,
+    /// Most logged-in sessions (default 1024).
+    #[arg(long, value_name = "N")]
+    sessions: Option<usize>,
     /// Serve the playground page (on a loopback listener only): chat with
     /// your bots in a browser as the human account `you`.
     #[arg(long)]
@@ -75,10 +96,15 @@ async fn main() -> ExitCode {
     }
 }
 
-#[allow(
-    clippy::print_stdout,
-    reason = "the URLs and ids are the program's output"
-)]
+/// Prints one line of the program's output (URLs and ids). A reader that
+/// stopped reading (a closed pipe) does not stop the service.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 async fn serve(args: Args) -> Result<(), DevServerError> {
     let mut config = match &args.config {
         Some(path) => DevServerConfig::from_json_file(path)?,
@@ -100,31 +126,47 @@ async fn serve(args: Args) -> Result<(), DevServerError> {
     if args.playground {
         config.playground = true;
     }
+    if args.realtime_tls {
+        config.realtime_tls = true;
+    }
+    if let Some(n) = args.prelogin_connections {
+        config.limits.prelogin_connections = n;
+    }
+    if let Some(secs) = args.login_timeout {
+        config.limits.login_timeout = std::time::Duration::from_secs(secs);
+    }
+    if let Some(n) = args.sessions {
+        config.limits.sessions = n;
+    }
     // Registered before anything is printed: whoever reads the URLs may send
     // SIGINT at once, and an unregistered handler would let it kill us.
     let interrupted = interrupt_signal();
     let server = DevServer::start(config.clone()).await?;
-    println!("realtime: {}", server.ws_url());
+    say!("realtime: {}", server.ws_url());
     let flag = if config.bot_rest_credentials {
         "on"
     } else {
         "off"
     };
-    println!("rest: {} (BOT_REST_CREDENTIALS {flag})", server.rest_url());
+    say!("rest: {} (BOT_REST_CREDENTIALS {flag})", server.rest_url());
     if let (Some(path), Some(pem)) = (&args.rest_root_cert, server.rest_root_certificate_pem()) {
-        std::fs::write(path, pem).map_err(|source| DevServerError::Write {
-            path: path.display().to_string(),
-            source,
-        })?;
-        println!("rest root certificate: {}", path.display());
+        write_pem(path, &pem)?;
+        say!("rest root certificate: {}", path.display());
+    }
+    if let (Some(path), Some(pem)) = (
+        &args.realtime_root_cert,
+        server.realtime_root_certificate_pem(),
+    ) {
+        write_pem(path, &pem)?;
+        say!("realtime root certificate: {}", path.display());
     }
     if let Some(url) = server.playground_url() {
-        println!("playground: {url}");
+        say!("playground: {url}");
     }
     for (kind, accounts) in [("bot", &config.bots), ("user", &config.users)] {
         for account in accounts {
             if let Some(id) = server.account_id(&account.name) {
-                println!("{kind} {}: {id}", account.name);
+                say!("{kind} {}: {id}", account.name);
             }
         }
     }
@@ -132,20 +174,27 @@ async fn serve(args: Args) -> Result<(), DevServerError> {
         let Some(server_id) = server.server_id(&configured.name) else {
             continue;
         };
-        println!("server {}: {server_id}", configured.name);
+        say!("server {}: {server_id}", configured.name);
         for channel in &configured.channels {
             if let Some(id) = server.channel_id(&server_id, &channel.name) {
-                println!("  channel {}: {id}", channel.name);
+                say!("  channel {}: {id}", channel.name);
             }
         }
         for file in server.files(&server_id) {
-            println!("  file {}: {}", file.name, file.id);
+            say!("  file {}: {}", file.name, file.id);
         }
     }
     interrupted.await;
     tracing::info!("shutting down");
     server.shutdown().await;
     Ok(())
+}
+
+fn write_pem(path: &std::path::Path, pem: &str) -> Result<(), DevServerError> {
+    std::fs::write(path, pem).map_err(|source| DevServerError::Write {
+        path: path.display().to_string(),
+        source,
+    })
 }
 
 /// Resolves on Ctrl-C (SIGINT). On Unix the handler is installed when this

@@ -182,3 +182,88 @@ async fn the_binary_serves_the_rest_lane_over_https_when_asked() {
     assert!(logs.contains("rest credential minted"), "{logs}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[tokio::test]
+async fn the_binary_serves_wss_with_its_root_written_to_a_file() {
+    use base64::Engine as _;
+    use botlane_devserver::TestUser;
+
+    let dir = std::env::temp_dir().join(format!("botlane-devserver-wss-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("devserver.json");
+    std::fs::write(
+        &config,
+        r#"{"users": [{"name": "alice", "token": "bin-wss-alice-token"}]}"#,
+    )
+    .unwrap();
+    let root_file = dir.join("root.pem");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))
+        .args(["--listen", "127.0.0.1:0", "--realtime-tls", "--config"])
+        .arg(&config)
+        .arg("--realtime-root-cert")
+        .arg(&root_file)
+        .env_remove(BOT_REST_CREDENTIALS)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .take(4)
+        .map(Result::unwrap)
+        .collect();
+    let url = lines[0].strip_prefix("realtime: ").unwrap().to_owned();
+    assert!(url.starts_with("wss://127.0.0.1:"), "{}", lines[0]);
+    assert_eq!(
+        lines[2],
+        format!("realtime root certificate: {}", root_file.display())
+    );
+    assert!(lines[3].starts_with("user alice: "), "{}", lines[3]);
+    let pem = std::fs::read_to_string(&root_file).unwrap();
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(body)
+        .unwrap();
+
+    let alice = TestUser::connect_tls(&url, "bin-wss-alice-token", &der)
+        .await
+        .unwrap();
+    alice.heartbeat().await.unwrap();
+
+    let logs = interrupt(child).await;
+    assert!(
+        !logs.contains("bin-wss-alice-token"),
+        "a token reached the logs"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn the_binary_applies_its_limit_flags() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))
+        .args(["--listen", "127.0.0.1:0", "--login-timeout", "1"])
+        .args(["--prelogin-connections", "1", "--sessions", "7"])
+        .env_remove(BOT_REST_CREDENTIALS)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .take(2)
+        .map(Result::unwrap)
+        .collect();
+    let url = lines[0].strip_prefix("realtime: ").unwrap().to_owned();
+    let mut first = Raw::connect(&url).await;
+    // --prelogin-connections 1: a second stranger is refused before the upgrade.
+    match tokio_tungstenite::connect_async(&url).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            assert_eq!(response.status(), 503);
+        }
+        other => panic!("expected 503, got {:?}", other.map(|_| ())),
+    }
+    // --login-timeout 1: the first is closed after a second.
+    assert_eq!(first.next().await, Err(common::End::Closed(Some(1008))));
+    assert_eq!(first.close_reason.as_deref(), Some("no login within 1 s"));
+    interrupt(child).await;
+}

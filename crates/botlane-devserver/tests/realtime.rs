@@ -10,7 +10,7 @@ use botlane_devserver::{
     AccountConfig, ChannelConfig, Denial, DevServer, DevServerConfig, Direction, ServerConfig,
     MAX_HISTORY,
 };
-use common::{fake_key, logged_in, End, Raw, WAIT};
+use common::{fake_key, logged_in, sealed, End, Raw, WAIT};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
@@ -99,20 +99,23 @@ async fn login_with_a_bad_token_is_refused_and_closed() {
     assert_eq!(code(&reply), -6);
     assert!(reply.get("user_id").is_none());
     assert_eq!(raw.next().await, Err(End::Closed(Some(1008))));
-    // The token is never recorded.
+    // Nothing of a connection that never logged in is recorded, so neither
+    // is the token it tried.
+    let frames = f.server.frames();
+    assert!(frames.is_empty(), "{frames:?}");
+
+    // A successful login is recorded, its token redacted.
+    let mut alice = Raw::connect(&f.url).await;
+    alice.login(ALICE).await;
     let frames = f.server.frames();
     let login = frames
         .iter()
         .find(|r| r.is(Direction::Received, OpCode::Login))
         .unwrap();
-    assert!(
-        !login.payload.contains("no-such-token"),
-        "{}",
-        login.payload
-    );
+    assert!(!login.payload.contains(ALICE), "{}", login.payload);
     assert!(login.payload.contains("[REDACTED]"));
-    assert!(login.payload_size > "no-such-token".len());
-    assert!(frames.iter().all(|r| !r.payload.contains("no-such-token")));
+    assert!(login.payload_size > ALICE.len());
+    assert!(frames.iter().all(|r| !r.payload.contains(ALICE)));
 }
 
 #[tokio::test]
@@ -198,25 +201,40 @@ async fn heartbeat_emojis_and_rest_mint() {
 }
 
 #[tokio::test]
-async fn unknown_opcodes_pushes_and_bad_envelopes_are_ignored() {
+async fn unknown_opcodes_and_pushes_get_minus_5_on_their_own_opcode() {
     let f = fixture().await;
     let mut raw = logged_in(&f.url, ALICE).await;
     raw.send_text(r#"{"op":9999,"d":{}}"#).await;
     raw.send_text(r#"{"op":32,"d":{"message":{}}}"#).await;
-    raw.send_text("not json at all").await;
-    raw.send_text(r#"{"op":"12","d":{}}"#).await;
-    raw.ws.send(Message::binary(vec![1, 2, 3])).await.unwrap();
+    raw.send_text(r#"{"op":0}"#).await;
     raw.send(OpCode::Heartbeat, json!({})).await;
-    // The first thing that comes back is the heartbeat's reply.
+    // Each gets its reply, in order, so no client waits forever for one.
+    for op in [9999, 32, 0] {
+        let reason = format!("unknown opcode {op}");
+        assert_eq!(
+            raw.next().await,
+            Ok((op, json!({"code": -5, "reason": reason})))
+        );
+    }
     assert_eq!(raw.next().await, Ok((12, json!({"code": 0}))));
     raw.expect_silence(Duration::from_millis(100)).await;
+
+    // An envelope that cannot be read closes the connection (1007); it is
+    // recorded as unparsed, since it might hold a token.
+    raw.send_text("not json at all").await;
+    assert_eq!(raw.next().await, Err(End::Closed(Some(1007))));
+    assert_eq!(
+        raw.close_reason.as_deref(),
+        Some("malformed frame envelope: not valid JSON")
+    );
     let frames = f.server.frames();
     let unparsed: Vec<_> = frames
         .iter()
         .filter(|r| r.direction == Direction::Received && r.opcode.is_none())
         .collect();
-    assert_eq!(unparsed.len(), 2);
-    assert!(unparsed.iter().all(|r| r.payload == "[UNPARSED]"));
+    assert_eq!(unparsed.len(), 1);
+    assert_eq!(unparsed[0].payload, "[UNPARSED]");
+    assert_eq!(unparsed[0].payload_size, "not json at all".len());
 }
 
 #[tokio::test]
@@ -256,13 +274,13 @@ async fn replies_stay_in_order_per_opcode_under_pipelining() {
         let reply = seed
             .request(
                 OpCode::Send,
-                json!({"channel_id": f.channel, "content": format!("seed-{i}")}),
+                json!({"channel_id": f.channel, "content": sealed(&format!("seed-{i}"))}),
             )
             .await;
         assert_eq!(code(&reply), 0);
     }
 
-    let Raw { ws } = logged_in(&f.url, ALICE).await;
+    let Raw { ws, .. } = logged_in(&f.url, ALICE).await;
     let (mut sink, mut stream) = ws.split();
     // 400 requests of five opcodes, each carrying something that makes its
     // reply recognisable, all written before any reply is read.
@@ -282,8 +300,8 @@ async fn replies_stay_in_order_per_opcode_under_pipelining() {
             }
             2 => (
                 OpCode::Send,
-                json!({"channel_id": f.channel, "content": format!("pipelined-{i}")}),
-                json!(format!("pipelined-{i}")),
+                json!({"channel_id": f.channel, "content": sealed(&format!("pipelined-{i}"))}),
+                json!(sealed(&format!("pipelined-{i}"))),
             ),
             3 => {
                 let (who, key) = match i % 3 {
@@ -357,6 +375,7 @@ async fn menus_are_stored_casefolded_and_checked_strictly() {
     let f = fixture().await;
     let mut bot = logged_in(&f.url, BOT).await;
     let menu = json!([
+        ["PING", "Check", []],
         [
             "Roll",
             "Roll dice",
@@ -365,7 +384,6 @@ async fn menus_are_stored_casefolded_and_checked_strictly() {
                 ["sides", 2, "Sides", false, ["6", "20"]]
             ]
         ],
-        ["PING", "Check", []]
     ]);
     assert_eq!(
         bot.request(OpCode::MenuPublish, json!({"menu": menu}))
@@ -374,12 +392,12 @@ async fn menus_are_stored_casefolded_and_checked_strictly() {
     );
     let stored = f.server.menu(&f.bot).unwrap();
     let names: Vec<_> = stored.commands.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["roll", "ping"]);
+    assert_eq!(names, ["ping", "roll"]);
     assert_eq!(
         stored.command("roll").unwrap().options[1].choices,
         ["6", "20"]
     );
-    assert!(stored.commands[0].options[0].required);
+    assert!(stored.commands[1].options[0].required);
 
     let not_boolean = json!([["roll", "Roll", [["count", 2, "How many", "true", []]]]]);
     let reply = bot
@@ -437,14 +455,14 @@ async fn a_send_reaches_every_member_and_history() {
     let reply = alice
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": "c2VhbGVk", "command": "c2lkZWNhcg=="}),
+            json!({"channel_id": f.channel, "content": sealed("sealed"), "command": sealed("sidecar")}),
         )
         .await;
     assert_eq!(code(&reply), 0);
     let id = reply["message_id"].as_str().unwrap().to_owned();
     let expected = json!({
         "id": id, "channel_id": f.channel, "author_id": f.alice,
-        "content": "c2VhbGVk", "command": "c2lkZWNhcg==",
+        "content": sealed("sealed"), "command": sealed("sidecar"),
     });
     for member in [&mut alice, &mut bob, &mut bot] {
         let push = member.expect(OpCode::MessageCreate).await;
@@ -459,7 +477,7 @@ async fn a_send_reaches_every_member_and_history() {
         let content = format!("later-{i}");
         bob.request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": content}),
+            json!({"channel_id": f.channel, "content": sealed(&content)}),
         )
         .await;
     }
@@ -472,7 +490,15 @@ async fn a_send_reaches_every_member_and_history() {
         .iter()
         .map(|m| m["content"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(contents, ["c2VhbGVk", "later-0", "later-1", "later-2"]);
+    assert_eq!(
+        contents,
+        [
+            sealed("sealed"),
+            sealed("later-0"),
+            sealed("later-1"),
+            sealed("later-2")
+        ]
+    );
     let last_two = bot
         .request(
             OpCode::HistoryFetch,
@@ -485,7 +511,7 @@ async fn a_send_reaches_every_member_and_history() {
         .iter()
         .map(|m| m["content"].as_str().unwrap())
         .collect();
-    assert_eq!(contents, ["later-1", "later-2"]);
+    assert_eq!(contents, [sealed("later-1"), sealed("later-2")]);
     // Outsiders cannot read it.
     let reply = carol
         .request(OpCode::HistoryFetch, json!({"channel_id": f.channel}))
@@ -500,7 +526,7 @@ async fn history_is_capped_at_one_hundred() {
     for i in 0..(MAX_HISTORY + 5) {
         bob.request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": i.to_string()}),
+            json!({"channel_id": f.channel, "content": sealed(&i.to_string())}),
         )
         .await;
     }
@@ -512,10 +538,10 @@ async fn history_is_capped_at_one_hundred() {
         .await;
     let messages = history["messages"].as_array().unwrap();
     assert_eq!(messages.len(), MAX_HISTORY);
-    assert_eq!(messages[0]["content"], "5");
+    assert_eq!(messages[0]["content"], sealed("5"));
     assert_eq!(
         messages[MAX_HISTORY - 1]["content"],
-        (MAX_HISTORY + 4).to_string()
+        sealed(&(MAX_HISTORY + 4).to_string())
     );
 }
 
@@ -523,8 +549,11 @@ async fn history_is_capped_at_one_hundred() {
 async fn the_service_stores_exactly_the_sealed_text_it_was_given() {
     let f = fixture().await;
     let mut alice = logged_in(&f.url, ALICE).await;
-    let sealed = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
-    let sidecar = "c2lkZWNhci1jaXBoZXJ0ZXh0";
+    // Sealed for real, as a member would: the service stores the text as is.
+    let key = botlane::crypto::ChannelKey::from_bytes(std::array::from_fn(|i| i as u8));
+    let aad = f.channel.as_bytes();
+    let sealed = key.seal(b"roll 2", aad).unwrap();
+    let sidecar = key.seal(br#"{"v":1}"#, aad).unwrap();
     alice
         .request(
             OpCode::Send,
@@ -534,7 +563,8 @@ async fn the_service_stores_exactly_the_sealed_text_it_was_given() {
     let stored = f.server.messages(&f.channel);
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].content, sealed);
-    assert_eq!(stored[0].command.as_deref(), Some(sidecar));
+    assert_eq!(stored[0].command.as_deref(), Some(sidecar.as_str()));
+    assert_eq!(key.open(&stored[0].content, aad).unwrap(), b"roll 2");
     assert_eq!(stored[0].author_id, f.alice);
 }
 
@@ -546,14 +576,14 @@ async fn a_reply_notifies_the_replied_to_author() {
     let original = alice
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": "roll please"}),
+            json!({"channel_id": f.channel, "content": sealed("roll please")}),
         )
         .await;
     let original = original["message_id"].as_str().unwrap().to_owned();
     let reply = bot
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": "4", "reply_to": original}),
+            json!({"channel_id": f.channel, "content": sealed("4"), "reply_to": original}),
         )
         .await;
     let reply_id = reply["message_id"].as_str().unwrap().to_owned();
@@ -574,14 +604,14 @@ async fn a_reply_notifies_the_replied_to_author() {
     alice
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": "self", "reply_to": original}),
+            json!({"channel_id": f.channel, "content": sealed("self"), "reply_to": original}),
         )
         .await;
     assert_eq!(f.server.notifications_for(&f.alice).len(), 1);
     let refused = bot
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": "x", "reply_to": "no-such-message"}),
+            json!({"channel_id": f.channel, "content": sealed("x"), "reply_to": "no-such-message"}),
         )
         .await;
     assert_eq!(code(&refused), -5);
@@ -591,7 +621,7 @@ async fn a_reply_notifies_the_replied_to_author() {
 async fn denials_answer_with_their_codes() {
     let f = fixture().await;
     let mut bot = logged_in(&f.url, BOT).await;
-    let send = json!({"channel_id": f.channel, "content": "x"});
+    let send = json!({"channel_id": f.channel, "content": sealed("x")});
     for (denial, expected) in [
         (Denial::NoPermission, -3),
         (Denial::UnknownChannel, -4),
@@ -611,21 +641,21 @@ async fn denials_answer_with_their_codes() {
     let not_member = carol
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": "x"}),
+            json!({"channel_id": f.channel, "content": sealed("x")}),
         )
         .await;
     assert_eq!(code(&not_member), -4);
     let unknown = bot
         .request(
             OpCode::Send,
-            json!({"channel_id": "no-such-channel", "content": "x"}),
+            json!({"channel_id": "no-such-channel", "content": sealed("x")}),
         )
         .await;
     assert_eq!(code(&unknown), -4);
     let too_long = bot
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": "x", "command": "y".repeat(2049)}),
+            json!({"channel_id": f.channel, "content": sealed("x"), "command": "y".repeat(2049)}),
         )
         .await;
     assert_eq!(code(&too_long), -8);
@@ -722,12 +752,12 @@ async fn public_keys_members_and_joins() {
     alice
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": "hi"}),
+            json!({"channel_id": f.channel, "content": sealed("hi")}),
         )
         .await;
     assert_eq!(
         carol.next_of(OpCode::MessageCreate).await["message"]["content"],
-        "hi"
+        sealed("hi")
     );
     let unknown = carol
         .request(OpCode::ChannelJoin, json!({"channel_id": "nope"}))

@@ -466,7 +466,15 @@ async fn a_purge_without_revocation_lets_the_bot_mint_again() {
 
 #[tokio::test]
 async fn a_session_expires_after_its_lifetime() {
-    let f = fixture().await;
+    let mut f = fixture().await;
+    // No keep-alive: moving the paused clock 29 s also fires the listener's
+    // idle timeout (header_read_timeout) on a pooled connection, which the
+    // client could pick just as it closes.
+    f.http = Client::builder()
+        .redirect(redirect::Policy::none())
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
     f.server.set_session_lifetime(Duration::from_secs(30));
     let mut bot = logged_in(&f.server.ws_url(), BOT).await;
     let minted = mint(&mut bot).await;

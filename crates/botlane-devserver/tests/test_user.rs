@@ -255,3 +255,73 @@ async fn a_dropped_connection_shows_as_closed() {
         Err(TestUserError::Closed)
     ));
 }
+
+#[tokio::test]
+async fn two_users_talk_over_wss_with_the_generated_root() {
+    use botlane_devserver::DevServerConfig;
+
+    let server = DevServer::start(DevServerConfig::default().realtime_tls(true))
+        .await
+        .unwrap();
+    let url = server.wss_url().unwrap();
+    assert!(
+        url.starts_with("wss://127.0.0.1:") && url.ends_with("/ws"),
+        "{url}"
+    );
+    assert_eq!(server.ws_url(), url);
+    let root = server.realtime_root_certificate_der().unwrap();
+    assert!(
+        server.rest_root_certificate_der().is_none(),
+        "the REST listener stays plain"
+    );
+    let channel = server
+        .create_channel(&server.create_server("lobby"), "general")
+        .unwrap();
+    let (a, b) = (server.add_user("alice"), server.add_user("bob"));
+    server.add_member(&channel, &a.id).unwrap();
+    server.add_member(&channel, &b.id).unwrap();
+
+    // Without the root there is no connection: wss without a root to trust is
+    // refused, and a root of another service does not verify.
+    let err = TestUser::connect(&url, &a.token).await.unwrap_err();
+    let shown = err.to_string();
+    assert!(
+        matches!(err, TestUserError::Connect { .. })
+            && shown.contains("connect_tls")
+            && shown.contains(&url),
+        "{shown}"
+    );
+    let other = DevServer::start(DevServerConfig::default().realtime_tls(true))
+        .await
+        .unwrap();
+    let foreign = other.realtime_root_certificate_der().unwrap();
+    let err = TestUser::connect_tls(&url, &a.token, &foreign)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("tls handshake failed"), "{err}");
+    // Plain ws to a TLS listener is no WebSocket either.
+    let plain = url.replacen("wss", "ws", 1);
+    let err = TestUser::connect(&plain, &a.token).await.unwrap_err();
+    assert!(matches!(err, TestUserError::Connect { .. }), "{err:?}");
+    assert_eq!(server.view(|s| s.session_count()), 0);
+
+    // With it, alice (by IP) and bob (by name: the certificate covers
+    // `localhost` too) talk end to end over TLS.
+    let alice = TestUser::connect_tls(&url, &a.token, &root).await.unwrap();
+    let by_name = url.replace("127.0.0.1", "localhost");
+    let bob = TestUser::connect_tls(&by_name, &b.token, &root)
+        .await
+        .unwrap();
+    alice.open_channel(&channel).await.unwrap();
+    bob.wait_for_key(&channel, WAIT).await.unwrap();
+    alice.send_text(&channel, "over tls").await.unwrap();
+    let got = bob
+        .wait_for_message(|m| m.author_id == alice.user_id(), WAIT)
+        .await
+        .unwrap();
+    assert_eq!(got.content, "over tls");
+    assert_eq!(server.view(|s| s.session_count()), 2);
+    // The PEM form is the same root.
+    let pem = server.realtime_root_certificate_pem().unwrap();
+    assert!(pem.starts_with("-----BEGIN CERTIFICATE-----"), "{pem}");
+}

@@ -315,9 +315,11 @@ impl DevServer {
     /// # }
     /// ```
     pub fn playground_url(&self) -> Option<String> {
-        self.playground
-            .as_ref()
-            .map(|_| format!("http://{}/playground", self.local_addr()))
+        self.playground.as_ref().map(|_| {
+            self.ws_url()
+                .replacen("ws", "http", 1)
+                .replace("/ws", "/playground")
+        })
     }
 
     /// The id of the playground's channel, where the page chats with every

@@ -12,15 +12,32 @@ use tokio_tungstenite::{connect_async, MaybeTlsStream, WebSocketStream};
 
 pub const WAIT: Duration = Duration::from_secs(5);
 
-/// A plausible base64 X25519 public key (32 bytes), distinct per `seed`.
+/// A valid base64 X25519 public key, distinct per `seed` (the service
+/// refuses low-order points such as all zeros).
 pub fn fake_key(seed: char) -> String {
-    format!("{}=", seed.to_string().repeat(43))
+    let secret = [u8::try_from(u32::from(seed)).unwrap(); 32];
+    botlane::crypto::IdentityKeyPair::from_secret_bytes(secret)
+        .public_key()
+        .to_base64()
+}
+
+/// A payload shaped like a sealed one (`docs/crypto.md`: canonical base64 of
+/// a 12-byte nonce, the ciphertext and a 16-byte tag) around `text`; the
+/// service checks the shape only, never holding a key.
+pub fn sealed(text: &str) -> String {
+    use base64::Engine as _;
+    let mut bytes = vec![0u8; 12];
+    bytes.extend_from_slice(text.as_bytes());
+    bytes.extend_from_slice(&[0u8; 16]);
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 pub type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 pub struct Raw {
     pub ws: Socket,
+    /// The reason of the close frame [`Raw::next`] met, if any.
+    pub close_reason: Option<String>,
 }
 
 /// How a read ended when no frame came.
@@ -35,7 +52,10 @@ pub enum End {
 impl Raw {
     pub async fn connect(url: &str) -> Self {
         let (ws, _) = connect_async(url).await.unwrap();
-        Self { ws }
+        Self {
+            ws,
+            close_reason: None,
+        }
     }
 
     pub async fn send_text(&mut self, text: impl Into<String>) {
@@ -60,7 +80,8 @@ impl Raw {
                     return Ok((op, frame["d"].clone()));
                 }
                 Some(Ok(Message::Close(frame))) => {
-                    return Err(End::Closed(frame.map(|f| u16::from(f.code))))
+                    self.close_reason = frame.as_ref().map(|f| f.reason.to_string());
+                    return Err(End::Closed(frame.map(|f| u16::from(f.code))));
                 }
                 Some(Ok(_)) => {}
                 Some(Err(_)) | None => return Err(End::Dropped),

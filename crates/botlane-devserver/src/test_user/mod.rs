@@ -1,76 +1,35 @@
 //! A human chat client for bot tests.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+mod error;
+mod inbox;
+mod socket;
+
+pub use error::TestUserError;
+use inbox::{await_slot, check, on_frame, parse, Inner, Shared};
+pub use socket::CONNECT_TIMEOUT;
+
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use botlane::crypto::{
-    wrap_channel_key, ChannelKey, CryptoError, IdentityKeyPair, PublicKey, WrappedKey,
-};
+use botlane::crypto::{wrap_channel_key, ChannelKey, IdentityKeyPair, PublicKey};
 use botlane::wire::{
-    decode_frame, encode_frame, ChannelInfo, ChannelKeyPush, CodeReply, Empty, HistoryReply,
-    HistoryRequest, JoinRequest, KeyShare, LoginReply, LoginRequest, MembersReply, MembersRequest,
-    MessageCreate, Notification, OpCode, PublicKeyReply, PublicKeyRequest, Ready, SendReply,
-    SendRequest, WireMessage,
+    encode_frame, ChannelInfo, CodeReply, Empty, HistoryReply, HistoryRequest, JoinRequest,
+    KeyShare, LoginReply, LoginRequest, MembersReply, MembersRequest, Notification, OpCode,
+    PublicKeyReply, PublicKeyRequest, Ready, SendReply, SendRequest, WireMessage,
 };
 use botlane::{
     decode_command_data, encode_command_data, format_invocation_text, CommandArgs, CommandData,
-    CommandDeclaration, FormatError,
+    CommandDeclaration,
 };
 use futures_util::{SinkExt, StreamExt};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
-use tokio_tungstenite::tungstenite::Message as WsMessage;
+use tokio_websockets::Message as WsMessage;
 
 /// How long a request waits for its reply before [`TestUserError::Timeout`].
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// What a [`TestUser`] call can fail with.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum TestUserError {
-    /// The WebSocket could not be opened.
-    #[error("cannot connect to the realtime wire")]
-    Connect(#[source] Box<tokio_tungstenite::tungstenite::Error>),
-    /// The service refused the token.
-    #[error("login refused with code {0}")]
-    LoginRefused(i32),
-    /// The service answered a request with a negative code.
-    #[error("opcode {op} refused with code {code}{}", .reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default())]
-    Refused {
-        /// The request's opcode.
-        op: u16,
-        /// The reply code.
-        code: i32,
-        /// The service's reason, if it gave one.
-        reason: Option<String>,
-    },
-    /// No reply or message came in time.
-    #[error("nothing arrived within {0:?}")]
-    Timeout(Duration),
-    /// The connection is closed.
-    #[error("the connection is closed")]
-    Closed,
-    /// The user holds no key for this channel: call [`TestUser::open_channel`]
-    /// or wait for a member to share one.
-    #[error("no channel key for channel {0}")]
-    NoChannelKey(String),
-    /// The account has never logged in, so there is no key to wrap to.
-    #[error("account {0} has no registered public key")]
-    NoPublicKey(String),
-    /// Sealing, opening, wrapping or unwrapping failed.
-    #[error("encryption failed")]
-    Crypto(#[from] CryptoError),
-    /// The invocation could not be formatted as a text line.
-    #[error("cannot format the invocation")]
-    Format(#[from] FormatError),
-    /// The service sent something that does not follow `docs/protocol.md`.
-    #[error("protocol violation: {0}")]
-    Protocol(String),
-}
 
 /// A message as a [`TestUser`] sees it: decrypted.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,27 +51,6 @@ pub struct ReceivedMessage {
     pub reply_to: Option<String>,
     /// Milliseconds since the Unix epoch, assigned by the service.
     pub created_at: u64,
-}
-
-/// State shared by the handle and its reader task.
-#[derive(Default)]
-struct Inner {
-    /// One FIFO of reply slots per opcode (the wire has no request ids).
-    pending: HashMap<u16, VecDeque<oneshot::Sender<Box<RawValue>>>>,
-    keys: HashMap<String, ChannelKey>,
-    notifications: Vec<Notification>,
-    closed: bool,
-}
-
-struct Shared {
-    inner: Mutex<Inner>,
-    identity: IdentityKeyPair,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
-    }
 }
 
 /// A human user over a real WebSocket, for testing bots end to end.
@@ -148,7 +86,6 @@ impl Shared {
 pub struct TestUser {
     user_id: String,
     name: String,
-    channels: Vec<ChannelInfo>,
     shared: Arc<Shared>,
     out: mpsc::UnboundedSender<String>,
     messages: tokio::sync::Mutex<mpsc::UnboundedReceiver<WireMessage>>,
@@ -157,12 +94,26 @@ pub struct TestUser {
 }
 
 impl TestUser {
-    /// Connects to `ws_url`, logs in with `token` and a fresh identity key,
-    /// and waits for `ready`.
+    /// Connects to `ws_url` (`ws://`), logs in with `token` and a fresh
+    /// identity key, and waits for `ready`. Opening the socket is bounded by
+    /// [`CONNECT_TIMEOUT`], each request by [`REQUEST_TIMEOUT`].
     pub async fn connect(ws_url: &str, token: &str) -> Result<Self, TestUserError> {
-        let (socket, _) = tokio_tungstenite::connect_async_with_config(ws_url, None, true)
-            .await
-            .map_err(|e| TestUserError::Connect(Box::new(e)))?;
+        Self::login_over(socket::open(ws_url, None).await?, token).await
+    }
+
+    /// Like [`connect`](Self::connect), over `wss://`, trusting only
+    /// `root_certificate_der` (such as
+    /// [`DevServer::realtime_root_certificate_der`](crate::DevServer::realtime_root_certificate_der)).
+    pub async fn connect_tls(
+        wss_url: &str,
+        token: &str,
+        root_certificate_der: &[u8],
+    ) -> Result<Self, TestUserError> {
+        let socket = socket::open(wss_url, Some(root_certificate_der)).await?;
+        Self::login_over(socket, token).await
+    }
+
+    async fn login_over(socket: socket::Socket, token: &str) -> Result<Self, TestUserError> {
         let (mut sink, mut stream) = socket.split();
         let shared = Arc::new(Shared {
             inner: Mutex::new(Inner::default()),
@@ -185,8 +136,10 @@ impl TestUser {
             let key_arrived = Arc::clone(&key_arrived);
             tokio::spawn(async move {
                 while let Some(Ok(frame)) = stream.next().await {
-                    if let WsMessage::Text(text) = frame {
-                        on_frame(&shared, &messages_tx, &key_arrived, text.as_str());
+                    if let Some(text) = frame.as_text() {
+                        on_frame(&shared, &messages_tx, &key_arrived, text);
+                    } else if let Some((code, reason)) = frame.as_close() {
+                        shared.lock().close = Some((code.into(), reason.to_owned()));
                     }
                 }
                 let mut inner = shared.lock();
@@ -215,7 +168,6 @@ impl TestUser {
         let mut user = Self {
             user_id: String::new(),
             name: String::new(),
-            channels: Vec::new(),
             shared,
             out,
             messages: tokio::sync::Mutex::new(messages_rx),
@@ -229,7 +181,7 @@ impl TestUser {
         let ready: Ready = parse(OpCode::Ready, &await_slot(ready_slot).await?)?;
         user.user_id = ready.user_id;
         user.name = ready.name;
-        user.channels = ready.channels;
+        user.shared.lock().channels = ready.channels;
         Ok(user)
     }
 
@@ -243,9 +195,28 @@ impl TestUser {
         &self.name
     }
 
-    /// The channels listed in `ready` at login.
-    pub fn channels(&self) -> &[ChannelInfo] {
-        &self.channels
+    /// The channels this user is a member of: those listed in `ready` at
+    /// login, kept up to date by `channel_added` (op 34) and
+    /// `channel_removed` (op 35; the channel's key is forgotten too).
+    pub fn channels(&self) -> Vec<ChannelInfo> {
+        self.shared.lock().channels.clone()
+    }
+
+    /// The code and reason of the close frame the service sent, once the
+    /// connection has ended with one.
+    pub fn close_reason(&self) -> Option<(u16, String)> {
+        self.shared.lock().close.clone()
+    }
+
+    /// Sends `text` as one text frame, as is, and waits for nothing: for
+    /// tests of how a service treats malformed input.
+    pub fn send_raw(&self, text: &str) -> Result<(), TestUserError> {
+        if self.shared.lock().closed {
+            return Err(TestUserError::Closed);
+        }
+        self.out
+            .send(text.to_owned())
+            .map_err(|_| TestUserError::Closed)
     }
 
     /// This user's identity public key (as registered at login).
@@ -587,82 +558,5 @@ impl std::fmt::Debug for TestUser {
             .field("user_id", &self.user_id)
             .field("name", &self.name)
             .finish_non_exhaustive()
-    }
-}
-
-async fn await_slot(
-    slot: oneshot::Receiver<Box<RawValue>>,
-) -> Result<Box<RawValue>, TestUserError> {
-    match tokio::time::timeout(REQUEST_TIMEOUT, slot).await {
-        Ok(Ok(payload)) => Ok(payload),
-        Ok(Err(_)) => Err(TestUserError::Closed),
-        Err(_) => Err(TestUserError::Timeout(REQUEST_TIMEOUT)),
-    }
-}
-
-fn parse<R: DeserializeOwned>(op: OpCode, payload: &RawValue) -> Result<R, TestUserError> {
-    serde_json::from_str(payload.get())
-        .map_err(|e| TestUserError::Protocol(format!("bad payload for opcode {}: {e}", op.code())))
-}
-
-fn check(op: OpCode, code: i32, reason: Option<String>) -> Result<(), TestUserError> {
-    if code == 0 {
-        Ok(())
-    } else {
-        Err(TestUserError::Refused {
-            op: op.code(),
-            code,
-            reason,
-        })
-    }
-}
-
-/// Handles one frame in the reader task.
-fn on_frame(
-    shared: &Shared,
-    messages: &mpsc::UnboundedSender<WireMessage>,
-    key_arrived: &tokio::sync::Notify,
-    text: &str,
-) {
-    let Ok(frame) = decode_frame(text) else {
-        return;
-    };
-    match OpCode::from(frame.op) {
-        Some(OpCode::MessageCreate) => {
-            if let Ok(push) = serde_json::from_str::<MessageCreate>(frame.d.get()) {
-                let _ = messages.send(push.message);
-            }
-        }
-        Some(OpCode::Notification) => {
-            if let Ok(notification) = serde_json::from_str::<Notification>(frame.d.get()) {
-                shared.lock().notifications.push(notification);
-            }
-        }
-        Some(OpCode::ChannelKey) => {
-            let Ok(push) = serde_json::from_str::<ChannelKeyPush>(frame.d.get()) else {
-                return;
-            };
-            let Ok(wrapped) = serde_json::from_str::<WrappedKey>(push.wrapped.get()) else {
-                return;
-            };
-            // A key that does not unwrap (another channel, tampering) is ignored.
-            if let Ok(key) = shared
-                .identity
-                .unwrap_channel_key(&wrapped, &push.channel_id)
-            {
-                shared.lock().keys.insert(push.channel_id, key);
-                key_arrived.notify_waiters();
-            }
-        }
-        _ => {
-            let slot = shared
-                .lock()
-                .pending
-                .get_mut(&frame.op)
-                .and_then(VecDeque::pop_front);
-            if let Some(slot) = slot {
-                let _ = slot.send(frame.d.to_owned());
-            }
-        }
     }
 }

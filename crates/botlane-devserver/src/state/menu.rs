@@ -14,7 +14,7 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct StoredMenu {
-    /// The commands in published order.
+    /// The commands in canonical order (sorted by name).
     pub commands: Vec<StoredCommand>,
 }
 
@@ -106,6 +106,14 @@ impl StoredMenu {
                 )));
             }
             stored.push(command);
+        }
+        // Canonical order: sorted by (casefolded) name, which for valid
+        // names is plain byte order; duplicates were refused above.
+        if let Some(pair) = stored.windows(2).find(|pair| pair[0].name > pair[1].name) {
+            return Err(malformed(format!(
+                "commands are not in canonical order (sorted by name): {:?} comes after {:?}",
+                pair[1].name, pair[0].name
+            )));
         }
         Ok(Self { commands: stored })
     }
@@ -300,11 +308,23 @@ mod tests {
 
     #[test]
     fn names_are_casefolded_and_checked_after_folding() {
-        let menu = StoredMenu::from_canonical_json(r#"[["ROLL","d",[]],["Ping","d",[]]]"#).unwrap();
+        let menu = StoredMenu::from_canonical_json(r#"[["Ping","d",[]],["ROLL","d",[]]]"#).unwrap();
         let names: Vec<_> = menu.commands.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["roll", "ping"]);
+        assert_eq!(names, ["ping", "roll"]);
         assert!(reject(r#"[["roll","d",[]],["Roll","d",[]]]"#).contains("duplicate command name"));
         assert!(reject(r#"[["ro ll","d",[]]]"#).contains("does not match"));
+    }
+
+    #[test]
+    fn commands_must_come_in_canonical_order() {
+        let why = reject(r#"[["roll","d",[]],["ping","d",[]]]"#);
+        assert_eq!(
+            why,
+            r#"commands are not in canonical order (sorted by name): "ping" comes after "roll""#
+        );
+        // Plain byte order: `-` and digits before letters, `_` between cases.
+        let sorted = r#"[["a-b","d",[]],["a0","d",[]],["a_b","d",[]],["ab","d",[]]]"#;
+        assert!(StoredMenu::from_canonical_json(sorted).is_ok());
     }
 
     #[test]

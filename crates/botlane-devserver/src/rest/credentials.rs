@@ -1,5 +1,5 @@
-//! The REST lane: credential rows (opcode 638 and the exchange), the files
-//! the `/api` routes serve, and the record of every HTTP request.
+//! The REST lane's state: credential rows (opcode 638 and the exchange),
+//! redirects, and the record of every HTTP request.
 //!
 //! Everything here lives inside [`State`](crate::state::State), under the one
 //! lock, so revoking a bot purges its rows atomically with its token.
@@ -7,13 +7,17 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use botlane::wire::{AccountKind, ReplyCode, RestMintReply};
 use rand_core::{OsRng, RngCore};
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 use uuid::Uuid;
+
+use super::files::StoredFile;
+use crate::records::{HttpRecord, Ring};
+use crate::Limits;
 
 /// How long a one-time secret can be exchanged after its mint.
 pub const SECRET_LIFETIME: Duration = Duration::from_secs(60);
@@ -28,8 +32,6 @@ pub const DEFAULT_MINT_WINDOW: Duration = Duration::from_secs(60);
 
 /// Random bytes in a one-time secret and in a `verification` value.
 const VALUE_BYTES: usize = 32;
-/// Random bytes in a file's IV.
-const IV_BYTES: usize = 12;
 
 /// The SHA-256 of a secret or a `verification` value: the only form kept.
 type ValueHash = [u8; 32];
@@ -40,7 +42,7 @@ fn hash_value(value: &str) -> ValueHash {
 
 /// A fresh random value, base64url without padding; `None` if the system
 /// random source fails.
-fn random_value(bytes: usize) -> Option<Vec<u8>> {
+pub(super) fn random_value(bytes: usize) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; bytes];
     OsRng.try_fill_bytes(&mut buf).ok()?;
     Some(buf)
@@ -86,66 +88,6 @@ impl AuthRefusal {
     }
 }
 
-/// A file the `/api/files` routes serve.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct StoredFile {
-    /// Its id (a UUID v4 unless configured).
-    pub id: String,
-    /// The server (room) holding it.
-    pub server_id: String,
-    /// Its name.
-    pub name: String,
-    /// Its content, served as is by the download route.
-    pub bytes: Vec<u8>,
-    /// Its IV, base64 (standard alphabet, padded), sent in `X-File-IV`.
-    pub iv: String,
-}
-
-/// One HTTP request as the REST listener received it, before any routing.
-///
-/// Headers and body are kept verbatim, credentials included, so a test can
-/// assert exactly what a client sent and what it did not.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct HttpRecord {
-    /// The method, such as `GET`.
-    pub method: String,
-    /// The path, without the query.
-    pub path: String,
-    /// The query string (after `?`), if any.
-    pub query: Option<String>,
-    /// Every header in the order received, names lower-case, values as
-    /// (lossy UTF-8) text; a repeated header appears once per value.
-    pub headers: Vec<(String, String)>,
-    /// The request body.
-    pub body: Vec<u8>,
-    /// The response status; `None` while the request is being handled.
-    pub status: Option<u16>,
-}
-
-impl HttpRecord {
-    /// The first value of a header, by case-insensitive name.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let server = botlane_devserver::DevServer::start(Default::default()).await?;
-    /// // ...after a client made requests to `server.rest_url()`:
-    /// for request in server.http_requests() {
-    ///     assert!(request.header("Authorization").is_none());
-    /// }
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
 /// The REST lane's part of the state.
 pub(crate) struct RestState {
     /// `BOT_REST_CREDENTIALS`: whether opcode 638 mints.
@@ -162,13 +104,13 @@ pub(crate) struct RestState {
     ended: HashSet<ValueHash>,
     pub(crate) mints: u64,
     pub(crate) exchanges: u64,
-    pub(crate) http: Vec<HttpRecord>,
+    pub(crate) http: Ring<HttpRecord>,
     redirects: HashMap<String, String>,
     pub(crate) files: Vec<StoredFile>,
 }
 
 impl RestState {
-    pub(crate) fn new(enabled: bool) -> Self {
+    pub(crate) fn new(enabled: bool, limits: &Limits) -> Self {
         Self {
             enabled,
             mint_limit: DEFAULT_MINT_LIMIT,
@@ -181,7 +123,7 @@ impl RestState {
             ended: HashSet::new(),
             mints: 0,
             exchanges: 0,
-            http: Vec::new(),
+            http: Ring::new(limits.http_records, limits.http_record_bytes),
             redirects: HashMap::new(),
             files: Vec::new(),
         }
@@ -330,30 +272,6 @@ impl RestState {
     pub(crate) fn redirect_for(&self, path: &str) -> Option<&str> {
         self.redirects.get(path).map(String::as_str)
     }
-
-    /// Stores a file with a fresh IV; `None` if the random source fails.
-    pub(crate) fn add_file(
-        &mut self,
-        server_id: &str,
-        name: &str,
-        bytes: Vec<u8>,
-        id: Option<&str>,
-    ) -> Option<String> {
-        let iv = STANDARD.encode(random_value(IV_BYTES)?);
-        let id = id.map_or_else(|| Uuid::new_v4().hyphenated().to_string(), str::to_owned);
-        self.files.push(StoredFile {
-            id: id.clone(),
-            server_id: server_id.to_owned(),
-            name: name.to_owned(),
-            bytes,
-            iv,
-        });
-        Some(id)
-    }
-
-    pub(crate) fn file(&self, file_id: &str) -> Option<&StoredFile> {
-        self.files.iter().find(|f| f.id == file_id)
-    }
 }
 
 #[cfg(test)]
@@ -362,13 +280,13 @@ mod tests {
     use super::*;
 
     fn enabled() -> RestState {
-        RestState::new(true)
+        RestState::new(true, &Limits::default())
     }
 
     #[test]
     fn refusals_follow_their_precedence() {
         let now = Instant::now();
-        let mut off = RestState::new(false);
+        let mut off = RestState::new(false, &Limits::default());
         assert_eq!(off.mint("u", AccountKind::User, now).code, -7);
         let mut rest = enabled();
         assert_eq!(rest.mint("u", AccountKind::User, now).code, -1);

@@ -1,0 +1,265 @@
+//! One WebSocket connection: a reader loop that handles each frame under the
+//! state lock, and a writer task that drains the connection's bounded queue.
+//!
+//! Every way a connection ends is bounded in time: a close frame (queued
+//! after the replies, or ahead of them when the client is not reading) gets
+//! [`Limits::flush_timeout`](crate::Limits::flush_timeout) to leave, and the
+//! closing handshake as long again to complete; then the socket is dropped.
+
+use std::time::Duration;
+
+use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::{SinkExt, StreamExt};
+use hyper::upgrade::Upgraded;
+use hyper_util::rt::TokioIo;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_websockets::{CloseCode, Message, WebSocketStream};
+
+use super::dispatch::{handle_text, Flow};
+use super::RealtimeApp;
+use crate::state::{Backlog, Outbound, OutboxReader, Termination};
+
+/// The socket of one connection.
+pub(crate) type Socket = WebSocketStream<TokioIo<Upgraded>>;
+
+/// How a connection's reader loop ended.
+enum Ending {
+    /// Ended by the service: drop or close the socket.
+    Terminated(Termination),
+    /// The peer sent a close frame, or broke the protocol in a way the
+    /// WebSocket layer answers itself (1009 for an oversize message).
+    PeerClosed,
+    /// The peer went away or the socket failed.
+    Gone,
+    /// The writer stopped first (the socket failed while writing).
+    WriterGone,
+}
+
+/// A close frame with `code` (one of the service's own: 1001, 1003, 1007,
+/// 1008).
+fn close_message(code: u16, reason: &str) -> Message {
+    let code = CloseCode::try_from(code).unwrap_or(CloseCode::POLICY_VIOLATION);
+    Message::close(Some(code), reason)
+}
+
+/// `10 s`, `0.5 s`: a duration as the close reason of the login timeout says it.
+fn seconds(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    if millis.is_multiple_of(1000) {
+        format!("{} s", millis / 1000)
+    } else {
+        format!("{} s", duration.as_secs_f64())
+    }
+}
+
+/// Serves connection `conn`, registered in the pre-login pool by the upgrade,
+/// until it ends; then removes it from the state.
+pub(crate) async fn connection(
+    app: RealtimeApp,
+    conn: u64,
+    socket: Socket,
+    (outbox, mut backlog): (OutboxReader, Backlog),
+    mut killed: watch::Receiver<Option<Termination>>,
+) {
+    let RealtimeApp {
+        shared,
+        mut shutdown,
+        limits,
+        _done,
+    } = app;
+    tracing::info!(connection = conn, "connected");
+    let (sink, mut stream) = socket.split();
+    let mut writer = tokio::spawn(write_loop(
+        sink,
+        outbox,
+        killed.clone(),
+        limits.flush_timeout,
+    ));
+    let login_deadline = Instant::now() + limits.login_timeout;
+    let mut logged_in = false;
+
+    let ending = loop {
+        // While its own replies are backed up, the client's next requests
+        // wait in the socket (TCP backpressure) rather than in memory.
+        let full = backlog.full();
+        tokio::select! {
+            () = backlog.drained(), if full => {}
+            incoming = stream.next(), if !full => match incoming {
+                Some(Ok(message)) => {
+                    if let Some(text) = message.as_text() {
+                        match shared.update(|s| handle_text(s, conn, text)) {
+                            Flow::Continue => {}
+                            Flow::LoggedIn => logged_in = true,
+                            Flow::Close { code, reason } => {
+                                break Ending::Terminated(Termination::Close { code, reason });
+                            }
+                        }
+                    } else if message.is_binary() {
+                        tracing::debug!(connection = conn, size = message.as_payload().len(), "binary frame: closing with 1003");
+                        break Ending::Terminated(Termination::Close {
+                            code: 1003,
+                            reason: "binary frames are not accepted: frames are JSON text".to_owned(),
+                        });
+                    } else if message.is_close() {
+                        break Ending::PeerClosed;
+                    }
+                }
+                Some(Err(tokio_websockets::Error::PayloadTooLong { len, .. })) => {
+                    tracing::debug!(connection = conn, size = len, "oversize message: closed with 1009");
+                    break Ending::PeerClosed;
+                }
+                Some(Err(e)) => {
+                    tracing::debug!(connection = conn, error = %e, "socket failed");
+                    break Ending::Gone;
+                }
+                None => break Ending::Gone,
+            },
+            _ = tokio::time::sleep_until(login_deadline), if !logged_in => {
+                tracing::debug!(connection = conn, "no login in time: closing with 1008");
+                break Ending::Terminated(Termination::Close {
+                    code: 1008,
+                    reason: format!("no login within {}", seconds(limits.login_timeout)),
+                });
+            }
+            how = killed.wait_for(Option::is_some) => {
+                // An error means the sender is gone, which cannot happen while
+                // the connection is registered; treat it as a drop.
+                let how = how.map_or(Termination::Abrupt, |how| how.clone().unwrap_or(Termination::Abrupt));
+                break Ending::Terminated(how);
+            }
+            _ = shutdown.wait_for(|stop| *stop) => {
+                break Ending::Terminated(Termination::Close {
+                    code: 1001,
+                    reason: "service shutting down".to_owned(),
+                });
+            }
+            _ = &mut writer => break Ending::WriterGone,
+        }
+    };
+
+    match ending {
+        Ending::Terminated(Termination::Close { code, reason }) => {
+            shared.update(|s| {
+                s.close_connection(conn, code, reason);
+                s.disconnect(conn)
+            });
+            finish_writer(&mut writer, limits.flush_timeout).await;
+            drain(&mut stream, limits.flush_timeout).await;
+        }
+        Ending::Terminated(Termination::Urgent { .. }) => {
+            // The writer saw the same termination: it abandons the queue and
+            // sends the close frame first.
+            shared.update(|s| s.disconnect(conn));
+            finish_writer(&mut writer, limits.flush_timeout).await;
+            drain(&mut stream, limits.flush_timeout).await;
+        }
+        Ending::PeerClosed => {
+            shared.update(|s| s.disconnect(conn));
+            writer.abort();
+            let _ = writer.await;
+            drain(&mut stream, limits.flush_timeout).await;
+        }
+        Ending::Terminated(Termination::Abrupt) | Ending::Gone => {
+            shared.update(|s| s.disconnect(conn));
+            writer.abort();
+            // Wait for the abort so the write half is dropped before the read
+            // half: the socket closes with no close frame.
+            let _ = writer.await;
+        }
+        Ending::WriterGone => {
+            shared.update(|s| s.disconnect(conn));
+        }
+    }
+    drop(stream);
+    tracing::info!(connection = conn, "disconnected");
+}
+
+/// Gives the writer `timeout` to send what it still has, then stops it.
+async fn finish_writer(writer: &mut tokio::task::JoinHandle<()>, timeout: Duration) {
+    if tokio::time::timeout(timeout, &mut *writer).await.is_err() {
+        writer.abort();
+        let _ = (&mut *writer).await;
+    }
+}
+
+/// Completes the closing handshake: reads (and discards) until the peer's
+/// close or the end of the stream, within `timeout`. Reading also flushes a
+/// close frame the WebSocket layer queued itself (the echo of a peer's
+/// close, or 1009), and leaves no unread bytes that would turn our FIN into
+/// a reset, which could cost the peer our close frame.
+async fn drain(stream: &mut SplitStream<Socket>, timeout: Duration) {
+    let _ = tokio::time::timeout(timeout, async {
+        while let Some(Ok(_)) = stream.next().await {}
+    })
+    .await;
+}
+
+/// Resolves once the connection is terminated urgently; never if the
+/// termination's sender is gone (the connection is ending by another path).
+async fn urgent(kill: &mut watch::Receiver<Option<Termination>>) {
+    let urgent = kill
+        .wait_for(|k| matches!(k, Some(Termination::Urgent { .. })))
+        .await
+        .is_ok();
+    if !urgent {
+        std::future::pending::<()>().await;
+    }
+}
+
+async fn write_loop(
+    mut sink: SplitSink<Socket, Message>,
+    mut outbox: OutboxReader,
+    mut kill: watch::Receiver<Option<Termination>>,
+    flush_timeout: Duration,
+) {
+    loop {
+        let out = tokio::select! {
+            biased;
+            () = urgent(&mut kill) => break,
+            out = outbox.recv() => out,
+        };
+        match out {
+            None => return,
+            Some(Outbound::Frame(text)) => {
+                let len = text.len();
+                let sent = tokio::select! {
+                    biased;
+                    () = urgent(&mut kill) => {
+                        outbox.release(len);
+                        break;
+                    }
+                    sent = sink.send(Message::text(text)) => sent,
+                };
+                outbox.release(len);
+                if sent.is_err() {
+                    return;
+                }
+            }
+            Some(Outbound::Close { code, reason }) => {
+                let close = sink.send(close_message(code, &reason));
+                let _ = tokio::time::timeout(flush_timeout, close).await;
+                return;
+            }
+        }
+    }
+    // Terminated urgently: the close frame goes ahead of the queue. If the
+    // client does not read, it cannot leave either; the timeout ends it.
+    let how = kill.borrow().clone();
+    if let Some(Termination::Urgent { code, reason }) = how {
+        let close = sink.send(close_message(code, &reason));
+        let _ = tokio::time::timeout(flush_timeout, close).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn login_timeouts_read_as_seconds() {
+        assert_eq!(seconds(Duration::from_secs(10)), "10 s");
+        assert_eq!(seconds(Duration::from_millis(500)), "0.5 s");
+        assert_eq!(seconds(Duration::from_millis(1250)), "1.25 s");
+    }
+}

@@ -1,0 +1,51 @@
+//! Joining a channel (op 60) and listing its members (op 61).
+
+use botlane::wire::{
+    AccountKind, CodeReply, JoinRequest, MembersReply, MembersRequest, OpCode, ReplyCode,
+};
+use serde_json::value::RawValue;
+
+use crate::realtime::dispatch::{decode, Handled, Refusal};
+use crate::state::{Channel, State};
+
+/// The channel, if it exists and `me` is a member.
+pub(crate) fn member_channel<'a>(
+    state: &'a mut State,
+    channel_id: &str,
+    me: &str,
+) -> Result<&'a mut Channel, Refusal> {
+    state
+        .channels
+        .get_mut(channel_id)
+        .filter(|c| c.members.iter().any(|m| m == me))
+        .ok_or_else(|| Refusal::new(ReplyCode::UnknownChannel, "unknown channel or not a member"))
+}
+
+pub(crate) fn join(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {
+    let op = OpCode::ChannelJoin;
+    let request: JoinRequest = decode(d)?;
+    if state.accounts.get(me).map(|a| a.kind) != Some(AccountKind::User) {
+        return Err(Refusal::new(
+            ReplyCode::NoPermission,
+            "bots are added to channels by the service's admins",
+        ));
+    }
+    if !state.channels.contains_key(&request.channel_id) {
+        return Err(Refusal::new(ReplyCode::UnknownChannel, "unknown channel"));
+    }
+    state.send(conn, op, &CodeReply::default());
+    // Then `channel_added` to each of the account's connections, unless it
+    // was a member already. Both exist: this cannot fail.
+    let _ = state.add_member(&request.channel_id, me);
+    Ok(())
+}
+
+pub(crate) fn members(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {
+    let op = OpCode::ChannelMembers;
+    let request: MembersRequest = decode(d)?;
+    let members = member_channel(state, &request.channel_id, me)?
+        .members
+        .clone();
+    state.send(conn, op, &MembersReply { code: 0, members });
+    Ok(())
+}

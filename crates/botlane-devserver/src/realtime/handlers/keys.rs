@@ -1,0 +1,52 @@
+//! Channel keys handed between members (op 51, pushed as op 50, kept for
+//! offline members) and identity public keys (op 52).
+
+use botlane::wire::{
+    ChannelKeyPush, CodeReply, KeyShare, OpCode, PublicKeyReply, PublicKeyRequest, ReplyCode,
+};
+use serde_json::value::RawValue;
+
+use super::channels::member_channel;
+use crate::realtime::dispatch::{decode, Handled, Refusal};
+use crate::state::State;
+
+pub(crate) fn key_share(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {
+    let op = OpCode::KeyShare;
+    let request: KeyShare = decode(d)?;
+    let channel = member_channel(state, &request.channel_id, me)?;
+    if !channel.members.contains(&request.to) {
+        return Err(Refusal::new(
+            ReplyCode::UnknownChannel,
+            "the recipient is not a member of the channel",
+        ));
+    }
+    let push = ChannelKeyPush {
+        channel_id: request.channel_id,
+        from: me.to_owned(),
+        wrapped: request.wrapped,
+    };
+    state.send(conn, op, &CodeReply::default());
+    if !state.push(&request.to, OpCode::ChannelKey, &push) {
+        // One waiting key per channel and sender: a newer share replaces
+        // the older, so what waits stays bounded by the memberships.
+        let waiting = state.pending_keys.entry(request.to).or_default();
+        waiting.retain(|k| !(k.channel_id == push.channel_id && k.from == push.from));
+        waiting.push(push);
+    }
+    Ok(())
+}
+
+pub(crate) fn public_key(state: &mut State, conn: u64, d: &RawValue) -> Handled {
+    let op = OpCode::PublicKeyFetch;
+    let request: PublicKeyRequest = decode(d)?;
+    let account = state
+        .accounts
+        .get(&request.user_id)
+        .ok_or_else(|| Refusal::new(ReplyCode::BadRequest, "unknown account"))?;
+    let reply = PublicKeyReply {
+        code: 0,
+        public_key: account.public_key.clone(),
+    };
+    state.send(conn, op, &reply);
+    Ok(())
+}

@@ -1,0 +1,168 @@
+//! Login (op 10, then `ready` and the keys waiting for the account) and the
+//! REST mint (op 638).
+
+use botlane::crypto::PublicKey;
+use botlane::wire::{
+    AccountKind, LoginReply, LoginRequest, OpCode, Ready, ReplyCode, RestMintReply,
+};
+use serde_json::value::RawValue;
+use tokio::time::Instant;
+
+use crate::realtime::dispatch::{decode, Flow, Refusal};
+use crate::state::State;
+
+/// The text a recorded login payload shows: the token replaced.
+pub(crate) fn redact_login(payload: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(payload) {
+        Ok(serde_json::Value::Object(mut map)) => {
+            if map.contains_key("token") {
+                map.insert("token".into(), "[REDACTED]".into());
+            }
+            serde_json::Value::Object(map).to_string()
+        }
+        _ => "\"[REDACTED]\"".to_owned(),
+    }
+}
+
+/// Checks an identity public key: canonical base64 of 32 bytes, and not a
+/// low-order point (with which every key agreement gives all zeros, so
+/// nothing sealed to it would be secret).
+fn check_public_key(text: &str) -> Result<(), &'static str> {
+    let key = PublicKey::from_base64(text)
+        .map_err(|_| "public_key is not a base64 X25519 key (32 bytes, canonical base64)")?;
+    // Any scalar shows it: clamped scalars are multiples of the cofactor, so
+    // a low-order point always yields the all-zero shared secret.
+    let probe = x25519_dalek::StaticSecret::from([0x5a; 32]);
+    let shared = probe.diffie_hellman(&x25519_dalek::PublicKey::from(*key.as_bytes()));
+    if shared.was_contributory() {
+        Ok(())
+    } else {
+        Err("public_key is a low-order X25519 point: no key agreement with it is secret")
+    }
+}
+
+/// Logs connection `conn` in; `recorded` is the login frame's size and
+/// redacted payload, recorded once the login succeeds.
+pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue, recorded: (usize, String)) -> Flow {
+    let op = OpCode::Login;
+    let request: LoginRequest = match decode(d) {
+        Ok(request) => request,
+        Err(refusal) => {
+            state.send(conn, op, &refusal.reply());
+            return Flow::Continue;
+        }
+    };
+    let Some(account) = state.account_by_token(&request.token) else {
+        tracing::info!(connection = conn, "login refused: unknown or revoked token");
+        let reply = LoginReply {
+            code: ReplyCode::Unauthorized.code(),
+            user_id: None,
+        };
+        state.send(conn, op, &reply);
+        return Flow::Close {
+            code: 1008,
+            reason: "unauthorized".to_owned(),
+        };
+    };
+    let (id, name, kind) = (account.id.clone(), account.name.clone(), account.kind);
+    if let Err(why) = check_public_key(&request.public_key) {
+        state.send(conn, op, &Refusal::new(ReplyCode::BadRequest, why).reply());
+        return Flow::Continue;
+    }
+    if !state.session_room() {
+        let refusal = Refusal::new(
+            ReplyCode::RateLimited,
+            format!(
+                "session pool full: {} sessions are logged in, the most this service allows",
+                state.limits.sessions
+            ),
+        );
+        state.send(conn, op, &refusal.reply());
+        return Flow::Continue;
+    }
+    if let Some(account) = state.accounts.get_mut(&id) {
+        account.public_key = Some(request.public_key);
+    }
+    state.set_account(conn, &id);
+    state.record_login(conn, recorded.0, recorded.1);
+    tracing::info!(connection = conn, account = %id, ?kind, "logged in");
+    state.send(
+        conn,
+        op,
+        &LoginReply {
+            code: 0,
+            user_id: Some(id.clone()),
+        },
+    );
+    let ready = Ready {
+        user_id: id.clone(),
+        name,
+        kind,
+        channels: state.channels_of(&id),
+    };
+    state.send(conn, OpCode::Ready, &ready);
+    for key in state.pending_keys.remove(&id).unwrap_or_default() {
+        state.send(conn, OpCode::ChannelKey, &key);
+    }
+    Flow::LoggedIn
+}
+
+pub(crate) fn rest_mint(state: &mut State, conn: u64, me: &str) {
+    let kind = state.accounts.get(me).map_or(AccountKind::User, |a| a.kind);
+    let reply = state.rest.mint(me, kind, Instant::now());
+    let recorded = reply.secret.as_ref().map(|_| {
+        let shown = RestMintReply {
+            secret: Some("[REDACTED]".into()),
+            ..reply.clone()
+        };
+        serde_json::to_string(&shown).expect("wire payloads always serialize")
+    });
+    state.send_recorded_as(conn, OpCode::RestMint.code(), &reply, recorded);
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use base64::engine::general_purpose::STANDARD;
+    use base64::Engine as _;
+
+    use super::*;
+
+    #[test]
+    fn low_order_and_malformed_keys_are_refused() {
+        let good = botlane::crypto::IdentityKeyPair::generate()
+            .unwrap()
+            .public_key();
+        assert_eq!(check_public_key(&good.to_base64()), Ok(()));
+        let mut p_minus_1 = [0xff; 32];
+        p_minus_1[0] = 0xec;
+        p_minus_1[31] = 0x7f;
+        // The points of order 1, 2, 4 and 8 (RFC 7748 §7 asks to refuse them).
+        let order_8: [u8; 32] = [
+            0xe0, 0xeb, 0x7a, 0x7c, 0x3b, 0x41, 0xb8, 0xae, 0x16, 0x56, 0xe3, 0xfa, 0xf1, 0x9f,
+            0xc4, 0x6a, 0xda, 0x09, 0x8d, 0xeb, 0x9c, 0x32, 0xb1, 0xfd, 0x86, 0x62, 0x05, 0x16,
+            0x5f, 0x49, 0xb8, 0x00,
+        ];
+        let mut one = [0u8; 32];
+        one[0] = 1;
+        for low in [[0u8; 32], one, p_minus_1, order_8] {
+            let why = check_public_key(&STANDARD.encode(low)).unwrap_err();
+            assert!(why.contains("low-order"), "{why}");
+        }
+        for bad in ["", "not base64", &STANDARD.encode([1u8; 31])] {
+            let why = check_public_key(bad).unwrap_err();
+            assert!(why.contains("not a base64 X25519 key"), "{bad}: {why}");
+        }
+    }
+
+    #[test]
+    fn login_payloads_are_redacted() {
+        let shown = redact_login(r#"{"token":"tok-secret","public_key":"pk","client":"c"}"#);
+        assert!(
+            !shown.contains("tok-secret") && shown.contains("[REDACTED]"),
+            "{shown}"
+        );
+        assert!(shown.contains(r#""client":"c""#), "{shown}");
+        assert_eq!(redact_login(r#""tok-secret""#), "\"[REDACTED]\"");
+    }
+}

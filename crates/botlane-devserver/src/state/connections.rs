@@ -1,0 +1,283 @@
+//! The open connections: their outgoing queues, their accounts, the
+//! pre-login and session pools, and the frames queued on them (recorded as
+//! they are queued, once the connection has logged in).
+
+use std::time::Instant;
+
+use botlane::wire::OpCode;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tokio::sync::watch;
+
+use super::outbox::Outbox;
+use super::State;
+use crate::records::{Direction, FrameRecord};
+
+/// How a connection is ended from outside its reader loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Termination {
+    /// Drop the socket with no close frame (a network failure, as seen by the client).
+    Abrupt,
+    /// Flush what is queued, then send a close frame.
+    Close { code: u16, reason: String },
+    /// Send a close frame before what is queued, which is abandoned: the
+    /// client is not reading, so the queue would never drain.
+    Urgent { code: u16, reason: String },
+}
+
+/// The close reason of a connection whose queue overflowed.
+pub(crate) const QUEUE_FULL: &str = "outbound queue full: the client is not reading";
+
+pub(crate) struct Connection {
+    pub(crate) account_id: Option<String>,
+    outbox: Outbox,
+    kill: watch::Sender<Option<Termination>>,
+    /// Set once the connection is being ended: nothing more is queued.
+    ending: bool,
+}
+
+impl Connection {
+    /// Tells the connection's reader loop to end the connection.
+    pub(crate) fn terminate(&self, how: Termination) {
+        self.kill.send_replace(Some(how));
+    }
+}
+
+impl State {
+    /// Registers a new WebSocket in the pre-login pool; `None` when the pool
+    /// is full.
+    pub(crate) fn connect(
+        &mut self,
+        outbox: Outbox,
+        kill: watch::Sender<Option<Termination>>,
+    ) -> Option<u64> {
+        if self.prelogin >= self.limits.prelogin_connections {
+            return None;
+        }
+        self.prelogin += 1;
+        let id = self.next_connection;
+        self.next_connection += 1;
+        self.connections.insert(
+            id,
+            Connection {
+                account_id: None,
+                outbox,
+                kill,
+                ending: false,
+            },
+        );
+        Some(id)
+    }
+
+    pub(crate) fn disconnect(&mut self, connection_id: u64) -> Option<String> {
+        let connection = self.connections.remove(&connection_id)?;
+        if connection.account_id.is_some() {
+            self.sessions -= 1;
+        } else {
+            self.prelogin -= 1;
+        }
+        connection.account_id
+    }
+
+    pub(crate) fn terminate_all(&self, how: &Termination) {
+        for connection in self.connections.values() {
+            connection.terminate(how.clone());
+        }
+    }
+
+    pub(crate) fn account_of(&self, connection_id: u64) -> Option<&str> {
+        self.connections
+            .get(&connection_id)
+            .and_then(|c| c.account_id.as_deref())
+    }
+
+    pub(crate) fn is_online(&self, account_id: &str) -> bool {
+        self.connections
+            .values()
+            .any(|c| c.account_id.as_deref() == Some(account_id))
+    }
+
+    /// Whether the session pool has room for one more login.
+    pub(crate) fn session_room(&self) -> bool {
+        self.sessions < self.limits.sessions
+    }
+
+    /// Moves a connection from the pre-login pool to the session pool.
+    pub(crate) fn set_account(&mut self, connection_id: u64, account_id: &str) {
+        if let Some(connection) = self.connections.get_mut(&connection_id) {
+            if connection.account_id.is_none() {
+                self.prelogin -= 1;
+                self.sessions += 1;
+            }
+            connection.account_id = Some(account_id.to_owned());
+        }
+    }
+
+    /// Records a frame received on a logged-in connection; nothing is
+    /// recorded for one that has not logged in.
+    pub(crate) fn record_received(
+        &mut self,
+        connection_id: u64,
+        opcode: Option<u16>,
+        payload_size: usize,
+        payload: String,
+    ) {
+        let Some(account_id) = self.account_of(connection_id).map(str::to_owned) else {
+            return;
+        };
+        self.frames.push(FrameRecord {
+            connection_id,
+            account_id: Some(account_id),
+            direction: Direction::Received,
+            opcode,
+            payload_size,
+            payload,
+        });
+    }
+
+    /// Records a frame as received before login, on behalf of a connection
+    /// that has just logged in with it.
+    pub(crate) fn record_login(
+        &mut self,
+        connection_id: u64,
+        payload_size: usize,
+        payload: String,
+    ) {
+        self.frames.push(FrameRecord {
+            connection_id,
+            account_id: None,
+            direction: Direction::Received,
+            opcode: Some(OpCode::Login.code()),
+            payload_size,
+            payload,
+        });
+    }
+
+    /// Queues a frame on one connection and records it.
+    pub(crate) fn send<T: Serialize + ?Sized>(
+        &mut self,
+        connection_id: u64,
+        op: OpCode,
+        payload: &T,
+    ) {
+        self.send_recorded_as(connection_id, op.code(), payload, None);
+    }
+
+    /// Like [`send`](Self::send) with any opcode number (the reply to an
+    /// opcode the service does not know).
+    pub(crate) fn send_op<T: Serialize + ?Sized>(
+        &mut self,
+        connection_id: u64,
+        op: u16,
+        payload: &T,
+    ) {
+        self.send_recorded_as(connection_id, op, payload, None);
+    }
+
+    /// Counts a frame whose envelope could not be read, with a rate-limited
+    /// warning (what was wrong, never the frame).
+    pub(crate) fn note_bad_envelope(&mut self, connection_id: u64, what: &'static str) {
+        if let Some(count) = self.envelope_warnings.hit(Instant::now()) {
+            tracing::warn!(
+                connection = connection_id,
+                count,
+                what,
+                "malformed frame envelope: connection closed with 1007"
+            );
+        }
+    }
+
+    /// Like [`send`](Self::send), but records `recorded` instead of the
+    /// payload when given (for replies that carry a secret).
+    pub(crate) fn send_recorded_as<T: Serialize + ?Sized>(
+        &mut self,
+        connection_id: u64,
+        op: u16,
+        payload: &T,
+        recorded: Option<String>,
+    ) {
+        let Some(connection) = self.connections.get_mut(&connection_id) else {
+            return;
+        };
+        if connection.ending {
+            return;
+        }
+        // Our payload types hold only plain data, so serializing cannot fail.
+        let payload = serde_json::to_string(payload).expect("wire payloads always serialize");
+        let raw = RawValue::from_string(payload).expect("serde_json output is valid JSON");
+        let text = format!(r#"{{"op":{op},"d":{}}}"#, raw.get());
+        tracing::debug!(
+            connection = connection_id,
+            op,
+            size = raw.get().len(),
+            "frame sent"
+        );
+        let own = self.handling == Some(connection_id);
+        if !connection.outbox.push_frame(text, own) {
+            connection.ending = true;
+            connection.terminate(Termination::Urgent {
+                code: 1008,
+                reason: QUEUE_FULL.to_owned(),
+            });
+            self.queue_overflows += 1;
+            if let Some(count) = self.overflow_warnings.hit(Instant::now()) {
+                tracing::warn!(
+                    connection = connection_id,
+                    count,
+                    "outbound queue full: closing connections that do not read"
+                );
+            }
+            return;
+        }
+        // Nothing is recorded for a connection that has not logged in.
+        let Some(account_id) = connection.account_id.clone() else {
+            return;
+        };
+        self.frames.push(FrameRecord {
+            connection_id,
+            account_id: Some(account_id),
+            direction: Direction::Sent,
+            opcode: Some(op),
+            payload_size: raw.get().len(),
+            payload: recorded.unwrap_or_else(|| raw.get().to_owned()),
+        });
+    }
+
+    /// Pushes a frame to every logged-in connection of an account; returns
+    /// whether there was one.
+    pub(crate) fn push<T: Serialize + ?Sized>(
+        &mut self,
+        account_id: &str,
+        op: OpCode,
+        payload: &T,
+    ) -> bool {
+        self.push_op(account_id, op.code(), payload)
+    }
+
+    /// Like [`push`](Self::push) with any opcode number.
+    pub(crate) fn push_op<T: Serialize + ?Sized>(
+        &mut self,
+        account_id: &str,
+        op: u16,
+        payload: &T,
+    ) -> bool {
+        let targets: Vec<u64> = self
+            .connections
+            .iter()
+            .filter(|(_, c)| c.account_id.as_deref() == Some(account_id))
+            .map(|(id, _)| *id)
+            .collect();
+        for connection_id in &targets {
+            self.send_recorded_as(*connection_id, op, payload, None);
+        }
+        !targets.is_empty()
+    }
+
+    /// Queues a close frame after what is queued; nothing is queued after it.
+    pub(crate) fn close_connection(&mut self, connection_id: u64, code: u16, reason: String) {
+        if let Some(connection) = self.connections.get_mut(&connection_id) {
+            connection.ending = true;
+            connection.outbox.push_close(code, reason);
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! The reader side of a [`TestUser`](super::TestUser): reply slots per
+//! opcode, and what the pushes bring (messages, keys, notifications).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use botlane::crypto::{ChannelKey, IdentityKeyPair, WrappedKey};
+use botlane::wire::{
+    decode_frame, ChannelInfo, ChannelKeyPush, MessageCreate, Notification, OpCode, WireMessage,
+};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, oneshot};
+
+use super::{TestUserError, REQUEST_TIMEOUT};
+
+/// State shared by the handle and its reader task.
+#[derive(Default)]
+pub(super) struct Inner {
+    /// One FIFO of reply slots per opcode (the wire has no request ids).
+    pub(super) pending: HashMap<u16, VecDeque<oneshot::Sender<Box<RawValue>>>>,
+    pub(super) keys: HashMap<String, ChannelKey>,
+    pub(super) notifications: Vec<Notification>,
+    /// The channels this user is a member of: `ready`, then ops 34 and 35.
+    pub(super) channels: Vec<ChannelInfo>,
+    pub(super) closed: bool,
+    /// The code and reason of the service's close frame, if one came.
+    pub(super) close: Option<(u16, String)>,
+}
+
+/// Op 34, `channel_added`.
+#[derive(Deserialize)]
+struct ChannelAdded {
+    channel: ChannelInfo,
+}
+
+/// Op 35, `channel_removed`.
+#[derive(Deserialize)]
+struct ChannelRemoved {
+    channel_id: String,
+}
+
+/// The opcodes of the membership pushes (D3).
+const CHANNEL_ADDED: u16 = 34;
+const CHANNEL_REMOVED: u16 = 35;
+
+pub(super) struct Shared {
+    pub(super) inner: Mutex<Inner>,
+    pub(super) identity: IdentityKeyPair,
+}
+
+impl Shared {
+    pub(super) fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+pub(super) async fn await_slot(
+    slot: oneshot::Receiver<Box<RawValue>>,
+) -> Result<Box<RawValue>, TestUserError> {
+    match tokio::time::timeout(REQUEST_TIMEOUT, slot).await {
+        Ok(Ok(payload)) => Ok(payload),
+        Ok(Err(_)) => Err(TestUserError::Closed),
+        Err(_) => Err(TestUserError::Timeout(REQUEST_TIMEOUT)),
+    }
+}
+
+pub(super) fn parse<R: DeserializeOwned>(
+    op: OpCode,
+    payload: &RawValue,
+) -> Result<R, TestUserError> {
+    serde_json::from_str(payload.get())
+        .map_err(|e| TestUserError::Protocol(format!("bad payload for opcode {}: {e}", op.code())))
+}
+
+pub(super) fn check(op: OpCode, code: i32, reason: Option<String>) -> Result<(), TestUserError> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(TestUserError::Refused {
+            op: op.code(),
+            code,
+            reason,
+        })
+    }
+}
+
+/// Handles one frame in the reader task.
+pub(super) fn on_frame(
+    shared: &Shared,
+    messages: &mpsc::UnboundedSender<WireMessage>,
+    key_arrived: &tokio::sync::Notify,
+    text: &str,
+) {
+    let Ok(frame) = decode_frame(text) else {
+        return;
+    };
+    if frame.op == CHANNEL_ADDED {
+        if let Ok(push) = serde_json::from_str::<ChannelAdded>(frame.d.get()) {
+            let mut inner = shared.lock();
+            if !inner.channels.iter().any(|c| c.id == push.channel.id) {
+                inner.channels.push(push.channel);
+            }
+        }
+        return;
+    }
+    if frame.op == CHANNEL_REMOVED {
+        if let Ok(push) = serde_json::from_str::<ChannelRemoved>(frame.d.get()) {
+            let mut inner = shared.lock();
+            inner.channels.retain(|c| c.id != push.channel_id);
+            // A chat app forgets the key of a channel it left.
+            inner.keys.remove(&push.channel_id);
+        }
+        return;
+    }
+    match OpCode::from(frame.op) {
+        Some(OpCode::MessageCreate) => {
+            if let Ok(push) = serde_json::from_str::<MessageCreate>(frame.d.get()) {
+                let _ = messages.send(push.message);
+            }
+        }
+        Some(OpCode::Notification) => {
+            if let Ok(notification) = serde_json::from_str::<Notification>(frame.d.get()) {
+                shared.lock().notifications.push(notification);
+            }
+        }
+        Some(OpCode::ChannelKey) => {
+            let Ok(push) = serde_json::from_str::<ChannelKeyPush>(frame.d.get()) else {
+                return;
+            };
+            let Ok(wrapped) = serde_json::from_str::<WrappedKey>(push.wrapped.get()) else {
+                return;
+            };
+            // A key that does not unwrap (another channel, tampering) is ignored.
+            if let Ok(key) = shared
+                .identity
+                .unwrap_channel_key(&wrapped, &push.channel_id)
+            {
+                shared.lock().keys.insert(push.channel_id, key);
+                key_arrived.notify_waiters();
+            }
+        }
+        _ => {
+            let slot = shared
+                .lock()
+                .pending
+                .get_mut(&frame.op)
+                .and_then(VecDeque::pop_front);
+            if let Some(slot) = slot {
+                let _ = slot.send(frame.d.to_owned());
+            }
+        }
+    }
+}
