@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use botlane::rest::Method;
 use botlane::{Client, ClientOptions};
-use botlane_devserver::{BotAccount, DevServer, DevServerConfig};
+use botlane_devserver::{BotAccount, DevServer, DevServerConfig, Limits};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde::Deserialize;
 
@@ -75,9 +75,12 @@ fn bench(c: &mut Criterion) {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (server, bot, client) = rt.block_on(async {
-        let server = DevServer::start(DevServerConfig::default().bot_rest_credentials(true))
-            .await
-            .unwrap();
+        // 1,000 calls open 1,000 connections at once: above the service's
+        // default of 256 served at a time.
+        let config = DevServerConfig::default()
+            .bot_rest_credentials(true)
+            .limits(Limits::default().http_connections(4096));
+        let server = DevServer::start(config).await.unwrap();
         server.set_mint_rate_limit(u32::MAX, Duration::from_secs(1));
         let room = server.create_server("lobby");
         for i in 0..3 {
