@@ -474,6 +474,8 @@ fn wire_round_trip(dir: &str, text: &str) -> String {
         ("to_client", 30) => reencoded::<SendReply>(op, text),
         ("to_client", 32) => reencoded::<MessageCreate>(op, text),
         ("to_client", 33) => reencoded::<Notification>(op, text),
+        ("to_client", 34) => reencoded::<ChannelAdded>(op, text),
+        ("to_client", 35) => reencoded::<ChannelRemoved>(op, text),
         ("to_client", 40) => reencoded::<HistoryReply>(op, text),
         ("to_client", 50) => reencoded::<ChannelKeyPush>(op, text),
         ("to_client", 52) => reencoded::<PublicKeyReply>(op, text),
