@@ -266,7 +266,7 @@ pub(crate) async fn run() -> Result<Run, String> {
 
     let start = recorder.len();
     let mut plaintexts = HashMap::new();
-    crate::tour::run(
+    let end = crate::tour::run(
         &server,
         &recorder,
         &mut known,
@@ -275,7 +275,7 @@ pub(crate) async fn run() -> Result<Run, String> {
         &lobby,
     )
     .await?;
-    slices.push(("tour", start, recorder.len()));
+    slices.push(("tour", start, end));
 
     client.shutdown();
     drop(alice);

@@ -79,7 +79,10 @@ impl Raw {
     }
 }
 
-/// Runs the tour on the scenario's service; registers its values and plaintexts.
+/// Runs the tour on the scenario's service; registers its values and
+/// plaintexts. Returns where the tour's events end: taken before its sockets
+/// are dropped, so that what the service does on their way out (a close
+/// frame that may or may not make it back in time) is never part of it.
 pub(crate) async fn run(
     server: &DevServer,
     recorder: &Recorder,
@@ -87,7 +90,7 @@ pub(crate) async fn run(
     plaintexts: &mut HashMap<String, String>,
     general: &str,
     lobby: &str,
-) -> Result<(), String> {
+) -> Result<usize, String> {
     let fail = |what: &str| {
         let what = what.to_owned();
         move |e: botlane_devserver::DevServerError| format!("{what}: {e}")
@@ -313,8 +316,9 @@ pub(crate) async fn run(
             })
         })
         .await?;
+    let end = recorder.len();
     drop((bob, rawbot, mallory));
-    Ok(())
+    Ok(end)
 }
 
 pub(crate) fn header() -> Header<'static> {
