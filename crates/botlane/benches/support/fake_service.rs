@@ -52,7 +52,7 @@ impl Batch {
     /// each sealed once with `key`, each with its own message id.
     pub(crate) fn new(key: &ChannelKey, len: usize, mix: Mix) -> Self {
         assert!(
-            len >= 2 && len % 2 == 0,
+            len >= 2 && len.is_multiple_of(2),
             "a batch is an even number of pushes"
         );
         let mut invocations = 0;
