@@ -161,14 +161,14 @@ impl Drop for Service {
     }
 }
 
-/// Allocations and bytes allocated per message over `batches` batches.
+/// Allocations and bytes allocated, per message (or per client).
 #[derive(Clone, Copy)]
-struct PerMessage {
+struct Counted {
     allocations: f64,
     bytes: f64,
 }
 
-async fn count_bot(service: &mut Service, bot: &TickBot, mix: Mix, batches: usize) -> PerMessage {
+async fn count_bot(service: &mut Service, bot: &TickBot, mix: Mix, batches: usize) -> Counted {
     let region = Region::new(GLOBAL);
     let mut messages = 0;
     for _ in 0..batches {
@@ -180,7 +180,7 @@ async fn count_bot(service: &mut Service, bot: &TickBot, mix: Mix, batches: usiz
     per_message(region, messages)
 }
 
-async fn count_raw(service: &mut Service, raw: &RawReceiver, batches: usize) -> PerMessage {
+async fn count_raw(service: &mut Service, raw: &RawReceiver, batches: usize) -> Counted {
     let region = Region::new(GLOBAL);
     let mut messages = 0;
     for _ in 0..batches {
@@ -192,9 +192,9 @@ async fn count_raw(service: &mut Service, raw: &RawReceiver, batches: usize) -> 
     per_message(region, messages)
 }
 
-fn per_message(region: Region<'_, System>, messages: usize) -> PerMessage {
+fn per_message(region: Region<'_, System>, messages: usize) -> Counted {
     let change = region.change();
-    PerMessage {
+    Counted {
         allocations: change.allocations as f64 / messages as f64,
         bytes: change.bytes_allocated as f64 / messages as f64,
     }
@@ -208,9 +208,34 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// What building one client allocates (before login), beside what the
+/// event channel that `Client::new` creates allocates on its own: where an
+/// idle client's memory goes (`benches/scale.rs` measures it resident).
+fn client_footprint(rt: &tokio::runtime::Runtime, url: &str) -> (Counted, Counted) {
+    let dir = tempfile::tempdir().unwrap();
+    let _guard = rt.enter();
+    let region = Region::new(GLOBAL);
+    let client = botlane::Client::new(botlane::ClientOptions::new(
+        "bench-token",
+        dir.path().join("keystore"),
+        url,
+    ))
+    .unwrap();
+    let built = per_message(region, 1);
+    let region = Region::new(GLOBAL);
+    let events = tokio::sync::broadcast::channel::<botlane::Event>(EVENT_CAPACITY);
+    let channel = per_message(region, 1);
+    drop((client, events));
+    (built, channel)
+}
+
+/// The capacity of a client's event channel (documented on `Client::events`).
+const EVENT_CAPACITY: usize = 1024;
+
 fn measure(batches: usize) {
     let mut service = Service::spawn();
     let rt = runtime();
+    let (built, event_channel) = client_footprint(&rt, &service.url);
     let (mixed, invocations, raw) = rt.block_on(async {
         let bot = TickBot::login(&service.url).await;
         for _ in 0..WARM_UP_BATCHES {
@@ -234,7 +259,7 @@ fn measure(batches: usize) {
             count_raw(&mut service, &raw, batches).await,
         )
     });
-    let plain = PerMessage {
+    let plain = Counted {
         allocations: 2.0 * mixed.allocations - invocations.allocations,
         bytes: 2.0 * mixed.bytes - invocations.bytes,
     };
@@ -254,6 +279,15 @@ fn measure(batches: usize) {
             figure.allocations, figure.bytes
         );
     }
+    println!(
+        "  Client::new (before login): {:.0} allocations, {:.0} bytes; of which its event channel \
+         (broadcast of {EVENT_CAPACITY} Event of {} bytes) {:.0} allocations, {:.0} bytes",
+        built.allocations,
+        built.bytes,
+        std::mem::size_of::<botlane::Event>(),
+        event_channel.allocations,
+        event_channel.bytes
+    );
     let command = "cargo bench -p botlane --bench dispatch_allocs";
     bench_table::row(
         command,
@@ -269,7 +303,22 @@ fn measure(batches: usize) {
         &format!("{:.0}", mixed.bytes),
         &format!("raw receiver {:.0} per frame", raw.bytes),
         "—",
+        "— (information)",
+    );
+    bench_table::row(
+        command,
+        "bytes allocated by Client::new (before login)",
+        &format!(
+            "{:.0} KiB in {:.0} allocations",
+            built.bytes / 1024.0,
+            built.allocations
+        ),
+        &format!(
+            "its event channel alone: {:.0} KiB",
+            event_channel.bytes / 1024.0
+        ),
         "—",
+        "— (information)",
     );
 }
 

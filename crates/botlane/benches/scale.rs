@@ -9,10 +9,12 @@
 //!    generated, file written and synced), timed on their own;
 //! 2. baseline: N raw tokio-websockets connects, each logging in (op 10)
 //!    and reading `ready`, then closing, 32 at a time;
-//! 3. the N bots: `Client::new`, register `/tick`, `login` (keystore open,
-//!    connect, login, `ready`, menu publish), 32 at a time;
-//! 4. after a settling pause, VmRSS (from `/proc/self/status`) minus VmRSS
-//!    before step 3, divided by N: resident memory per idle session;
+//! 3. the N bots: `Client::new` and register `/tick` for each (VmRSS
+//!    gained per bot, from `/proc/self/status`: a client before login),
+//!    then `login` (keystore open, connect, login, `ready`, menu publish),
+//!    32 at a time; the login time runs from the first `Client::new`;
+//! 4. after a settling pause, VmRSS minus VmRSS before step 3, divided by
+//!    N: resident memory per idle session;
 //! 5. `alice` (a devserver `TestUser`) shares every channel's key, then
 //!    sends one `/tick` into each channel, pipelined; the clock stops when
 //!    every bot's handler has run: dispatch spread over all N.
@@ -168,6 +170,22 @@ fn rss_kib() -> u64 {
         .expect("/proc/self/status has VmRSS")
 }
 
+/// What one run measured.
+struct Figures {
+    bots: usize,
+    keystores: Duration,
+    raw: Duration,
+    /// `Client::new` and registering `/tick`, for every bot.
+    built: Duration,
+    /// From the first `Client::new` until every bot has logged in.
+    login: Duration,
+    /// VmRSS gained per bot, in KiB: built but not logged in, then idle
+    /// after login.
+    built_kib: u64,
+    idle_kib: u64,
+    dispatch: Vec<Duration>,
+}
+
 fn measure(bots: usize, rounds: usize) {
     let devserver = ChildDevServer::spawn(bots);
     let url = devserver.url.clone();
@@ -187,7 +205,7 @@ fn measure(bots: usize, rounds: usize) {
     let keystores = clock.elapsed();
 
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let (raw, login, per_session, mut dispatch) = rt.block_on(async {
+    let figures = rt.block_on(async {
         let clock = Instant::now();
         let raw_logins =
             futures_util::stream::iter(0..bots).for_each_concurrent(CONCURRENCY, |i| {
@@ -206,33 +224,33 @@ fn measure(bots: usize, rounds: usize) {
         let handled = Arc::new(Progress::default());
         let rss_before = rss_kib();
         let clock = Instant::now();
-        let logins = futures_util::stream::iter(0..bots)
+        let clients: Vec<Client> = (0..bots)
             .map(|i| {
                 let options = ClientOptions::new(bot_token(i), keystore(i), url.clone());
+                let client = Client::new(options).unwrap();
                 let counter = handled.clone();
-                async move {
-                    let client = Client::new(options).unwrap();
-                    client
-                        .commands()
-                        .register(
-                            CommandDeclaration::new("tick", "Count"),
-                            move |_ctx: CommandContext| {
-                                counter.bump();
-                                async { Ok::<(), std::io::Error>(()) }
-                            },
-                        )
-                        .unwrap();
-                    client.login().await.unwrap();
-                    client
-                }
+                client
+                    .commands()
+                    .register(
+                        CommandDeclaration::new("tick", "Count"),
+                        move |_ctx: CommandContext| {
+                            counter.bump();
+                            async { Ok::<(), std::io::Error>(()) }
+                        },
+                    )
+                    .unwrap();
+                client
             })
-            .buffer_unordered(CONCURRENCY)
-            .collect::<Vec<Client>>();
-        let clients = tokio::time::timeout(PHASE_LIMIT, logins).await.unwrap();
+            .collect();
+        let built = clock.elapsed();
+        let built_kib = rss_kib().saturating_sub(rss_before) / bots as u64;
+        let logins = futures_util::stream::iter(&clients)
+            .for_each_concurrent(CONCURRENCY, |c| async move { c.login().await.unwrap() });
+        tokio::time::timeout(PHASE_LIMIT, logins).await.unwrap();
         let login = clock.elapsed();
         let settle = if bots > TEST_MODE_BOTS { 2000 } else { 200 };
         tokio::time::sleep(Duration::from_millis(settle)).await;
-        let per_session = rss_kib().saturating_sub(rss_before) / bots as u64;
+        let idle_kib = rss_kib().saturating_sub(rss_before) / bots as u64;
 
         let alice = TestUser::connect(&url, ALICE_TOKEN).await.unwrap();
         let channels: Vec<String> = alice.channels().iter().map(|c| c.id.clone()).collect();
@@ -262,26 +280,54 @@ fn measure(bots: usize, rounds: usize) {
             assert_eq!(client.stats().pushes_dropped, 0, "a bot dropped a push");
             client.shutdown();
         }
-        (raw, login, per_session, dispatch)
+        Figures {
+            bots,
+            keystores,
+            raw,
+            built,
+            login,
+            built_kib,
+            idle_kib,
+            dispatch,
+        }
     });
     drop(devserver);
+    report(figures);
+}
 
-    dispatch.sort();
-    let median = dispatch[dispatch.len() / 2];
+fn report(mut figures: Figures) {
+    let Figures {
+        bots,
+        keystores,
+        raw,
+        built,
+        login,
+        built_kib,
+        idle_kib,
+        ..
+    } = figures;
+    figures.dispatch.sort();
+    let rounds = figures.dispatch.len();
+    let median = figures.dispatch[rounds / 2];
     let throughput = bots as f64 / median.as_secs_f64();
     let ratio = login.as_secs_f64() / raw.as_secs_f64();
+    let ms_each = |d: Duration| d.as_secs_f64() * 1000.0 / bots as f64;
     println!("scale: {bots} bots, devserver in a child process, one runtime");
     println!(
         "  keystores created beforehand: {:.2} s ({:.2} ms each)",
         keystores.as_secs_f64(),
-        keystores.as_secs_f64() * 1000.0 / bots as f64
+        ms_each(keystores)
     );
     println!(
-        "  login of all bots: {:.2} s; {bots} raw connects + login: {:.2} s; ratio {ratio:.2}",
+        "  login of all bots: {:.2} s (of which Client::new {:.2} s); {bots} raw connects + login: {:.2} s; ratio {ratio:.2}",
         login.as_secs_f64(),
+        built.as_secs_f64(),
         raw.as_secs_f64()
     );
-    println!("  resident memory per idle session: {per_session} KiB");
+    println!(
+        "  resident memory per bot: {built_kib} KiB built, {idle_kib} KiB idle after login (an Event is {} bytes)",
+        std::mem::size_of::<botlane::Event>()
+    );
     println!(
         "  dispatch, one /tick to each bot: median {:.1} ms of {rounds} rounds, {throughput:.0} messages/s",
         median.as_secs_f64() * 1000.0
@@ -293,17 +339,21 @@ fn measure(bots: usize, rounds: usize) {
         &format!("create {bots} keystores beforehand (first run)"),
         &format!(
             "{:.2} ms each ({:.1} s)",
-            keystores.as_secs_f64() * 1000.0 / bots as f64,
+            ms_each(keystores),
             keystores.as_secs_f64()
         ),
         "—",
         "—",
-        "—",
+        "— (information)",
     );
     bench_table::row(
         command,
         &format!("log in {bots} bots, {CONCURRENCY} at a time (keystores existing)"),
-        &format!("{:.2} s", login.as_secs_f64()),
+        &format!(
+            "{:.2} s (Client::new {:.2} ms each)",
+            login.as_secs_f64(),
+            ms_each(built)
+        ),
         &format!("{bots} raw connects + login: {:.2} s", raw.as_secs_f64()),
         &format!("{ratio:.2}×"),
         "≤ 2×",
@@ -311,7 +361,7 @@ fn measure(bots: usize, rounds: usize) {
     bench_table::row(
         command,
         &format!("resident memory per idle session ({bots} bots)"),
-        &format!("{per_session} KiB"),
+        &format!("{idle_kib} KiB ({built_kib} KiB before login)"),
         "—",
         "—",
         "≤ 64 KiB",
@@ -322,6 +372,6 @@ fn measure(bots: usize, rounds: usize) {
         &format!("{throughput:.0} messages/s"),
         "—",
         "—",
-        "—",
+        "— (information)",
     );
 }
