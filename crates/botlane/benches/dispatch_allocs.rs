@@ -12,7 +12,8 @@
 //!
 //! `cargo bench -p botlane --bench dispatch_allocs` measures 10 batches of
 //! each; without `--bench` (as `cargo test --all-targets` runs it) one.
-//! `--profile N` runs only N mixed batches through the bot, for
+//! `--profile N` runs only N mixed batches through the bot, and
+//! `--profile-raw N` only N through the raw receiver, for
 //! `valgrind --tool=callgrind` (`scripts/bench --profile`).
 //! With `BOTLANE_BENCH_TABLE` set, the figures are appended there as rows of
 //! the `scripts/bench` table.
@@ -35,10 +36,9 @@ mod receivers;
 use std::alloc::System;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::Arc;
 
 use botlane::crypto::IdentityKeyPair;
-use fake_service::{Batch, FakeService, Mix, Session};
+use fake_service::{FakeService, Mix, Session, Shape};
 use receivers::{RawReceiver, TickBot};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
@@ -55,12 +55,15 @@ fn main() {
         return serve();
     }
     let args: Vec<String> = std::env::args().collect();
-    if let Some(at) = args.iter().position(|a| a == "--profile") {
+    if let Some(at) = args
+        .iter()
+        .position(|a| a == "--profile" || a == "--profile-raw")
+    {
         let batches = args
             .get(at + 1)
             .and_then(|n| n.parse().ok())
             .expect("--profile takes a number of batches");
-        return profile(batches);
+        return profile(batches, args[at] == "--profile-raw");
     }
     let batches = if args.iter().any(|a| a == "--bench") {
         10
@@ -78,10 +81,10 @@ fn serve() {
         .build()
         .unwrap();
     let mut service = FakeService::start();
-    println!("{}", service.url);
-    std::io::stdout().flush().unwrap();
     let mixed = service.batch(BATCH, Mix::Alternating);
     let invocations = service.batch(BATCH, Mix::Invocations);
+    println!("{}\n{}", service.url, mixed.frame_bytes());
+    std::io::stdout().flush().unwrap();
     let (lines_tx, mut lines) = tokio::sync::mpsc::channel::<String>(4);
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines() {
@@ -115,9 +118,7 @@ struct Service {
     child: Child,
     stdin: ChildStdin,
     url: String,
-    // Batches with the same shape as the child's, for their counts.
-    mixed: Arc<Batch>,
-    invocations: Arc<Batch>,
+    frame_bytes: String,
 }
 
 impl Service {
@@ -129,27 +130,25 @@ impl Service {
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
-        let mut url = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut url)
-            .unwrap();
-        let key = botlane::crypto::ChannelKey::generate().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut line = || lines.next().unwrap().unwrap();
+        let (url, frame_bytes) = (line(), line());
         Self {
             child,
             stdin,
-            url: url.trim().to_owned(),
-            mixed: Arc::new(Batch::new(&key, BATCH, Mix::Alternating)),
-            invocations: Arc::new(Batch::new(&key, BATCH, Mix::Invocations)),
+            url,
+            frame_bytes,
         }
     }
 
-    fn replay(&mut self, mix: Mix) -> Arc<Batch> {
-        let (line, batch) = match mix {
-            Mix::Alternating => ("mixed\n", &self.mixed),
-            Mix::Invocations => ("invocations\n", &self.invocations),
+    /// Has the child replay a batch of `mix`; returns its shape.
+    fn replay(&mut self, mix: Mix) -> Shape {
+        let line = match mix {
+            Mix::Alternating => "mixed\n",
+            Mix::Invocations => "invocations\n",
         };
         self.stdin.write_all(line.as_bytes()).unwrap();
-        batch.clone()
+        Shape::new(BATCH, mix)
     }
 }
 
@@ -174,8 +173,8 @@ async fn count_bot(service: &mut Service, bot: &TickBot, mix: Mix, batches: usiz
     for _ in 0..batches {
         let start = bot.handled.get();
         let batch = service.replay(mix);
-        bot.wait_batch(start, &batch).await;
-        messages += batch.len();
+        bot.wait_batch(start, batch).await;
+        messages += batch.len;
     }
     per_message(region, messages)
 }
@@ -186,8 +185,8 @@ async fn count_raw(service: &mut Service, raw: &RawReceiver, batches: usize) -> 
     for _ in 0..batches {
         let start = raw.frames.get();
         let batch = service.replay(Mix::Alternating);
-        raw.wait_batch(start, &batch).await;
-        messages += batch.len();
+        raw.wait_batch(start, batch).await;
+        messages += batch.len;
     }
     per_message(region, messages)
 }
@@ -265,7 +264,7 @@ fn measure(batches: usize) {
     };
     println!(
         "dispatch_allocs: {batches} batches of {BATCH} pushes of {} bytes per figure",
-        service.mixed.frame_bytes()
+        service.frame_bytes
     );
     let rows = [
         ("bot, half plain half /tick", mixed),
@@ -322,15 +321,23 @@ fn measure(batches: usize) {
     );
 }
 
-fn profile(batches: usize) {
+fn profile(batches: usize, raw: bool) {
     let mut service = Service::spawn();
     let rt = runtime();
     rt.block_on(async {
-        let bot = TickBot::login(&service.url).await;
-        let figure = count_bot(&mut service, &bot, Mix::Alternating, batches).await;
-        bot.assert_nothing_dropped();
+        let figure = if raw {
+            let key = IdentityKeyPair::generate().unwrap().public_key().to_base64();
+            let raw = RawReceiver::login(&service.url, &key).await;
+            count_raw(&mut service, &raw, batches).await
+        } else {
+            let bot = TickBot::login(&service.url).await;
+            let figure = count_bot(&mut service, &bot, Mix::Alternating, batches).await;
+            bot.assert_nothing_dropped();
+            figure
+        };
+        let who = if raw { "raw receiver" } else { "bot" };
         println!(
-            "dispatch_allocs --profile: {batches} mixed batches, {:.1} allocations per message",
+            "dispatch_allocs: profiled {batches} mixed batches of {BATCH} through the {who}, {:.1} allocations per message",
             figure.allocations
         );
     });

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use botlane::crypto::IdentityKeyPair;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use fake_service::{FakeService, Mix};
+use fake_service::{FakeService, Mix, Shape};
 use receivers::{RawReceiver, TickBot};
 
 /// Pushes per batch: under the bot's push queue (1,024 by default), so
@@ -40,6 +40,10 @@ fn bench_isolated(c: &mut Criterion) {
     let mut service = FakeService::start();
     let batch = service.batch(BATCH, Mix::Alternating);
     let invocations = service.batch(BATCH, Mix::Invocations);
+    let shapes = [
+        Shape::new(BATCH, Mix::Alternating),
+        Shape::new(BATCH, Mix::Invocations),
+    ];
     let (bot, bot_session) = rt.block_on(async {
         let bot = TickBot::login(&service.url).await;
         (bot, service.next_session().await)
@@ -54,15 +58,19 @@ fn bench_isolated(c: &mut Criterion) {
     });
     eprintln!(
         "dispatch_isolated: batches of {} pushes of {} bytes ({} invocations)",
-        batch.len(),
+        shapes[0].len,
         batch.frame_bytes(),
-        batch.invocations
+        shapes[0].invocations
     );
 
     let mut group = c.benchmark_group("dispatch_isolated");
     group.throughput(Throughput::Elements(BATCH as u64));
     group.sample_size(20);
-    for (name, batch) in [("bot", &batch), ("bot_invocations_only", &invocations)] {
+    let runs = [
+        ("bot", &batch, shapes[0]),
+        ("bot_invocations_only", &invocations, shapes[1]),
+    ];
+    for (name, batch, shape) in runs {
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 rt.block_on(async {
@@ -71,7 +79,7 @@ fn bench_isolated(c: &mut Criterion) {
                         let start = bot.handled.get();
                         let clock = Instant::now();
                         bot_session.replay(batch).await;
-                        bot.wait_batch(start, batch).await;
+                        bot.wait_batch(start, shape).await;
                         total += clock.elapsed();
                     }
                     total
@@ -87,7 +95,7 @@ fn bench_isolated(c: &mut Criterion) {
                     let start = raw.frames.get();
                     let clock = Instant::now();
                     raw_session.replay(&batch).await;
-                    raw.wait_batch(start, &batch).await;
+                    raw.wait_batch(start, shapes[0]).await;
                     total += clock.elapsed();
                 }
                 total

@@ -40,28 +40,45 @@ pub(crate) enum Mix {
     Invocations,
 }
 
-/// Pre-encoded `message_create` pushes, replayed as they are.
-pub(crate) struct Batch {
-    frames: Vec<Bytes>,
-    /// How many of the frames are invocations of [`COMMAND`].
+impl Mix {
+    fn invokes(self, i: usize) -> bool {
+        matches!(self, Mix::Invocations) || i % 2 == 1
+    }
+}
+
+/// How many pushes a batch holds, and how many of them invoke [`COMMAND`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Shape {
+    pub(crate) len: usize,
     pub(crate) invocations: u64,
 }
 
-impl Batch {
-    /// `len` pushes (even, so that [`Mix::Alternating`] ends on an invocation),
-    /// each sealed once with `key`, each with its own message id.
-    pub(crate) fn new(key: &ChannelKey, len: usize, mix: Mix) -> Self {
+impl Shape {
+    /// `len` pushes: even, so that [`Mix::Alternating`] ends on an invocation.
+    pub(crate) fn new(len: usize, mix: Mix) -> Self {
         assert!(
             len >= 2 && len.is_multiple_of(2),
             "a batch is an even number of pushes"
         );
-        let mut invocations = 0;
+        let invocations = (0..len).filter(|&i| mix.invokes(i)).count() as u64;
+        Self { len, invocations }
+    }
+}
+
+/// Pre-encoded `message_create` pushes, replayed as they are.
+pub(crate) struct Batch {
+    frames: Vec<Bytes>,
+}
+
+impl Batch {
+    /// The pushes of [`Shape::new`]`(len, mix)`, each sealed once with `key`,
+    /// each with its own message id.
+    pub(crate) fn new(key: &ChannelKey, len: usize, mix: Mix) -> Self {
         let frames = (0..len)
             .map(|i| {
                 // "/tick" and "hello" have the same length, so every frame
                 // of a batch has the same size.
-                let invoke = matches!(mix, Mix::Invocations) || i % 2 == 1;
-                invocations += u64::from(invoke);
+                let invoke = mix.invokes(i);
                 let line = if invoke { "/tick" } else { "hello" };
                 let message = wire::WireMessage {
                     id: format!("00000000-0000-4000-8000-{i:012}"),
@@ -80,14 +97,7 @@ impl Batch {
                 ))
             })
             .collect();
-        Self {
-            frames,
-            invocations,
-        }
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.frames.len()
+        Self { frames }
     }
 
     /// The size of one push frame (all are the same size).

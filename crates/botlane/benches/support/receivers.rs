@@ -8,7 +8,7 @@ use std::time::Duration;
 use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration};
 use futures_util::StreamExt;
 
-use crate::fake_service::{Batch, COMMAND, FRAMES_AFTER_READY};
+use crate::fake_service::{Shape, COMMAND, FRAMES_AFTER_READY};
 use crate::progress::Progress;
 use crate::raw_client;
 
@@ -54,7 +54,7 @@ impl TickBot {
     /// Waits until the handler has run for every invocation of one more
     /// `batch` (the batch ends on an invocation, so every plain message of
     /// it has been dispatched too); call after the replay was asked for.
-    pub(crate) async fn wait_batch(&self, start: u64, batch: &Batch) {
+    pub(crate) async fn wait_batch(&self, start: u64, batch: Shape) {
         self.handled
             .wait_for(start + batch.invocations, BATCH_LIMIT)
             .await;
@@ -92,9 +92,9 @@ impl RawReceiver {
     }
 
     /// Waits until every frame of one more `batch` was read.
-    pub(crate) async fn wait_batch(&self, start: u64, batch: &Batch) {
+    pub(crate) async fn wait_batch(&self, start: u64, batch: Shape) {
         self.frames
-            .wait_for(start + batch.len() as u64, BATCH_LIMIT)
+            .wait_for(start + batch.len as u64, BATCH_LIMIT)
             .await;
     }
 }
