@@ -134,7 +134,6 @@ impl ChildDevServer {
     fn spawn(bots: usize) -> Self {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .env(DEVSERVER_ROLE, bots.to_string())
-            .env("RUST_LOG", "off")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
