@@ -1,0 +1,344 @@
+//! Allocations per dispatched message, counted by a global allocator
+//! wrapper (`stats_alloc`) in a process that holds nothing but the client
+//! under test: the bare service of `support/fake_service.rs` runs in a
+//! child process (this binary again, with `BOTLANE_FAKE_SERVICE` set),
+//! told over its stdin when to replay a batch.
+//!
+//! After two warm-up batches it counts, for the bot, batches of 1,000
+//! pushes of two mixes (half plain, half `/tick`; only `/tick`), and the
+//! same for a raw tokio-websockets client that only reads the frames
+//! (the floor: what reading a frame allocates). A plain message's cost is
+//! derived: 2 × mixed − invocation.
+//!
+//! `cargo bench -p botlane --bench dispatch_allocs` measures 10 batches of
+//! each; without `--bench` (as `cargo test --all-targets` runs it) one.
+//! `--profile N` runs only N mixed batches through the bot, and
+//! `--profile-raw N` only N through the raw receiver, for
+//! `valgrind --tool=callgrind` (`scripts/bench --profile`).
+//! With `BOTLANE_BENCH_TABLE` set, the figures are appended there as rows of
+//! the `scripts/bench` table.
+
+#![allow(missing_docs, clippy::unwrap_used)]
+// The figures on stdout are this bench's output.
+#![allow(clippy::print_stdout)]
+
+#[path = "support/bench_table.rs"]
+mod bench_table;
+#[path = "support/fake_service.rs"]
+mod fake_service;
+#[path = "support/progress.rs"]
+mod progress;
+#[path = "support/raw_client.rs"]
+mod raw_client;
+#[path = "support/receivers.rs"]
+mod receivers;
+
+use std::alloc::System;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+
+use botlane::crypto::IdentityKeyPair;
+use fake_service::{FakeService, Mix, Session, Shape};
+use receivers::{RawReceiver, TickBot};
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Set in the child: serve instead of measuring.
+const SERVICE_ROLE: &str = "BOTLANE_FAKE_SERVICE";
+const BATCH: usize = 1000;
+const WARM_UP_BATCHES: usize = 2;
+
+fn main() {
+    if std::env::var_os(SERVICE_ROLE).is_some() {
+        return serve();
+    }
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args
+        .iter()
+        .position(|a| a == "--profile" || a == "--profile-raw")
+    {
+        let batches = args
+            .get(at + 1)
+            .and_then(|n| n.parse().ok())
+            .expect("--profile takes a number of batches");
+        return profile(batches, args[at] == "--profile-raw");
+    }
+    let batches = if args.iter().any(|a| a == "--bench") {
+        10
+    } else {
+        1
+    };
+    measure(batches);
+}
+
+/// The child: the fake service; each stdin line `mixed` or `invocations`
+/// replays one batch on the newest session. Ends when stdin closes.
+fn serve() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut service = FakeService::start();
+    let mixed = service.batch(BATCH, Mix::Alternating);
+    let invocations = service.batch(BATCH, Mix::Invocations);
+    println!("{}\n{}", service.url, mixed.frame_bytes());
+    std::io::stdout().flush().unwrap();
+    let (lines_tx, mut lines) = tokio::sync::mpsc::channel::<String>(4);
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { return };
+            if lines_tx.blocking_send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rt.block_on(async move {
+        let mut newest: Option<Session> = None;
+        loop {
+            tokio::select! {
+                session = service.next_session() => newest = Some(session),
+                line = lines.recv() => {
+                    let Some(line) = line else { return };
+                    let batch = match line.trim() {
+                        "mixed" => &mixed,
+                        "invocations" => &invocations,
+                        other => panic!("unknown command {other:?}"),
+                    };
+                    newest.as_ref().expect("a client logged in").replay(batch).await;
+                }
+            }
+        }
+    });
+}
+
+/// The parent's handle on the child service.
+struct Service {
+    child: Child,
+    stdin: ChildStdin,
+    url: String,
+    frame_bytes: String,
+}
+
+impl Service {
+    fn spawn() -> Self {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env(SERVICE_ROLE, "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut line = || lines.next().unwrap().unwrap();
+        let (url, frame_bytes) = (line(), line());
+        Self {
+            child,
+            stdin,
+            url,
+            frame_bytes,
+        }
+    }
+
+    /// Has the child replay a batch of `mix`; returns its shape.
+    fn replay(&mut self, mix: Mix) -> Shape {
+        let line = match mix {
+            Mix::Alternating => "mixed\n",
+            Mix::Invocations => "invocations\n",
+        };
+        self.stdin.write_all(line.as_bytes()).unwrap();
+        Shape::new(BATCH, mix)
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        // Our own child: closing its stdin ends it; kill in case it hangs.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Allocations and bytes allocated, per message (or per client).
+#[derive(Clone, Copy)]
+struct Counted {
+    allocations: f64,
+    bytes: f64,
+}
+
+async fn count_bot(service: &mut Service, bot: &TickBot, mix: Mix, batches: usize) -> Counted {
+    let region = Region::new(GLOBAL);
+    let mut messages = 0;
+    for _ in 0..batches {
+        let start = bot.handled.get();
+        let batch = service.replay(mix);
+        bot.wait_batch(start, batch).await;
+        messages += batch.len;
+    }
+    per_message(region, messages)
+}
+
+async fn count_raw(service: &mut Service, raw: &RawReceiver, batches: usize) -> Counted {
+    let region = Region::new(GLOBAL);
+    let mut messages = 0;
+    for _ in 0..batches {
+        let start = raw.frames.get();
+        let batch = service.replay(Mix::Alternating);
+        raw.wait_batch(start, batch).await;
+        messages += batch.len;
+    }
+    per_message(region, messages)
+}
+
+fn per_message(region: Region<'_, System>, messages: usize) -> Counted {
+    let change = region.change();
+    Counted {
+        allocations: change.allocations as f64 / messages as f64,
+        bytes: change.bytes_allocated as f64 / messages as f64,
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// What building one client allocates (before login), beside what the
+/// event channel that `Client::new` creates allocates on its own: where an
+/// idle client's memory goes (`benches/scale.rs` measures it resident).
+fn client_footprint(rt: &tokio::runtime::Runtime, url: &str) -> (Counted, Counted) {
+    let dir = tempfile::tempdir().unwrap();
+    let _guard = rt.enter();
+    let region = Region::new(GLOBAL);
+    let client = botlane::Client::new(botlane::ClientOptions::new(
+        "bench-token",
+        dir.path().join("keystore"),
+        url,
+    ))
+    .unwrap();
+    let built = per_message(region, 1);
+    let region = Region::new(GLOBAL);
+    let events = tokio::sync::broadcast::channel::<botlane::Event>(EVENT_CAPACITY);
+    let channel = per_message(region, 1);
+    drop((client, events));
+    (built, channel)
+}
+
+/// The capacity of a client's event channel (documented on `Client::events`).
+const EVENT_CAPACITY: usize = 1024;
+
+fn measure(batches: usize) {
+    let mut service = Service::spawn();
+    let rt = runtime();
+    let (built, event_channel) = client_footprint(&rt, &service.url);
+    let (mixed, invocations, raw) = rt.block_on(async {
+        let bot = TickBot::login(&service.url).await;
+        for _ in 0..WARM_UP_BATCHES {
+            count_bot(&mut service, &bot, Mix::Alternating, 1).await;
+        }
+        let mixed = count_bot(&mut service, &bot, Mix::Alternating, batches).await;
+        let invocations = count_bot(&mut service, &bot, Mix::Invocations, batches).await;
+        bot.assert_nothing_dropped();
+        bot.client.close().await.unwrap();
+        let key = IdentityKeyPair::generate()
+            .unwrap()
+            .public_key()
+            .to_base64();
+        let raw = RawReceiver::login(&service.url, &key).await;
+        for _ in 0..WARM_UP_BATCHES {
+            count_raw(&mut service, &raw, 1).await;
+        }
+        (
+            mixed,
+            invocations,
+            count_raw(&mut service, &raw, batches).await,
+        )
+    });
+    let plain = Counted {
+        allocations: 2.0 * mixed.allocations - invocations.allocations,
+        bytes: 2.0 * mixed.bytes - invocations.bytes,
+    };
+    println!(
+        "dispatch_allocs: {batches} batches of {BATCH} pushes of {} bytes per figure",
+        service.frame_bytes
+    );
+    let rows = [
+        ("bot, half plain half /tick", mixed),
+        ("bot, /tick only", invocations),
+        ("bot, plain (derived: 2 x mixed - /tick)", plain),
+        ("raw tokio-websockets receiver", raw),
+    ];
+    for (what, figure) in rows {
+        println!(
+            "  {what:<42} {:>7.1} allocations, {:>8.0} bytes per message",
+            figure.allocations, figure.bytes
+        );
+    }
+    println!(
+        "  Client::new (before login): {:.0} allocations, {:.0} bytes; of which its event channel \
+         (broadcast of {EVENT_CAPACITY} Event of {} bytes) {:.0} allocations, {:.0} bytes",
+        built.allocations,
+        built.bytes,
+        std::mem::size_of::<botlane::Event>(),
+        event_channel.allocations,
+        event_channel.bytes
+    );
+    let command = "cargo bench -p botlane --bench dispatch_allocs";
+    bench_table::row(
+        command,
+        "allocations per dispatched message (half plain, half /tick)",
+        &format!("{:.1}", mixed.allocations),
+        &format!("raw receiver {:.1} per frame", raw.allocations),
+        "—",
+        "halve the before figure",
+    );
+    bench_table::row(
+        command,
+        "bytes allocated per dispatched message (half plain, half /tick)",
+        &format!("{:.0}", mixed.bytes),
+        &format!("raw receiver {:.0} per frame", raw.bytes),
+        "—",
+        "— (information)",
+    );
+    bench_table::row(
+        command,
+        "bytes allocated by Client::new (before login)",
+        &format!(
+            "{:.0} KiB in {:.0} allocations",
+            built.bytes / 1024.0,
+            built.allocations
+        ),
+        &format!(
+            "its event channel alone: {:.0} KiB",
+            event_channel.bytes / 1024.0
+        ),
+        "—",
+        "— (information)",
+    );
+}
+
+fn profile(batches: usize, raw: bool) {
+    let mut service = Service::spawn();
+    let rt = runtime();
+    rt.block_on(async {
+        let figure = if raw {
+            let key = IdentityKeyPair::generate().unwrap().public_key().to_base64();
+            let raw = RawReceiver::login(&service.url, &key).await;
+            count_raw(&mut service, &raw, batches).await
+        } else {
+            let bot = TickBot::login(&service.url).await;
+            let figure = count_bot(&mut service, &bot, Mix::Alternating, batches).await;
+            bot.assert_nothing_dropped();
+            figure
+        };
+        let who = if raw { "raw receiver" } else { "bot" };
+        println!(
+            "dispatch_allocs: profiled {batches} mixed batches of {BATCH} through the {who}, {:.1} allocations per message",
+            figure.allocations
+        );
+    });
+}

@@ -1,0 +1,376 @@
+//! Many bots in one process: N bot clients (distinct tokens, one channel
+//! each shared with the human `alice`) log in to one devserver that runs
+//! in a child process (this binary again, with `BOTLANE_SCALE_DEVSERVER`
+//! set), so that the resident memory this process gains is the clients'
+//! alone. One runtime (the default multi-thread one) holds every client.
+//!
+//! In order, in one run:
+//! 1. the N keystores are created beforehand (a bot's first run: identity
+//!    generated, file written and synced), timed on their own;
+//! 2. baseline: N raw tokio-websockets connects, each logging in (op 10)
+//!    and reading `ready`, then closing, 32 at a time;
+//! 3. the N bots: `Client::new` and register `/tick` for each (VmRSS
+//!    gained per bot, from `/proc/self/status`: a client before login),
+//!    then `login` (keystore open, connect, login, `ready`, menu publish),
+//!    32 at a time; the login time runs from the first `Client::new`;
+//! 4. after a settling pause, VmRSS minus VmRSS before step 3, divided by
+//!    N: resident memory per idle session;
+//! 5. `alice` (a devserver `TestUser`) shares every channel's key, then
+//!    sends one `/tick` into each channel, pipelined; the clock stops when
+//!    every bot's handler has run: dispatch spread over all N.
+//!
+//! `cargo bench -p botlane --bench scale` runs N = 1,000 (or
+//! `BOTLANE_SCALE_BOTS`); without `--bench` (as `cargo test --all-targets`
+//! runs it) N = 4, so CI does not log in a thousand bots.
+
+#![allow(missing_docs, clippy::unwrap_used)]
+// The figures on stdout are this bench's output.
+#![allow(clippy::print_stdout)]
+
+#[path = "support/bench_table.rs"]
+mod bench_table;
+#[path = "support/progress.rs"]
+mod progress;
+#[path = "support/raw_client.rs"]
+mod raw_client;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use botlane::keystore::Keystore;
+use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration};
+use botlane_devserver::{
+    AccountConfig, ChannelConfig, DevServer, DevServerConfig, ServerConfig, TestUser,
+};
+use futures_util::{SinkExt, StreamExt};
+use progress::Progress;
+
+/// Set in the child (to N): serve instead of measuring.
+const DEVSERVER_ROLE: &str = "BOTLANE_SCALE_DEVSERVER";
+/// Overrides N in bench mode.
+const BOTS_ENV: &str = "BOTLANE_SCALE_BOTS";
+const BENCH_BOTS: usize = 1000;
+const TEST_MODE_BOTS: usize = 4;
+/// Logins (raw and bot) in flight at once: under the devserver's pre-login
+/// connection pool, so that none is refused for being early.
+const CONCURRENCY: usize = 32;
+const ALICE_TOKEN: &str = "scale-alice-token";
+/// How long any phase may take before the bench gives up.
+const PHASE_LIMIT: Duration = Duration::from_secs(600);
+
+fn bot_token(i: usize) -> String {
+    format!("scale-bot-token-{i}")
+}
+
+fn main() {
+    if let Some(bots) = std::env::var_os(DEVSERVER_ROLE) {
+        let bots = bots.to_str().and_then(|n| n.parse().ok()).unwrap();
+        raise_nofile(bots);
+        return devserver(bots);
+    }
+    let bench = std::env::args().any(|a| a == "--bench");
+    let bots = if bench {
+        std::env::var(BOTS_ENV)
+            .ok()
+            .map(|n| n.parse().expect("BOTLANE_SCALE_BOTS is a number"))
+            .unwrap_or(BENCH_BOTS)
+    } else {
+        TEST_MODE_BOTS
+    };
+    raise_nofile(bots);
+    measure(bots, if bench { 3 } else { 1 });
+}
+
+/// Raises the soft open-file limit to what N sockets (and the other side
+/// of each, in the devserver) need.
+fn raise_nofile(bots: usize) {
+    let need = bots as u64 * 3 + 256;
+    let got = rlimit::increase_nofile_limit(need).expect("RLIMIT_NOFILE can be read and raised");
+    assert!(
+        got >= need,
+        "{bots} bots need about {need} open files; RLIMIT_NOFILE allows {got}"
+    );
+}
+
+/// The child: a devserver with N bots, `alice`, and one channel per bot
+/// shared with `alice`; prints its url and serves until stdin closes.
+fn devserver(bots: usize) {
+    let mut space = ServerConfig::new("scale");
+    let mut config = DevServerConfig::default().user(AccountConfig::new("alice", ALICE_TOKEN));
+    for i in 0..bots {
+        let name = format!("bot{i}");
+        config = config.bot(AccountConfig::new(&name, bot_token(i)));
+        space = space.channel(
+            ChannelConfig::new(format!("c{i}"))
+                .member(name)
+                .member("alice"),
+        );
+    }
+    let config = config.server(space);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let server = DevServer::start(config).await.unwrap();
+        println!("{}", server.ws_url());
+        std::io::stdout().flush().unwrap();
+        tokio::task::spawn_blocking(|| {
+            let mut sink = String::new();
+            while std::io::stdin().read_line(&mut sink).is_ok_and(|n| n > 0) {}
+        })
+        .await
+        .unwrap();
+        server.shutdown().await;
+    });
+}
+
+/// Our own child devserver; closing its stdin stops it.
+struct ChildDevServer {
+    child: Child,
+    url: String,
+}
+
+impl ChildDevServer {
+    fn spawn(bots: usize) -> Self {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env(DEVSERVER_ROLE, bots.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut url = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut url)
+            .unwrap();
+        Self {
+            child,
+            url: url.trim().to_owned(),
+        }
+    }
+}
+
+impl Drop for ChildDevServer {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        if self.child.wait().is_err() {
+            let _ = self.child.kill();
+        }
+    }
+}
+
+/// VmRSS in KiB.
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("/proc/self/status has VmRSS")
+}
+
+/// What one run measured.
+struct Figures {
+    bots: usize,
+    keystores: Duration,
+    raw: Duration,
+    /// `Client::new` and registering `/tick`, for every bot.
+    built: Duration,
+    /// From the first `Client::new` until every bot has logged in.
+    login: Duration,
+    /// VmRSS gained per bot, in KiB: built but not logged in, then idle
+    /// after login.
+    built_kib: u64,
+    idle_kib: u64,
+    dispatch: Vec<Duration>,
+}
+
+fn measure(bots: usize, rounds: usize) {
+    let devserver = ChildDevServer::spawn(bots);
+    let url = devserver.url.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let keystore = |i: usize| dir.path().join(format!("bot{i}.keystore"));
+
+    let clock = Instant::now();
+    let public_keys: Vec<String> = (0..bots)
+        .map(|i| {
+            Keystore::open_or_create(keystore(i))
+                .unwrap()
+                .identity()
+                .public_key()
+                .to_base64()
+        })
+        .collect();
+    let keystores = clock.elapsed();
+
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let figures = rt.block_on(async {
+        let clock = Instant::now();
+        let raw_logins =
+            futures_util::stream::iter(0..bots).for_each_concurrent(CONCURRENCY, |i| {
+                let (url, key) = (&url, &public_keys[i]);
+                async move {
+                    let mut ws = raw_client::connect(url).await;
+                    raw_client::login(&mut ws, &bot_token(i), key).await;
+                    ws.close().await.unwrap();
+                }
+            });
+        tokio::time::timeout(PHASE_LIMIT, raw_logins).await.unwrap();
+        let raw = clock.elapsed();
+        // The service frees the raw sessions before the bots take theirs.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+
+        let handled = Arc::new(Progress::default());
+        let rss_before = rss_kib();
+        let clock = Instant::now();
+        let clients: Vec<Client> = (0..bots)
+            .map(|i| {
+                let options = ClientOptions::new(bot_token(i), keystore(i), url.clone());
+                let client = Client::new(options).unwrap();
+                let counter = handled.clone();
+                client
+                    .commands()
+                    .register(
+                        CommandDeclaration::new("tick", "Count"),
+                        move |_ctx: CommandContext| {
+                            counter.bump();
+                            async { Ok::<(), std::io::Error>(()) }
+                        },
+                    )
+                    .unwrap();
+                client
+            })
+            .collect();
+        let built = clock.elapsed();
+        let built_kib = rss_kib().saturating_sub(rss_before) / bots as u64;
+        let logins = futures_util::stream::iter(&clients)
+            .for_each_concurrent(CONCURRENCY, |c| async move { c.login().await.unwrap() });
+        tokio::time::timeout(PHASE_LIMIT, logins).await.unwrap();
+        let login = clock.elapsed();
+        let settle = if bots > TEST_MODE_BOTS { 2000 } else { 200 };
+        tokio::time::sleep(Duration::from_millis(settle)).await;
+        let idle_kib = rss_kib().saturating_sub(rss_before) / bots as u64;
+
+        let alice = TestUser::connect(&url, ALICE_TOKEN).await.unwrap();
+        let channels: Vec<String> = alice.channels().iter().map(|c| c.id.clone()).collect();
+        assert_eq!(channels.len(), bots, "one channel per bot");
+        let shares = futures_util::stream::iter(&channels).for_each_concurrent(CONCURRENCY, |c| {
+            let alice = &alice;
+            async move {
+                alice.open_channel(c).await.unwrap();
+            }
+        });
+        tokio::time::timeout(PHASE_LIMIT, shares).await.unwrap();
+        let mut dispatch = Vec::new();
+        for _ in 0..rounds {
+            let start = handled.get();
+            let clock = Instant::now();
+            let sends = futures_util::stream::iter(&channels).for_each_concurrent(256, |c| {
+                let alice = &alice;
+                async move {
+                    alice.send_text(c, "/tick").await.unwrap();
+                }
+            });
+            tokio::time::timeout(PHASE_LIMIT, sends).await.unwrap();
+            handled.wait_for(start + bots as u64, PHASE_LIMIT).await;
+            dispatch.push(clock.elapsed());
+        }
+        for client in &clients {
+            assert_eq!(client.stats().pushes_dropped, 0, "a bot dropped a push");
+            client.shutdown();
+        }
+        Figures {
+            bots,
+            keystores,
+            raw,
+            built,
+            login,
+            built_kib,
+            idle_kib,
+            dispatch,
+        }
+    });
+    drop(devserver);
+    report(figures);
+}
+
+fn report(mut figures: Figures) {
+    let Figures {
+        bots,
+        keystores,
+        raw,
+        built,
+        login,
+        built_kib,
+        idle_kib,
+        ..
+    } = figures;
+    figures.dispatch.sort();
+    let rounds = figures.dispatch.len();
+    let median = figures.dispatch[rounds / 2];
+    let throughput = bots as f64 / median.as_secs_f64();
+    let ratio = login.as_secs_f64() / raw.as_secs_f64();
+    let ms_each = |d: Duration| d.as_secs_f64() * 1000.0 / bots as f64;
+    println!("scale: {bots} bots, devserver in a child process, one runtime");
+    println!(
+        "  keystores created beforehand: {:.2} s ({:.2} ms each)",
+        keystores.as_secs_f64(),
+        ms_each(keystores)
+    );
+    println!(
+        "  login of all bots: {:.2} s (of which Client::new {:.2} s); {bots} raw connects + login: {:.2} s; ratio {ratio:.2}",
+        login.as_secs_f64(),
+        built.as_secs_f64(),
+        raw.as_secs_f64()
+    );
+    println!(
+        "  resident memory per bot: {built_kib} KiB built, {idle_kib} KiB idle after login (an Event is {} bytes)",
+        std::mem::size_of::<botlane::Event>()
+    );
+    println!(
+        "  dispatch, one /tick to each bot: median {:.1} ms of {rounds} rounds, {throughput:.0} messages/s",
+        median.as_secs_f64() * 1000.0
+    );
+
+    let command = "cargo bench -p botlane --bench scale";
+    bench_table::row(
+        command,
+        &format!("create {bots} keystores beforehand (first run)"),
+        &format!(
+            "{:.2} ms each ({:.1} s)",
+            ms_each(keystores),
+            keystores.as_secs_f64()
+        ),
+        "—",
+        "—",
+        "— (information)",
+    );
+    bench_table::row(
+        command,
+        &format!("log in {bots} bots, {CONCURRENCY} at a time (keystores existing)"),
+        &format!(
+            "{:.2} s (Client::new {:.2} ms each)",
+            login.as_secs_f64(),
+            ms_each(built)
+        ),
+        &format!("{bots} raw connects + login: {:.2} s", raw.as_secs_f64()),
+        &format!("{ratio:.2}×"),
+        "≤ 2×",
+    );
+    bench_table::row(
+        command,
+        &format!("resident memory per idle session ({bots} bots)"),
+        &format!("{idle_kib} KiB ({built_kib} KiB before login)"),
+        "—",
+        "—",
+        "≤ 64 KiB",
+    );
+    bench_table::row(
+        command,
+        &format!("dispatch: one /tick to each of {bots} bots, pipelined"),
+        &format!("{throughput:.0} messages/s"),
+        "—",
+        "—",
+        "— (information)",
+    );
+}
