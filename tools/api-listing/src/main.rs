@@ -159,14 +159,14 @@ fn render(json: &Path) -> Result<(), Error> {
         std::fs::read_to_string(json).map_err(|e| Error::Io(format!("cannot read {file}"), e))?;
     // Checked first: public-api reads a neighbouring format without an error
     // but may render it wrongly.
-    let header: Header = serde_json::from_str(&text).map_err(|e| Error::Json(file.clone(), e))?;
+    let header: Header = parse(&text).map_err(|e| Error::Json(file.clone(), e))?;
     if header.format_version != rustdoc_types::FORMAT_VERSION {
         return Err(Error::FormatVersion {
             file,
             found: header.format_version,
         });
     }
-    let krate: Crate = serde_json::from_str(&text).map_err(|e| Error::Json(file.clone(), e))?;
+    let krate: Crate = parse(&text).map_err(|e| Error::Json(file.clone(), e))?;
     drop(text);
     let api = public_api::Builder::from_rustdoc_json(json)
         .omit_blanket_impls(true)
@@ -201,6 +201,15 @@ fn render(json: &Path) -> Result<(), Error> {
         .map_err(|e| Error::Io("cannot write to stdout".into(), e))?;
     }
     Ok(())
+}
+
+/// Without serde_json's nesting limit of 128, as public-api reads the same
+/// file: deeply nested types of large crates exceed it, and rustdoc's output
+/// is trusted input.
+fn parse<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer.disable_recursion_limit();
+    T::deserialize(&mut deserializer)
 }
 
 fn is_stable_auto_trait(krate: &Crate, imp: &Impl) -> bool {
