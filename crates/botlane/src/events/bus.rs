@@ -139,10 +139,29 @@ impl Events {
     pub async fn recv(&mut self) -> Result<Event, EventRecvError> {
         loop {
             match self.try_recv() {
-                Err(TryRecv::Empty) => self.subscriber.ready.notified().await,
-                Err(TryRecv::Failed(e)) => return Err(e),
-                Ok(event) => return Ok(event),
+                Ok(Some(event)) => return Ok(event),
+                // A send between the check and this wait leaves a permit in
+                // `ready`, so the wait ends at once: no wake-up is lost.
+                Ok(None) => self.subscriber.ready.notified().await,
+                Err(e) => return Err(e),
             }
+        }
+    }
+
+    /// The next event if one is waiting (`Ok(None)` if not), without
+    /// waiting; fails as [`recv`](Self::recv) does.
+    pub fn try_recv(&mut self) -> Result<Option<Event>, EventRecvError> {
+        let mut queue = lock(&self.subscriber.queue);
+        if queue.missed > 0 {
+            return Err(EventRecvError::Lagged(std::mem::take(&mut queue.missed)));
+        }
+        match queue.events.pop_front() {
+            // The last subscriber holding an event takes it without a copy.
+            Some(event) => Ok(Some(
+                Arc::try_unwrap(event).unwrap_or_else(|shared| (*shared).clone()),
+            )),
+            None if queue.closed => Err(EventRecvError::Closed),
+            None => Ok(None),
         }
     }
 
@@ -155,27 +174,6 @@ impl Events {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-
-    fn try_recv(&mut self) -> Result<Event, TryRecv> {
-        let mut queue = lock(&self.subscriber.queue);
-        if queue.missed > 0 {
-            let missed = std::mem::take(&mut queue.missed);
-            return Err(TryRecv::Failed(EventRecvError::Lagged(missed)));
-        }
-        match queue.events.pop_front() {
-            // The last subscriber holding an event takes it without a copy.
-            Some(event) => Ok(Arc::try_unwrap(event).unwrap_or_else(|shared| (*shared).clone())),
-            None if queue.closed => Err(TryRecv::Failed(EventRecvError::Closed)),
-            // A send between this check and the wait leaves a permit in
-            // `ready`, so the wait ends at once: no wake-up is lost.
-            None => Err(TryRecv::Empty),
-        }
-    }
-}
-
-enum TryRecv {
-    Empty,
-    Failed(EventRecvError),
 }
 
 #[cfg(test)]
