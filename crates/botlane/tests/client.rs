@@ -849,3 +849,150 @@ async fn a_denied_send_command_is_a_send_rejected_event() {
         .count();
     assert_eq!(sends, 1, "the invocation was sent once and denied");
 }
+
+#[tokio::test]
+async fn a_batch_of_registrations_after_login_is_published_once() {
+    let world = World::new().await;
+    let client = world.client();
+    register_commands(&client);
+    client.login().await.unwrap();
+    let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+    client
+        .commands()
+        .update(|registry| {
+            registry
+                .register(CommandDeclaration::new("one", "1"), ok)?
+                .register(CommandDeclaration::new("two", "2"), ok)?
+                .register(CommandDeclaration::new("three", "3"), ok)?;
+            Ok::<(), botlane::DeclarationError>(())
+        })
+        .unwrap();
+    world
+        .server
+        .wait_for(
+            |s| {
+                s.menu(&world.bot.id)
+                    .is_some_and(|m| m.command("three").is_some())
+            },
+            WAIT,
+        )
+        .await
+        .unwrap();
+    client.fetch_emojis().await.unwrap();
+    let publishes = world
+        .server
+        .frames()
+        .iter()
+        .filter(|f| f.is(Direction::Received, OpCode::MenuPublish))
+        .count();
+    assert_eq!(publishes, 2, "the login's, then one for the batch");
+}
+
+#[tokio::test]
+async fn registrations_from_many_tasks_after_login_are_all_kept_and_published() {
+    let world = World::new().await;
+    let client = world.client();
+    client.login().await.unwrap();
+    let tasks: Vec<_> = (0..16)
+        .map(|i| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                client
+                    .commands()
+                    .register(
+                        CommandDeclaration::new(format!("cmd{i}"), "D"),
+                        |_ctx| async { Ok::<(), std::io::Error>(()) },
+                    )
+                    .map(drop)
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    let registry = client.commands().snapshot();
+    assert_eq!(registry.len(), 16, "no registration was lost");
+    world
+        .server
+        .wait_for(
+            |s| {
+                s.menu(&world.bot.id)
+                    .is_some_and(|m| m.commands.len() == 16)
+            },
+            WAIT,
+        )
+        .await
+        .unwrap();
+    client.fetch_emojis().await.unwrap();
+    let publishes: Vec<_> = world
+        .server
+        .frames()
+        .into_iter()
+        .filter(|f| f.is(Direction::Received, OpCode::MenuPublish))
+        .collect();
+    assert!(
+        publishes.len() <= 17,
+        "at most one per change: {}",
+        publishes.len()
+    );
+    assert_eq!(
+        publishes.last().unwrap().payload,
+        format!("{{\"menu\":{}}}", registry.canonical_menu_json()),
+        "the last menu published is the final registry's"
+    );
+}
+
+#[tokio::test]
+async fn a_handler_s_context_carries_the_prefix_the_server_and_the_registry() {
+    let world = World::new().await;
+    let client = botlane::Client::new(world.options().command_prefix("!")).unwrap();
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("where", "Where am I"),
+            |ctx: CommandContext| async move {
+                let text = format!(
+                    "prefix={} server={:?} usage={:?}",
+                    ctx.prefix(),
+                    ctx.server_id(),
+                    ctx.usage()
+                );
+                ctx.reply(&text).await
+            },
+        )
+        .unwrap()
+        .enable_help()
+        .unwrap();
+    let alice = world.start(&client).await;
+    let server_id = client
+        .channels()
+        .into_iter()
+        .find(|c| c.id == world.channel)
+        .map(|c| c.server_id);
+    assert!(server_id.is_some(), "the channel is in the client's list");
+
+    alice.send_text(&world.channel, "!where").await.unwrap();
+    let reply = alice
+        .wait_for_message(|m| m.content.starts_with("prefix="), WAIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        reply.content,
+        format!("prefix=! server={server_id:?} usage=Some(\"!where\")")
+    );
+
+    // The built-in help reads the registry snapshot its context carries.
+    alice.send_text(&world.channel, "!help").await.unwrap();
+    let help = alice
+        .wait_for_message(
+            |m| m.author_id == world.bot.id && m.content.contains("Where am I"),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert!(
+        help.content.contains("!where - Where am I"),
+        "{}",
+        help.content
+    );
+}
