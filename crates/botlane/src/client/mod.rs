@@ -100,7 +100,7 @@ impl Client {
         }
         let tls = tls::client_config(&options.root_certificates)?;
         let lane = mint::prepare_lane(&options, tls.clone())?;
-        let commands = Commands::default();
+        let commands = Commands::new();
         let events = EventSender::default();
         let config = SessionConfig {
             token: options.token.clone(),

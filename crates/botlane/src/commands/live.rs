@@ -57,7 +57,7 @@ use crate::sync::lock;
 /// assert_eq!(registry.len(), 2);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Commands {
     live: Arc<Live>,
 }
@@ -80,6 +80,13 @@ impl fmt::Debug for Commands {
 }
 
 impl Commands {
+    /// An empty registry, for a new client.
+    pub(crate) fn new() -> Self {
+        Self {
+            live: Arc::new(Live::default()),
+        }
+    }
+
     /// The registry as it is now: an immutable snapshot that later changes
     /// do not affect.
     ///
@@ -233,7 +240,7 @@ mod tests {
 
     #[test]
     fn concurrent_registrations_are_all_kept() {
-        let commands = Commands::default();
+        let commands = Commands::new();
         let threads: Vec<_> = (0..8)
             .map(|t| {
                 let commands = commands.clone();
@@ -261,7 +268,7 @@ mod tests {
 
     #[test]
     fn a_snapshot_is_never_changed_by_later_registrations() {
-        let commands = Commands::default();
+        let commands = Commands::new();
         commands
             .register_handler(CommandDeclaration::new("a", "A"), ok_handler())
             .unwrap();
@@ -276,7 +283,7 @@ mod tests {
 
     #[test]
     fn a_failed_batch_changes_nothing() {
-        let commands = Commands::default();
+        let commands = Commands::new();
         let before = commands.snapshot();
         let failed = commands.update(|registry| {
             registry.register_handler(CommandDeclaration::new("a", "A"), ok_handler())?;
@@ -293,7 +300,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn each_applied_change_wakes_the_menu_task_once_and_changes_coalesce() {
-        let commands = Commands::default();
+        let commands = Commands::new();
         let failed: Result<(), &str> = commands.update(|_| Err("no"));
         assert!(failed.is_err());
         let woken = tokio::time::timeout(std::time::Duration::from_secs(1), commands.changed());

@@ -14,6 +14,7 @@
 //! waits, so a subscriber that does not read never slows the client.
 
 use std::collections::VecDeque;
+use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
 
 use tokio::sync::Notify;
@@ -39,7 +40,7 @@ pub enum EventRecvError {
 }
 
 /// One subscriber's queue.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Queue {
     events: VecDeque<Arc<Event>>,
     /// Events dropped since the subscriber last heard about it.
@@ -47,7 +48,7 @@ struct Queue {
     closed: bool,
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Subscriber {
     queue: Mutex<Queue>,
     ready: Notify,
@@ -55,7 +56,7 @@ struct Subscriber {
 
 /// The subscribers of one client. Holds them weakly: a dropped [`Events`]
 /// costs nothing more. Dropping the last [`EventSender`] closes them all.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Bus {
     subscribers: Mutex<Vec<Weak<Subscriber>>>,
 }
@@ -72,7 +73,7 @@ impl Drop for Bus {
 }
 
 /// The sending side, held by the parts that report events; cheap to clone.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub(crate) struct EventSender {
     bus: Arc<Bus>,
 }
@@ -128,9 +129,17 @@ impl EventSender {
 /// }
 /// # }
 /// ```
-#[derive(Debug)]
 pub struct Events {
     subscriber: Arc<Subscriber>,
+}
+
+/// Counts only: the events themselves hold message plaintext.
+impl fmt::Debug for Events {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Events")
+            .field("unread", &self.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Events {

@@ -57,7 +57,6 @@ pub(crate) struct SessionConfig {
 
 /// One client's session: the live connection, the bot's identity and
 /// channels, and what is waiting for dispatch.
-#[derive(Debug)]
 pub(crate) struct Session {
     config: SessionConfig,
     commands: Commands,
@@ -213,7 +212,7 @@ mod tests {
             reconnect_reset_after: SECOND,
             push_queue_capacity: 1,
         };
-        Session::new(config, Commands::default(), EventSender::default())
+        Session::new(config, Commands::new(), EventSender::default())
     }
 
     #[tokio::test(start_paused = true)]
