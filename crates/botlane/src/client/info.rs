@@ -16,8 +16,10 @@ pub struct ChannelInfo {
     pub name: String,
 }
 
-impl From<wire::ChannelInfo> for ChannelInfo {
-    fn from(c: wire::ChannelInfo) -> Self {
+// Conversions are inherent and crate-private, not `From` impls: a trait
+// impl would put the wire's type in the public API.
+impl ChannelInfo {
+    pub(super) fn from_wire(c: wire::ChannelInfo) -> Self {
         Self {
             id: c.id,
             server_id: c.server_id,
@@ -37,8 +39,8 @@ pub struct Emoji {
     pub emoji: String,
 }
 
-impl From<wire::Emoji> for Emoji {
-    fn from(e: wire::Emoji) -> Self {
+impl Emoji {
+    pub(super) fn from_wire(e: wire::Emoji) -> Self {
         Self {
             name: e.name,
             emoji: e.emoji,

@@ -207,7 +207,7 @@ impl Client {
     /// to date by the membership pushes.
     pub fn channels(&self) -> Vec<ChannelInfo> {
         let channels = self.inner.session.membership.channels();
-        channels.into_iter().map(ChannelInfo::from).collect()
+        channels.into_iter().map(ChannelInfo::from_wire).collect()
     }
 
     /// Posts a plain message. Fire-and-forget: a denial arrives as
@@ -280,7 +280,7 @@ impl Client {
         let conn = self.inner.session.connection()?;
         let reply: wire::EmojiReply = conn.request(OpCode::FetchEmojis, &wire::Empty {}).await?;
         check(OpCode::FetchEmojis, reply.code)?;
-        Ok(reply.emojis.into_iter().map(Emoji::from).collect())
+        Ok(reply.emojis.into_iter().map(Emoji::from_wire).collect())
     }
 
     /// Waits until the session is live, for at most `timeout`: right after
