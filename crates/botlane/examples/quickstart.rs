@@ -113,7 +113,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         }
     });
     client.login().await?;
-    let names: Vec<_> = client.commands().list().map(|d| d.name.clone()).collect();
+    let registry = client.commands().snapshot();
+    let names: Vec<_> = registry.list().map(|d| d.name.clone()).collect();
     println!(
         "  bot        dicebot logged in, menu published: {}",
         names.join(", ")

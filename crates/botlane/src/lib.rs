@@ -56,19 +56,37 @@
 //!   ([`parse_invocation_text`], [`format_invocation_text`]), the sidecar
 //!   codec ([`encode_command_data`], [`decode_command_data`]) and
 //!   [`CommandRegistry`]) is re-exported here from [`commands`].
-//! - [`Client`] runs the realtime session; [`wire`] is the opcode wire
-//!   (`docs/protocol.md`); [`crypto`] and [`keystore`] are the end-to-end
-//!   encryption (`docs/crypto.md`).
+//! - [`Client`] runs the realtime session and reports [`Event`]s through
+//!   [`Events`]; [`crypto`] and [`keystore`] are the end-to-end encryption
+//!   (`docs/crypto.md`). The opcode wire (`docs/protocol.md`) is the
+//!   module `wire`, public for `botlane-devserver` only: it is hidden from
+//!   the docs and outside the stability promise.
 #![deny(missing_docs)]
+
+// The parts, bottom to top (`docs/architecture.md`; `tests/architecture.rs`
+// fails on any cycle between them): shared helpers and errors; the wire,
+// the crypto and the keystore; the command area and the REST lane; the
+// events; the transport; the session; dispatch; and the client, which
+// wires them together.
+mod human;
+mod loopback;
+mod sync;
+mod throttle;
 
 mod client;
 pub mod commands;
 pub mod crypto;
+mod dispatch;
+mod error;
+mod events;
 pub mod keystore;
-mod message;
 pub mod rest;
+mod session;
+mod transport;
+#[doc(hidden)]
 pub mod wire;
 
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 
@@ -80,16 +98,12 @@ pub struct GuideDoctests;
 // The derives share their names with the traits they implement, as serde's do.
 #[cfg(feature = "macros")]
 pub use botlane_macros::{Command, CommandChoice};
-pub use client::{
-    Client, ClientError, ClientOptions, ClientStats, CommandError, CommandErrorReason, Commands,
-    ConnectError, ConnectErrorKind, Event, SendRejected, DEFAULT_REST_URL,
-};
+pub use client::{ChannelInfo, Client, ClientOptions, ClientStats, Emoji, DEFAULT_REST_URL};
 pub use commands::*;
-pub use message::{Channel, Message};
+pub use error::{ClientError, ConnectError, ConnectErrorKind};
+pub use events::{
+    CommandError, CommandErrorReason, Event, EventRecvError, Events, SendRejected, EVENT_CAPACITY,
+};
 pub use rest::{
     BinaryResponse, RequestInit, RestError, RestLane, ServiceActionError, ServiceRestError,
 };
-/// The error of receiving from [`Client::events`]: `Lagged(n)` when the
-/// subscriber fell behind and `n` events were dropped, `Closed` when the
-/// client is gone.
-pub use tokio::sync::broadcast::error::RecvError as EventRecvError;

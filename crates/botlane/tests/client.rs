@@ -138,7 +138,7 @@ async fn login_publishes_the_menu_without_its_hash() {
     assert_eq!(roll.options.len(), 3);
     assert!(roll.options[0].required);
 
-    let hash = client.commands().hash();
+    let hash = client.commands().snapshot().hash();
     let publishes: Vec<_> = world
         .server
         .frames()
@@ -152,8 +152,16 @@ async fn login_publishes_the_menu_without_its_hash() {
     );
     assert_eq!(
         publishes[0].payload,
-        format!("{{\"menu\":{}}}", client.commands().canonical_menu_json())
+        format!(
+            "{{\"menu\":{}}}",
+            client.commands().snapshot().canonical_menu_json()
+        )
     );
+}
+
+/// A batch of registrations that registers nothing.
+fn unchanged(_: &mut botlane::CommandRegistry) -> Result<(), std::convert::Infallible> {
+    Ok(())
 }
 
 #[tokio::test]
@@ -170,7 +178,7 @@ async fn a_register_after_login_republishes_only_when_the_hash_changes() {
             .filter(|f| f.is(Direction::Received, OpCode::MenuPublish))
             .count()
     };
-    drop(client.commands());
+    client.commands().update(unchanged).unwrap();
     client
         .commands()
         .register(
@@ -189,8 +197,8 @@ async fn a_register_after_login_republishes_only_when_the_hash_changes() {
         )
         .await
         .unwrap();
-    // A guard dropped with nothing changed, then a barrier request: nothing more is published.
-    drop(client.commands());
+    // A batch that changes nothing, then a barrier request: nothing more is published.
+    client.commands().update(unchanged).unwrap();
     client.fetch_emojis().await.unwrap();
     assert_eq!(publishes(), 2);
 }
@@ -840,4 +848,151 @@ async fn a_denied_send_command_is_a_send_rejected_event() {
         .filter(|f| f.is(Direction::Received, OpCode::Send))
         .count();
     assert_eq!(sends, 1, "the invocation was sent once and denied");
+}
+
+#[tokio::test]
+async fn a_batch_of_registrations_after_login_is_published_once() {
+    let world = World::new().await;
+    let client = world.client();
+    register_commands(&client);
+    client.login().await.unwrap();
+    let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+    client
+        .commands()
+        .update(|registry| {
+            registry
+                .register(CommandDeclaration::new("one", "1"), ok)?
+                .register(CommandDeclaration::new("two", "2"), ok)?
+                .register(CommandDeclaration::new("three", "3"), ok)?;
+            Ok::<(), botlane::DeclarationError>(())
+        })
+        .unwrap();
+    world
+        .server
+        .wait_for(
+            |s| {
+                s.menu(&world.bot.id)
+                    .is_some_and(|m| m.command("three").is_some())
+            },
+            WAIT,
+        )
+        .await
+        .unwrap();
+    client.fetch_emojis().await.unwrap();
+    let publishes = world
+        .server
+        .frames()
+        .iter()
+        .filter(|f| f.is(Direction::Received, OpCode::MenuPublish))
+        .count();
+    assert_eq!(publishes, 2, "the login's, then one for the batch");
+}
+
+#[tokio::test]
+async fn registrations_from_many_tasks_after_login_are_all_kept_and_published() {
+    let world = World::new().await;
+    let client = world.client();
+    client.login().await.unwrap();
+    let tasks: Vec<_> = (0..16)
+        .map(|i| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                client
+                    .commands()
+                    .register(
+                        CommandDeclaration::new(format!("cmd{i}"), "D"),
+                        |_ctx| async { Ok::<(), std::io::Error>(()) },
+                    )
+                    .map(drop)
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    let registry = client.commands().snapshot();
+    assert_eq!(registry.len(), 16, "no registration was lost");
+    world
+        .server
+        .wait_for(
+            |s| {
+                s.menu(&world.bot.id)
+                    .is_some_and(|m| m.commands.len() == 16)
+            },
+            WAIT,
+        )
+        .await
+        .unwrap();
+    client.fetch_emojis().await.unwrap();
+    let publishes: Vec<_> = world
+        .server
+        .frames()
+        .into_iter()
+        .filter(|f| f.is(Direction::Received, OpCode::MenuPublish))
+        .collect();
+    assert!(
+        publishes.len() <= 17,
+        "at most one per change: {}",
+        publishes.len()
+    );
+    assert_eq!(
+        publishes.last().unwrap().payload,
+        format!("{{\"menu\":{}}}", registry.canonical_menu_json()),
+        "the last menu published is the final registry's"
+    );
+}
+
+#[tokio::test]
+async fn a_handler_s_context_carries_the_prefix_the_server_and_the_registry() {
+    let world = World::new().await;
+    let client = botlane::Client::new(world.options().command_prefix("!")).unwrap();
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("where", "Where am I"),
+            |ctx: CommandContext| async move {
+                let text = format!(
+                    "prefix={} server={:?} usage={:?}",
+                    ctx.prefix(),
+                    ctx.server_id(),
+                    ctx.usage()
+                );
+                ctx.reply(&text).await
+            },
+        )
+        .unwrap()
+        .enable_help()
+        .unwrap();
+    let alice = world.start(&client).await;
+    let server_id = client
+        .channels()
+        .into_iter()
+        .find(|c| c.id == world.channel)
+        .map(|c| c.server_id);
+    assert!(server_id.is_some(), "the channel is in the client's list");
+
+    alice.send_text(&world.channel, "!where").await.unwrap();
+    let reply = alice
+        .wait_for_message(|m| m.content.starts_with("prefix="), WAIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        reply.content,
+        format!("prefix=! server={server_id:?} usage=Some(\"!where\")")
+    );
+
+    // The built-in help reads the registry snapshot its context carries.
+    alice.send_text(&world.channel, "!help").await.unwrap();
+    let help = alice
+        .wait_for_message(
+            |m| m.author_id == world.bot.id && m.content.contains("Where am I"),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert!(
+        help.content.contains("!where - Where am I"),
+        "{}",
+        help.content
+    );
 }

@@ -13,8 +13,8 @@ use std::time::Duration;
 use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
 use botlane::keystore::Keystore;
 use botlane::Event;
+use botlane::Events;
 use peer::{behave, login, send, serve, upgrade, WAIT};
-use tokio::sync::broadcast;
 
 struct Keys {
     c1: ChannelKey,
@@ -38,7 +38,7 @@ fn message(key: &ChannelKey, channel: &str, id: &str) -> String {
 }
 
 /// The ids of the messages delivered until (and including) `last`.
-async fn delivered_until(events: &mut broadcast::Receiver<Event>, last: &str) -> Vec<String> {
+async fn delivered_until(events: &mut Events, last: &str) -> Vec<String> {
     tokio::time::timeout(WAIT, async {
         let mut ids = Vec::new();
         loop {

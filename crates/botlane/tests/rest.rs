@@ -609,10 +609,7 @@ async fn a_mint_whose_initiator_is_dropped_completes_once() {
 // Spec sentences that had no test.
 
 /// The next event matching `pred`, failing the test after 10 s.
-async fn next_event(
-    events: &mut tokio::sync::broadcast::Receiver<Event>,
-    pred: impl Fn(&Event) -> bool,
-) -> Event {
+async fn next_event(events: &mut botlane::Events, pred: impl Fn(&Event) -> bool) -> Event {
     tokio::time::timeout(Duration::from_secs(10), async {
         loop {
             let event = events.recv().await.expect("the event channel stays open");

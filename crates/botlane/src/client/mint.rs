@@ -6,10 +6,11 @@ use std::sync::{Arc, Weak};
 
 use futures_util::future::BoxFuture;
 
-use super::connection::Connection;
-use super::error::ClientError;
-use super::{ClientOptions, Shared};
+use super::ClientOptions;
+use crate::error::ClientError;
 use crate::rest::{Mint, PreparedLane, RestConfig, RestError};
+use crate::session::Session;
+use crate::transport::Connection;
 use crate::wire::{self, OpCode};
 
 /// The lane's HTTP client built from the client's `rest_*` options; fails
@@ -32,25 +33,25 @@ pub(crate) fn prepare_lane(
     })
 }
 
-/// Opcode 638 over the client's realtime connection. Holds the client
+/// Opcode 638 over the client's realtime connection. Holds the session
 /// weakly: the client owns its lane, so a strong reference would keep both
 /// alive forever.
 pub(crate) struct RealtimeMint {
-    shared: Weak<Shared>,
+    session: Weak<Session>,
 }
 
 impl RealtimeMint {
-    pub(crate) fn handle(shared: Weak<Shared>) -> Arc<dyn Mint> {
-        Arc::new(Self { shared })
+    pub(crate) fn handle(session: Weak<Session>) -> Arc<dyn Mint> {
+        Arc::new(Self { session })
     }
 
     /// The connection a mint goes out on: the one place that decides it.
     /// During a reconnect it waits for the session, up to the request
     /// timeout, rather than failing at once.
     async fn connection(&self) -> Result<Connection, RestError> {
-        let shared = self.shared.upgrade().ok_or(RestError::NotConnected)?;
-        shared
-            .wait_connected(shared.options.request_timeout)
+        let session = self.session.upgrade().ok_or(RestError::NotConnected)?;
+        session
+            .wait_connected(session.request_timeout())
             .await
             .map_err(|_| RestError::NotConnected)
     }
@@ -85,7 +86,7 @@ mod tests {
         let options =
             ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws").rest_url("http://127.0.0.1:1");
         let client = Client::new(options).unwrap();
-        let weak = Arc::downgrade(&client.shared);
+        let weak = Arc::downgrade(&client.inner.session);
         let lane = client.rest();
         drop(client);
         assert!(weak.upgrade().is_none(), "the lane kept the client alive");

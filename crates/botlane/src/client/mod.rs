@@ -1,55 +1,42 @@
-//! The bot client: login, the realtime session, dispatch and sends.
+//! The bot client: the builder that wires the parts together, and the
+//! only module that knows all of them.
 //!
-//! A [`Client`] is built from [`ClientOptions`], gets its commands registered
-//! through [`Client::commands`] (before or after [`Client::login`]), and
-//! reports what happens as [`Event`]s. Handlers run on their own tasks, so a
-//! slow handler never holds up the next message.
+//! A [`Client`] is built from [`ClientOptions`]: the options are checked,
+//! then the parts are made and handed the smallest handle each needs: the
+//! [`Session`] (transport, login, reconnects, membership) gets the
+//! registry's snapshot store and the event sender; the REST lane gets a
+//! [`Mint`](crate::rest::Mint) over the session; dispatch, started by the
+//! first login, gets the session, the registry, the events and the
+//! [`Outbound`](crate::commands::Outbound) handle its messages answer
+//! through.
 
-mod backoff;
-mod channels;
-mod connect_error;
-mod connection;
-mod dispatch;
-mod error;
-mod event;
+mod info;
 mod mint;
 mod options;
-mod push_queue;
-mod session;
+mod outbound;
 mod stats;
-mod throttle;
-mod tls;
-mod transport;
 
-use std::collections::HashMap;
-use std::ops::{Deref, DerefMut};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{broadcast, watch, Notify, Semaphore};
+use tokio::sync::Semaphore;
 
-pub use connect_error::{ConnectError, ConnectErrorKind};
-pub use error::ClientError;
-pub use event::{CommandError, CommandErrorReason, Event, SendRejected};
+pub use info::{ChannelInfo, Emoji};
 pub use options::{ClientOptions, DEFAULT_REST_URL};
 pub use stats::ClientStats;
 
 use crate::commands::{
     encode_command_data, format_invocation_text, CommandArgs, CommandData, CommandDeclaration,
-    CommandRegistry, MAX_COMMAND_WIRE,
+    Commands, Message, Outbound, MAX_COMMAND_WIRE,
 };
-use crate::crypto::ChannelKey;
-use crate::keystore::Saver;
-use crate::message::Message;
+use crate::dispatch::{self, Dispatcher};
+use crate::error::ClientError;
+use crate::events::{EventSender, Events};
 use crate::rest::RestLane;
+use crate::session::{Counters, Session, SessionConfig};
+use crate::transport::{self, tls};
 use crate::wire::{self, OpCode};
-use connection::Connection;
-use push_queue::PushQueue;
-use stats::Counters;
-use throttle::Warnings;
-
-/// How many events a subscriber may fall behind before it misses some.
-const EVENT_CAPACITY: usize = 1024;
+use outbound::SessionOutbound;
 
 /// A bot client.
 ///
@@ -76,58 +63,19 @@ const EVENT_CAPACITY: usize = 1024;
 /// ```
 #[derive(Clone)]
 pub struct Client {
-    shared: Arc<Shared>,
+    inner: Arc<Inner>,
 }
 
-/// State shared by the client handle, the session task, the dispatcher and
-/// every message handle.
-pub(crate) struct Shared {
-    pub(crate) options: ClientOptions,
-    pub(crate) registry: Mutex<CommandRegistry>,
-    pub(crate) events: broadcast::Sender<Event>,
-    /// The live connection, if any; watched by [`Shared::wait_connected`].
-    pub(crate) conn: watch::Sender<Option<Connection>>,
-    /// The checked realtime url and the TLS configuration for it.
-    pub(crate) url: url::Url,
-    pub(crate) tls: Arc<rustls::ClientConfig>,
-    /// Message pushes waiting for dispatch (bounded).
-    pub(crate) queue: PushQueue,
-    /// One permit per handler allowed to run at once.
-    pub(crate) handlers: Arc<Semaphore>,
-    /// Serialises menu publishing (the hash check and the publish).
-    pub(crate) publishing: tokio::sync::Mutex<()>,
-    pub(crate) counters: Arc<Counters>,
-    pub(crate) warnings: Arc<Warnings>,
-    pub(crate) bot_id: RwLock<Option<String>>,
-    /// The keystore, opened by the first login; its writes are coalesced
-    /// and run off the runtime's workers.
-    pub(crate) keystore: std::sync::OnceLock<Saver>,
-    /// Channel keys in memory (the keystore holds them on disk too).
-    pub(crate) keys: RwLock<HashMap<String, Arc<ChannelKey>>>,
-    pub(crate) channels: RwLock<Vec<wire::ChannelInfo>>,
-    /// Woken when a registry guard is dropped after login.
-    pub(crate) menu_changed: Notify,
-    /// The hash of the menu published on the current session.
-    pub(crate) published_hash: Mutex<Option<String>>,
-    pub(crate) shutdown: watch::Sender<bool>,
-    /// The REST lane, minting through this client's connection.
-    pub(crate) rest: RestLane,
-    /// Set by the first successful `login`; a client runs one session.
-    pub(crate) started: std::sync::atomic::AtomicBool,
-}
-
-/// Locks a mutex, recovering from poisoning: every critical section here
-/// leaves the data consistent before anything that could panic.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-pub(crate) fn read<T: Clone>(l: &RwLock<T>) -> T {
-    l.read().unwrap_or_else(PoisonError::into_inner).clone()
-}
-
-pub(crate) fn write<T>(l: &RwLock<T>, value: T) {
-    *l.write().unwrap_or_else(PoisonError::into_inner) = value;
+/// The parts of one client.
+struct Inner {
+    options: ClientOptions,
+    session: Arc<Session>,
+    commands: Commands,
+    events: EventSender,
+    /// One permit per handler allowed to run at once (shared with dispatch).
+    handlers: Arc<Semaphore>,
+    /// The REST lane, minting through the session's connection.
+    rest: RestLane,
 }
 
 impl Client {
@@ -151,44 +99,47 @@ impl Client {
             );
         }
         let tls = tls::client_config(&options.root_certificates)?;
-        let (events, _) = broadcast::channel(EVENT_CAPACITY);
-        let (shutdown, _) = watch::channel(false);
-        let rest = mint::prepare_lane(&options, tls.clone())?;
+        let lane = mint::prepare_lane(&options, tls.clone())?;
+        let commands = Commands::new();
+        let events = EventSender::default();
+        let config = SessionConfig {
+            token: options.token.clone(),
+            keystore_path: options.keystore_path.clone(),
+            keystore_save_window: options.keystore_save_window,
+            url,
+            tls,
+            connect_timeout: options.connect_timeout,
+            connection: transport::Settings {
+                request_timeout: options.request_timeout,
+                heartbeat_interval: options.heartbeat_interval,
+                idle_timeout: options.idle_timeout,
+                debug: options.debug,
+            },
+            reconnect_initial: options.reconnect_initial,
+            reconnect_max: options.reconnect_max,
+            reconnect_reset_after: options.reconnect_reset_after,
+            push_queue_capacity: options.push_queue_capacity,
+        };
+        let session = Arc::new(Session::new(config, commands.clone(), events.clone()));
+        let rest = lane.bind(mint::RealtimeMint::handle(Arc::downgrade(&session)));
         Ok(Self {
-            shared: Arc::new_cyclic(|shared| Shared {
-                queue: PushQueue::new(options.push_queue_capacity),
+            inner: Arc::new(Inner {
                 handlers: Arc::new(Semaphore::new(options.max_concurrent_handlers)),
                 options,
-                registry: Mutex::new(CommandRegistry::new()),
+                session,
+                commands,
                 events,
-                conn: watch::Sender::new(None),
-                url,
-                tls,
-                publishing: tokio::sync::Mutex::new(()),
-                counters: Arc::new(Counters::default()),
-                warnings: Arc::new(Warnings::new()),
-                bot_id: RwLock::new(None),
-                keystore: std::sync::OnceLock::new(),
-                keys: RwLock::new(HashMap::new()),
-                channels: RwLock::new(Vec::new()),
-                menu_changed: Notify::new(),
-                published_hash: Mutex::new(None),
-                shutdown,
-                rest: rest.bind(mint::RealtimeMint::handle(shared.clone())),
-                started: std::sync::atomic::AtomicBool::new(false),
+                rest,
             }),
         })
     }
 
     /// The command registry wired to dispatch, usable before and after
-    /// [`login`](Self::login). Registering after login republishes the menu
-    /// when the guard is dropped, but only if its hash changed. Don't hold
-    /// the guard across an `.await`.
-    pub fn commands(&self) -> Commands<'_> {
-        Commands {
-            guard: lock(&self.shared.registry),
-            shared: &self.shared,
-        }
+    /// [`login`](Self::login); see [`Commands`]. Registering after login
+    /// republishes the menu, but only if its hash changed; registrations
+    /// made in one [`Commands::update`] are published once.
+    pub fn commands(&self) -> Commands {
+        self.inner.commands.clone()
     }
 
     /// The REST lane: the service's HTTP API under a credential minted over
@@ -205,14 +156,16 @@ impl Client {
     /// a call that needs a mint fails with
     /// [`RestError::NotConnected`](crate::RestError::NotConnected).
     pub fn rest(&self) -> RestLane {
-        self.shared.rest.clone()
+        self.inner.rest.clone()
     }
 
     /// Subscribes to the client's events. Subscribe before `login` to see
-    /// [`Event::Ready`]. A subscriber that falls more than 1024 events behind
-    /// misses the oldest ones.
-    pub fn events(&self) -> broadcast::Receiver<Event> {
-        self.shared.events.subscribe()
+    /// [`Event::Ready`](crate::Event::Ready). A subscriber holds at most
+    /// [`EVENT_CAPACITY`](crate::EVENT_CAPACITY) unread events; when it
+    /// falls further behind it loses the oldest and is told how many
+    /// ([`EventRecvError::Lagged`](crate::EventRecvError::Lagged)).
+    pub fn events(&self) -> Events {
+        self.inner.events.subscribe()
     }
 
     /// Opens the keystore (creating the identity on first run), connects,
@@ -221,23 +174,47 @@ impl Client {
     /// session: a second call fails with [`ClientError::AlreadyLoggedIn`]
     /// (a failed login may be retried).
     pub async fn login(&self) -> Result<(), ClientError> {
-        session::start(self.shared.clone()).await
+        let inner = &self.inner;
+        inner.session.start().await?;
+        let dispatcher = Dispatcher {
+            session: inner.session.clone(),
+            commands: inner.commands.clone(),
+            events: inner.events.clone(),
+            outbound: self.outbound(),
+            handlers: inner.handlers.clone(),
+            prefix: Arc::from(inner.options.command_prefix.as_str()),
+        };
+        tokio::spawn(dispatcher.run());
+        let bot_id = inner.session.bot_id().unwrap_or_default();
+        inner.events.send(crate::events::Event::Ready { bot_id });
+        Ok(())
+    }
+
+    /// The handle messages answer through.
+    fn outbound(&self) -> Arc<dyn Outbound> {
+        Arc::new(SessionOutbound {
+            session: Arc::downgrade(&self.inner.session),
+            rest: self.inner.rest.clone(),
+        })
     }
 
     /// The bot's own id, once logged in.
     pub fn bot_id(&self) -> Option<String> {
-        read(&self.shared.bot_id)
+        self.inner.session.bot_id()
     }
 
-    /// The channels the bot is a member of, as of the last login.
-    pub fn channels(&self) -> Vec<wire::ChannelInfo> {
-        read(&self.shared.channels)
+    /// The channels the bot is a member of: from the last `ready`, kept up
+    /// to date by the membership pushes.
+    pub fn channels(&self) -> Vec<ChannelInfo> {
+        let channels = self.inner.session.membership.channels();
+        channels.into_iter().map(ChannelInfo::from_wire).collect()
     }
 
     /// Posts a plain message. Fire-and-forget: a denial arrives as
-    /// [`Event::SendRejected`] and does not fail the future.
+    /// [`Event::SendRejected`](crate::Event::SendRejected) and does not fail
+    /// the future.
     pub async fn send(&self, channel_id: &str, text: &str) -> Result<(), ClientError> {
-        self.shared.send(channel_id, text, None, None).await
+        self.inner.session.post(channel_id, text, None, None).await
     }
 
     /// Sends a structured invocation of another bot's command: the content is
@@ -251,14 +228,17 @@ impl Client {
         decl: &CommandDeclaration,
         args: &CommandArgs,
     ) -> Result<(), ClientError> {
-        let prefix = Some(self.shared.options.command_prefix.as_str());
-        let line = format_invocation_text(decl, args, prefix).map_err(ClientError::Format)?;
+        let session = &self.inner.session;
+        let prefix = Some(self.inner.options.command_prefix.as_str());
+        let line = format_invocation_text(decl, args, prefix).map_err(|e| ClientError::Format {
+            reason: e.to_string(),
+        })?;
         let sidecar = encode_command_data(&CommandData {
             bot_id: bot_id.to_owned(),
             name: decl.name.clone(),
             args: args.clone(),
         });
-        let key = self.shared.channel_key(channel_id)?;
+        let key = session.membership.key(channel_id)?;
         let sealed = key
             .seal(sidecar.as_bytes(), channel_id.as_bytes())
             .map_err(ClientError::Crypto)?;
@@ -269,16 +249,15 @@ impl Client {
                 max: MAX_COMMAND_WIRE,
             });
         }
-        self.shared
-            .send(channel_id, &line, None, Some(sealed))
-            .await
+        session.post(channel_id, &line, None, Some(sealed)).await
     }
 
     /// A channel's history, oldest first, decrypted. History never carries
     /// [`Message::command`].
     pub async fn history(&self, channel_id: &str, limit: u32) -> Result<Vec<Message>, ClientError> {
-        let conn = self.shared.connection()?;
-        let reply: wire::HistoryReply = conn
+        let session = &self.inner.session;
+        let reply: wire::HistoryReply = session
+            .connection()?
             .request(
                 OpCode::HistoryFetch,
                 &wire::HistoryRequest {
@@ -288,43 +267,46 @@ impl Client {
             )
             .await?;
         check(OpCode::HistoryFetch, reply.code)?;
+        let outbound = self.outbound();
         Ok(reply
             .messages
             .iter()
-            .filter_map(|m| self.shared.open_message(m))
+            .filter_map(|m| dispatch::open_message(&session.membership, &outbound, m))
             .collect())
     }
 
     /// The static unicode emoji catalog (opcode 240); never custom emoji.
-    pub async fn fetch_emojis(&self) -> Result<Vec<wire::Emoji>, ClientError> {
-        let conn = self.shared.connection()?;
+    pub async fn fetch_emojis(&self) -> Result<Vec<Emoji>, ClientError> {
+        let conn = self.inner.session.connection()?;
         let reply: wire::EmojiReply = conn.request(OpCode::FetchEmojis, &wire::Empty {}).await?;
         check(OpCode::FetchEmojis, reply.code)?;
-        Ok(reply.emojis)
+        Ok(reply.emojis.into_iter().map(Emoji::from_wire).collect())
     }
 
     /// Waits until the session is live, for at most `timeout`: right after
-    /// a [`Event::Disconnected`], before sending again. Fails with
-    /// [`ClientError::NotConnected`] when the session is not back in time,
-    /// at once when the client never logged in or is shut down.
+    /// a [`Event::Disconnected`](crate::Event::Disconnected), before sending
+    /// again. Fails with [`ClientError::NotConnected`] when the session is
+    /// not back in time, at once when the client never logged in or is shut
+    /// down.
     pub async fn wait_until_connected(&self, timeout: Duration) -> Result<(), ClientError> {
-        self.shared.wait_connected(timeout).await.map(drop)
+        self.inner.session.wait_connected(timeout).await.map(drop)
     }
 
     /// The transport's counters now: connection attempts, sessions, frames
     /// received, the push queue and dropped pushes, handlers running.
     pub fn stats(&self) -> ClientStats {
-        let shared = &self.shared;
-        let (push_queue_len, push_queue_peak, pushes_dropped) = shared.queue.figures();
+        let inner = &self.inner;
+        let counters = &inner.session.counters;
+        let (push_queue_len, push_queue_peak, pushes_dropped) = inner.session.queue.figures();
         ClientStats {
-            connect_attempts: Counters::get(&shared.counters.connect_attempts),
-            sessions: Counters::get(&shared.counters.sessions),
-            frames_received: Counters::get(&shared.counters.frames_received),
+            connect_attempts: Counters::get(&counters.connect_attempts),
+            sessions: Counters::get(&counters.sessions),
+            frames_received: Counters::get(&counters.frames_received),
             pushes_dropped,
             push_queue_len,
             push_queue_peak,
-            handlers_running: shared.options.max_concurrent_handlers
-                - shared.handlers.available_permits(),
+            handlers_running: inner.options.max_concurrent_handlers
+                - inner.handlers.available_permits(),
         }
     }
 
@@ -333,11 +315,10 @@ impl Client {
     /// are written in the background; use [`close`](Self::close) to wait for
     /// them.
     pub fn shutdown(&self) {
-        self.shared.shutdown.send_replace(true);
-        self.shared.conn.send_replace(None);
-        self.shared.queue.close();
+        let session = &self.inner.session;
+        session.shutdown();
         if let (Some(saver), Ok(runtime)) = (
-            self.shared.keystore.get(),
+            session.membership.keystore(),
             tokio::runtime::Handle::try_current(),
         ) {
             let saver = saver.clone();
@@ -359,7 +340,7 @@ impl Client {
     /// ```
     pub async fn close(&self) -> Result<(), ClientError> {
         self.shutdown();
-        match self.shared.keystore.get() {
+        match self.inner.session.membership.keystore() {
             Some(saver) => saver.flush().await.map_err(ClientError::Keystore),
             None => Ok(()),
         }
@@ -377,169 +358,13 @@ fn check(op: OpCode, code: i32) -> Result<(), ClientError> {
     }
 }
 
-/// Resolves once `shutdown` is set (or its sender is gone), holding no
-/// borrow of the channel across an await.
-pub(crate) async fn stopped(shutdown: &mut watch::Receiver<bool>) {
-    let _ = shutdown.wait_for(|down| *down).await;
-}
-
-/// A duration in words for messages: `30 s`, `400 ms`, `1.5 s`.
-pub(crate) fn human(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms >= 1000 && ms.is_multiple_of(1000) {
-        format!("{} s", ms / 1000)
-    } else if ms >= 1000 {
-        format!("{:.1} s", d.as_secs_f64())
-    } else if ms > 0 {
-        format!("{ms} ms")
-    } else {
-        format!("{} µs", d.as_micros())
-    }
-}
-
-impl Shared {
-    pub(crate) fn connection(&self) -> Result<Connection, ClientError> {
-        self.conn.borrow().clone().ok_or(ClientError::NotConnected)
-    }
-
-    /// The live connection, waiting up to `timeout` while the session is
-    /// (re)connecting. Fails at once when the client never logged in or is
-    /// shut down, and after `timeout` otherwise.
-    pub(crate) async fn wait_connected(
-        &self,
-        timeout: Duration,
-    ) -> Result<Connection, ClientError> {
-        if !self.started.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(ClientError::NotConnected);
-        }
-        let mut conn = self.conn.subscribe();
-        let mut shutdown = self.shutdown.subscribe();
-        tokio::select! {
-            live = tokio::time::timeout(timeout, conn.wait_for(Option::is_some)) => match live {
-                Ok(Ok(live)) => live.clone().ok_or(ClientError::NotConnected),
-                _ => Err(ClientError::NotConnected),
-            },
-            () = stopped(&mut shutdown) => Err(ClientError::NotConnected),
-        }
-    }
-
-    pub(crate) fn channel_key(&self, channel_id: &str) -> Result<Arc<ChannelKey>, ClientError> {
-        self.keys
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(channel_id)
-            .cloned()
-            .ok_or_else(|| ClientError::NoChannelKey {
-                channel_id: channel_id.to_owned(),
-            })
-    }
-
-    /// Seals and posts a message; a denial becomes [`Event::SendRejected`].
-    pub(crate) async fn send(
-        &self,
-        channel_id: &str,
-        text: &str,
-        reply_to: Option<&str>,
-        command: Option<String>,
-    ) -> Result<(), ClientError> {
-        let key = self.channel_key(channel_id)?;
-        let content = key
-            .seal(text.as_bytes(), channel_id.as_bytes())
-            .map_err(ClientError::Crypto)?;
-        let conn = self.connection()?;
-        let reply: wire::SendReply = conn
-            .request(
-                OpCode::Send,
-                &wire::SendRequest {
-                    channel_id: channel_id.to_owned(),
-                    content,
-                    command,
-                    reply_to: reply_to.map(str::to_owned),
-                },
-            )
-            .await?;
-        if reply.code != 0 {
-            tracing::debug!(code = reply.code, "send denied");
-            let _ = self.events.send(Event::SendRejected(SendRejected {
-                channel_id: channel_id.to_owned(),
-                reply_to: reply_to.map(str::to_owned),
-                code: reply.code,
-                reason: reply.reason,
-            }));
-        }
-        Ok(())
-    }
-
-    /// Decrypts a relayed message; `None` (with a rate-limited warning)
-    /// when it cannot be read.
-    pub(crate) fn open_message(self: &Arc<Self>, m: &wire::WireMessage) -> Option<Message> {
-        let key = self.channel_key(&m.channel_id).ok().or_else(|| {
-            if let Some(swallowed) = self.warnings.no_key.allow() {
-                tracing::warn!(channel = %m.channel_id, swallowed, "dropping a message: no key for its channel");
-            }
-            None
-        })?;
-        let content = key
-            .open(&m.content, m.channel_id.as_bytes())
-            .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok())
-            .or_else(|| {
-                if let Some(swallowed) = self.warnings.undecryptable.allow() {
-                    tracing::warn!(message = %m.id, swallowed, "dropping a message whose content does not decrypt");
-                }
-                None
-            })?;
-        let mut message = Message::new(&m.id, &m.channel_id, &m.author_id, content);
-        message.reply_to.clone_from(&m.reply_to);
-        message.attach(Arc::downgrade(self));
-        Some(message)
-    }
-}
-
-/// The registry guard returned by [`Client::commands`]; derefs to the
-/// [`CommandRegistry`]. When dropped after login it asks the session to
-/// republish the menu if its hash changed.
-pub struct Commands<'a> {
-    guard: MutexGuard<'a, CommandRegistry>,
-    shared: &'a Shared,
-}
-
-impl Deref for Commands<'_> {
-    type Target = CommandRegistry;
-    fn deref(&self) -> &CommandRegistry {
-        &self.guard
-    }
-}
-
-impl DerefMut for Commands<'_> {
-    fn deref_mut(&mut self) -> &mut CommandRegistry {
-        &mut self.guard
-    }
-}
-
-impl Drop for Commands<'_> {
-    fn drop(&mut self) {
-        self.shared.menu_changed.notify_one();
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use std::sync::atomic::Ordering;
-
-    use tokio::time::Instant;
+    use std::sync::Mutex;
 
     use super::*;
-
-    const SECOND: Duration = Duration::from_secs(1);
-
-    #[test]
-    fn durations_in_words() {
-        assert_eq!(human(Duration::from_secs(30)), "30 s");
-        assert_eq!(human(Duration::from_millis(400)), "400 ms");
-        assert_eq!(human(Duration::from_millis(1500)), "1.5 s");
-    }
+    use crate::sync::lock;
 
     #[test]
     fn allow_insecure_ws_is_refused_without_the_opt_in_and_warns_with_it() {
@@ -578,46 +403,5 @@ mod tests {
                 && logged.contains("ws://host.docker.internal:9000"),
             "{logged}"
         );
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn wait_connected_waits_for_a_live_session_up_to_its_timeout() {
-        let client = Client::new(ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws")).unwrap();
-        let shared = client.shared.clone();
-        let started = Instant::now();
-        let never = shared.wait_connected(5 * SECOND).await;
-        assert!(matches!(never, Err(ClientError::NotConnected)));
-        assert!(started.elapsed() < SECOND, "no login: fails at once");
-
-        shared.started.store(true, Ordering::SeqCst);
-        let started = Instant::now();
-        let late = shared.wait_connected(5 * SECOND).await;
-        assert!(matches!(late, Err(ClientError::NotConnected)));
-        assert!(started.elapsed() >= 5 * SECOND, "waited the whole timeout");
-
-        let back = shared.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(2 * SECOND).await;
-            back.conn.send_replace(Some(Connection::detached()));
-        });
-        let started = Instant::now();
-        assert!(shared.wait_connected(5 * SECOND).await.is_ok());
-        let waited = started.elapsed();
-        assert!(waited >= 2 * SECOND && waited < 5 * SECOND, "{waited:?}");
-        assert!(
-            client.wait_until_connected(Duration::ZERO).await.is_ok(),
-            "live: at once"
-        );
-
-        shared.conn.send_replace(None);
-        let stopper = client.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(SECOND).await;
-            stopper.shutdown();
-        });
-        let started = Instant::now();
-        let stopped = shared.wait_connected(60 * SECOND).await;
-        assert!(matches!(stopped, Err(ClientError::NotConnected)));
-        assert!(started.elapsed() < 2 * SECOND, "shutdown ends the wait");
     }
 }

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use secrecy::SecretString;
 
-use super::error::ClientError;
 use crate::commands::DEFAULT_COMMAND_PREFIX;
+use crate::error::ClientError;
+use crate::loopback::is_exact_loopback;
 
 /// The service's public REST origin, used when `rest_url` is not set.
 pub const DEFAULT_REST_URL: &str = "https://rest.botlane.chat";
@@ -342,7 +343,7 @@ impl ClientOptions {
                 "idle_timeout",
                 format!(
                     "must be above heartbeat_interval ({}), or a healthy quiet session would be cut",
-                    super::human(self.heartbeat_interval)
+                    crate::human::duration(self.heartbeat_interval)
                 ),
             ));
         }
@@ -391,16 +392,6 @@ impl ClientOptions {
                 "must be a ws:// or wss:// address with a host, not scheme {other:?}"
             ))),
         }
-    }
-}
-
-/// `localhost`, `127.0.0.1` and `::1` exactly (the same rule as `rest_url`'s):
-/// `localhost.example.com` and `127.0.0.1.nip.io` are not loopback.
-fn is_exact_loopback(host: &url::Host<&str>) -> bool {
-    match host {
-        url::Host::Domain(name) => *name == "localhost",
-        url::Host::Ipv4(ip) => *ip == std::net::Ipv4Addr::LOCALHOST,
-        url::Host::Ipv6(ip) => *ip == std::net::Ipv6Addr::LOCALHOST,
     }
 }
 

@@ -1,6 +1,4 @@
-//! Counters of one client's transport, for operators and tests.
-
-use std::sync::atomic::{AtomicU64, Ordering};
+//! A snapshot of one client's transport counters, for operators and tests.
 
 /// A snapshot of a client's transport counters ([`Client::stats`](crate::Client::stats)).
 ///
@@ -27,22 +25,4 @@ pub struct ClientStats {
     pub push_queue_peak: usize,
     /// Command handlers running now.
     pub handlers_running: usize,
-}
-
-/// The live counters behind [`ClientStats`].
-#[derive(Debug, Default)]
-pub(crate) struct Counters {
-    pub(crate) connect_attempts: AtomicU64,
-    pub(crate) sessions: AtomicU64,
-    pub(crate) frames_received: AtomicU64,
-}
-
-impl Counters {
-    pub(crate) fn bump(counter: &AtomicU64) {
-        counter.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn get(counter: &AtomicU64) -> u64 {
-        counter.load(Ordering::Relaxed)
-    }
 }

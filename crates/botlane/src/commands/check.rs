@@ -215,7 +215,7 @@ mod tests {
 
     use super::*;
     use crate::commands::types::{CommandArgs, CommandInvocation, CommandSource};
-    use crate::message::Message;
+    use crate::commands::Message;
 
     fn ban(author: &str, channel: &str, days: i64) -> CommandContext {
         CommandContext::for_test(

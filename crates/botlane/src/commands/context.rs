@@ -5,6 +5,7 @@ use std::sync::Arc;
 use super::argument_error::{ArgumentError, ArgumentRule};
 use super::coerce::{parse_boolean, parse_integer, parse_number};
 use super::limits::{DEFAULT_COMMAND_PREFIX, MAX_SAFE_INTEGER};
+use super::message::Message;
 use super::registry::CommandRegistry;
 use super::text::usage_line;
 use super::typed::{optional_arg, Command, CommandOptionValue};
@@ -12,7 +13,8 @@ use super::types::{
     format_number, CommandArgValue, CommandArgs, CommandDeclaration, CommandInvocation,
     CommandSource,
 };
-use crate::message::Message;
+use crate::error::ClientError;
+use crate::rest::RestLane;
 
 /// What a [`CommandHandler`](crate::CommandHandler) is given: the recognised
 /// invocation and the message that carried it.
@@ -288,7 +290,7 @@ impl CommandContext {
 
     /// The REST lane of the client that received the invocation; see
     /// [`Message::rest`]. Fails when the client is gone.
-    pub fn rest(&self) -> Result<crate::rest::RestLane, crate::ClientError> {
+    pub fn rest(&self) -> Result<RestLane, ClientError> {
         self.message.rest()
     }
 
@@ -297,7 +299,7 @@ impl CommandContext {
     /// mutes. Fire-and-forget: a denial arrives as
     /// [`Event::SendRejected`](crate::Event::SendRejected) and does not fail
     /// the future; it fails only when there is no session.
-    pub async fn reply(&self, text: &str) -> Result<(), crate::ClientError> {
+    pub async fn reply(&self, text: &str) -> Result<(), ClientError> {
         self.message.reply(text).await
     }
 

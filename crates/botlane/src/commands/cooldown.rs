@@ -432,7 +432,7 @@ impl Table {
 mod tests {
     use super::*;
     use crate::commands::types::{CommandArgs, CommandInvocation, CommandSource};
-    use crate::message::Message;
+    use crate::commands::Message;
 
     const TEN: Duration = Duration::from_secs(10);
 

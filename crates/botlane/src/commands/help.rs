@@ -187,7 +187,7 @@ mod tests {
 
     use super::*;
     use crate::commands::types::{CommandArgs, CommandInvocation, CommandSource};
-    use crate::message::Message;
+    use crate::commands::Message;
 
     fn registry() -> CommandRegistry {
         let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };

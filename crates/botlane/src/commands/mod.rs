@@ -1,7 +1,9 @@
 //! The command area: declarations, validation, the canonical menu, the text
 //! lane, the structured sidecar codec, the registry, and the pure parts of
 //! the command framework (argument checks with detail, bounds, checks,
-//! cooldowns, help).
+//! cooldowns, help); and what a handler is given: the [`CommandContext`]
+//! and the [`Message`], which answer through an `Outbound` handle the
+//! client attaches (`outbound.rs`), never through the client itself.
 //!
 //! Everything here is re-exported from the crate root.
 
@@ -16,8 +18,11 @@ mod data;
 mod handler;
 mod help;
 pub(crate) mod limits;
+mod live;
 mod menu;
+mod message;
 mod option;
+mod outbound;
 mod registry;
 mod settings;
 mod text;
@@ -38,8 +43,11 @@ pub use limits::{
     MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT, MAX_COMMAND_DESC, MAX_COMMAND_WIRE,
     MAX_OPTIONS_PER_COMMAND, MAX_OPTION_LENGTH,
 };
+pub use live::Commands;
 pub use menu::*;
+pub use message::{Channel, Message};
 pub use option::*;
+pub(crate) use outbound::Outbound;
 pub use registry::*;
 pub use settings::*;
 pub use text::*;

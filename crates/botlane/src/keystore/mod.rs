@@ -28,6 +28,7 @@ pub use format::KEYSTORE_VERSION;
 pub use saver::{Saver, SaverOptions, MAX_CHANNEL_ID_BYTES};
 
 /// The fuzz target's entry point.
+#[cfg(feature = "fuzzing")]
 pub(crate) use format::decode as parse;
 
 /// The bot's key store: its identity key pair and its channel keys, backed

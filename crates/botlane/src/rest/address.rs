@@ -1,11 +1,10 @@
 //! The rules for `rest_url` (https, except exact loopback hosts) and for
 //! request paths (origin-relative only), applied before anything is sent.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
-
-use url::{Host, Url};
+use url::Url;
 
 use super::error::{strip_query, RestError};
+use crate::loopback::is_exact_loopback;
 
 /// Checks `rest_url`: `https`, or `http` with one of the hosts `localhost`,
 /// `127.0.0.1` or `::1` exactly as parsed (so `localhost.example.com` and
@@ -23,7 +22,7 @@ pub(crate) fn check_rest_url(raw: &str) -> Result<Url, RestError> {
     };
     match url.scheme() {
         "https" => {}
-        "http" if is_loopback(&host) => {}
+        "http" if is_exact_loopback(&host) => {}
         "http" => {
             return Err(invalid(
                 shown,
@@ -40,16 +39,6 @@ pub(crate) fn check_rest_url(raw: &str) -> Result<Url, RestError> {
         return Err(invalid(shown, "must not have a query or fragment"));
     }
     Ok(url)
-}
-
-/// `localhost`, `127.0.0.1` and `::1` exactly; nothing that merely starts
-/// with or resolves to them.
-fn is_loopback(host: &Host<&str>) -> bool {
-    match host {
-        Host::Domain(name) => *name == "localhost",
-        Host::Ipv4(ip) => *ip == Ipv4Addr::LOCALHOST,
-        Host::Ipv6(ip) => *ip == Ipv6Addr::LOCALHOST,
-    }
 }
 
 /// Scheme, host and port of `url`: what an error may show of it.

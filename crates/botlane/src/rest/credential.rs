@@ -21,7 +21,7 @@
 //! path: one re-mint and one retry per call).
 
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::future::{BoxFuture, FutureExt, Shared};
@@ -29,6 +29,7 @@ use secrecy::SecretString;
 use tokio::time::Instant;
 
 use super::error::RestError;
+use crate::sync::lock;
 
 /// What a successful mint yields: the `verification` value and how long the
 /// service says it lives, in seconds, when it says.
@@ -63,12 +64,6 @@ pub(crate) fn lifetime(expires_in: Option<u64>) -> Duration {
     expires_in
         .map_or(MAX_LIFETIME, Duration::from_secs)
         .clamp(MIN_LIFETIME, MAX_LIFETIME)
-}
-
-/// Locks a mutex, recovering from poisoning: every critical section here
-/// leaves the slot consistent before anything that could panic.
-fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 enum Slot {

@@ -25,6 +25,7 @@ use crate::wire::OpCode;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the service refused opcode {opcode} with code {code}: {message}")]
+#[non_exhaustive]
 pub struct ServiceActionError {
     /// The refused opcode (638 for the credential mint).
     pub opcode: u16,
@@ -35,6 +36,22 @@ pub struct ServiceActionError {
 }
 
 impl ServiceActionError {
+    /// A refusal of `opcode` with `code`, `message` saying what the code
+    /// means (for a handler's tests, or a wrapper of the lane).
+    ///
+    /// ```
+    /// use botlane::ServiceActionError;
+    /// let err = ServiceActionError::new(638, -9, "rate limited");
+    /// assert_eq!(err.to_string(), "the service refused opcode 638 with code -9: rate limited");
+    /// ```
+    pub fn new(opcode: u16, code: i32, message: impl Into<String>) -> Self {
+        Self {
+            opcode,
+            code,
+            message: message.into(),
+        }
+    }
+
     /// The refusal of a REST credential mint (opcode 638) with this code:
     /// `-7` flag off, `-1` not a bot session, `-9` rate limited, `-2` server
     /// error; any other code is reported as such.
@@ -84,6 +101,7 @@ impl ServiceActionError {
 /// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{}", self.describe())]
+#[non_exhaustive]
 pub struct ServiceRestError {
     /// The HTTP status; 0 when no response arrived.
     pub status: u16,
@@ -97,7 +115,19 @@ pub struct ServiceRestError {
 }
 
 impl ServiceRestError {
-    pub(crate) fn status(status: u16, path: &str, error_code: Option<String>) -> Self {
+    /// The service answered `status` to `path` (query string stripped),
+    /// with the `error_code` of its body when it had one (for a handler's
+    /// tests, or a wrapper of the lane). Status 0 means no answer came.
+    ///
+    /// ```
+    /// use botlane::ServiceRestError;
+    /// let err = ServiceRestError::new(403, "/api/emoji/rooms", Some("scope_forbidden".into()));
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "the REST service answered 403 to /api/emoji/rooms (error_code \"scope_forbidden\")"
+    /// );
+    /// ```
+    pub fn new(status: u16, path: &str, error_code: Option<String>) -> Self {
         Self {
             status,
             path: path.to_owned(),
@@ -296,14 +326,14 @@ mod tests {
 
     #[test]
     fn rest_error_shows_status_path_and_code() {
-        let e = ServiceRestError::status(403, "/api/emoji/rooms", Some("scope_forbidden".into()));
+        let e = ServiceRestError::new(403, "/api/emoji/rooms", Some("scope_forbidden".into()));
         assert_eq!(
             e.to_string(),
             "the REST service answered 403 to /api/emoji/rooms (error_code \"scope_forbidden\")"
         );
-        let e = ServiceRestError::status(302, "/api/files/list", None);
+        let e = ServiceRestError::new(302, "/api/files/list", None);
         assert!(e.to_string().contains("never follows"), "{e}");
-        let e = ServiceRestError::status(0, "/api/files/list", None);
+        let e = ServiceRestError::new(0, "/api/files/list", None);
         assert!(e.to_string().starts_with("no response"), "{e}");
     }
 

@@ -328,5 +328,5 @@ async fn status_error(response: reqwest::Response, path: &str) -> ServiceRestErr
         .ok()
         .and_then(|body| serde_json::from_slice::<ErrorBody>(&body).ok())
         .and_then(|b| b.error_code);
-    ServiceRestError::status(status, path, error_code)
+    ServiceRestError::new(status, path, error_code)
 }

@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
+use botlane::Events;
 use botlane::{Client, ClientOptions, Event};
 use botlane_devserver::{BotAccount, DevServer, DevServerConfig, TestUser, UserAccount};
-use tokio::sync::broadcast;
 
 pub const WAIT: Duration = Duration::from_secs(10);
 
@@ -67,10 +67,7 @@ impl World {
 }
 
 /// The next event matching `pred`, failing the test after `WAIT`.
-pub async fn next_event(
-    events: &mut broadcast::Receiver<Event>,
-    mut pred: impl FnMut(&Event) -> bool,
-) -> Event {
+pub async fn next_event(events: &mut Events, mut pred: impl FnMut(&Event) -> bool) -> Event {
     tokio::time::timeout(WAIT, async {
         loop {
             let event = events.recv().await.expect("the event channel stays open");
@@ -84,7 +81,7 @@ pub async fn next_event(
 }
 
 /// The `Event::Message` for the message with this id.
-pub async fn message_event(events: &mut broadcast::Receiver<Event>, id: &str) -> botlane::Message {
+pub async fn message_event(events: &mut Events, id: &str) -> botlane::Message {
     match next_event(events, |e| matches!(e, Event::Message(m) if m.id == id)).await {
         Event::Message(m) => m,
         _ => unreachable!("filtered above"),
@@ -92,10 +89,7 @@ pub async fn message_event(events: &mut broadcast::Receiver<Event>, id: &str) ->
 }
 
 /// The `Event::CommandError` for the message with this id.
-pub async fn command_error_event(
-    events: &mut broadcast::Receiver<Event>,
-    id: &str,
-) -> botlane::CommandError {
+pub async fn command_error_event(events: &mut Events, id: &str) -> botlane::CommandError {
     match next_event(
         events,
         |e| matches!(e, Event::CommandError(c) if c.message.id == id),
@@ -108,7 +102,7 @@ pub async fn command_error_event(
 }
 
 /// The next `Event::SendRejected`.
-pub async fn send_rejected_event(events: &mut broadcast::Receiver<Event>) -> botlane::SendRejected {
+pub async fn send_rejected_event(events: &mut Events) -> botlane::SendRejected {
     match next_event(events, |e| matches!(e, Event::SendRejected(_))).await {
         Event::SendRejected(r) => r,
         _ => unreachable!("filtered above"),

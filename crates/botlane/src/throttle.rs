@@ -30,7 +30,7 @@ impl Throttle {
     /// `Some(swallowed)` when a line may be written now (with how many
     /// occurrences were swallowed since the last one), `None` otherwise.
     pub(crate) fn allow(&self) -> Option<u64> {
-        let mut state = super::lock(&self.state);
+        let mut state = crate::sync::lock(&self.state);
         let now = Instant::now();
         match state.0 {
             Some(last) if now.duration_since(last) < self.interval => {
@@ -42,32 +42,6 @@ impl Throttle {
                 *state = (Some(now), 0);
                 Some(swallowed)
             }
-        }
-    }
-}
-
-/// Every rate-limited warning of one client.
-#[derive(Debug)]
-pub(crate) struct Warnings {
-    pub(crate) no_key: Throttle,
-    pub(crate) undecryptable: Throttle,
-    pub(crate) malformed_frame: Throttle,
-    pub(crate) unknown_opcode: Throttle,
-    pub(crate) unexpected_reply: Throttle,
-    pub(crate) pushes_dropped: Throttle,
-    pub(crate) key_refused: Throttle,
-}
-
-impl Warnings {
-    pub(crate) const fn new() -> Self {
-        Self {
-            no_key: Throttle::new(WARN_INTERVAL),
-            undecryptable: Throttle::new(WARN_INTERVAL),
-            malformed_frame: Throttle::new(WARN_INTERVAL),
-            unknown_opcode: Throttle::new(WARN_INTERVAL),
-            unexpected_reply: Throttle::new(WARN_INTERVAL),
-            pushes_dropped: Throttle::new(WARN_INTERVAL),
-            key_refused: Throttle::new(WARN_INTERVAL),
         }
     }
 }

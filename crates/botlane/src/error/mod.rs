@@ -1,7 +1,10 @@
-//! The client's errors.
+//! The client's errors, below every part that returns them: the
+//! transport, the session, dispatch, the message handle and the client all
+//! name [`ClientError`], and it names none of them.
 
-use super::connect_error::ConnectError;
-use crate::commands::FormatError;
+mod connect;
+
+pub use connect::{ConnectError, ConnectErrorKind};
 
 /// What can go wrong in the client.
 ///
@@ -82,9 +85,18 @@ pub enum ClientError {
     /// [`KeystoreError`](crate::keystore::KeystoreError) names the file and the reason.
     #[error(transparent)]
     Keystore(crate::keystore::KeystoreError),
-    /// The invocation could not be formatted as a text line.
-    #[error("the invocation cannot be formatted as a text line: {0}")]
-    Format(FormatError),
+    /// The invocation could not be formatted as a text line
+    /// ([`Client::send_command`](crate::Client::send_command) checks this
+    /// before building any frame); `reason` is the
+    /// [`FormatError`](crate::FormatError)'s text, which names the option
+    /// and the command. Call
+    /// [`format_invocation_text`](crate::format_invocation_text) for the
+    /// error as a value.
+    #[error("the invocation cannot be formatted as a text line: {reason}")]
+    Format {
+        /// What does not fit, naming the option and the command.
+        reason: String,
+    },
     /// The encrypted sidecar is over `MAX_COMMAND_WIRE` characters.
     #[error("the encrypted command sidecar is {len} characters, over the limit of {max} (MAX_COMMAND_WIRE)")]
     SidecarTooLarge {

@@ -20,7 +20,8 @@ use std::sync::Mutex;
 
 use tokio::sync::Notify;
 
-use super::connection::Push;
+use crate::sync::lock;
+use crate::transport::Push;
 
 /// The most control pushes that may wait for dispatch.
 pub(crate) const CONTROL_CAPACITY: usize = 4096;
@@ -64,7 +65,7 @@ impl PushQueue {
 
     /// Queues a push without waiting.
     pub(crate) fn offer(&self, push: Push) -> Offer {
-        let mut state = super::lock(&self.state);
+        let mut state = lock(&self.state);
         if state.closed {
             return Offer::Dropped;
         }
@@ -91,7 +92,7 @@ impl PushQueue {
     pub(crate) async fn next(&self) -> Option<Push> {
         loop {
             {
-                let mut state = super::lock(&self.state);
+                let mut state = lock(&self.state);
                 if state.closed {
                     return None;
                 }
@@ -112,7 +113,7 @@ impl PushQueue {
 
     /// Ends dispatch: queued messages are discarded.
     pub(crate) fn close(&self) {
-        let mut state = super::lock(&self.state);
+        let mut state = lock(&self.state);
         state.closed = true;
         state.items.clear();
         state.messages = 0;
@@ -123,7 +124,7 @@ impl PushQueue {
 
     /// Messages waiting, the most that ever waited, messages dropped so far.
     pub(crate) fn figures(&self) -> (usize, usize, u64) {
-        let state = super::lock(&self.state);
+        let state = lock(&self.state);
         (state.messages, state.peak, state.dropped)
     }
 }

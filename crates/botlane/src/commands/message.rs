@@ -1,10 +1,13 @@
-//! Messages as the bot sees them: decrypted, with a way to answer.
+//! Messages as the bot sees them: decrypted, with a way to answer through
+//! the [`Outbound`] handle the client attached.
 
 use std::fmt;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
-use crate::client::{ClientError, Shared};
-use crate::commands::CommandInvocation;
+use super::outbound::{Outbound, OutboundHandle};
+use super::types::CommandInvocation;
+use crate::error::ClientError;
+use crate::rest::RestLane;
 
 /// A chat message, decrypted.
 #[derive(Clone)]
@@ -23,7 +26,7 @@ pub struct Message {
     /// The recognised invocation: set only on live messages that the
     /// registry recognises, never on fetched history or the bot's own messages.
     pub command: Option<CommandInvocation>,
-    client: Option<Weak<Shared>>,
+    outbound: OutboundHandle,
 }
 
 impl Message {
@@ -47,19 +50,17 @@ impl Message {
             content: content.into(),
             reply_to: None,
             command: None,
-            client: None,
+            outbound: None,
         }
     }
 
-    pub(crate) fn attach(&mut self, client: Weak<Shared>) {
-        self.client = Some(client);
+    /// Gives the message the handle it answers through.
+    pub(crate) fn attach(&mut self, outbound: Arc<dyn Outbound>) {
+        self.outbound = Some(outbound);
     }
 
-    fn client(&self) -> Result<Arc<Shared>, ClientError> {
-        self.client
-            .as_ref()
-            .and_then(Weak::upgrade)
-            .ok_or(ClientError::NotConnected)
+    fn outbound(&self) -> Result<&dyn Outbound, ClientError> {
+        outbound(&self.outbound)
     }
 
     /// A true reply into the message's channel: the service notifies the
@@ -67,22 +68,22 @@ impl Message {
     /// [`Event::SendRejected`](crate::Event::SendRejected) and does not fail
     /// the future. Fails only when there is no session.
     pub async fn reply(&self, text: &str) -> Result<(), ClientError> {
-        self.client()?
-            .send(&self.channel_id, text, Some(&self.id), None)
+        self.outbound()?
+            .send(&self.channel_id, text, Some(&self.id))
             .await
     }
 
     /// The REST lane of the client that received this message. Fails when
     /// the client is gone (or the message was built by [`Message::new`]).
-    pub fn rest(&self) -> Result<crate::rest::RestLane, ClientError> {
-        Ok(self.client()?.rest.clone())
+    pub fn rest(&self) -> Result<RestLane, ClientError> {
+        self.outbound()?.rest()
     }
 
     /// The channel the message was posted in, to post plain messages there.
     pub fn channel(&self) -> Channel {
         Channel {
             id: self.channel_id.clone(),
-            client: self.client.clone(),
+            outbound: self.outbound.clone(),
         }
     }
 }
@@ -116,19 +117,19 @@ impl fmt::Debug for Message {
 pub struct Channel {
     /// The channel id.
     pub id: String,
-    client: Option<Weak<Shared>>,
+    outbound: OutboundHandle,
 }
 
 impl Channel {
     /// Posts a plain message. Fire-and-forget like [`Message::reply`].
     pub async fn send(&self, text: &str) -> Result<(), ClientError> {
-        let client = self
-            .client
-            .as_ref()
-            .and_then(Weak::upgrade)
-            .ok_or(ClientError::NotConnected)?;
-        client.send(&self.id, text, None, None).await
+        outbound(&self.outbound)?.send(&self.id, text, None).await
     }
+}
+
+/// The handle, or [`ClientError::NotConnected`] for a message built by hand.
+fn outbound(handle: &OutboundHandle) -> Result<&dyn Outbound, ClientError> {
+    handle.as_deref().ok_or(ClientError::NotConnected)
 }
 
 impl fmt::Debug for Channel {

@@ -33,10 +33,10 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_websockets::{CloseCode, Message as WsMessage};
 
-use super::error::ClientError;
-use super::throttle::Warnings;
-use super::transport::Socket;
-use super::{human, lock};
+use super::dial::Socket;
+use crate::error::ClientError;
+use crate::sync::{lock, stopped};
+use crate::throttle::{Throttle, WARN_INTERVAL};
 use crate::wire::{self, OpCode};
 
 /// How long a closing handshake may take before the socket is dropped.
@@ -63,8 +63,28 @@ pub(crate) trait Inbound: Send + Sync + 'static {
     fn push(&self, push: Push) -> Result<(), String>;
     /// Any frame arrived (for the counters).
     fn frame_received(&self);
-    /// The client's rate-limited warnings.
+    /// The client's rate-limited warnings of the connection.
     fn warnings(&self) -> &Warnings;
+}
+
+/// The connection's rate-limited warnings: one set per client, kept across
+/// reconnects, so a service that misbehaves again after a reconnect is not
+/// logged afresh.
+#[derive(Debug)]
+pub(crate) struct Warnings {
+    malformed_frame: Throttle,
+    unknown_opcode: Throttle,
+    unexpected_reply: Throttle,
+}
+
+impl Warnings {
+    pub(crate) const fn new() -> Self {
+        Self {
+            malformed_frame: Throttle::new(WARN_INTERVAL),
+            unknown_opcode: Throttle::new(WARN_INTERVAL),
+            unexpected_reply: Throttle::new(WARN_INTERVAL),
+        }
+    }
 }
 
 /// The timings of one connection.
@@ -86,7 +106,7 @@ struct Outgoing {
 }
 
 /// A handle to a live connection; cheap to clone.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub(crate) struct Connection {
     tx: mpsc::Sender<Outgoing>,
     timeout: Duration,
@@ -156,7 +176,7 @@ impl Connection {
             let ended = tokio::select! {
                 ended = read_loop(&mut stream, &pending, &*inbound, settings) => ended,
                 ended = write_loop(&mut sink, &mut rx, &pending, settings) => ended,
-                () = super::stopped(&mut shutdown) => Ended::new(
+                () = stopped(&mut shutdown) => Ended::new(
                     "shutdown",
                     "the client shut down".into(),
                     Some(1000),
@@ -245,7 +265,7 @@ async fn read_loop(
                     "idle",
                     format!(
                         "no frame from the service for {}",
-                        human(settings.idle_timeout)
+                        crate::human::duration(settings.idle_timeout)
                     ),
                     None,
                     Close::Drop,
@@ -397,7 +417,7 @@ async fn write_loop(
                     "write_stalled",
                     format!(
                         "writing to the service stalled for {} (the service does not read)",
-                        human(settings.request_timeout)
+                        crate::human::duration(settings.request_timeout)
                     ),
                     None,
                     Close::Drop,

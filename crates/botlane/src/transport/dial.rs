@@ -21,8 +21,7 @@ use tokio::net::TcpStream;
 use tokio_websockets::{ClientBuilder, Limits, MaybeTlsStream, WebSocketStream};
 use url::Url;
 
-use super::connect_error::{ConnectError, ConnectErrorKind};
-use super::human;
+use crate::error::{ConnectError, ConnectErrorKind};
 use crate::wire::MAX_FRAME_BYTES;
 
 /// The most bytes the upgrade response (status line and headers) may take.
@@ -61,7 +60,7 @@ pub(crate) async fn dial(
                 &endpoint,
                 format!(
                     "no connection within the connect timeout of {} (stalled in {during})",
-                    human(connect_timeout)
+                    crate::human::duration(connect_timeout)
                 ),
             ))
         }

@@ -1,10 +1,15 @@
-//! Events delivered to subscribers of [`Client::events`](crate::Client::events).
+//! Events delivered to subscribers of [`Client::events`](crate::Client::events),
+//! and how they are delivered (`bus.rs`).
+
+mod bus;
 
 use std::fmt;
 use std::sync::Arc;
 
-use crate::commands::{BoxError, CommandInvocation, ParseError};
-use crate::message::Message;
+pub(crate) use bus::EventSender;
+pub use bus::{EventRecvError, Events, EVENT_CAPACITY};
+
+use crate::commands::{BoxError, CommandInvocation, Message, ParseError};
 
 /// Everything the client reports. Subscribe with
 /// [`Client::events`](crate::Client::events).
@@ -118,8 +123,3 @@ pub struct SendRejected {
     /// The service's reason, when it gave one.
     pub reason: Option<String>,
 }
-
-/// A handler panicked.
-#[derive(Debug, thiserror::Error)]
-#[error("handler panicked: {0}")]
-pub(crate) struct HandlerPanic(pub(crate) String);

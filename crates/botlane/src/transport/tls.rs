@@ -12,7 +12,7 @@ use std::sync::Arc;
 use rustls::pki_types::CertificateDer;
 use rustls::{ClientConfig, RootCertStore};
 
-use super::error::ClientError;
+use crate::error::ClientError;
 
 /// Builds the client configuration once, at `Client::new`; a certificate
 /// that does not parse is an option error naming `root_certificate`.

@@ -1,0 +1,281 @@
+//! How events reach subscribers: a queue per subscriber that holds only
+//! what it was sent and not yet read.
+//!
+//! Nothing is allocated up front: an idle client with no subscriber, or
+//! with subscribers that keep up, holds no event slots at all (tokio's
+//! broadcast channel, used before, allocated 1,024 slots of a large
+//! [`Event`] per client at construction). Each event is shared between the
+//! subscribers as one `Arc`.
+//!
+//! **Lag policy**: a subscriber holds at most [`EVENT_CAPACITY`] unread
+//! events. When one more arrives, the oldest is dropped and counted; the
+//! next [`Events::recv`] then returns [`EventRecvError::Lagged`] with the
+//! count, and the one after it the oldest event still held. Sending never
+//! waits, so a subscriber that does not read never slows the client.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::{Arc, Mutex, Weak};
+
+use tokio::sync::Notify;
+
+use super::Event;
+use crate::sync::lock;
+
+/// How many unread events a subscriber holds before it loses the oldest.
+pub const EVENT_CAPACITY: usize = 1024;
+
+/// Why [`Events::recv`] returned no event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum EventRecvError {
+    /// The subscriber fell more than [`EVENT_CAPACITY`] events behind:
+    /// this many of the oldest were dropped. The next `recv` returns the
+    /// oldest event still held.
+    #[error("the subscriber fell behind and missed {0} events")]
+    Lagged(u64),
+    /// The client is gone (or shut down and its tasks have ended), and
+    /// every event sent before was read.
+    #[error("the client is gone: no more events will arrive")]
+    Closed,
+}
+
+/// One subscriber's queue.
+#[derive(Default)]
+struct Queue {
+    events: VecDeque<Arc<Event>>,
+    /// Events dropped since the subscriber last heard about it.
+    missed: u64,
+    closed: bool,
+}
+
+#[derive(Default)]
+struct Subscriber {
+    queue: Mutex<Queue>,
+    ready: Notify,
+}
+
+/// The subscribers of one client. Holds them weakly: a dropped [`Events`]
+/// costs nothing more. Dropping the last [`EventSender`] closes them all.
+#[derive(Default)]
+struct Bus {
+    subscribers: Mutex<Vec<Weak<Subscriber>>>,
+}
+
+impl Drop for Bus {
+    fn drop(&mut self) {
+        for subscriber in lock(&self.subscribers).drain(..) {
+            if let Some(subscriber) = subscriber.upgrade() {
+                lock(&subscriber.queue).closed = true;
+                subscriber.ready.notify_one();
+            }
+        }
+    }
+}
+
+/// The sending side, held by the parts that report events; cheap to clone.
+#[derive(Clone, Default)]
+pub(crate) struct EventSender {
+    bus: Arc<Bus>,
+}
+
+impl EventSender {
+    /// A new subscriber; it sees the events sent from now on.
+    pub(crate) fn subscribe(&self) -> Events {
+        let subscriber = Arc::new(Subscriber::default());
+        let mut subscribers = lock(&self.bus.subscribers);
+        subscribers.retain(|s| s.strong_count() > 0);
+        subscribers.push(Arc::downgrade(&subscriber));
+        Events { subscriber }
+    }
+
+    /// Sends to every live subscriber, without waiting. No subscriber is not
+    /// an error: events are for whoever listens.
+    pub(crate) fn send(&self, event: Event) {
+        let subscribers: Vec<Arc<Subscriber>> = {
+            let mut subscribers = lock(&self.bus.subscribers);
+            subscribers.retain(|s| s.strong_count() > 0);
+            subscribers.iter().filter_map(Weak::upgrade).collect()
+        };
+        if subscribers.is_empty() {
+            return;
+        }
+        let event = Arc::new(event);
+        for subscriber in subscribers {
+            let mut queue = lock(&subscriber.queue);
+            if queue.events.len() >= EVENT_CAPACITY {
+                queue.events.pop_front();
+                queue.missed += 1;
+            }
+            queue.events.push_back(event.clone());
+            drop(queue);
+            subscriber.ready.notify_one();
+        }
+    }
+}
+
+/// A subscription to a client's events ([`Client::events`](crate::Client::events)).
+///
+/// ```no_run
+/// # async fn demo(client: botlane::Client) {
+/// use botlane::EventRecvError;
+///
+/// let mut events = client.events();
+/// loop {
+///     match events.recv().await {
+///         Ok(event) => println!("{event:?}"),
+///         Err(EventRecvError::Lagged(missed)) => eprintln!("missed {missed} events"),
+///         Err(EventRecvError::Closed) => break,
+///     }
+/// }
+/// # }
+/// ```
+pub struct Events {
+    subscriber: Arc<Subscriber>,
+}
+
+/// Counts only: the events themselves hold message plaintext.
+impl fmt::Debug for Events {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Events")
+            .field("unread", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Events {
+    /// The next event, waiting for one. See the lag policy on
+    /// [`EVENT_CAPACITY`] and [`EventRecvError`].
+    pub async fn recv(&mut self) -> Result<Event, EventRecvError> {
+        loop {
+            match self.try_recv() {
+                Ok(Some(event)) => return Ok(event),
+                // A send between the check and this wait leaves a permit in
+                // `ready`, so the wait ends at once: no wake-up is lost.
+                Ok(None) => self.subscriber.ready.notified().await,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The next event if one is waiting (`Ok(None)` if not), without
+    /// waiting; fails as [`recv`](Self::recv) does.
+    pub fn try_recv(&mut self) -> Result<Option<Event>, EventRecvError> {
+        let mut queue = lock(&self.subscriber.queue);
+        if queue.missed > 0 {
+            return Err(EventRecvError::Lagged(std::mem::take(&mut queue.missed)));
+        }
+        match queue.events.pop_front() {
+            // The last subscriber holding an event takes it without a copy.
+            Some(event) => Ok(Some(
+                Arc::try_unwrap(event).unwrap_or_else(|shared| (*shared).clone()),
+            )),
+            None if queue.closed => Err(EventRecvError::Closed),
+            None => Ok(None),
+        }
+    }
+
+    /// How many events wait to be read.
+    pub fn len(&self) -> usize {
+        lock(&self.subscriber.queue).events.len()
+    }
+
+    /// Whether no event waits to be read.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn reconnected() -> Event {
+        Event::Reconnected
+    }
+
+    fn ready(n: usize) -> Event {
+        Event::Ready {
+            bot_id: n.to_string(),
+        }
+    }
+
+    fn id(event: Event) -> String {
+        match event {
+            Event::Ready { bot_id } => bot_id,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn every_subscriber_gets_every_event_in_order() {
+        let sender = EventSender::default();
+        let mut a = sender.subscribe();
+        let mut b = sender.subscribe();
+        for n in 0..3 {
+            sender.send(ready(n));
+        }
+        for events in [&mut a, &mut b] {
+            for n in 0..3 {
+                assert_eq!(id(events.recv().await.unwrap()), n.to_string());
+            }
+            assert!(events.is_empty());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_that_falls_behind_loses_the_oldest_and_is_told_how_many() {
+        let sender = EventSender::default();
+        let mut slow = sender.subscribe();
+        let mut fast = sender.subscribe();
+        for n in 0..EVENT_CAPACITY + 5 {
+            sender.send(ready(n));
+            assert_eq!(id(fast.recv().await.unwrap()), n.to_string());
+        }
+        assert_eq!(slow.len(), EVENT_CAPACITY, "bounded per subscriber");
+        assert_eq!(slow.recv().await.unwrap_err(), EventRecvError::Lagged(5));
+        assert_eq!(id(slow.recv().await.unwrap()), "5", "then the oldest kept");
+        assert_eq!(slow.len(), EVENT_CAPACITY - 1);
+    }
+
+    #[tokio::test]
+    async fn nothing_is_held_without_subscribers_or_for_dropped_ones() {
+        let sender = EventSender::default();
+        sender.send(reconnected());
+        let mut late = sender.subscribe();
+        assert!(late.is_empty(), "a subscriber sees only later events");
+        let dropped = sender.subscribe();
+        drop(dropped);
+        sender.send(reconnected());
+        assert_eq!(lock(&sender.bus.subscribers).len(), 1);
+        assert!(matches!(late.recv().await.unwrap(), Event::Reconnected));
+    }
+
+    #[tokio::test]
+    async fn a_waiting_subscriber_is_woken_and_closed_after_the_last_sender() {
+        let sender = EventSender::default();
+        let mut events = sender.subscribe();
+        let waiter = tokio::spawn(async move {
+            let first = events.recv().await;
+            let then = events.recv().await;
+            (first.is_ok(), then.err())
+        });
+        tokio::task::yield_now().await;
+        let clone = sender.clone();
+        sender.send(reconnected());
+        drop(sender);
+        tokio::task::yield_now().await;
+        drop(clone);
+        assert_eq!(waiter.await.unwrap(), (true, Some(EventRecvError::Closed)));
+    }
+
+    #[tokio::test]
+    async fn events_sent_before_the_close_are_still_read() {
+        let sender = EventSender::default();
+        let mut events = sender.subscribe();
+        sender.send(ready(1));
+        drop(sender);
+        assert_eq!(id(events.recv().await.unwrap()), "1");
+        assert_eq!(events.recv().await.unwrap_err(), EventRecvError::Closed);
+    }
+}

@@ -1,0 +1,57 @@
+//! Where a connection hands its pushes: into the push queue, in wire order,
+//! without waiting (op 33 notifications are only logged).
+
+use std::sync::{Arc, Weak};
+
+use super::push_queue::{Offer, CONTROL_CAPACITY};
+use super::{Counters, Session};
+use crate::transport::{Inbound, Push, Warnings};
+
+/// The session's side of a connection. Holds the session weakly: the
+/// connection task must not keep a dropped client's session alive.
+pub(super) struct SessionInbound {
+    pub(super) session: Weak<Session>,
+    pub(super) counters: Arc<Counters>,
+    pub(super) warnings: Arc<Warnings>,
+}
+
+impl Inbound for SessionInbound {
+    fn push(&self, push: Push) -> Result<(), String> {
+        let Some(session) = self.session.upgrade() else {
+            return Ok(());
+        };
+        if matches!(push, Push::Notification) {
+            tracing::debug!("notification");
+            return Ok(());
+        }
+        match session.queue.offer(push) {
+            Offer::Queued => {}
+            Offer::Dropped => {
+                if let Some(swallowed) = session.pushes_dropped.allow() {
+                    let (_, _, dropped) = session.queue.figures();
+                    tracing::warn!(
+                        capacity = session.config.push_queue_capacity,
+                        dropped_total = dropped,
+                        swallowed,
+                        "dropping a message push: dispatch is behind and the push queue is full"
+                    );
+                }
+            }
+            Offer::ControlOverflow => {
+                return Err(format!(
+                    "the service sent more than {CONTROL_CAPACITY} channel-key, ready and \
+                     membership pushes that dispatch has not applied yet (closed with 1008)"
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    fn frame_received(&self) {
+        Counters::bump(&self.counters.frames_received);
+    }
+
+    fn warnings(&self) -> &Warnings {
+        &self.warnings
+    }
+}

@@ -1,0 +1,114 @@
+//! Connecting, logging in and publishing the menu. Every step is
+//! time-bound: the connection by `connect_timeout`, the login and menu
+//! replies by `request_timeout`.
+
+use std::sync::Arc;
+
+use secrecy::ExposeSecret;
+use serde_json::value::RawValue;
+
+use super::inbound::SessionInbound;
+use super::{Counters, Session};
+use crate::error::ClientError;
+use crate::sync::{lock, write};
+use crate::transport::{self, Closed, Connection, Ended};
+use crate::wire::{self, OpCode};
+
+/// How long a failed login waits for the connection task to say why the
+/// connection ended (it is already ending: its slots have failed).
+const CLOSE_REASON_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl Session {
+    /// Connects, logs in and publishes the menu; on success the connection
+    /// is the session's current one.
+    pub(super) async fn connect(self: &Arc<Self>, public_key: &str) -> Result<Closed, ClientError> {
+        let config = &self.config;
+        Counters::bump(&self.counters.connect_attempts);
+        let socket = transport::dial(&config.url, &config.tls, config.connect_timeout)
+            .await
+            .map_err(ClientError::Connect)?;
+        let inbound = Arc::new(SessionInbound {
+            session: Arc::downgrade(self),
+            counters: self.counters.clone(),
+            warnings: self.transport_warnings.clone(),
+        });
+        let (conn, mut closed) = Connection::start(
+            socket,
+            config.connection,
+            inbound,
+            self.shutdown.subscribe(),
+        );
+        match self.log_in(&conn, public_key).await {
+            Ok(()) => {
+                Counters::bump(&self.counters.sessions);
+                self.conn.send_replace(Some(conn));
+                Ok(closed)
+            }
+            // The connection task knows why it ended: say so.
+            Err(ClientError::ConnectionClosed { opcode }) => {
+                let reason = match tokio::time::timeout(CLOSE_REASON_WAIT, &mut closed).await {
+                    Ok(Ok(ended)) => ended.reason,
+                    _ => Ended::task_failed().reason,
+                };
+                Err(ClientError::SessionEnded { opcode, reason })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sends the login and publishes the menu on a new connection.
+    async fn log_in(&self, conn: &Connection, public_key: &str) -> Result<(), ClientError> {
+        let login = wire::LoginRequest {
+            token: self.config.token.expose_secret().to_owned(),
+            public_key: public_key.to_owned(),
+            client: concat!("botlane/", env!("CARGO_PKG_VERSION")).to_owned(),
+        };
+        let reply: wire::LoginReply = conn.request(OpCode::Login, &login).await?;
+        drop(login);
+        let bot_id = match (reply.code, reply.user_id) {
+            (0, Some(id)) => id,
+            (code, _) if code == wire::ReplyCode::Unauthorized.code() => {
+                return Err(ClientError::LoginRefused)
+            }
+            (code, _) => {
+                return Err(ClientError::Refused {
+                    opcode: OpCode::Login.code(),
+                    code,
+                })
+            }
+        };
+        tracing::info!(bot = %bot_id, "logged in");
+        write(&self.bot_id, Some(bot_id));
+        *lock(&self.published_hash) = None;
+        self.publish_menu(conn).await
+    }
+
+    /// Publishes the menu unless this connection already published the
+    /// same hash. One publish at a time, so the hash check and the publish
+    /// go together. The registry is read once, as a snapshot.
+    pub(super) async fn publish_menu(&self, conn: &Connection) -> Result<(), ClientError> {
+        let _one_at_a_time = self.publishing.lock().await;
+        let registry = self.commands.snapshot();
+        let hash = registry.hash();
+        if lock(&self.published_hash).as_deref() == Some(hash.as_str()) {
+            return Ok(());
+        }
+        let menu = RawValue::from_string(registry.canonical_menu_json()).map_err(|_| {
+            ClientError::MalformedReply {
+                opcode: OpCode::MenuPublish.code(),
+            }
+        })?;
+        let reply: wire::CodeReply = conn
+            .request(OpCode::MenuPublish, &wire::MenuPublish { menu })
+            .await?;
+        if reply.code != 0 {
+            return Err(ClientError::Refused {
+                opcode: OpCode::MenuPublish.code(),
+                code: reply.code,
+            });
+        }
+        tracing::debug!(hash = %hash, "menu published");
+        *lock(&self.published_hash) = Some(hash);
+        Ok(())
+    }
+}

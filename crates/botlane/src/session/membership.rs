@@ -1,0 +1,203 @@
+//! The channels the bot is a member of and their keys (decision D3).
+//!
+//! Membership comes from `ready` (op 11) and the membership pushes (op 34
+//! `channel_added`, op 35 `channel_removed`). A channel key (op 50) is
+//! accepted only for a member channel; a key is evicted when its channel is
+//! removed or is missing from a new `ready`. These pushes are applied by
+//! dispatch in wire order with the messages (see `push_queue.rs`), so a key
+//! is in place before a later message of its channel is opened and gone
+//! before a message that came after its channel was left; they are never
+//! dropped (the service delivers each key once).
+//!
+//! Keys live in memory and in the keystore, whose [`Saver`] writes them off
+//! the runtime's workers, coalesced.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use crate::crypto::{ChannelKey, WrappedKey};
+use crate::error::ClientError;
+use crate::keystore::Saver;
+use crate::sync::{read, read_lock, write, write_lock};
+use crate::throttle::{Throttle, WARN_INTERVAL};
+use crate::wire;
+
+/// The bot's channels and the keys it holds for them.
+#[derive(Debug)]
+pub(crate) struct Membership {
+    channels: RwLock<Vec<wire::ChannelInfo>>,
+    keys: RwLock<HashMap<String, Arc<ChannelKey>>>,
+    /// Opened by the first login; kept by a failed one for the retry.
+    keystore: OnceLock<Saver>,
+    key_refused: Throttle,
+    no_key: Throttle,
+    undecryptable: Throttle,
+}
+
+impl Membership {
+    pub(crate) fn new() -> Self {
+        Self {
+            channels: RwLock::new(Vec::new()),
+            keys: RwLock::new(HashMap::new()),
+            keystore: OnceLock::new(),
+            key_refused: Throttle::new(WARN_INTERVAL),
+            no_key: Throttle::new(WARN_INTERVAL),
+            undecryptable: Throttle::new(WARN_INTERVAL),
+        }
+    }
+
+    /// The keystore, once a login opened it.
+    pub(crate) fn keystore(&self) -> Option<&Saver> {
+        self.keystore.get()
+    }
+
+    /// Keeps the keystore opened by the first login and loads its keys.
+    pub(crate) fn use_keystore(&self, saver: Saver) -> &Saver {
+        let saver = self.keystore.get_or_init(|| saver);
+        let mut keys = write_lock(&self.keys);
+        for (channel, key) in saver.channel_keys() {
+            keys.insert(channel, Arc::new(key));
+        }
+        saver
+    }
+
+    /// The channels as of the last `ready` and membership pushes.
+    pub(crate) fn channels(&self) -> Vec<wire::ChannelInfo> {
+        read(&self.channels)
+    }
+
+    /// The server a member channel belongs to.
+    pub(crate) fn server_of(&self, channel_id: &str) -> Option<String> {
+        read_lock(&self.channels)
+            .iter()
+            .find(|c| c.id == channel_id)
+            .map(|c| c.server_id.clone())
+    }
+
+    /// The key of a channel, or [`ClientError::NoChannelKey`].
+    pub(crate) fn key(&self, channel_id: &str) -> Result<Arc<ChannelKey>, ClientError> {
+        read_lock(&self.keys)
+            .get(channel_id)
+            .cloned()
+            .ok_or_else(|| ClientError::NoChannelKey {
+                channel_id: channel_id.to_owned(),
+            })
+    }
+
+    /// The plaintext of a relayed message; `None` (with a rate-limited
+    /// warning) when there is no key or it does not decrypt.
+    pub(crate) fn open_content(&self, m: &wire::WireMessage) -> Option<String> {
+        let Ok(key) = self.key(&m.channel_id) else {
+            if let Some(swallowed) = self.no_key.allow() {
+                tracing::warn!(channel = %m.channel_id, swallowed, "dropping a message: no key for its channel");
+            }
+            return None;
+        };
+        let content = key
+            .open(&m.content, m.channel_id.as_bytes())
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok());
+        if content.is_none() {
+            if let Some(swallowed) = self.undecryptable.allow() {
+                tracing::warn!(message = %m.id, swallowed, "dropping a message whose content does not decrypt");
+            }
+        }
+        content
+    }
+
+    /// A new session's `ready`: the full membership list. Keys of channels
+    /// no longer listed are forgotten.
+    pub(crate) fn on_ready(&self, channels: Vec<wire::ChannelInfo>) {
+        let gone: Vec<String> = read_lock(&self.keys)
+            .keys()
+            .filter(|id| !channels.iter().any(|c| &c.id == *id))
+            .cloned()
+            .collect();
+        write(&self.channels, channels);
+        self.evict(&gone);
+    }
+
+    /// Op 34: the bot was added to a channel.
+    pub(crate) fn on_added(&self, channel: wire::ChannelInfo) {
+        let mut channels = write_lock(&self.channels);
+        match channels.iter_mut().find(|c| c.id == channel.id) {
+            Some(known) => *known = channel,
+            None => channels.push(channel),
+        }
+    }
+
+    /// Op 35: the bot was removed from a channel; its key goes too.
+    pub(crate) fn on_removed(&self, channel_id: &str) {
+        write_lock(&self.channels).retain(|c| c.id != channel_id);
+        self.evict(&[channel_id.to_owned()]);
+    }
+
+    fn is_member(&self, channel_id: &str) -> bool {
+        read_lock(&self.channels).iter().any(|c| c.id == channel_id)
+    }
+
+    /// Op 50: unwraps a channel key pushed to us and keeps it in memory and
+    /// on disk, if the channel is one we are a member of.
+    pub(crate) fn on_channel_key(&self, push: &wire::ChannelKeyPush) {
+        if !self.is_member(&push.channel_id) {
+            if let Some(swallowed) = self.key_refused.allow() {
+                tracing::warn!(
+                    channel = %push.channel_id,
+                    swallowed,
+                    "refusing a channel key for a channel the bot is not a member of"
+                );
+            }
+            return;
+        }
+        let wrapped: WrappedKey = match serde_json::from_str(push.wrapped.get()) {
+            Ok(w) => w,
+            Err(_) => {
+                tracing::warn!(channel = %push.channel_id, "ignoring a malformed wrapped channel key");
+                return;
+            }
+        };
+        let Some(keystore) = self.keystore.get() else {
+            return;
+        };
+        let key = match keystore
+            .identity()
+            .unwrap_channel_key(&wrapped, &push.channel_id)
+        {
+            Ok(key) => key,
+            Err(_) => {
+                tracing::warn!(channel = %push.channel_id, "ignoring a channel key that does not unwrap");
+                return;
+            }
+        };
+        // The keystore's cap on keys bounds memory too: a key it refuses is
+        // not kept anywhere (the error names the cap).
+        if let Err(e) = keystore.insert(push.channel_id.clone(), key.clone()) {
+            tracing::warn!(channel = %push.channel_id, error = %e, "refusing a channel key");
+            return;
+        }
+        write_lock(&self.keys).insert(push.channel_id.clone(), Arc::new(key));
+    }
+
+    /// Forgets the keys of channels the bot is no longer in, in memory and
+    /// in the keystore.
+    fn evict(&self, channel_ids: &[String]) {
+        if channel_ids.is_empty() {
+            return;
+        }
+        {
+            let mut keys = write_lock(&self.keys);
+            for id in channel_ids {
+                keys.remove(id);
+            }
+        }
+        let Some(keystore) = self.keystore.get() else {
+            return;
+        };
+        // Removals are written by the keystore's saver, coalesced and off
+        // the runtime's workers.
+        let removed = channel_ids.iter().filter(|id| keystore.remove(id)).count();
+        if removed > 0 {
+            tracing::debug!(count = removed, "channel keys evicted");
+        }
+    }
+}

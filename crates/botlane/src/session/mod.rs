@@ -1,0 +1,257 @@
+//! The session: login and menu publishing (`login.rs`), the supervisor that
+//! reconnects with backoff and the menu task (`supervisor.rs`), the pushes
+//! it takes from the connection (`inbound.rs`) into the bounded push queue
+//! (`push_queue.rs`), and the bot's channels and keys (`membership.rs`).
+//!
+//! The session sits on the transport and the command registry's snapshot;
+//! it names neither dispatch nor the client. Dispatch drains its push queue
+//! and applies membership pushes through [`Membership`]; the client starts
+//! dispatch after the first login.
+
+mod backoff;
+mod counters;
+mod inbound;
+mod login;
+mod membership;
+mod push_queue;
+mod send;
+mod supervisor;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use secrecy::SecretString;
+use tokio::sync::watch;
+
+pub(crate) use counters::Counters;
+pub(crate) use membership::Membership;
+pub(crate) use push_queue::PushQueue;
+
+use crate::commands::Commands;
+use crate::error::ClientError;
+use crate::events::{Event, EventSender};
+use crate::keystore::{Saver, SaverOptions};
+use crate::sync::{read, stopped};
+use crate::throttle::{Throttle, WARN_INTERVAL};
+use crate::transport::{self, Connection};
+
+/// What a session needs of the client's options, checked by the client.
+#[derive(Debug)]
+pub(crate) struct SessionConfig {
+    pub(crate) token: SecretString,
+    pub(crate) keystore_path: PathBuf,
+    pub(crate) keystore_save_window: Duration,
+    /// The checked realtime url and the TLS configuration for it.
+    pub(crate) url: url::Url,
+    pub(crate) tls: Arc<rustls::ClientConfig>,
+    pub(crate) connect_timeout: Duration,
+    /// The timings of each connection (request timeout, heartbeat, idle).
+    pub(crate) connection: transport::Settings,
+    pub(crate) reconnect_initial: Duration,
+    pub(crate) reconnect_max: Duration,
+    pub(crate) reconnect_reset_after: Duration,
+    pub(crate) push_queue_capacity: usize,
+}
+
+/// One client's session: the live connection, the bot's identity and
+/// channels, and what is waiting for dispatch.
+pub(crate) struct Session {
+    config: SessionConfig,
+    commands: Commands,
+    events: EventSender,
+    /// The live connection, if any; watched by [`Session::wait_connected`].
+    conn: watch::Sender<Option<Connection>>,
+    /// Pushes waiting for dispatch (bounded).
+    pub(crate) queue: PushQueue,
+    pub(crate) counters: Arc<Counters>,
+    pub(crate) membership: Membership,
+    transport_warnings: Arc<transport::Warnings>,
+    pushes_dropped: Throttle,
+    bot_id: RwLock<Option<String>>,
+    /// Serialises menu publishing (the hash check and the publish).
+    publishing: tokio::sync::Mutex<()>,
+    /// The hash of the menu published on the current connection.
+    published_hash: Mutex<Option<String>>,
+    shutdown: watch::Sender<bool>,
+    /// Set by the first successful `start`; a client runs one session.
+    started: AtomicBool,
+}
+
+impl Session {
+    pub(crate) fn new(config: SessionConfig, commands: Commands, events: EventSender) -> Self {
+        Self {
+            queue: PushQueue::new(config.push_queue_capacity),
+            config,
+            commands,
+            events,
+            conn: watch::Sender::new(None),
+            counters: Arc::new(Counters::default()),
+            membership: Membership::new(),
+            transport_warnings: Arc::new(transport::Warnings::new()),
+            pushes_dropped: Throttle::new(WARN_INTERVAL),
+            bot_id: RwLock::new(None),
+            publishing: tokio::sync::Mutex::new(()),
+            published_hash: Mutex::new(None),
+            shutdown: watch::channel(false).0,
+            started: AtomicBool::new(false),
+        }
+    }
+
+    /// Logs in for the first time and starts the supervisor and the menu
+    /// task. A failed first login may be retried; a successful one may not
+    /// be repeated ([`ClientError::AlreadyLoggedIn`]).
+    pub(crate) async fn start(self: &Arc<Self>) -> Result<(), ClientError> {
+        if self.started.swap(true, Ordering::SeqCst) {
+            return Err(ClientError::AlreadyLoggedIn);
+        }
+        let started = self.first_login().await;
+        if started.is_err() {
+            self.started.store(false, Ordering::SeqCst);
+        }
+        started
+    }
+
+    async fn first_login(self: &Arc<Self>) -> Result<(), ClientError> {
+        let keystore = match self.membership.keystore() {
+            // A failed first login may be retried: the keystore opened then is kept.
+            Some(saver) => saver,
+            None => {
+                let saver = Saver::open(
+                    &self.config.keystore_path,
+                    SaverOptions::default().window(self.config.keystore_save_window),
+                )
+                .await
+                .map_err(ClientError::Keystore)?;
+                self.membership.use_keystore(saver)
+            }
+        };
+        let public_key = keystore.identity().public_key().to_base64();
+        let closed = self.connect(&public_key).await?;
+        tokio::spawn(supervisor::republish(self.clone()));
+        tokio::spawn(supervisor::supervise(self.clone(), closed, public_key));
+        Ok(())
+    }
+
+    /// The bot's own id, once logged in.
+    pub(crate) fn bot_id(&self) -> Option<String> {
+        read(&self.bot_id)
+    }
+
+    /// The live connection, or [`ClientError::NotConnected`].
+    pub(crate) fn connection(&self) -> Result<Connection, ClientError> {
+        self.conn.borrow().clone().ok_or(ClientError::NotConnected)
+    }
+
+    /// How long a request waits for its reply.
+    pub(crate) fn request_timeout(&self) -> Duration {
+        self.config.connection.request_timeout
+    }
+
+    /// The live connection, waiting up to `timeout` while the session is
+    /// (re)connecting. Fails at once when the client never logged in or is
+    /// shut down, and after `timeout` otherwise.
+    pub(crate) async fn wait_connected(
+        &self,
+        timeout: Duration,
+    ) -> Result<Connection, ClientError> {
+        if !self.started.load(Ordering::SeqCst) {
+            return Err(ClientError::NotConnected);
+        }
+        let mut conn = self.conn.subscribe();
+        let mut shutdown = self.shutdown.subscribe();
+        tokio::select! {
+            live = tokio::time::timeout(timeout, conn.wait_for(Option::is_some)) => match live {
+                Ok(Ok(live)) => live.clone().ok_or(ClientError::NotConnected),
+                _ => Err(ClientError::NotConnected),
+            },
+            () = stopped(&mut shutdown) => Err(ClientError::NotConnected),
+        }
+    }
+
+    /// Closes the connection, stops reconnecting and ends dispatch (its
+    /// queue is closed).
+    pub(crate) fn shutdown(&self) {
+        self.shutdown.send_replace(true);
+        self.conn.send_replace(None);
+        self.queue.close();
+    }
+
+    fn emit(&self, event: Event) {
+        self.events.send(event);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use tokio::time::Instant;
+
+    use super::*;
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    fn session() -> Session {
+        let url = url::Url::parse("ws://127.0.0.1:1/ws").unwrap();
+        let config = SessionConfig {
+            token: SecretString::from("t"),
+            keystore_path: PathBuf::from("k"),
+            keystore_save_window: Duration::ZERO,
+            url,
+            tls: transport::tls::client_config(&[]).unwrap(),
+            connect_timeout: SECOND,
+            connection: transport::Settings {
+                request_timeout: SECOND,
+                heartbeat_interval: SECOND,
+                idle_timeout: 2 * SECOND,
+                debug: false,
+            },
+            reconnect_initial: SECOND,
+            reconnect_max: SECOND,
+            reconnect_reset_after: SECOND,
+            push_queue_capacity: 1,
+        };
+        Session::new(config, Commands::new(), EventSender::default())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn wait_connected_waits_for_a_live_session_up_to_its_timeout() {
+        let session = Arc::new(session());
+        let started = Instant::now();
+        let never = session.wait_connected(5 * SECOND).await;
+        assert!(matches!(never, Err(ClientError::NotConnected)));
+        assert!(started.elapsed() < SECOND, "no login: fails at once");
+
+        session.started.store(true, Ordering::SeqCst);
+        let started = Instant::now();
+        let late = session.wait_connected(5 * SECOND).await;
+        assert!(matches!(late, Err(ClientError::NotConnected)));
+        assert!(started.elapsed() >= 5 * SECOND, "waited the whole timeout");
+
+        let back = session.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(2 * SECOND).await;
+            back.conn.send_replace(Some(Connection::detached()));
+        });
+        let started = Instant::now();
+        assert!(session.wait_connected(5 * SECOND).await.is_ok());
+        let waited = started.elapsed();
+        assert!(waited >= 2 * SECOND && waited < 5 * SECOND, "{waited:?}");
+        assert!(
+            session.wait_connected(Duration::ZERO).await.is_ok(),
+            "live: at once"
+        );
+
+        session.conn.send_replace(None);
+        let stopper = session.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(SECOND).await;
+            stopper.shutdown();
+        });
+        let started = Instant::now();
+        let stopped = session.wait_connected(60 * SECOND).await;
+        assert!(matches!(stopped, Err(ClientError::NotConnected)));
+        assert!(started.elapsed() < 2 * SECOND, "shutdown ends the wait");
+    }
+}

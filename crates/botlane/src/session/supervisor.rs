@@ -1,0 +1,115 @@
+//! Keeping the session alive: the supervisor reconnects with backoff when
+//! the connection ends, and the menu task republishes after registrations.
+//!
+//! The supervisor never awaits a request: heartbeats belong to the
+//! connection task and menu republishing to a task of its own, so a slow or
+//! silent service never holds up shutdown or the reconnect logic.
+
+use std::sync::Arc;
+
+use tokio::time::Instant;
+
+use super::backoff::Backoff;
+use super::Session;
+use crate::error::ClientError;
+use crate::events::Event;
+use crate::sync::stopped;
+use crate::transport::{Closed, Ended};
+
+/// Republishes the menu after each change of the registry (the
+/// publishing step skips a hash already published), on a task of its own
+/// so that the supervisor never waits for the reply.
+pub(super) async fn republish(session: Arc<Session>) {
+    let mut shutdown = session.shutdown.subscribe();
+    loop {
+        tokio::select! {
+            () = session.commands.changed() => {
+                if let Ok(conn) = session.connection() {
+                    if let Err(e) = session.publish_menu(&conn).await {
+                        tracing::warn!(error = %e, "republishing the menu failed");
+                    }
+                }
+            }
+            () = stopped(&mut shutdown) => return,
+        }
+    }
+}
+
+/// When the connection ends, reports why and reconnects with backoff.
+pub(super) async fn supervise(session: Arc<Session>, mut closed: Closed, public_key: String) {
+    let config = &session.config;
+    let mut backoff = Backoff::new(
+        config.reconnect_initial,
+        config.reconnect_max,
+        config.reconnect_reset_after,
+    );
+    let mut up_since = Instant::now();
+    let mut shutdown = session.shutdown.subscribe();
+    loop {
+        let ended = tokio::select! {
+            ended = &mut closed => ended,
+            () = stopped(&mut shutdown) => return,
+        };
+        session.conn.send_replace(None);
+        if *shutdown.borrow() {
+            return;
+        }
+        let ended = ended.unwrap_or_else(|_| Ended::task_failed());
+        tracing::warn!(kind = ended.kind, code = ?ended.code, "disconnected");
+        session.emit(Event::Disconnected {
+            reason: ended.reason,
+            will_reconnect: true,
+        });
+        backoff.session_ended(up_since.elapsed());
+        match reconnect(&session, &public_key, &mut backoff).await {
+            Some(next) => {
+                closed = next;
+                up_since = Instant::now();
+            }
+            None => return,
+        }
+    }
+}
+
+/// Tries to log in again until it works, the token is refused, or the
+/// client shuts down. Every failed attempt, a timed-out one included, waits
+/// the next backoff delay.
+async fn reconnect(
+    session: &Arc<Session>,
+    public_key: &str,
+    backoff: &mut Backoff,
+) -> Option<Closed> {
+    let mut shutdown = session.shutdown.subscribe();
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(backoff.next_delay()) => {}
+            () = stopped(&mut shutdown) => return None,
+        }
+        let attempt = tokio::select! {
+            attempt = session.connect(public_key) => attempt,
+            () = stopped(&mut shutdown) => return None,
+        };
+        match attempt {
+            Ok(closed) => {
+                tracing::info!("reconnected");
+                session.emit(Event::Reconnected);
+                return Some(closed);
+            }
+            Err(ClientError::LoginRefused) => {
+                session.emit(Event::Disconnected {
+                    reason: ClientError::LoginRefused.to_string(),
+                    will_reconnect: false,
+                });
+                return None;
+            }
+            // The close reason is the service's text: logs get the opcode only.
+            Err(ClientError::SessionEnded { opcode, .. }) => {
+                tracing::warn!(
+                    opcode,
+                    "reconnect failed: the connection ended during login"
+                );
+            }
+            Err(e) => tracing::warn!(error = %e, "reconnect failed"),
+        }
+    }
+}

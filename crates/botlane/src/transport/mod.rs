@@ -1,0 +1,17 @@
+//! The realtime transport: opening a WebSocket (`dial.rs`: DNS, TCP, TLS,
+//! the bounded upgrade; `tls.rs`: the rustls configuration both lanes
+//! share) and running it (`connection.rs`: one task that reads every
+//! frame, writes requests and heartbeats, routes each reply to its caller
+//! by position within its opcode and hands each push to the session).
+//!
+//! Its handle, [`Connection`], is the client's requester:
+//! `request(op, payload)` resolves with the reply. The transport names
+//! nothing above it: pushes go to an [`Inbound`] that the session
+//! implements.
+
+mod connection;
+mod dial;
+pub(crate) mod tls;
+
+pub(crate) use connection::{Closed, Connection, Ended, Inbound, Push, Settings, Warnings};
+pub(crate) use dial::{dial, endpoint};
