@@ -269,8 +269,13 @@ async fn an_oversize_frame_is_closed_with_1009() {
         .await
     };
     let dir = tempfile::tempdir().unwrap();
-    let client = peer::client(peer::options(addr, &dir)).await;
+    // Subscribed before login: the oversize frame follows the login at once.
+    let client = botlane::Client::new(peer::options(addr, &dir)).unwrap();
     let mut events = client.events();
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("login finishes")
+        .unwrap();
     let event = next_event(&mut events, |e| disconnected_reason(e).is_some()).await;
     let reason = disconnected_reason(&event).unwrap();
     assert!(

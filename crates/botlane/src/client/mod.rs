@@ -170,7 +170,8 @@ impl Client {
 
     /// Opens the keystore (creating the identity on first run), connects,
     /// logs in with the token, publishes the canonical menu and starts
-    /// dispatch. Returns once the session is ready. A client runs one
+    /// dispatch. Returns once the session is ready and its `ready` push (the
+    /// bot's channels) applied. A client runs one
     /// session: a second call fails with [`ClientError::AlreadyLoggedIn`]
     /// (a failed login may be retried).
     pub async fn login(&self) -> Result<(), ClientError> {
@@ -185,6 +186,17 @@ impl Client {
             prefix: Arc::from(inner.options.command_prefix.as_str()),
         };
         tokio::spawn(dispatcher.run());
+        // The service pushes `ready` right after the login reply; dispatch
+        // applies it in wire order. Waiting for it makes `channels()`
+        // complete when `login` returns.
+        if !inner
+            .session
+            .membership
+            .wait_ready(inner.session.request_timeout())
+            .await
+        {
+            tracing::warn!("no ready push within the request timeout after login");
+        }
         let bot_id = inner.session.bot_id().unwrap_or_default();
         inner.events.send(crate::events::Event::Ready { bot_id });
         Ok(())
