@@ -98,6 +98,10 @@ fn serve() {
         let mut newest: Option<Session> = None;
         loop {
             tokio::select! {
+                // A session that finished its login is taken before the
+                // line that asks to replay on it (both are ready at once
+                // when the parent writes right after its login returns).
+                biased;
                 session = service.next_session() => newest = Some(session),
                 line = lines.recv() => {
                     let Some(line) = line else { return };

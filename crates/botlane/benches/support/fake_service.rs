@@ -175,11 +175,14 @@ async fn serve(tcp: TcpStream, key: Arc<ChannelKey>, sessions: mpsc::Sender<Sess
     else {
         return;
     };
-    if handshake(&mut ws, &key).await.is_none() {
-        return;
-    }
     let (replays, mut pending) = mpsc::channel(1);
-    if sessions.send(Session { replays }).await.is_err() {
+    // Registered before the login is answered: a client that sees its
+    // login done (and the bench that then asks for a replay) always finds
+    // its session in place.
+    if handshake(&mut ws, &key, || sessions.send(Session { replays }))
+        .await
+        .is_none()
+    {
         return;
     }
     loop {
@@ -208,14 +211,24 @@ async fn serve(tcp: TcpStream, key: Arc<ChannelKey>, sessions: mpsc::Sender<Sess
     }
 }
 
-/// Answers the login and pushes `ready` and the channel key wrapped to the
-/// client's identity key; `None` if the client went away.
-async fn handshake(ws: &mut WebSocketStream<TcpStream>, key: &ChannelKey) -> Option<()> {
+/// Reads the login, calls `register` (the session exists from then on),
+/// answers the login and pushes `ready` and the channel key wrapped to the
+/// client's identity key; `None` if the client or the bench went away.
+async fn handshake<F, R, E>(
+    ws: &mut WebSocketStream<TcpStream>,
+    key: &ChannelKey,
+    register: F,
+) -> Option<()>
+where
+    F: FnOnce() -> R,
+    R: std::future::Future<Output = Result<(), E>>,
+{
     let message = ws.next().await?.ok()?;
     let frame = wire::decode_frame(message.as_text()?).ok()?;
     assert_eq!(frame.op, 10, "the first frame is the login");
     let login: wire::LoginRequest = wire::decode_payload(frame.op, frame.d).ok()?;
     let public_key = PublicKey::from_base64(&login.public_key).ok()?;
+    register().await.ok()?;
     let reply = wire::encode_frame(
         OpCode::Login,
         &wire::LoginReply {
