@@ -192,6 +192,7 @@
 //!   payload, a header value, a path, a token or a secret.
 #![deny(missing_docs)]
 
+mod admin;
 mod body;
 mod config;
 mod error;
