@@ -75,7 +75,11 @@ impl Actions {
             .update(|s| s.create_channel(server_id, name, None))
     }
 
-    pub(crate) fn add_member(&self, channel_id: &str, account_id: &str) -> Result<(), DevServerError> {
+    pub(crate) fn add_member(
+        &self,
+        channel_id: &str,
+        account_id: &str,
+    ) -> Result<(), DevServerError> {
         self.shared.update(|s| s.add_member(channel_id, account_id))
     }
 
@@ -128,7 +132,8 @@ impl Actions {
         if !FAILABLE.contains(&op) {
             return Err(DevServerError::NotFailable(op.code()));
         }
-        self.shared.update(|s| s.injected_failures.insert(op.code(), count));
+        self.shared
+            .update(|s| s.injected_failures.insert(op.code(), count));
         Ok(())
     }
 

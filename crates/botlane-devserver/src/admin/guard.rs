@@ -102,7 +102,12 @@ mod tests {
 
     #[test]
     fn only_loopback_names_with_this_port_are_allowed() {
-        for ok in ["127.0.0.1:7702", "[::1]:7702", "localhost:7702", "LocalHost:7702"] {
+        for ok in [
+            "127.0.0.1:7702",
+            "[::1]:7702",
+            "localhost:7702",
+            "LocalHost:7702",
+        ] {
             assert!(host_allowed(&headers(HOST, ok), 7702), "{ok}");
         }
         for bad in [

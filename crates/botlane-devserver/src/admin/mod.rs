@@ -164,12 +164,12 @@ async fn serve(
         return (None, Err(refusal));
     };
     if *method != route.method() {
-        let message = format!(
-            "{} takes {} only",
-            route.path(),
-            route.method().as_str()
+        let message = format!("{} takes {} only", route.path(), route.method().as_str());
+        let refusal = AdminError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            message,
         );
-        let refusal = AdminError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", message);
         return (Some(route), Err(refusal));
     }
     let body = match read_body(body, MAX_ADMIN_BODY, app.body_timeout).await {

@@ -339,11 +339,19 @@ mod tests {
         let err = read::<Name>(Route::AddBot, &body(r#"{"name":"a","nmae":"b"}"#))
             .err()
             .unwrap();
-        assert!(err.message.contains("unknown field `nmae`"), "{}", err.message);
+        assert!(
+            err.message.contains("unknown field `nmae`"),
+            "{}",
+            err.message
+        );
         let err = read::<Name>(Route::AddBot, &body(r#"{"name":"a","name":"b"}"#))
             .err()
             .unwrap();
-        assert!(err.message.contains("duplicate field `name`"), "{}", err.message);
+        assert!(
+            err.message.contains("duplicate field `name`"),
+            "{}",
+            err.message
+        );
         let err = read::<Count>(Route::FailNextMints, &body(r#"{"count":"sekrit"}"#))
             .err()
             .unwrap();
