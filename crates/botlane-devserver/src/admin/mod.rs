@@ -138,12 +138,13 @@ async fn serve(
     body: Body,
 ) -> (Option<Route>, Result<Value, AdminError>) {
     if !guard::host_allowed(headers, app.port) {
-        let message = format!(
-            "the admin endpoint answers only requests addressed to 127.0.0.1:{port}, \
-             [::1]:{port} or localhost:{port} (the Host header)",
-            port = app.port
+        // The port is left out: the message is the same on every run.
+        let refusal = AdminError::new(
+            StatusCode::FORBIDDEN,
+            "host_not_allowed",
+            "the admin endpoint answers only requests whose Host header names it as \
+             127.0.0.1, [::1] or localhost with its own port",
         );
-        let refusal = AdminError::new(StatusCode::FORBIDDEN, "host_not_allowed", message);
         return (None, Err(refusal));
     }
     if !guard::bearer(headers).is_some_and(|t| app.token.matches(t)) {

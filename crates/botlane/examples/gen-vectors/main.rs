@@ -10,7 +10,8 @@
 //! recompute every expected result from the inputs stored in the file;
 //! `transcripts` (transcripts/*.json) runs the real devserver, a real
 //! `Client` and `TestUser`s through recording relays and writes what went
-//! over the wire, random values replaced by placeholders. In check mode a
+//! over the wire, random values replaced by placeholders; `admin.json`
+//! records a raw HTTP client of the devserver's admin endpoint. In check mode a
 //! transcript is compared modulo the reorderings the protocol allows.
 //! `menus.json` and `crypto.json` are written by node (`gen-menus.mjs`,
 //! `gen-crypto.mjs`) and checked by `check.mjs` and the Rust tests.
@@ -20,6 +21,7 @@
 // Reporting what was written or what differs is this program's job.
 #![allow(clippy::print_stdout)]
 
+mod admin;
 mod grammar;
 mod relay;
 mod scenario;

@@ -290,7 +290,7 @@ pub(crate) async fn http_relay(
         while let Ok((tcp, _)) = listener.accept().await {
             let (recorder, conn) = (recorder.clone(), conn.clone());
             tokio::spawn(async move {
-                if let Err(e) = relay_http(tcp, &recorder, &conn, upstream).await {
+                if let Err(e) = relay_http(tcp, &recorder, &conn, addr, upstream).await {
                     eprintln!("gen-vectors: http relay {conn}: {e}");
                 }
             });
@@ -300,15 +300,15 @@ pub(crate) async fn http_relay(
 }
 
 /// One HTTP/1.1 message: its head lines and body bytes.
-struct HttpMessage {
+pub(crate) struct HttpMessage {
     raw: Vec<u8>,
-    start_line: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+    pub(crate) start_line: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
 }
 
 /// Reads one message with a `content-length` body (or none); `None` at a clean end of stream.
-async fn read_message(tcp: &mut TcpStream) -> Result<Option<HttpMessage>, String> {
+pub(crate) async fn read_message(tcp: &mut TcpStream) -> Result<Option<HttpMessage>, String> {
     let mut raw = Vec::new();
     let mut chunk = [0u8; 4096];
     let head_end = loop {
@@ -374,10 +374,31 @@ fn kept(headers: &[(String, String)]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The request as the service gets it: a `Host` naming the relay names
+/// the service instead (the admin endpoint serves only its own address);
+/// any other `Host` is left alone.
+fn for_upstream(request: &HttpMessage, own: SocketAddr, upstream: SocketAddr) -> Vec<u8> {
+    let own = own.to_string();
+    let mut head = format!("{}\r\n", request.start_line);
+    for (name, value) in &request.headers {
+        let value = if name == "host" && *value == own {
+            upstream.to_string()
+        } else {
+            value.clone()
+        };
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut raw = head.into_bytes();
+    raw.extend_from_slice(&request.body);
+    raw
+}
+
 async fn relay_http(
     mut client: TcpStream,
     recorder: &Recorder,
     conn: &str,
+    own: SocketAddr,
     upstream: SocketAddr,
 ) -> Result<(), String> {
     let mut service = TcpStream::connect(upstream)
@@ -398,7 +419,7 @@ async fn relay_http(
             },
         );
         service
-            .write_all(&request.raw)
+            .write_all(&for_upstream(&request, own, upstream))
             .await
             .map_err(|e| format!("write upstream: {e}"))?;
         let response = read_message(&mut service)

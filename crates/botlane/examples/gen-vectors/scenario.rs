@@ -275,6 +275,11 @@ pub(crate) async fn run() -> Result<Run, String> {
     }
     slices.push(("rest", start, recorder.len()));
 
+    // The devserver's admin endpoint, on a service of its own.
+    let start = recorder.len();
+    crate::admin::run(&recorder, &mut known).await?;
+    slices.push(("admin", start, recorder.len()));
+
     let start = recorder.len();
     let mut plaintexts = HashMap::new();
     let bob = crate::tour::run(
@@ -399,6 +404,7 @@ fn header(name: &str) -> Header<'static> {
             ],
             connections: &[BOT],
         },
+        "admin" => crate::admin::header(),
         _ => crate::tour::header(),
     }
 }

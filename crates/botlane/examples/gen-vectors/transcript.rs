@@ -171,6 +171,14 @@ impl Placeholders<'_> {
         for (real, placeholder) in self.pairs() {
             out = out.replace(&format!("\"{real}\""), &format!("\"{placeholder}\""));
         }
+        // A random value inside a longer string (an id in an error message)
+        // too; padding such as "AAAA…" is never random-looking, so it is
+        // replaced only whole, above.
+        for (real, placeholder) in self.pairs() {
+            if looks_random(real) {
+                out = out.replace(real, placeholder);
+            }
+        }
         replace_created_at(&out)
     }
 
