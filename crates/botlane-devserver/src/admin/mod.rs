@@ -151,8 +151,8 @@ async fn serve(
         let refusal = AdminError::new(
             StatusCode::UNAUTHORIZED,
             "unauthorized",
-            "the admin endpoint needs the header Authorization: Bearer <admin token>, \
-             with the token the devserver printed at start",
+            "the admin endpoint needs the header Authorization: Bearer followed by the \
+             admin token the devserver printed at start",
         );
         return (None, Err(refusal));
     }
