@@ -19,7 +19,7 @@ use crate::transcript::{render, Header, Known};
 
 /// The service's pre-login timeout in the run: long enough for every
 /// client to log in on a loaded machine, short enough to wait out.
-const LOGIN_TIMEOUT: Duration = Duration::from_secs(2);
+const LOGIN_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Opcodes by name, for readable barriers.
 pub(crate) mod op {

@@ -504,7 +504,7 @@ pub(crate) fn header() -> Header<'static> {
             "rawbot (a bot) logs in, publishes a bad menu, a menu that is not an array, a menu not sorted by name and a good one, tries to join; its next heartbeat fails (DevServer::fail_next_requests) and the one after succeeds; it mints: accepted, flag off, rate limited, server error",
             "mallory presents a token the service does not know: refused, and the socket is closed",
             "dave, logged in on 'garbled', sends a heartbeat, a frame that is not JSON and another heartbeat without waiting: the first is answered, then the connection closes with 1007",
-            "'binary' sends a binary frame: close 1003; dave, logged in on 'oversize', sends a frame of exactly 1 MiB (answered) and one of 1 MiB + 1 byte: close 1009; 'silent' never logs in: close 1008 after the pre-login timeout (2 s here)",
+            "'binary' sends a binary frame: close 1003; dave, logged in on 'oversize', sends a frame of exactly 1 MiB (answered) and one of 1 MiB + 1 byte: close 1009; 'silent' never logs in: close 1008 after the pre-login timeout (3 s here)",
             "rawbot is revoked: close 1008; the service shuts down: bob's connection closes with 1001",
         ],
         connections: &[
