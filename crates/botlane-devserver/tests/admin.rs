@@ -577,7 +577,7 @@ async fn routes_methods_and_bodies_are_checked() {
             "/admin/fail_next_requests",
             Some(json!({"op": 9999, "count": 1})),
             400,
-            "bad_request",
+            "not_failable",
         ),
         (
             "POST",

@@ -128,12 +128,12 @@ impl Actions {
         self.shared.update(|s| s.rest.fail_next_mints(count));
     }
 
-    pub(crate) fn fail_next_requests(&self, op: OpCode, count: u32) -> Result<(), DevServerError> {
-        if !FAILABLE.contains(&op) {
-            return Err(DevServerError::NotFailable(op.code()));
+    pub(crate) fn fail_next_requests(&self, op: u16, count: u32) -> Result<(), DevServerError> {
+        if !FAILABLE.iter().any(|failable| failable.code() == op) {
+            return Err(DevServerError::NotFailable(op));
         }
         self.shared
-            .update(|s| s.injected_failures.insert(op.code(), count));
+            .update(|s| s.injected_failures.insert(op, count));
         Ok(())
     }
 

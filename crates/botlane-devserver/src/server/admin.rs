@@ -5,8 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use botlane::wire::OpCode;
-
 use super::DevServer;
 use crate::admin::Actions;
 use crate::{BotAccount, Denial, DevServerError, UserAccount};
@@ -221,21 +219,22 @@ impl DevServer {
     /// Makes the next `count` requests of opcode `op`, from any logged-in
     /// session, answer `{"code": -2, "reason": "injected failure"}` before
     /// any other check, so a client's handling of a failed service can be
-    /// tested on any opcode; 0 cancels what is left. Any request opcode of
-    /// a logged-in session but login (10) and 638 (see
-    /// [`fail_next_mints`](Self::fail_next_mints)).
+    /// tested on any opcode; 0 cancels what is left. `op` is any request
+    /// opcode of a logged-in session (12, 20, 30, 40, 51, 52, 60, 61, 240):
+    /// not login (10), and 638 has [`fail_next_mints`](Self::fail_next_mints);
+    /// anything else is [`DevServerError::NotFailable`].
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
-    /// use botlane::wire::OpCode;
     /// let server = botlane_devserver::DevServer::start(Default::default()).await?;
-    /// server.fail_next_requests(OpCode::Send, 1)?;
-    /// assert!(server.fail_next_requests(OpCode::Login, 1).is_err());
+    /// server.fail_next_requests(30, 1)?; // the next send
+    /// assert!(server.fail_next_requests(10, 1).is_err()); // login
+    /// assert!(server.fail_next_requests(99, 1).is_err()); // no such request
     /// # Ok(())
     /// # }
     /// ```
-    pub fn fail_next_requests(&self, op: OpCode, count: u32) -> Result<(), DevServerError> {
+    pub fn fail_next_requests(&self, op: u16, count: u32) -> Result<(), DevServerError> {
         self.actions().fail_next_requests(op, count)
     }
 

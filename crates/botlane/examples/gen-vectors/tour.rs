@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 
 use botlane::crypto::{ChannelKey, IdentityKeyPair};
-use botlane::wire::OpCode;
 use botlane_devserver::{
     Denial, DevServer, DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW, MAX_FRAME_BYTES,
 };
@@ -391,7 +390,7 @@ pub(crate) async fn run(
         .expect(op::JOIN, &format!(r#"{{"channel_id":"{quiet}"}}"#), -3)
         .await?;
     server
-        .fail_next_requests(OpCode::Heartbeat, 1)
+        .fail_next_requests(12, 1)
         .map_err(fail("fail a heartbeat"))?;
     rawbot.expect(op::HEARTBEAT, "{}", -2).await?;
     rawbot.expect(op::HEARTBEAT, "{}", 0).await?;
