@@ -604,6 +604,17 @@ mod tests {
     }
 
     #[test]
+    fn the_admin_endpoint_is_off_unless_asked_for() {
+        let off = DevServerConfig::from_json_str("{}").unwrap();
+        assert!(!off.admin);
+        let on =
+            DevServerConfig::from_json_str(r#"{"admin": true, "admin_listen": "127.0.0.1:7702"}"#)
+                .unwrap();
+        assert!(on.admin);
+        assert_eq!(on.admin_listen, "127.0.0.1:7702".parse().unwrap());
+    }
+
+    #[test]
     fn the_env_value_overrides_the_file_both_ways() {
         let on = DevServerConfig::from_json_str(r#"{"bot_rest_credentials": true}"#).unwrap();
         assert!(
