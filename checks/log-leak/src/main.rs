@@ -1,7 +1,8 @@
 //! Runs a bot against the in-process devserver with every log record of
 //! every crate captured at TRACE (a `tracing` subscriber and a `log`
 //! logger, both into one buffer), then looks for the bot token, every
-//! one-time secret and every REST credential in that output. Exits 1,
+//! one-time secret, every REST credential, the devserver's admin token and
+//! a token its admin endpoint handed out in that output. Exits 1,
 //! naming the logging target of each offending line (secret masked), if
 //! one is found; prints `N passed, N failed` either way.
 
@@ -121,9 +122,33 @@ async fn session(server: &DevServer, debug: bool) -> Result<String, Failure> {
     Ok(bot.token)
 }
 
+/// One request to the admin endpoint with `bearer` as the token; the answer.
+async fn admin_call(
+    server: &DevServer,
+    bearer: &str,
+    route: &str,
+    body: &str,
+) -> Result<String, Failure> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = server.admin_addr().ok_or("the admin endpoint is off")?;
+    let mut tcp = tokio::net::TcpStream::connect(addr).await?;
+    let request = format!(
+        "POST /admin/{route} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {bearer}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    tcp.write_all(request.as_bytes()).await?;
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut answer)).await??;
+    Ok(String::from_utf8_lossy(&answer).into_owned())
+}
+
 /// Runs the sessions; returns every secret by name.
 async fn run() -> Result<Vec<(String, String)>, Failure> {
-    let server = DevServer::start(DevServerConfig::default().bot_rest_credentials(true)).await?;
+    let config = DevServerConfig::default()
+        .bot_rest_credentials(true)
+        .admin(true);
+    let server = DevServer::start(config).await?;
     let mut named = Vec::new();
     for debug in [true, false] {
         let token = session(&server, debug).await?;
@@ -143,6 +168,21 @@ async fn run() -> Result<Vec<(String, String)>, Failure> {
             named.push(("a credential".to_owned(), v.to_owned()));
         }
     }
+    // The admin endpoint: a call with the token (it answers with a login
+    // token), one with a wrong token, a purge.
+    let admin = server.admin_token().ok_or("no admin token")?;
+    let answer = admin_call(&server, &admin, "add_user", r#"{"name":"leak"}"#).await?;
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+    let user: serde_json::Value = serde_json::from_str(body)?;
+    let user_token = user["token"].as_str().ok_or("add_user gave no token")?;
+    named.push(("a token from the admin endpoint".to_owned(), user_token.to_owned()));
+    let wrong = format!("{admin}-wrong");
+    let refused = admin_call(&server, &wrong, "add_user", r#"{"name":"x"}"#).await?;
+    if !refused.starts_with("HTTP/1.1 401") {
+        return Err("a wrong admin token was not refused".into());
+    }
+    admin_call(&server, &admin, "purge_rest_credentials", r#"{"bot_id":"x"}"#).await?;
+    named.push(("the admin token".to_owned(), admin));
     named.sort();
     named.dedup();
     server.shutdown().await;

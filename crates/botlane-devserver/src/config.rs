@@ -88,6 +88,13 @@ pub struct DevServerConfig {
     /// Connection budgets, timeouts, queue and record caps.
     #[serde(default)]
     pub limits: Limits,
+    /// Serve the HTTP admin endpoint (see [`DevServerConfig::admin`]).
+    #[serde(default)]
+    pub admin: bool,
+    /// The address of the admin endpoint's listener: a loopback address;
+    /// port 0 picks a free port.
+    #[serde(default = "default_listen")]
+    pub admin_listen: SocketAddr,
 }
 
 fn default_listen() -> SocketAddr {
@@ -107,6 +114,8 @@ impl Default for DevServerConfig {
             playground: false,
             realtime_tls: false,
             limits: Limits::default(),
+            admin: false,
+            admin_listen: default_listen(),
         }
     }
 }
@@ -307,6 +316,35 @@ impl DevServerConfig {
     /// ```
     pub fn playground(mut self, on: bool) -> Self {
         self.playground = on;
+        self
+    }
+
+    /// Turns the HTTP admin endpoint on or off (off by default): the admin
+    /// calls of [`DevServer`](crate::DevServer) as JSON routes under
+    /// `/admin/` on a listener of their own at
+    /// [`admin_listen`](Self::admin_listen), for clients in any language.
+    /// Every request needs `Authorization: Bearer <token>` with the token
+    /// made at start ([`DevServer::admin_token`](crate::DevServer::admin_token))
+    /// and a `Host` naming the listener by a loopback name; the listen
+    /// address must be a loopback address. `docs/protocol.md` lists the routes.
+    ///
+    /// ```
+    /// let config = botlane_devserver::DevServerConfig::default().admin(true);
+    /// assert!(config.admin);
+    /// ```
+    pub fn admin(mut self, on: bool) -> Self {
+        self.admin = on;
+        self
+    }
+
+    /// Sets the admin endpoint's listen address (a loopback address).
+    ///
+    /// ```
+    /// let config = botlane_devserver::DevServerConfig::default().admin_listen(([127, 0, 0, 1], 7702).into());
+    /// assert_eq!(config.admin_listen.port(), 7702);
+    /// ```
+    pub fn admin_listen(mut self, addr: SocketAddr) -> Self {
+        self.admin_listen = addr;
         self
     }
 
@@ -563,6 +601,17 @@ mod tests {
         assert!(err.to_string().contains("token"), "{err}");
         assert!(!config.bot_rest_credentials && !config.rest_tls);
         assert_eq!(config.rest_listen, default_listen());
+    }
+
+    #[test]
+    fn the_admin_endpoint_is_off_unless_asked_for() {
+        let off = DevServerConfig::from_json_str("{}").unwrap();
+        assert!(!off.admin);
+        let on =
+            DevServerConfig::from_json_str(r#"{"admin": true, "admin_listen": "127.0.0.1:7702"}"#)
+                .unwrap();
+        assert!(on.admin);
+        assert_eq!(on.admin_listen, "127.0.0.1:7702".parse().unwrap());
     }
 
     #[test]

@@ -55,6 +55,14 @@ pub enum DevServerError {
         #[source]
         source: std::io::Error,
     },
+    /// [`DevServer::fail_next_requests`](crate::DevServer::fail_next_requests)
+    /// was given an opcode it cannot fail: login, 638, a push or an
+    /// unknown opcode.
+    #[error(
+        "opcode {0} cannot be made to fail: fail_next_requests fails the requests of a \
+         logged-in session (12, 20, 30, 40, 51, 52, 60, 61, 240); for 638 use fail_next_mints"
+    )]
+    NotFailable(u16),
     /// The system's random source failed.
     #[error("the system random source failed")]
     Random,

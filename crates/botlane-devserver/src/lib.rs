@@ -22,10 +22,12 @@
 //! * **The binary** `botlane-devserver [--listen ADDR] [--config FILE]
 //!   [--realtime-tls [--realtime-root-cert FILE]] [--rest-listen ADDR]
 //!   [--rest-credentials] [--rest-tls [--rest-root-cert FILE]] [--playground]
-//!   [--prelogin-connections N] [--login-timeout SECS] [--sessions N]` runs it until Ctrl-C and prints its URLs and the ids of
+//!   [--prelogin-connections N] [--login-timeout SECS] [--sessions N]
+//!   [--admin [--admin-listen ADDR]]` runs it until Ctrl-C and prints its URLs and the ids of
 //!   the configured accounts, servers, channels and files (see
 //!   [`DevServerConfig`] for the file); with `--playground`, also the URL of
-//!   the playground page. It honours the environment variable
+//!   the playground page; with `--admin`, the URL of the HTTP admin
+//!   endpoint and its token. It honours the environment variable
 //!   `BOT_REST_CREDENTIALS`.
 //! * **The library**, in a bot's own tests: [`DevServer::start`] on a free
 //!   port, accounts and channels made through the handle's admin calls, the
@@ -170,6 +172,13 @@
 //!   timeout); slowloris and silent TLS clients are closed by the
 //!   header-read timeout; a client that does not read its pushes is closed
 //!   with 1008 `outbound queue full: the client is not reading`.
+//! * Test controls for any client: with [`DevServerConfig::admin`] (the
+//!   binary's `--admin`) the admin calls of [`DevServer`] are also JSON
+//!   routes (`/admin/<method name>`) on a loopback-only listener of their
+//!   own ([`DevServer::admin_url`]), guarded by a random bearer token
+//!   ([`DevServer::admin_token`], compared in constant time) and a `Host`
+//!   check against DNS rebinding, with no CORS. [`DevServer::fail_next_requests`]
+//!   makes any request of a logged-in session answer `-2`.
 //! * [`DevServer::drop_connections`] drops sockets with no close frame;
 //!   [`DevServer::revoke_bot`] and shutdown send a close frame (1008, 1001).
 //!   Every close completes the closing handshake within
@@ -192,6 +201,7 @@
 //!   payload, a header value, a path, a token or a secret.
 #![deny(missing_docs)]
 
+mod admin;
 mod body;
 mod config;
 mod error;

@@ -5,7 +5,12 @@
 //!                   [--realtime-tls [--realtime-root-cert FILE]]
 //!                   [--rest-listen ADDR] [--rest-credentials] [--rest-tls [--rest-root-cert FILE]]
 //!                   [--prelogin-connections N] [--login-timeout SECS] [--sessions N]
+//!                   [--admin [--admin-listen ADDR]]
 //! ```
+//!
+//! With `--admin` it also serves the HTTP admin endpoint on a loopback
+//! listener and prints its URL and the admin token every request must
+//! carry (`Authorization: Bearer <token>`).
 //!
 //! Every cap and timeout can also be set in the config file's `limits`
 //! object (see `Limits`); the flags override it.
@@ -68,6 +73,14 @@ struct Args {
     /// your bots in a browser as the human account `you`.
     #[arg(long)]
     playground: bool,
+    /// Serve the HTTP admin endpoint (on a loopback address only): the
+    /// service's admin calls for test clients in any language, guarded by
+    /// a token printed at start.
+    #[arg(long)]
+    admin: bool,
+    /// With --admin: the admin endpoint's address (default 127.0.0.1, a free port).
+    #[arg(long, value_name = "ADDR", requires = "admin")]
+    admin_listen: Option<SocketAddr>,
 }
 
 #[tokio::main]
@@ -138,6 +151,12 @@ async fn serve(args: Args) -> Result<(), DevServerError> {
     if let Some(n) = args.sessions {
         config.limits.sessions = n;
     }
+    if args.admin {
+        config.admin = true;
+    }
+    if let Some(addr) = args.admin_listen {
+        config.admin_listen = addr;
+    }
     // Registered before anything is printed: whoever reads the URLs may send
     // SIGINT at once, and an unregistered handler would let it kill us.
     let interrupted = interrupt_signal();
@@ -162,6 +181,11 @@ async fn serve(args: Args) -> Result<(), DevServerError> {
     }
     if let Some(url) = server.playground_url() {
         say!("playground: {url}");
+    }
+    if let (Some(url), Some(token)) = (server.admin_url(), server.admin_token()) {
+        say!("admin: {url}");
+        // The program's output, for whoever started it: never a log line.
+        say!("admin token: {token}");
     }
     for (kind, accounts) in [("bot", &config.bots), ("user", &config.users)] {
         for account in accounts {

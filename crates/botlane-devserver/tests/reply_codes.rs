@@ -1,8 +1,10 @@
-//! Every reply code of the tables of `docs/protocol.md` that the service
-//! produces today, each from the condition the table gives, over a raw
-//! WebSocket on loopback. One block per (opcode, code) row, in the order of
-//! the tables; the rows of revision 2 that the service does not produce yet
-//! are listed at the end of this file.
+//! Every reply code of the tables of `docs/protocol.md`, each from the
+//! condition the table gives, over a raw WebSocket on loopback. One block
+//! per (opcode, code) row, in the order of the tables. Rows produced by a
+//! test elsewhere (`bad_input.rs`, `hostile.rs`, `membership.rs`,
+//! `admin.rs`) name it in the table's test column, and
+//! [`every_table_row_names_a_test`] keeps every such name pointing at a
+//! test that exists.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -136,8 +138,10 @@ async fn login_codes() {
     )
     .await;
     assert!(reply["reason"].as_str().unwrap().contains("client"));
-    // -5: public_key not base64 of 32 bytes; the connection stays open.
-    for bad in ["AAAA", "not base64", &key(1)[..43]] {
+    // -5: public_key not base64 of 32 bytes, or a low-order point; the
+    // connection stays open.
+    let zero = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+    for bad in ["AAAA", "not base64", &key(1)[..43], zero] {
         expect(
             &mut raw,
             OpCode::Login,
@@ -175,6 +179,7 @@ async fn login_codes() {
     )
     .await;
     assert_eq!(stranger.next().await, Err(End::Closed(Some(1008))));
+    assert_eq!(stranger.close_reason.as_deref(), Some("unauthorized"));
 }
 
 #[tokio::test]
@@ -225,6 +230,8 @@ async fn menu_publish_codes() {
         json!({"menu": "roll"}),
         json!({"menu": [["roll", "Roll", [["count", 2, "How many", "yes", []]]]]}),
         json!({}),
+        // Not in canonical order: commands sorted by name.
+        json!({"menu": [["roll", "Roll dice", []], ["ping", "Ping", []]]}),
     ] {
         expect(&mut bot, OpCode::MenuPublish, bad, -5).await;
     }
@@ -484,18 +491,174 @@ async fn close_codes_of_revocation_and_shutdown() {
     let mut alice = session(&f, ALICE, 1).await;
     f.server.revoke_bot(&f.bot).unwrap();
     assert_eq!(bot.next().await, Err(End::Closed(Some(1008))));
+    assert_eq!(bot.close_reason.as_deref(), Some("token revoked"));
+    // The revoked token: -6, then closed like an unknown one.
+    let mut again = Raw::connect(&f.url).await;
+    let d = json!({"token": BOT, "public_key": key(3), "client": "t"});
+    expect(&mut again, OpCode::Login, d, -6).await;
+    assert_eq!(again.next().await, Err(End::Closed(Some(1008))));
     f.server.shutdown().await;
     assert_eq!(alice.next().await, Err(End::Closed(Some(1001))));
+    assert_eq!(alice.close_reason.as_deref(), Some("service shutting down"));
 }
 
-// Rows of docs/protocol.md (revision 2) that the service does not produce
-// yet; they are being implemented with the service's bad-input handling
-// and the membership pushes, and are tested there:
-// - op 10 -5 for a low-order public key (all zeros);
-// - op 12 (and every request opcode) -5 for `d` missing or not an object;
-// - op 20 -5 for commands not sorted by name;
-// - op 30 -5 for content or command that cannot be a sealed payload;
-// - -5 "unknown opcode N" for an unknown opcode or a push opcode sent by a client;
-// - close 1007 (bad envelope), 1003 (binary), 1009 (over 1 MiB),
-//   1008 (no login in time; outbound queue full), HTTP 503 (pre-login pool full);
-// - pushes 34 channel_added and 35 channel_removed.
+#[tokio::test]
+async fn unknown_and_push_opcodes_get_minus_5_on_their_own_opcode() {
+    let f = fixture(false).await;
+    let unknown = |op: u16| json!({"code": -5, "reason": format!("unknown opcode {op}")});
+    // Before login: answered as unknown, not as unauthorized.
+    let mut raw = Raw::connect(&f.url).await;
+    for op in [0, 99, 4242, 65535, 11, 32] {
+        raw.send_text(json!({"op": op, "d": {}}).to_string()).await;
+        assert_eq!(raw.next().await, Ok((op, unknown(op))));
+    }
+    // After login: every push opcode and unknown ones, with or without d;
+    // the connection stays usable.
+    raw.login(ALICE).await;
+    for op in [11, 32, 33, 34, 35, 50, 1, 13, 639, 65535] {
+        raw.send_text(json!({"op": op}).to_string()).await;
+        assert_eq!(raw.next().await, Ok((op, unknown(op))));
+    }
+    expect(&mut raw, OpCode::Heartbeat, json!({}), 0).await;
+}
+
+#[tokio::test]
+async fn an_injected_failure_answers_minus_2_on_any_request_opcode() {
+    let f = fixture(false).await;
+    let mut bob = session(&f, BOB, 5).await;
+    let requests = [
+        (OpCode::Heartbeat, json!({})),
+        (OpCode::MenuPublish, json!({"menu": []})),
+        (
+            OpCode::Send,
+            json!({"channel_id": f.quiet, "content": sealed(&f.quiet)}),
+        ),
+        (OpCode::HistoryFetch, json!({"channel_id": f.quiet})),
+        (
+            OpCode::KeyShare,
+            json!({"channel_id": f.general, "to": f.bot, "wrapped": {}}),
+        ),
+        (OpCode::PublicKeyFetch, json!({"user_id": f.bot})),
+        (OpCode::ChannelJoin, json!({"channel_id": f.quiet})),
+        (OpCode::ChannelMembers, json!({"channel_id": f.quiet})),
+        (OpCode::FetchEmojis, json!({})),
+    ];
+    for (op, d) in requests {
+        f.server.fail_next_requests(op.code(), 1).unwrap();
+        let reply = expect(&mut bob, op, d.clone(), -2).await;
+        assert_eq!(reply["reason"], "injected failure");
+        // One failure only: the same request is served normally next
+        // (menu_publish by a human is -1, its normal answer).
+        let normal = if op == OpCode::MenuPublish { -1 } else { 0 };
+        expect(&mut bob, op, d, normal).await;
+    }
+    assert_eq!(
+        f.server.messages(&f.quiet).len(),
+        1,
+        "the failed send stored nothing"
+    );
+    // Two in a row; 0 cancels what is left.
+    f.server.fail_next_requests(12, 3).unwrap();
+    expect(&mut bob, OpCode::Heartbeat, json!({}), -2).await;
+    expect(&mut bob, OpCode::Heartbeat, json!({}), -2).await;
+    f.server.fail_next_requests(12, 0).unwrap();
+    expect(&mut bob, OpCode::Heartbeat, json!({}), 0).await;
+    // Login, 638, a push and an unknown opcode are refused, naming the
+    // opcode and the alternative.
+    for op in [10, 638, 11, 99] {
+        let err = f.server.fail_next_requests(op, 1).unwrap_err().to_string();
+        assert!(err.contains(&format!("opcode {op}")), "{err}");
+        assert!(err.contains("fail_next_mints"), "{err}");
+    }
+}
+
+/// One request to the realtime listener's `/ws` with these extra headers;
+/// the status and the headers of the answer.
+async fn ws_http(f: &Fixture, headers: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = f.server.local_addr();
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET /ws HTTP/1.1\r\nHost: {addr}\r\n{headers}Connection: close\r\n\r\n");
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(common::WAIT, tcp.read_to_end(&mut answer))
+        .await
+        .unwrap()
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let status = answer.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, answer.to_ascii_lowercase())
+}
+
+#[tokio::test]
+async fn ws_upgrade_answers() {
+    let f = fixture(false).await;
+    // No Upgrade header, or a version other than 13: 426 naming version 13.
+    let (status, answer) = ws_http(&f, "").await;
+    assert_eq!(status, 426);
+    assert!(answer.contains("sec-websocket-version: 13"), "{answer}");
+    let headers = "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n";
+    let (status, answer) = ws_http(&f, headers).await;
+    assert_eq!(status, 426);
+    assert!(answer.contains("sec-websocket-version: 13"), "{answer}");
+    // A bad key: 400.
+    let headers = "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n";
+    assert_eq!(ws_http(&f, headers).await.0, 400);
+    // A good one: 101 (the raw client's connect is one).
+    Raw::connect(&f.url).await;
+}
+
+/// Every `file::function` named in a test column of `docs/protocol.md` is
+/// a test in `crates/botlane-devserver/tests/<file>.rs`, and every row of
+/// such a table names at least one.
+#[test]
+fn every_table_row_names_a_test() {
+    let doc = include_str!("../../../docs/protocol.md");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests");
+    let mut in_table = false;
+    let mut test_column = None;
+    let mut rows = 0;
+    for line in doc.lines() {
+        if !line.starts_with('|') {
+            in_table = false;
+            test_column = None;
+            continue;
+        }
+        let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
+        if !in_table {
+            in_table = true;
+            test_column = cells.iter().position(|c| *c == "test");
+            continue;
+        }
+        let Some(column) = test_column else { continue };
+        if line.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ')) {
+            continue;
+        }
+        let cell = cells
+            .get(column)
+            .unwrap_or_else(|| panic!("a row without a test cell: {line}"));
+        let names: Vec<&str> = cell
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|n| n.contains("::"))
+            .collect();
+        assert!(!names.is_empty(), "a row names no test: {line}");
+        for name in names {
+            let (file, function) = name.split_once("::").unwrap();
+            let path = format!("{dir}/{file}.rs");
+            let source = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{name}: cannot read {path}: {e}"));
+            assert!(
+                source.contains(&format!("async fn {function}("))
+                    || source.contains(&format!("fn {function}(")),
+                "{name}: no such test in {path}"
+            );
+            rows += 1;
+        }
+    }
+    assert!(
+        rows >= 50,
+        "protocol.md's tables lost their tests: {rows} references left"
+    );
+}

@@ -412,8 +412,8 @@ fn crypto_vectors_unwrap_and_refuse_as_recorded() {
     }
 }
 
-/// Every recorded frame of every transcript, with its connection and direction.
-fn transcript_frames() -> Vec<(String, String, String, Value)> {
+/// Every event of every transcript, by file name.
+fn transcript_events() -> Vec<(String, Value)> {
     let dir = format!(
         "{}/../../docs/vectors/transcripts",
         env!("CARGO_MANIFEST_DIR")
@@ -425,21 +425,30 @@ fn transcript_frames() -> Vec<(String, String, String, Value)> {
         .collect();
     names.sort();
     assert!(names.len() >= 6, "transcripts missing: {names:?}");
-    let mut frames = Vec::new();
+    let mut events = Vec::new();
     for name in names {
         let file = load(&format!("transcripts/{name}"));
         for event in file["events"].as_array().unwrap() {
-            if let Some(frame) = event.get("frame") {
-                frames.push((
-                    name.clone(),
-                    text(event, "conn").to_owned(),
-                    text(event, "dir").to_owned(),
-                    frame.clone(),
-                ));
-            }
+            events.push((name.clone(), event.clone()));
         }
     }
-    frames
+    events
+}
+
+/// Every recorded frame of every transcript, with its connection and direction.
+fn transcript_frames() -> Vec<(String, String, String, Value)> {
+    transcript_events()
+        .into_iter()
+        .filter_map(|(name, event)| {
+            let frame = event.get("frame")?.clone();
+            Some((
+                name,
+                text(&event, "conn").to_owned(),
+                text(&event, "dir").to_owned(),
+                frame,
+            ))
+        })
+        .collect()
 }
 
 /// The frame re-encoded by botlane after decoding its payload as `T`.
@@ -457,6 +466,16 @@ fn wire_round_trip(dir: &str, text: &str) -> String {
     let value: Value = serde_json::from_str(text).unwrap();
     let op = u16::try_from(value["op"].as_u64().unwrap()).unwrap();
     let refused = value["d"]["code"].as_i64().is_some_and(|c| c != 0);
+    if OpCode::from(op).is_none() {
+        // The service's answer on an opcode botlane does not know.
+        assert!(refused, "only a refusal comes on an unknown opcode: {text}");
+        let frame = decode_frame(text).unwrap();
+        let reply: CodeReply = decode_payload(op, frame.d).unwrap();
+        return format!(
+            r#"{{"op":{op},"d":{}}}"#,
+            serde_json::to_string(&reply).unwrap()
+        );
+    }
     match (dir, op) {
         ("to_client", _) if refused => reencoded::<CodeReply>(op, text),
         ("to_service", 10) => reencoded::<LoginRequest>(op, text),
@@ -502,8 +521,10 @@ fn transcript_frames_are_exactly_what_the_codec_writes() {
             .to_string()
             .replace("\"<created-at>\"", "1795330000000");
         if !written_by_the_codec(conn, dir) {
-            // Hand-written by a raw client: the envelope at least is sound.
-            assert!(botlane::wire::decode_frame(&text).is_ok(), "{file}: {text}");
+            // Hand-written by a raw client: the envelope at least is sound
+            // (`d` may be missing: the service answers that with -5).
+            let op = frame["op"].as_u64();
+            assert!(op.is_some_and(|op| op <= 65535), "{file}: {text}");
             continue;
         }
         let sorted = |t: &str| serde_json::from_str::<Value>(t).unwrap();
@@ -532,41 +553,50 @@ fn fenced<'a>(doc: &'a str, info: &str) -> Vec<Vec<&'a str>> {
     blocks
 }
 
-/// The examples of docs/protocol.md cannot drift: every frame of a `json`
-/// block is a frame recorded in a transcript (placeholders included), and
-/// every frame of a `json pending` block (behaviour of revision 2 not yet in
-/// the reference service) is a sound envelope that no transcript holds yet.
+/// What a line of an example block stands for in a transcript: a frame
+/// (`{"op", "d"}`), or an event's `close`, `text` or `binary` wrapped in an
+/// object of that one key, or an HTTP request or response (`http`).
+fn recorded_form(event: &Value) -> Option<Value> {
+    if let Some(frame) = event.get("frame") {
+        return Some(frame.clone());
+    }
+    ["close", "text", "binary"]
+        .into_iter()
+        .find_map(|key| event.get(key).map(|v| serde_json::json!({ key: v })))
+        .or_else(|| event.get("http").cloned())
+}
+
+/// The examples of docs/protocol.md cannot drift: every line of a `json`
+/// block is a frame, a close, an unreadable text frame, a binary frame or
+/// an HTTP message recorded in a transcript (placeholders included).
 #[test]
 fn protocol_examples_are_recorded_frames() {
     let doc = include_str!("../../../docs/protocol.md");
-    let recorded: Vec<Value> = transcript_frames().into_iter().map(|f| f.3).collect();
+    let recorded: Vec<Value> = transcript_events()
+        .iter()
+        .filter_map(|(_, event)| recorded_form(event))
+        .collect();
     let mut ops = std::collections::BTreeSet::new();
+    let mut closes = std::collections::BTreeSet::new();
     let mut lines = 0;
     for block in fenced(doc, "json") {
         for line in block.iter().filter(|l| !l.trim().is_empty()) {
-            let frame: Value = serde_json::from_str(line)
+            let example: Value = serde_json::from_str(line)
                 .unwrap_or_else(|e| panic!("protocol.md example is not JSON ({e}): {line}"));
             assert!(
-                recorded.contains(&frame),
+                recorded.contains(&example),
                 "protocol.md example is in no transcript: {line}"
             );
-            ops.insert(frame["op"].as_u64().unwrap());
+            ops.extend(example["op"].as_u64());
+            closes.extend(example["close"]["code"].as_u64());
             lines += 1;
         }
     }
-    assert!(lines >= 60, "protocol.md lost its examples: {lines} left");
-    for block in fenced(doc, "json pending") {
-        for line in block.iter().filter(|l| !l.trim().is_empty()) {
-            let frame: Value = serde_json::from_str(line).unwrap();
-            let op = frame["op"].as_u64().filter(|op| *op <= 65535);
-            assert!(op.is_some(), "not a frame: {line}");
-            assert!(
-                !recorded.contains(&frame),
-                "now recorded: move this example of protocol.md to a json block: {line}"
-            );
-            ops.extend(op);
-        }
-    }
+    assert!(lines >= 80, "protocol.md lost its examples: {lines} left");
+    assert!(
+        fenced(doc, "json pending").is_empty(),
+        "protocol.md has a pending example: every example is recorded now"
+    );
     let every: std::collections::BTreeSet<u64> = [
         10, 11, 12, 20, 30, 32, 33, 34, 35, 40, 50, 51, 52, 60, 61, 240, 638,
     ]
@@ -576,6 +606,34 @@ fn protocol_examples_are_recorded_frames() {
         "protocol.md has no example of ops {:?}",
         every.difference(&ops).collect::<Vec<_>>()
     );
+    let every_close: std::collections::BTreeSet<u64> = [1001, 1003, 1007, 1008, 1009].into();
+    assert!(
+        every_close.is_subset(&closes),
+        "protocol.md has no example of close codes {:?}",
+        every_close.difference(&closes).collect::<Vec<_>>()
+    );
+}
+
+/// The transcripts keep their promise about `text` events: a text frame is
+/// kept as a string only when it is not a sound frame object.
+#[test]
+fn transcript_text_events_are_frames_that_cannot_be_objects() {
+    let mut texts = 0;
+    for (file, event) in transcript_events() {
+        let Some(kept) = event.get("text") else {
+            continue;
+        };
+        let kept = kept.as_str().unwrap();
+        texts += 1;
+        if let Ok(value) = serde_json::from_str::<Value>(kept) {
+            // JSON: then a key appears twice (serde_json keeps the last),
+            // or the envelope is not an object with an op in range.
+            let sound = value["op"].as_u64().is_some_and(|op| op <= 65535);
+            let shorter = value.to_string().len() < kept.len();
+            assert!(!sound || shorter, "{file}: {kept} could be a frame object");
+        }
+    }
+    assert!(texts >= 2, "the tour lost its unreadable frames");
 }
 
 /// The worked example of the canonical menu is the first menu vector.

@@ -59,7 +59,7 @@ pub(crate) fn decode<T: DeserializeOwned>(d: &RawValue) -> Result<T, Refusal> {
 /// A decoder's complaint without the values it quotes (`invalid type:
 /// string "…", expected u32` becomes `invalid type: string, expected u32`):
 /// a reason never carries what the client sent.
-fn describe(e: &serde_json::Error) -> String {
+pub(crate) fn describe(e: &serde_json::Error) -> String {
     let shown = e.to_string();
     let shown = &shown[..shown.find(" at line ").unwrap_or(shown.len())];
     for prefix in ["invalid type: ", "invalid value: "] {
@@ -155,6 +155,11 @@ fn handle(state: &mut State, conn: u64, text: &str) -> Flow {
         state.send(conn, op, &refusal.reply());
         return Flow::Continue;
     };
+    if state.take_injected_failure(code) {
+        let refusal = Refusal::new(ReplyCode::ServerError, "injected failure");
+        state.send(conn, op, &refusal.reply());
+        return Flow::Continue;
+    }
     let outcome = payload(d).and_then(|d| serve(state, conn, op, &me, d));
     if let Err(refusal) = outcome {
         state.send(conn, op, &refusal.reply());

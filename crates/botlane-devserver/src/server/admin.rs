@@ -1,15 +1,20 @@
 //! The admin calls a test makes on a running service: set the scene, make
-//! sends fail, cut or close connections, steer the REST lane.
+//! sends fail, cut or close connections, steer the REST lane. Each one
+//! calls the same action as the HTTP admin endpoint (`crate::admin`).
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use botlane::wire::AccountKind;
-
 use super::DevServer;
-use crate::state::{new_token, Termination};
+use crate::admin::Actions;
 use crate::{BotAccount, Denial, DevServerError, UserAccount};
 
 impl DevServer {
+    /// The actions, shared with the HTTP admin endpoint.
+    fn actions(&self) -> Actions {
+        Actions::new(Arc::clone(&self.shared))
+    }
+
     /// Creates a bot account with a fresh id and token.
     ///
     /// ```
@@ -23,8 +28,7 @@ impl DevServer {
     /// # }
     /// ```
     pub fn add_bot(&self, name: &str) -> BotAccount {
-        let (id, token) = self.add_account(name, AccountKind::Bot, "bot");
-        BotAccount { id, token }
+        self.actions().add_bot(name)
     }
 
     /// Creates a human account with a fresh id and token.
@@ -39,19 +43,7 @@ impl DevServer {
     /// # }
     /// ```
     pub fn add_user(&self, name: &str) -> UserAccount {
-        let (id, token) = self.add_account(name, AccountKind::User, "usr");
-        UserAccount { id, token }
-    }
-
-    fn add_account(&self, name: &str, kind: AccountKind, prefix: &str) -> (String, String) {
-        let token = new_token(prefix);
-        let id = self
-            .shared
-            .update(|s| s.add_account(name, kind, &token, None))
-            // A fresh random id and a fresh random token cannot collide with
-            // existing ones, and no fixed id is given.
-            .expect("fresh random ids and tokens are unique");
-        (id, token)
+        self.actions().add_user(name)
     }
 
     /// Creates a server (room) and returns its id.
@@ -66,9 +58,7 @@ impl DevServer {
     /// # }
     /// ```
     pub fn create_server(&self, name: &str) -> String {
-        self.shared
-            .update(|s| s.create_server(name, None))
-            .expect("a fresh random server id is unique")
+        self.actions().create_server(name)
     }
 
     /// Creates a channel in a server and returns its id.
@@ -85,8 +75,7 @@ impl DevServer {
     /// # }
     /// ```
     pub fn create_channel(&self, server_id: &str, name: &str) -> Result<String, DevServerError> {
-        self.shared
-            .update(|s| s.create_channel(server_id, name, None))
+        self.actions().create_channel(server_id, name)
     }
 
     /// Makes an account (bot or human) a member of a channel; a no-op if it
@@ -105,7 +94,7 @@ impl DevServer {
     /// # }
     /// ```
     pub fn add_member(&self, channel_id: &str, account_id: &str) -> Result<(), DevServerError> {
-        self.shared.update(|s| s.add_member(channel_id, account_id))
+        self.actions().add_member(channel_id, account_id)
     }
 
     /// Takes an account out of a channel; a no-op if it is not a member.
@@ -128,8 +117,7 @@ impl DevServer {
     /// # }
     /// ```
     pub fn remove_member(&self, channel_id: &str, account_id: &str) -> Result<(), DevServerError> {
-        self.shared
-            .update(|s| s.remove_member(channel_id, account_id))
+        self.actions().remove_member(channel_id, account_id)
     }
 
     /// Makes every send (op 30) to a channel be refused with `denial`, or
@@ -151,20 +139,13 @@ impl DevServer {
         channel_id: &str,
         denial: Option<Denial>,
     ) -> Result<(), DevServerError> {
-        self.shared.update(|s| {
-            let channel = s
-                .channels
-                .get_mut(channel_id)
-                .ok_or_else(|| DevServerError::UnknownChannel(channel_id.to_owned()))?;
-            channel.denial = denial;
-            Ok(())
-        })
+        self.actions().deny_sends(channel_id, denial)
     }
 
     /// Drops every connection at once, with no close frame, as a network
     /// failure would; clients see their socket end and may reconnect.
     pub fn drop_connections(&self) {
-        self.shared.lock().terminate_all(&Termination::Abrupt);
+        self.actions().drop_connections();
     }
 
     /// Revokes a bot: its token stops working and its connections are closed.
@@ -181,7 +162,7 @@ impl DevServer {
     /// # }
     /// ```
     pub fn revoke_bot(&self, bot_id: &str) -> Result<(), DevServerError> {
-        self.shared.update(|s| s.revoke_bot(bot_id))
+        self.actions().revoke_bot(bot_id)
     }
 
     /// Turns the server flag `BOT_REST_CREDENTIALS` on or off. It gates
@@ -198,7 +179,7 @@ impl DevServer {
     /// # }
     /// ```
     pub fn set_rest_credentials(&self, on: bool) {
-        self.shared.update(|s| s.rest.enabled = on);
+        self.actions().set_rest_credentials(on);
     }
 
     /// Limits each bot to `max` successful mints (opcode 638) in any sliding
@@ -217,8 +198,7 @@ impl DevServer {
     /// # }
     /// ```
     pub fn set_mint_rate_limit(&self, max: u32, window: Duration) {
-        self.shared
-            .update(|s| s.rest.set_mint_rate_limit(max, window));
+        self.actions().set_mint_rate_limit(max, window);
     }
 
     /// Makes the next `count` mints that pass every other check answer `-2`
@@ -233,7 +213,29 @@ impl DevServer {
     /// # }
     /// ```
     pub fn fail_next_mints(&self, count: u32) {
-        self.shared.update(|s| s.rest.fail_next_mints(count));
+        self.actions().fail_next_mints(count);
+    }
+
+    /// Makes the next `count` requests of opcode `op`, from any logged-in
+    /// session, answer `{"code": -2, "reason": "injected failure"}` before
+    /// any other check, so a client's handling of a failed service can be
+    /// tested on any opcode; 0 cancels what is left. `op` is any request
+    /// opcode of a logged-in session (12, 20, 30, 40, 51, 52, 60, 61, 240):
+    /// not login (10), and 638 has [`fail_next_mints`](Self::fail_next_mints);
+    /// anything else is [`DevServerError::NotFailable`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// let server = botlane_devserver::DevServer::start(Default::default()).await?;
+    /// server.fail_next_requests(30, 1)?; // the next send
+    /// assert!(server.fail_next_requests(10, 1).is_err()); // login
+    /// assert!(server.fail_next_requests(99, 1).is_err()); // no such request
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn fail_next_requests(&self, op: u16, count: u32) -> Result<(), DevServerError> {
+        self.actions().fail_next_requests(op, count)
     }
 
     /// Sets the lifetime of the `verification` values exchanged from now on
@@ -252,8 +254,7 @@ impl DevServer {
     /// # }
     /// ```
     pub fn set_session_lifetime(&self, lifetime: Duration) {
-        self.shared
-            .update(|s| s.rest.set_session_lifetime(lifetime));
+        self.actions().set_session_lifetime(lifetime);
     }
 
     /// Purges a bot's REST rows (pending secrets and sessions) without
@@ -271,7 +272,7 @@ impl DevServer {
     /// # }
     /// ```
     pub fn purge_rest_credentials(&self, bot_id: &str) -> usize {
-        self.shared.update(|s| s.rest.purge(bot_id))
+        self.actions().purge_rest_credentials(bot_id)
     }
 
     /// Makes the REST listener answer every request for `path` (exact, query

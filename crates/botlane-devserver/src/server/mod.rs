@@ -11,6 +11,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::admin::{router as admin_router, Actions, AdminToken};
 use crate::listener::{self, Listener};
 use crate::playground::{self, Playground};
 use crate::state::{Shared, State};
@@ -45,8 +46,15 @@ pub struct DevServer {
     realtime_tls: bool,
     rest_tls: bool,
     pub(crate) playground: Option<Arc<Playground>>,
+    admin: Option<AdminEndpoint>,
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
+}
+
+/// The HTTP admin endpoint, when it is on.
+struct AdminEndpoint {
+    addr: SocketAddr,
+    token: Arc<AdminToken>,
 }
 
 struct RootCertificate {
@@ -83,6 +91,13 @@ impl DevServer {
     /// `config.realtime_tls` or `config.rest_tls`, and starts serving. The
     /// environment is not read (see [`DevServerConfig::with_env`]).
     pub async fn start(config: DevServerConfig) -> Result<Self, DevServerError> {
+        if config.admin && !config.admin_listen.ip().is_loopback() {
+            return Err(DevServerError::Config(format!(
+                "the admin endpoint controls the whole service, so it listens on a loopback \
+                 address only, not {}",
+                config.admin_listen
+            )));
+        }
         let state = State::from_config(&config)?;
         let (realtime_tcp, local_addr) = bind(config.listen).await?;
         let (rest_tcp, rest_addr) = bind(config.rest_listen).await?;
@@ -124,9 +139,31 @@ impl DevServer {
             nodelay: false,
             name: "rest",
         };
+        let admin = if config.admin {
+            let (tcp, addr) = bind(config.admin_listen).await?;
+            let token = Arc::new(AdminToken::generate()?);
+            let router = admin_router(
+                Actions::new(Arc::clone(&shared)),
+                Arc::clone(&token),
+                addr.port(),
+                limits.request_body_timeout,
+            );
+            let listener = Listener {
+                tcp,
+                tls: None,
+                router,
+                nodelay: false,
+                name: "admin",
+            };
+            Some((AdminEndpoint { addr, token }, listener))
+        } else {
+            None
+        };
         let realtime_shutdown = shutdown_rx.clone();
         let realtime_limits = limits.clone();
-        let tasks = vec![
+        let admin_limits = limits.clone();
+        let admin_shutdown = shutdown_rx.clone();
+        let mut tasks = vec![
             tokio::spawn(async move {
                 listener::serve(realtime, realtime_limits, realtime_shutdown).await;
                 // Every WebSocket task holds a sender: `recv` returns `None`
@@ -136,6 +173,14 @@ impl DevServer {
             }),
             tokio::spawn(listener::serve(rest, limits, shutdown_rx)),
         ];
+        let admin = admin.map(|(endpoint, listener)| {
+            tasks.push(tokio::spawn(listener::serve(
+                listener,
+                admin_limits,
+                admin_shutdown,
+            )));
+            endpoint
+        });
         let root = material.map(|m| RootCertificate {
             der: m.root_der,
             pem: m.root_pem,
@@ -148,6 +193,7 @@ impl DevServer {
             realtime_tls: config.realtime_tls,
             rest_tls: config.rest_tls,
             playground,
+            admin,
             shutdown,
             tasks,
         };
@@ -157,6 +203,9 @@ impl DevServer {
             bot_rest_credentials = config.bot_rest_credentials,
             "rest listener started"
         );
+        if let Some(url) = server.admin_url() {
+            tracing::info!(url = %url, "admin listener started");
+        }
         Ok(server)
     }
 
@@ -273,6 +322,51 @@ impl DevServer {
             .as_ref()
             .filter(|_| self.rest_tls)
             .map(|root| root.pem.clone())
+    }
+
+    /// The base URL of the HTTP admin endpoint, such as
+    /// `http://127.0.0.1:40125/admin`; `None` unless
+    /// [`DevServerConfig::admin`] is on.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// use botlane_devserver::{DevServer, DevServerConfig};
+    /// let server = DevServer::start(DevServerConfig::default().admin(true)).await?;
+    /// assert!(server.admin_url().unwrap().starts_with("http://127.0.0.1:"));
+    /// assert!(DevServer::start(DevServerConfig::default()).await?.admin_url().is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn admin_url(&self) -> Option<String> {
+        self.admin
+            .as_ref()
+            .map(|admin| format!("http://{}/admin", admin.addr))
+    }
+
+    /// The address the admin endpoint listens on; `None` unless it is on.
+    pub fn admin_addr(&self) -> Option<SocketAddr> {
+        self.admin.as_ref().map(|admin| admin.addr)
+    }
+
+    /// The admin token, made at start from 32 random bytes: every admin
+    /// request carries it as `Authorization: Bearer <token>`. `None`
+    /// unless the endpoint is on. It controls the whole service: keep it
+    /// out of logs.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// use botlane_devserver::{DevServer, DevServerConfig};
+    /// let server = DevServer::start(DevServerConfig::default().admin(true)).await?;
+    /// assert!(server.admin_token().unwrap().starts_with("adm_"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn admin_token(&self) -> Option<String> {
+        self.admin
+            .as_ref()
+            .map(|admin| admin.token.expose().to_owned())
     }
 
     /// Stops accepting, closes every connection and waits until every task has ended.

@@ -82,6 +82,9 @@ pub(crate) struct State {
     pub(crate) queue_overflows: u64,
     overflow_warnings: Throttle,
     envelope_warnings: Throttle,
+    /// Requests still to fail with `-2`, by opcode
+    /// ([`DevServer::fail_next_requests`](crate::DevServer::fail_next_requests)).
+    pub(crate) injected_failures: HashMap<u16, u32>,
 }
 
 impl State {
@@ -108,6 +111,7 @@ impl State {
             queue_overflows: 0,
             overflow_warnings: Throttle::new(),
             envelope_warnings: Throttle::new(),
+            injected_failures: HashMap::new(),
         };
         let accounts = config
             .bots
@@ -163,6 +167,17 @@ impl State {
             }
         }
         Ok(state)
+    }
+
+    /// Whether this request of opcode `op` is to fail with `-2`; counts it.
+    pub(crate) fn take_injected_failure(&mut self, op: u16) -> bool {
+        match self.injected_failures.get_mut(&op) {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                true
+            }
+            _ => false,
+        }
     }
 
     fn fresh_id(

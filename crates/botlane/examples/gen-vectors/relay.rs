@@ -5,6 +5,7 @@
 //! wire rather than what either end thinks it sent.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -40,7 +41,10 @@ impl Dir {
 pub(crate) enum Payload {
     /// A WebSocket text frame, verbatim.
     Frame(String),
-    /// A WebSocket close frame.
+    /// A WebSocket binary frame.
+    Binary(Vec<u8>),
+    /// The close frame that began a connection's closing handshake (the
+    /// other end's echo of it is not recorded).
     Close { code: u16, reason: String },
     /// An HTTP request: method, path with query, the headers kept, body.
     Request {
@@ -200,22 +204,47 @@ async fn relay_ws(
         .map_err(|e| format!("connect upstream: {e}"))?;
     let (client_tx, client_rx) = client.split();
     let (service_tx, service_rx) = service.split();
-    let up = forward(client_rx, service_tx, recorder, conn, Dir::ToService);
-    let down = forward(service_rx, client_tx, recorder, conn, Dir::ToClient);
+    // Set by the first close frame either way: an echo is not recorded,
+    // so a transcript does not depend on whether a client read its close.
+    let closing = AtomicBool::new(false);
+    let up = forward(
+        client_rx,
+        service_tx,
+        recorder,
+        conn,
+        Dir::ToService,
+        &closing,
+    );
+    let down = forward(
+        service_rx,
+        client_tx,
+        recorder,
+        conn,
+        Dir::ToClient,
+        &closing,
+    );
     tokio::join!(up, down);
     Ok(())
 }
 
-/// Copies messages one way, recording text and close frames, until either end stops.
-async fn forward<R, W>(mut from: R, mut to: W, recorder: &Recorder, conn: &str, dir: Dir)
-where
+/// Copies messages one way, recording text, binary and the first close
+/// frame, until either end stops.
+async fn forward<R, W>(
+    mut from: R,
+    mut to: W,
+    recorder: &Recorder,
+    conn: &str,
+    dir: Dir,
+    closing: &AtomicBool,
+) where
     R: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
     W: futures_util::Sink<Message> + Unpin,
 {
     while let Some(Ok(message)) = from.next().await {
         match &message {
             Message::Text(text) => recorder.push(conn, dir, Payload::Frame(text.to_string())),
-            Message::Close(frame) => {
+            Message::Binary(bytes) => recorder.push(conn, dir, Payload::Binary(bytes.to_vec())),
+            Message::Close(frame) if !closing.swap(true, Ordering::SeqCst) => {
                 let (code, reason) = frame.as_ref().map_or((1005, String::new()), |f| {
                     (u16::from(f.code), f.reason.to_string())
                 });
@@ -223,12 +252,14 @@ where
             }
             _ => {}
         }
-        let closing = matches!(message, Message::Close(_));
-        if to.send(message).await.is_err() || closing {
+        let closed = matches!(message, Message::Close(_));
+        if to.send(message).await.is_err() || closed {
             break;
         }
     }
-    // One side is gone: make sure the other learns it too.
+    // One side is gone: make sure the other learns it too (its answer to
+    // the relay's own close is not part of the conversation).
+    closing.store(true, Ordering::SeqCst);
     let _ = to
         .send(Message::Close(Some(CloseFrame {
             code: CloseCode::Away,
@@ -240,7 +271,12 @@ where
 
 /// Headers a transcript keeps (everything else is transport detail: host
 /// with its port, user agent, content length).
-const KEPT_HEADERS: [&str; 3] = ["content-type", "verification", "cache-control"];
+const KEPT_HEADERS: [&str; 4] = [
+    "content-type",
+    "verification",
+    "cache-control",
+    "authorization",
+];
 
 /// Starts an HTTP/1.1 relay to `upstream` recorded as `conn`; returns its base URL.
 pub(crate) async fn http_relay(
@@ -254,7 +290,7 @@ pub(crate) async fn http_relay(
         while let Ok((tcp, _)) = listener.accept().await {
             let (recorder, conn) = (recorder.clone(), conn.clone());
             tokio::spawn(async move {
-                if let Err(e) = relay_http(tcp, &recorder, &conn, upstream).await {
+                if let Err(e) = relay_http(tcp, &recorder, &conn, addr, upstream).await {
                     eprintln!("gen-vectors: http relay {conn}: {e}");
                 }
             });
@@ -264,15 +300,15 @@ pub(crate) async fn http_relay(
 }
 
 /// One HTTP/1.1 message: its head lines and body bytes.
-struct HttpMessage {
+pub(crate) struct HttpMessage {
     raw: Vec<u8>,
-    start_line: String,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+    pub(crate) start_line: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
 }
 
 /// Reads one message with a `content-length` body (or none); `None` at a clean end of stream.
-async fn read_message(tcp: &mut TcpStream) -> Result<Option<HttpMessage>, String> {
+pub(crate) async fn read_message(tcp: &mut TcpStream) -> Result<Option<HttpMessage>, String> {
     let mut raw = Vec::new();
     let mut chunk = [0u8; 4096];
     let head_end = loop {
@@ -338,10 +374,31 @@ fn kept(headers: &[(String, String)]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The request as the service gets it: a `Host` naming the relay names
+/// the service instead (the admin endpoint serves only its own address);
+/// any other `Host` is left alone.
+fn for_upstream(request: &HttpMessage, own: SocketAddr, upstream: SocketAddr) -> Vec<u8> {
+    let own = own.to_string();
+    let mut head = format!("{}\r\n", request.start_line);
+    for (name, value) in &request.headers {
+        let value = if name == "host" && *value == own {
+            upstream.to_string()
+        } else {
+            value.clone()
+        };
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut raw = head.into_bytes();
+    raw.extend_from_slice(&request.body);
+    raw
+}
+
 async fn relay_http(
     mut client: TcpStream,
     recorder: &Recorder,
     conn: &str,
+    own: SocketAddr,
     upstream: SocketAddr,
 ) -> Result<(), String> {
     let mut service = TcpStream::connect(upstream)
@@ -362,7 +419,7 @@ async fn relay_http(
             },
         );
         service
-            .write_all(&request.raw)
+            .write_all(&for_upstream(&request, own, upstream))
             .await
             .map_err(|e| format!("write upstream: {e}"))?;
         let response = read_message(&mut service)

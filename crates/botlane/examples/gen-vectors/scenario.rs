@@ -12,10 +12,14 @@ use botlane::{
     Client, ClientOptions, CommandArgValue, CommandArgs, CommandContext, CommandDeclaration,
     CommandOption, CommandOptionType,
 };
-use botlane_devserver::{DevServer, DevServerConfig, ReceivedMessage, TestUser};
+use botlane_devserver::{DevServer, DevServerConfig, Limits, ReceivedMessage, TestUser};
 
 use crate::relay::{http_relay, ws_relay, Dir, Event, Payload, Recorder, STEP_TIMEOUT};
 use crate::transcript::{render, Header, Known};
+
+/// The service's pre-login timeout in the run: long enough for every
+/// client to log in on a loaded machine, short enough to wait out.
+const LOGIN_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Opcodes by name, for readable barriers.
 pub(crate) mod op {
@@ -26,6 +30,8 @@ pub(crate) mod op {
     pub(crate) const SEND: u64 = 30;
     pub(crate) const MESSAGE: u64 = 32;
     pub(crate) const NOTIFICATION: u64 = 33;
+    pub(crate) const CHANNEL_ADDED: u64 = 34;
+    pub(crate) const CHANNEL_REMOVED: u64 = 35;
     pub(crate) const HISTORY: u64 = 40;
     pub(crate) const CHANNEL_KEY: u64 = 50;
     pub(crate) const KEY_SHARE: u64 = 51;
@@ -100,7 +106,12 @@ pub(crate) async fn run() -> Result<Run, String> {
         let what = what.to_owned();
         move |err: Box<dyn std::error::Error>| format!("{what}: {err}")
     };
-    let server = DevServer::start(DevServerConfig::default().bot_rest_credentials(true))
+    // A short pre-login timeout, so that the tour can record its close.
+    let limits = Limits::default().login_timeout(LOGIN_TIMEOUT);
+    let config = DevServerConfig::default()
+        .bot_rest_credentials(true)
+        .limits(limits);
+    let server = DevServer::start(config)
         .await
         .map_err(|err| format!("devserver: {err}"))?;
     let bot = server.add_bot("dicebot");
@@ -264,9 +275,14 @@ pub(crate) async fn run() -> Result<Run, String> {
     }
     slices.push(("rest", start, recorder.len()));
 
+    // The devserver's admin endpoint, on a service of its own.
+    let start = recorder.len();
+    crate::admin::run(&recorder, &mut known).await?;
+    slices.push(("admin", start, recorder.len()));
+
     let start = recorder.len();
     let mut plaintexts = HashMap::new();
-    let end = crate::tour::run(
+    let bob = crate::tour::run(
         &server,
         &recorder,
         &mut known,
@@ -275,11 +291,10 @@ pub(crate) async fn run() -> Result<Run, String> {
         &lobby,
     )
     .await?;
-    slices.push(("tour", start, end));
-
     client.shutdown();
     drop(alice);
-    server.shutdown().await;
+    crate::tour::shut_down(server, &recorder, bob).await?;
+    slices.push(("tour", start, recorder.len()));
 
     // Every sealed payload alice could open, by the message it belongs to.
     let by_id: HashMap<&str, &ReceivedMessage> = seen.iter().map(|m| (m.id.as_str(), m)).collect();
@@ -287,7 +302,10 @@ pub(crate) async fn run() -> Result<Run, String> {
         let Payload::Frame(text) = &event.payload else {
             continue;
         };
-        let frame: serde_json::Value = serde_json::from_str(text).map_err(|err| err.to_string())?;
+        // The tour's unreadable frames carry no message.
+        let Ok(frame) = serde_json::from_str::<serde_json::Value>(text) else {
+            continue;
+        };
         let messages = frame["d"]["messages"]
             .as_array()
             .cloned()
@@ -320,8 +338,13 @@ pub(crate) fn files(run: &Run) -> Result<Vec<(String, String)>, String> {
     let mut out = Vec::new();
     for (name, start, end) in &run.slices {
         let header = header(name);
-        let slice: &[Event] = &events[*start..*end];
-        let text = render(&header, slice, &run.known, &run.plaintexts)
+        // Only the transcript's own connections: others may be busy meanwhile.
+        let slice: Vec<Event> = events[*start..*end]
+            .iter()
+            .filter(|e| header.connections.iter().any(|(conn, _)| *conn == e.conn))
+            .cloned()
+            .collect();
+        let text = render(&header, &slice, &run.known, &run.plaintexts)
             .map_err(|err| format!("transcripts/{name}.json: {err}"))?;
         out.push((format!("transcripts/{name}.json"), text));
     }
@@ -381,6 +404,7 @@ fn header(name: &str) -> Header<'static> {
             ],
             connections: &[BOT],
         },
+        "admin" => crate::admin::header(),
         _ => crate::tour::header(),
     }
 }

@@ -17,6 +17,9 @@ pub(crate) const REORDERINGS: &str = "Frames on one connection in one direction 
 #[derive(Default)]
 pub(crate) struct Known {
     values: Vec<(String, String, String)>,
+    /// Fixed values written as themselves where a random one would be
+    /// numbered (such as a content that cannot be a sealed payload).
+    literals: Vec<String>,
 }
 
 impl Known {
@@ -27,6 +30,11 @@ impl Known {
             format!("<{placeholder}>"),
             description.to_owned(),
         ));
+    }
+
+    /// Keeps `literal` as itself wherever it appears.
+    pub(crate) fn keep(&mut self, literal: &str) {
+        self.literals.push(literal.to_owned());
     }
 }
 
@@ -116,6 +124,9 @@ impl Placeholders<'_> {
     }
 
     fn scan_string(&mut self, s: &str, key: &str, parent: &str) -> Result<(), String> {
+        if self.known.literals.iter().any(|l| l == s) {
+            return Ok(());
+        }
         if let Some((_, placeholder, about)) = self.known.values.iter().find(|(r, _, _)| r == s) {
             let (placeholder, about) = (placeholder.clone(), about.clone());
             self.note_use(&placeholder, &about);
@@ -159,6 +170,14 @@ impl Placeholders<'_> {
         let mut out = text.to_owned();
         for (real, placeholder) in self.pairs() {
             out = out.replace(&format!("\"{real}\""), &format!("\"{placeholder}\""));
+        }
+        // A random value inside a longer string (an id in an error message)
+        // too; padding such as "AAAA…" is never random-looking, so it is
+        // replaced only whole, above.
+        for (real, placeholder) in self.pairs() {
+            if looks_random(real) {
+                out = out.replace(real, placeholder);
+            }
         }
         replace_created_at(&out)
     }
@@ -224,16 +243,32 @@ struct OutEvent {
     #[serde(skip_serializing_if = "Option::is_none")]
     frame: Option<Box<RawValue>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    binary: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     close: Option<Close>,
     #[serde(skip_serializing_if = "Option::is_none")]
     http: Option<Http>,
 }
+
+/// What each event holds, written into every transcript.
+const EVENTS: [(&str, &str); 7] = [
+    ("conn", "the connection, named in 'connections'"),
+    ("dir", "'to_service' (sent by the client) or 'to_client' (sent by the service)"),
+    ("frame", "a WebSocket text frame: a JSON object with no key twice, its 'op' an integer in 0..=65535, exactly as sent (placeholders aside)"),
+    ("text", "a WebSocket text frame that is not such an object, as a JSON string: not JSON, not an object, a key twice (at any depth), 'op' missing or out of range"),
+    ("binary", "a WebSocket binary frame: its bytes in lower-case hex"),
+    ("close", "the close frame that began the closing handshake: code and reason (the other end's echo is not recorded; a connection dropped without one has none)"),
+    ("http", "an HTTP request (method, target, headers, body) or response (status, headers, body); only the headers content-type, verification, cache-control and authorization are kept"),
+];
 
 #[derive(Serialize)]
 struct File<'a> {
     about: &'a str,
     scenario: &'a [&'a str],
     connections: BTreeMap<&'a str, &'a str>,
+    events_hold: BTreeMap<&'a str, &'a str>,
     reorderings: &'a str,
     placeholders: BTreeMap<String, String>,
     sealed: BTreeMap<String, String>,
@@ -279,6 +314,7 @@ pub(crate) fn render(
     };
     for event in events {
         let parsed = match &event.payload {
+            Payload::Frame(text) if crate::strict::parse(text).is_none() => None,
             Payload::Frame(text) => Some(text.clone()),
             Payload::Request { body, target, .. } => {
                 for (real, _, _) in &known.values {
@@ -289,7 +325,7 @@ pub(crate) fn render(
                 Some(body_json(body))
             }
             Payload::Response { body, .. } => Some(body_json(body)),
-            Payload::Close { .. } => None,
+            Payload::Binary(_) | Payload::Close { .. } => None,
         };
         if let Some(text) = parsed {
             let value: Value =
@@ -309,11 +345,28 @@ pub(crate) fn render(
             conn: event.conn.clone(),
             dir: event.dir.as_str(),
             frame: None,
+            text: None,
+            binary: None,
             close: None,
             http: None,
         };
         match &event.payload {
-            Payload::Frame(text) => item.frame = Some(raw(p.apply_json(text))?),
+            Payload::Frame(text) if crate::strict::is_sound_frame(text) => {
+                item.frame = Some(raw(p.apply_json(text))?);
+            }
+            Payload::Frame(text) => {
+                let shown = p.apply_raw(text);
+                if shown
+                    .split(|c: char| !c.is_ascii_alphanumeric() && !"+/=_-".contains(c))
+                    .any(looks_random)
+                {
+                    return Err(format!("a random value is left in the text frame {shown}"));
+                }
+                item.text = Some(shown);
+            }
+            Payload::Binary(bytes) => {
+                item.binary = Some(bytes.iter().map(|b| format!("{b:02x}")).collect());
+            }
             Payload::Close { code, reason } => {
                 item.close = Some(Close {
                     code: *code,
@@ -392,6 +445,7 @@ pub(crate) fn render(
         about: header.about,
         scenario: header.scenario,
         connections: header.connections.iter().copied().collect(),
+        events_hold: EVENTS.into_iter().collect(),
         reorderings: REORDERINGS,
         placeholders,
         sealed,
@@ -415,8 +469,11 @@ fn projection(text: &str) -> Result<(Value, BTreeMap<String, Vec<Value>>), Strin
             format!("op {op}")
         } else if event.get("http").is_some() {
             "http".to_owned()
-        } else {
+        } else if event.get("close").is_some() {
             "close".to_owned()
+        } else {
+            // Text and binary frames of no opcode keep their order among themselves.
+            "other".to_owned()
         };
         let key = format!("{} {} {what}", event["conn"], event["dir"]);
         groups.entry(key).or_default().push(event.clone());
