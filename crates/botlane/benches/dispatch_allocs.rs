@@ -211,10 +211,8 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// What building one client allocates (before login), beside what the
-/// event channel that `Client::new` creates allocates on its own: where an
-/// idle client's memory goes (`benches/scale.rs` measures it resident).
-fn client_footprint(rt: &tokio::runtime::Runtime, url: &str) -> (Counted, Counted) {
+/// What building one client allocates (before login): calls and bytes.
+fn client_footprint(rt: &tokio::runtime::Runtime, url: &str) -> Counted {
     let dir = tempfile::tempdir().unwrap();
     let _guard = rt.enter();
     let region = Region::new(GLOBAL);
@@ -225,21 +223,66 @@ fn client_footprint(rt: &tokio::runtime::Runtime, url: &str) -> (Counted, Counte
     ))
     .unwrap();
     let built = per_message(region, 1);
-    let region = Region::new(GLOBAL);
-    let events = tokio::sync::broadcast::channel::<botlane::Event>(EVENT_CAPACITY);
-    let channel = per_message(region, 1);
-    drop((client, events));
-    (built, channel)
+    drop(client);
+    built
 }
 
-/// The capacity of a client's event channel (documented on `Client::events`).
-const EVENT_CAPACITY: usize = 1024;
+/// Heap bytes held (allocated and not yet freed) per client, for
+/// `clients` bots with a `/tick` handler each: once built, and once logged
+/// in and idle. Every client but the first is counted, so what the first
+/// builds once per process (the shared TLS configuration and HTTP client,
+/// lazily initialised statics) is left out, as it would be for the
+/// thousandth bot of a hosting platform.
+async fn idle_footprint(service: &mut Service, clients: usize) -> (f64, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let build = |i: usize| {
+        let options = botlane::ClientOptions::new(
+            format!("idle-token-{i}"),
+            dir.path().join(format!("bot{i}.keystore")),
+            &service.url,
+        );
+        let client = botlane::Client::new(options).unwrap();
+        client
+            .commands()
+            .register(
+                botlane::CommandDeclaration::new(fake_service::COMMAND, "Count"),
+                |_ctx: botlane::CommandContext| async { Ok::<(), std::io::Error>(()) },
+            )
+            .unwrap();
+        client
+    };
+    let first = build(0);
+    first.login().await.unwrap();
+    tokio::time::sleep(SETTLE).await;
+    let region = Region::new(GLOBAL);
+    let others: Vec<botlane::Client> = (1..=clients).map(build).collect();
+    let built = held(region.change()) / clients as f64;
+    for client in &others {
+        client.login().await.unwrap();
+    }
+    tokio::time::sleep(SETTLE).await;
+    let idle = held(region.change()) / clients as f64;
+    for client in others.iter().chain([&first]) {
+        client.close().await.unwrap();
+    }
+    (built, idle)
+}
+
+/// How long idle clients are left before their memory is counted: the
+/// login's transient buffers are gone by then.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Bytes allocated and not freed over a region.
+fn held(change: stats_alloc::Stats) -> f64 {
+    change.bytes_allocated as f64 - change.bytes_deallocated as f64
+}
 
 fn measure(batches: usize) {
     let mut service = Service::spawn();
     let rt = runtime();
-    let (built, event_channel) = client_footprint(&rt, &service.url);
-    let (mixed, invocations, raw) = rt.block_on(async {
+    let built = client_footprint(&rt, &service.url);
+    let idle_clients = if batches > 1 { 50 } else { 2 };
+    let (mixed, invocations, raw, (built_held, idle_held)) = rt.block_on(async {
         let bot = TickBot::login(&service.url).await;
         for _ in 0..WARM_UP_BATCHES {
             count_bot(&mut service, &bot, Mix::Alternating, 1).await;
@@ -256,11 +299,10 @@ fn measure(batches: usize) {
         for _ in 0..WARM_UP_BATCHES {
             count_raw(&mut service, &raw, 1).await;
         }
-        (
-            mixed,
-            invocations,
-            count_raw(&mut service, &raw, batches).await,
-        )
+        let raw_counted = count_raw(&mut service, &raw, batches).await;
+        drop(raw);
+        let idle = idle_footprint(&mut service, idle_clients).await;
+        (mixed, invocations, raw_counted, idle)
     });
     let plain = Counted {
         allocations: 2.0 * mixed.allocations - invocations.allocations,
@@ -283,13 +325,13 @@ fn measure(batches: usize) {
         );
     }
     println!(
-        "  Client::new (before login): {:.0} allocations, {:.0} bytes; of which its event channel \
-         (broadcast of {EVENT_CAPACITY} Event of {} bytes) {:.0} allocations, {:.0} bytes",
-        built.allocations,
-        built.bytes,
-        std::mem::size_of::<botlane::Event>(),
-        event_channel.allocations,
-        event_channel.bytes
+        "  Client::new (before login): {:.0} allocations, {:.0} bytes",
+        built.allocations, built.bytes,
+    );
+    println!(
+        "  heap held per client ({idle_clients} clients after a first one): {:.0} bytes built, \
+         {:.0} bytes logged in and idle",
+        built_held, idle_held
     );
     let command = "cargo bench -p botlane --bench dispatch_allocs";
     bench_table::row(
@@ -316,12 +358,21 @@ fn measure(batches: usize) {
             built.bytes / 1024.0,
             built.allocations
         ),
-        &format!(
-            "its event channel alone: {:.0} KiB",
-            event_channel.bytes / 1024.0
-        ),
+        "—",
         "—",
         "— (information)",
+    );
+    bench_table::row(
+        command,
+        &format!("heap held per idle session ({idle_clients} bots after a first one)"),
+        &format!(
+            "{:.1} KiB ({:.1} KiB before login)",
+            idle_held / 1024.0,
+            built_held / 1024.0
+        ),
+        "—",
+        "—",
+        "≤ 64 KiB (resident, measured by the scale bench)",
     );
 }
 
