@@ -70,6 +70,7 @@
 // wires them together.
 mod human;
 mod loopback;
+mod share;
 mod sync;
 mod throttle;
 

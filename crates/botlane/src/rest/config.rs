@@ -2,8 +2,34 @@
 //! builds from them. The client copies its `rest_*` options in here, so that
 //! the lane never reads the client's options or state.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
+
+use crate::share::ShareByKey;
+
+/// What an HTTP client is built from besides constants: the TLS
+/// configuration (compared by identity: equal roots share one, see
+/// `transport/tls.rs`), the timeout, and whether a proxy is bypassed.
+struct HttpKey {
+    tls: Weak<rustls::ClientConfig>,
+    timeout: Duration,
+    no_proxy: bool,
+}
+
+impl HttpKey {
+    fn same(&self, other: &Self) -> bool {
+        Weak::ptr_eq(&self.tls, &other.tls)
+            && self.timeout == other.timeout
+            && self.no_proxy == other.no_proxy
+    }
+}
+
+/// The HTTP clients in use. One per option set, shared by every lane with
+/// those options: a hosting platform's thousand bots share one connection
+/// pool and TLS connector instead of building a thousand. Requests carry
+/// each bot's own credential header, and the client keeps no cookies, so
+/// sharing it shares nothing of one bot with another.
+static HTTP_CLIENTS: ShareByKey<HttpKey, reqwest::Client> = ShareByKey::new();
 
 /// The largest file the service stores, in bytes (100 MiB); the default cap
 /// of [`RestLane::binary`](super::RestLane::binary) and
@@ -61,8 +87,19 @@ impl RestConfig {
     /// lanes trust the same roots and never depend on the process-default
     /// provider, which an application may have replaced or left ambiguous),
     /// no redirects, no `Referer`, and no proxy for a loopback `http` origin
-    /// (the cleartext exception must not reach a proxy).
-    pub(crate) fn http_client(&self) -> Result<reqwest::Client, ConfigError> {
+    /// (the cleartext exception must not reach a proxy). The one a live
+    /// lane with the same settings uses, if any.
+    pub(crate) fn http_client(&self) -> Result<Arc<reqwest::Client>, ConfigError> {
+        let no_proxy = url::Url::parse(&self.rest_url).is_ok_and(|u| u.scheme() == "http");
+        let key = HttpKey {
+            tls: Arc::downgrade(&self.tls),
+            timeout: self.timeout,
+            no_proxy,
+        };
+        HTTP_CLIENTS.get_or_try_make(key, HttpKey::same, || self.build_http_client(no_proxy))
+    }
+
+    fn build_http_client(&self, no_proxy: bool) -> Result<reqwest::Client, ConfigError> {
         let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             // Verbose mode makes hyper-util log every byte read and written
@@ -74,7 +111,7 @@ impl RestConfig {
             .timeout(self.timeout)
             .user_agent(concat!("botlane/", env!("CARGO_PKG_VERSION")))
             .use_preconfigured_tls((*self.tls).clone());
-        if url::Url::parse(&self.rest_url).is_ok_and(|u| u.scheme() == "http") {
+        if no_proxy {
             builder = builder.no_proxy();
         }
         builder.build().map_err(|e| ConfigError {
@@ -83,5 +120,63 @@ impl RestConfig {
                 "the REST lane's HTTP client cannot be built with the TLS configuration ({e})"
             ),
         })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn config(tls: &Arc<rustls::ClientConfig>, rest_url: &str, timeout: u64) -> RestConfig {
+        RestConfig {
+            rest_url: rest_url.to_owned(),
+            tls: tls.clone(),
+            timeout: Duration::from_secs(timeout),
+            refresh_margin: Duration::from_secs(1),
+            json_limit: DEFAULT_JSON_LIMIT,
+            binary_limit: MAX_FILE_BYTES,
+        }
+    }
+
+    fn tls() -> Arc<rustls::ClientConfig> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let roots = rustls::RootCertStore::empty();
+        Arc::new(
+            rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_root_certificates(roots)
+                .with_no_client_auth(),
+        )
+    }
+
+    #[test]
+    fn lanes_with_equal_settings_share_one_http_client_while_one_lives() {
+        let tls = tls();
+        let a = config(&tls, "https://rest.example", 7)
+            .http_client()
+            .unwrap();
+        let b = config(&tls, "https://rest.example", 7)
+            .http_client()
+            .unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "equal settings built two HTTP clients");
+        let other_timeout = config(&tls, "https://rest.example", 8)
+            .http_client()
+            .unwrap();
+        assert!(!Arc::ptr_eq(&a, &other_timeout));
+        let loopback = config(&tls, "http://127.0.0.1:9", 7).http_client().unwrap();
+        assert!(!Arc::ptr_eq(&a, &loopback), "a no-proxy client was shared");
+        let other_tls = config(&self::tls(), "https://rest.example", 7)
+            .http_client()
+            .unwrap();
+        assert!(
+            !Arc::ptr_eq(&a, &other_tls),
+            "another TLS configuration was shared"
+        );
+
+        let weak = Arc::downgrade(&a);
+        drop((a, b));
+        assert!(weak.upgrade().is_none(), "the table kept the client alive");
     }
 }

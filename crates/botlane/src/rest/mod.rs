@@ -80,7 +80,7 @@ const ERROR_BODY_CAP: &str = "the lane's 4 KiB limit on the bodies it reads itse
 /// Everything one lane owns: the HTTP client, built once, the
 /// configuration, the credential slot, and the handle that mints.
 struct Lane {
-    http: reqwest::Client,
+    http: Arc<reqwest::Client>,
     config: RestConfig,
     /// The checked `rest_url`, or why it was refused; checked on first use.
     base: OnceLock<Result<url::Url, RestError>>,
@@ -101,7 +101,7 @@ impl Lane {
 /// client builds this first (the fallible step), then binds the handle
 /// that needs the client's own state.
 pub(crate) struct PreparedLane {
-    http: reqwest::Client,
+    http: Arc<reqwest::Client>,
     config: RestConfig,
 }
 
