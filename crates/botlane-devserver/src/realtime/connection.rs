@@ -6,6 +6,7 @@
 //! [`Limits::flush_timeout`](crate::Limits::flush_timeout) to leave, and the
 //! closing handshake as long again to complete; then the socket is dropped.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures_util::stream::{SplitSink, SplitStream};
@@ -207,6 +208,57 @@ async fn urgent(kill: &mut watch::Receiver<Option<Termination>>) {
     }
 }
 
+/// The most frames one write gathers: a burst of pushes leaves in one
+/// `write` (instead of one per frame), while an urgent termination is still
+/// looked at between bursts.
+const BURST_FRAMES: usize = 64;
+
+/// How a burst of frames ended.
+enum Burst {
+    Written,
+    /// The socket failed.
+    Failed,
+    /// The queue held a close frame after the burst's frames (written).
+    ThenClose {
+        code: u16,
+        reason: String,
+    },
+}
+
+/// Feeds `first` and the frames already queued behind it (up to
+/// [`BURST_FRAMES`]), then flushes once. `taken` holds `first`'s bytes and
+/// gets those of every frame taken after it, as they are taken.
+async fn write_burst(
+    sink: &mut SplitSink<Socket, Message>,
+    outbox: &mut OutboxReader,
+    first: String,
+    taken: &AtomicUsize,
+) -> Burst {
+    if sink.feed(Message::text(first)).await.is_err() {
+        return Burst::Failed;
+    }
+    let mut then = None;
+    for _ in 1..BURST_FRAMES {
+        match outbox.try_recv() {
+            Some(Outbound::Frame(text)) => {
+                taken.fetch_add(text.len(), Ordering::Relaxed);
+                if sink.feed(Message::text(text)).await.is_err() {
+                    return Burst::Failed;
+                }
+            }
+            Some(Outbound::Close { code, reason }) => {
+                then = Some(Burst::ThenClose { code, reason });
+                break;
+            }
+            None => break,
+        }
+    }
+    if sink.flush().await.is_err() {
+        return Burst::Failed;
+    }
+    then.unwrap_or(Burst::Written)
+}
+
 async fn write_loop(
     mut sink: SplitSink<Socket, Message>,
     mut outbox: OutboxReader,
@@ -219,24 +271,30 @@ async fn write_loop(
             () = urgent(&mut kill) => break,
             out = outbox.recv() => out,
         };
-        match out {
+        let first = match out {
             None => return,
-            Some(Outbound::Frame(text)) => {
-                let len = text.len();
-                let sent = tokio::select! {
-                    biased;
-                    () = urgent(&mut kill) => {
-                        outbox.release(len);
-                        break;
-                    }
-                    sent = sink.send(Message::text(text)) => sent,
-                };
-                outbox.release(len);
-                if sent.is_err() {
-                    return;
-                }
-            }
+            Some(Outbound::Frame(text)) => text,
             Some(Outbound::Close { code, reason }) => {
+                let close = sink.send(close_message(code, &reason));
+                let _ = tokio::time::timeout(flush_timeout, close).await;
+                return;
+            }
+        };
+        // Bytes taken from the queue, released whichever way the burst ends.
+        let taken = AtomicUsize::new(first.len());
+        let burst = tokio::select! {
+            biased;
+            () = urgent(&mut kill) => {
+                outbox.release(taken.load(Ordering::Relaxed));
+                break;
+            }
+            burst = write_burst(&mut sink, &mut outbox, first, &taken) => burst,
+        };
+        outbox.release(taken.load(Ordering::Relaxed));
+        match burst {
+            Burst::Written => {}
+            Burst::Failed => return,
+            Burst::ThenClose { code, reason } => {
                 let close = sink.send(close_message(code, &reason));
                 let _ = tokio::time::timeout(flush_timeout, close).await;
                 return;

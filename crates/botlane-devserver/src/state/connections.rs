@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use botlane::wire::OpCode;
 use serde::Serialize;
-use serde_json::value::RawValue;
 use tokio::sync::watch;
 
 use super::outbox::Outbox;
@@ -202,17 +201,22 @@ impl State {
         if connection.ending {
             return;
         }
-        // Our payload types hold only plain data, so serializing cannot fail.
-        let payload = serde_json::to_string(payload).expect("wire payloads always serialize");
-        let raw = RawValue::from_string(payload).expect("serde_json output is valid JSON");
-        let text = format!(r#"{{"op":{op},"d":{}}}"#, raw.get());
-        tracing::debug!(
-            connection = connection_id,
-            op,
-            size = raw.get().len(),
-            "frame sent"
-        );
+        // The envelope and the payload written once, into the frame itself
+        // (no intermediate payload string, no re-parse of it).
+        let (text, d) = frame_text(op, payload);
+        let size = d.len();
+        tracing::debug!(connection = connection_id, op, size, "frame sent");
         let own = self.handling == Some(connection_id);
+        // Nothing is recorded for a connection that has not logged in, so
+        // the payload is copied for the record only for one that has.
+        let record = connection.account_id.clone().map(|account_id| FrameRecord {
+            connection_id,
+            account_id: Some(account_id),
+            direction: Direction::Sent,
+            opcode: Some(op),
+            payload_size: size,
+            payload: recorded.unwrap_or_else(|| text[d].to_owned()),
+        });
         if !connection.outbox.push_frame(text, own) {
             connection.ending = true;
             connection.terminate(Termination::Urgent {
@@ -229,18 +233,9 @@ impl State {
             }
             return;
         }
-        // Nothing is recorded for a connection that has not logged in.
-        let Some(account_id) = connection.account_id.clone() else {
-            return;
-        };
-        self.frames.push(FrameRecord {
-            connection_id,
-            account_id: Some(account_id),
-            direction: Direction::Sent,
-            opcode: Some(op),
-            payload_size: raw.get().len(),
-            payload: recorded.unwrap_or_else(|| raw.get().to_owned()),
-        });
+        if let Some(record) = record {
+            self.frames.push(record);
+        }
     }
 
     /// Pushes a frame to every logged-in connection of an account; returns
@@ -279,5 +274,32 @@ impl State {
             connection.ending = true;
             connection.outbox.push_close(code, reason);
         }
+    }
+}
+
+/// The text of a frame `{"op":N,"d":payload}` and where `d`'s JSON lies in it.
+fn frame_text<T: Serialize + ?Sized>(op: u16, payload: &T) -> (String, std::ops::Range<usize>) {
+    let mut frame = format!(r#"{{"op":{op},"d":"#).into_bytes();
+    let start = frame.len();
+    // Our payload types hold only plain data, so serializing cannot fail.
+    serde_json::to_writer(&mut frame, payload).expect("wire payloads always serialize");
+    let end = frame.len();
+    frame.push(b'}');
+    let text = String::from_utf8(frame).expect("serde_json writes UTF-8");
+    (text, start..end)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_is_the_envelope_around_the_payload_it_points_at() {
+        let payload = serde_json::json!({"code": 0, "text": "é\"}"});
+        let (text, d) = frame_text(30, &payload);
+        let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(parsed, serde_json::json!({"op": 30, "d": payload}));
+        assert_eq!(&text[d], serde_json::to_string(&payload).unwrap());
     }
 }

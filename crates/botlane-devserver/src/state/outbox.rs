@@ -87,6 +87,11 @@ impl OutboxReader {
         self.rx.recv().await
     }
 
+    /// The next queued item, if one is waiting now.
+    pub(crate) fn try_recv(&mut self) -> Option<Outbound> {
+        self.rx.try_recv().ok()
+    }
+
     /// Releases the room a written (or abandoned) frame took.
     pub(crate) fn release(&self, len: usize) {
         self.queued.send_modify(|q| *q = q.saturating_sub(len));
