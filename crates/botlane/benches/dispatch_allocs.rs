@@ -95,14 +95,16 @@ fn serve() {
         }
     });
     rt.block_on(async move {
-        let mut newest: Option<Session> = None;
+        // Every session is kept (dropping one ends its connection); batches
+        // replay on the newest.
+        let mut sessions: Vec<Session> = Vec::new();
         loop {
             tokio::select! {
                 // A session that finished its login is taken before the
                 // line that asks to replay on it (both are ready at once
                 // when the parent writes right after its login returns).
                 biased;
-                session = service.next_session() => newest = Some(session),
+                session = service.next_session() => sessions.push(session),
                 line = lines.recv() => {
                     let Some(line) = line else { return };
                     let batch = match line.trim() {
@@ -110,7 +112,7 @@ fn serve() {
                         "invocations" => &invocations,
                         other => panic!("unknown command {other:?}"),
                     };
-                    newest.as_ref().expect("a client logged in").replay(batch).await;
+                    sessions.last().expect("a client logged in").replay(batch).await;
                 }
             }
         }
