@@ -105,6 +105,7 @@ impl Client {
         let config = SessionConfig {
             token: options.token.clone(),
             keystore_path: options.keystore_path.clone(),
+            keystore_in_memory: options.keystore_in_memory,
             keystore_save_window: options.keystore_save_window,
             url,
             tls,

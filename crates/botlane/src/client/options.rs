@@ -31,8 +31,18 @@ pub const DEFAULT_REST_URL: &str = "https://rest.botlane.chat";
 pub struct ClientOptions {
     /// The long-lived bot token, presented once per login and nowhere else.
     pub token: SecretString,
-    /// Where the keystore file lives (created on first run).
+    /// Where the keystore file lives (created on first run). Unused with
+    /// `keystore_in_memory`.
     pub keystore_path: PathBuf,
+    /// Keeps the bot's identity and channel keys in memory only, with no
+    /// keystore file (off by default): for hosting platforms that run many
+    /// bots in one process and keep no per-bot files; no file is read or
+    /// written, so a first run costs no disk sync. The trade-off: a restart
+    /// loses the identity and every channel key, so the bot logs in as a
+    /// new identity and each channel's key must be shared with it again
+    /// before it can read that channel. See
+    /// [`Saver::in_memory`](crate::keystore::Saver::in_memory).
+    pub keystore_in_memory: bool,
     /// The realtime wire's address: `wss://`, or `ws://` only for the hosts
     /// `localhost`, `127.0.0.1` and `::1` (unless `allow_insecure_ws`).
     pub url: String,
@@ -119,6 +129,7 @@ impl ClientOptions {
         Self {
             token: SecretString::from(token.into()),
             keystore_path: keystore_path.into(),
+            keystore_in_memory: false,
             url: url.into(),
             rest_url: DEFAULT_REST_URL.to_owned(),
             debug: false,
@@ -197,6 +208,20 @@ impl ClientOptions {
     #[must_use]
     pub fn reconnect_reset_after(mut self, after: Duration) -> Self {
         self.reconnect_reset_after = after;
+        self
+    }
+
+    /// Keeps the identity and channel keys in memory only (see the field
+    /// `keystore_in_memory` for the trade-off).
+    ///
+    /// ```
+    /// let options = botlane::ClientOptions::new("token", "unused", "ws://127.0.0.1:9000/ws")
+    ///     .keystore_in_memory(true);
+    /// assert!(options.keystore_in_memory);
+    /// ```
+    #[must_use]
+    pub fn keystore_in_memory(mut self, in_memory: bool) -> Self {
+        self.keystore_in_memory = in_memory;
         self
     }
 

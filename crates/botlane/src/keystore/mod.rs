@@ -25,7 +25,7 @@ use crate::crypto::{ChannelKey, IdentityKeyPair};
 pub use error::KeystoreError;
 pub use file::MAX_KEYSTORE_BYTES;
 pub use format::KEYSTORE_VERSION;
-pub use saver::{Saver, SaverOptions, MAX_CHANNEL_ID_BYTES};
+pub use saver::{Saver, SaverOptions, IN_MEMORY_PATH, MAX_CHANNEL_ID_BYTES};
 
 /// The fuzz target's entry point.
 #[cfg(feature = "fuzzing")]

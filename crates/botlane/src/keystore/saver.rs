@@ -158,12 +158,12 @@ struct Shared {
     path: PathBuf,
     identity: Arc<IdentityKeyPair>,
     options: SaverOptions,
-    runtime: Handle,
+    /// Where changes are written; `None` for a keystore in memory only.
+    file: Option<FileSink>,
     state: Mutex<State>,
     /// Held for a whole write, so that writes happen one at a time, each
     /// with the contents as of its start.
     writer: tokio::sync::Mutex<()>,
-    write: Arc<WriteFn>,
     writes: AtomicU64,
     warnings: Mutex<WarnLimit>,
 }
@@ -182,6 +182,17 @@ struct WarnLimit {
     last: Option<Instant>,
     suppressed: u64,
 }
+
+/// How a keystore backed by a file writes it: in the runtime's blocking
+/// pool, with `write`.
+struct FileSink {
+    runtime: Handle,
+    write: Arc<WriteFn>,
+}
+
+/// What [`Saver::path`] returns for a keystore held in memory only (and
+/// what its errors name).
+pub const IN_MEMORY_PATH: &str = "(in memory)";
 
 /// Who asks for a write: the timer task owns `State::scheduled`.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -220,14 +231,42 @@ impl Saver {
                 action: "open",
             })??;
         let (path, identity, channels) = store.into_parts();
-        Ok(Self::start(
-            path,
-            identity,
-            channels,
-            options,
+        let file = FileSink {
             runtime,
-            Arc::new(file::replace),
-        ))
+            write: Arc::new(file::replace),
+        };
+        Ok(Self::start(path, identity, channels, options, Some(file)))
+    }
+
+    /// A keystore held in memory only, with a new identity: nothing is read
+    /// or written, so it costs no file I/O at all, for hosting platforms
+    /// that run many bots and keep no per-bot files. The trade-off: a
+    /// restart loses the identity and every channel key, so the bot comes
+    /// back as a new identity and each channel's key must be shared with it
+    /// again. [`path`](Self::path) is [`IN_MEMORY_PATH`], [`writes`](Self::writes)
+    /// stays 0 and [`flush`](Self::flush) returns at once.
+    ///
+    /// ```
+    /// use botlane::crypto::ChannelKey;
+    /// use botlane::keystore::{Saver, SaverOptions, IN_MEMORY_PATH};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let saver = Saver::in_memory(SaverOptions::default())?;
+    /// saver.insert("c1", ChannelKey::generate()?)?;
+    /// saver.flush().await?;
+    /// assert_eq!((saver.len(), saver.writes()), (1, 0));
+    /// assert_eq!(saver.path().to_str(), Some(IN_MEMORY_PATH));
+    /// # Ok(()) }
+    /// ```
+    pub fn in_memory(options: SaverOptions) -> Result<Self, KeystoreError> {
+        let path = PathBuf::from(IN_MEMORY_PATH);
+        options.check(&path)?;
+        let identity = IdentityKeyPair::generate().map_err(|error| KeystoreError::Crypto {
+            path: path.clone(),
+            error,
+        })?;
+        Ok(Self::start(path, identity, BTreeMap::new(), options, None))
     }
 
     fn start(
@@ -235,15 +274,14 @@ impl Saver {
         identity: IdentityKeyPair,
         channels: BTreeMap<String, ChannelKey>,
         options: SaverOptions,
-        runtime: Handle,
-        write: Arc<WriteFn>,
+        file: Option<FileSink>,
     ) -> Self {
         Self {
             shared: Arc::new(Shared {
                 path,
                 identity: Arc::new(identity),
                 options,
-                runtime,
+                file,
                 state: Mutex::new(State {
                     channels,
                     changed: 0,
@@ -251,7 +289,6 @@ impl Saver {
                     scheduled: false,
                 }),
                 writer: tokio::sync::Mutex::new(()),
-                write,
                 writes: AtomicU64::new(0),
                 warnings: Mutex::new(WarnLimit::default()),
             }),
@@ -382,10 +419,14 @@ impl Saver {
 
     fn changed(&self, state: &mut State) {
         state.changed += 1;
+        let Some(file) = &self.shared.file else {
+            // In memory only: memory is where it is kept.
+            state.saved = state.changed;
+            return;
+        };
         if !state.scheduled {
             state.scheduled = true;
-            self.shared
-                .runtime
+            file.runtime
                 .spawn(timer(self.shared.clone(), self.shared.options.window));
         }
     }
@@ -434,6 +475,9 @@ async fn timer(shared: Arc<Shared>, delay: Duration) {
 }
 
 async fn write_pending(shared: &Arc<Shared>, caller: Caller) -> Result<(), KeystoreError> {
+    let Some(file) = &shared.file else {
+        return Ok(());
+    };
     let _turn = shared.writer.lock().await;
     let (generation, snapshot) = {
         let mut state = lock(&shared.state);
@@ -449,9 +493,9 @@ async fn write_pending(shared: &Arc<Shared>, caller: Caller) -> Result<(), Keyst
     let (path, identity, write) = (
         shared.path.clone(),
         shared.identity.clone(),
-        shared.write.clone(),
+        file.write.clone(),
     );
-    let written = shared
+    let written = file
         .runtime
         .spawn_blocking(move || write(&path, &format::encode(&identity, &snapshot)))
         .await
@@ -526,19 +570,44 @@ mod tests {
             lock(&sink.written).push(contents.channels.len());
             Ok(())
         };
+        let file = FileSink {
+            runtime: Handle::current(),
+            write: Arc::new(write),
+        };
         let saver = Saver::start(
             PathBuf::from("/k/store.json"),
             IdentityKeyPair::from_secret_bytes([5; 32]),
             BTreeMap::new(),
             options,
-            Handle::current(),
-            Arc::new(write),
+            Some(file),
         );
         (saver, disk)
     }
 
     fn key(n: u8) -> ChannelKey {
         ChannelKey::from_bytes([n; 32])
+    }
+
+    #[tokio::test]
+    async fn an_in_memory_keystore_keeps_its_keys_and_rules_and_writes_nothing() {
+        let saver = Saver::in_memory(SaverOptions::default().max_channel_keys(1)).unwrap();
+        saver.insert("c1", key(1)).unwrap();
+        let refused = saver.insert("c2", key(2)).unwrap_err().to_string();
+        assert!(refused.contains(IN_MEMORY_PATH), "{refused}");
+        assert_eq!(saver.channel_ids(), ["c1"]);
+        saver.flush().await.unwrap();
+        assert_eq!(saver.writes(), 0);
+        assert!(!format!("{saver:?}").contains("pending: true"));
+        assert_eq!(saver.retain(["c9"]), 1);
+        assert!(saver.is_empty());
+        let other = Saver::in_memory(SaverOptions::default()).unwrap();
+        assert_ne!(
+            other.identity().public_key(),
+            saver.identity().public_key(),
+            "each in-memory keystore has an identity of its own"
+        );
+        let bad = Saver::in_memory(SaverOptions::default().max_channel_keys(0));
+        assert!(bad.is_err());
     }
 
     /// Lets the timer task and its blocking write finish without moving

@@ -42,6 +42,8 @@ use crate::transport::{self, Connection};
 pub(crate) struct SessionConfig {
     pub(crate) token: SecretString,
     pub(crate) keystore_path: PathBuf,
+    /// Keep the identity and channel keys in memory only (no file).
+    pub(crate) keystore_in_memory: bool,
     pub(crate) keystore_save_window: Duration,
     /// The checked realtime url and the TLS configuration for it.
     pub(crate) url: url::Url,
@@ -118,13 +120,14 @@ impl Session {
             // A failed first login may be retried: the keystore opened then is kept.
             Some(saver) => saver,
             None => {
-                let saver = Saver::open(
-                    &self.config.keystore_path,
-                    SaverOptions::default().window(self.config.keystore_save_window),
-                )
-                .await
-                .map_err(ClientError::Keystore)?;
-                self.membership.use_keystore(saver)
+                let options = SaverOptions::default().window(self.config.keystore_save_window);
+                let saver = if self.config.keystore_in_memory {
+                    Saver::in_memory(options)
+                } else {
+                    Saver::open(&self.config.keystore_path, options).await
+                };
+                self.membership
+                    .use_keystore(saver.map_err(ClientError::Keystore)?)
             }
         };
         let public_key = keystore.identity().public_key().to_base64();
@@ -197,6 +200,7 @@ mod tests {
         let config = SessionConfig {
             token: SecretString::from("t"),
             keystore_path: PathBuf::from("k"),
+            keystore_in_memory: false,
             keystore_save_window: Duration::ZERO,
             url,
             tls: transport::tls::client_config(&[]).unwrap(),
