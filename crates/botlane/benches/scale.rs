@@ -17,7 +17,11 @@
 //!    N: resident memory per idle session;
 //! 5. `alice` (a devserver `TestUser`) shares every channel's key, then
 //!    sends one `/tick` into each channel, pipelined; the clock stops when
-//!    every bot's handler has run: dispatch spread over all N.
+//!    every bot's handler has run: dispatch spread over all N;
+//! 6. the N bots close; N new clients with in-memory keystores
+//!    (`keystore_in_memory`, a first run that touches no file) log in, 32
+//!    at a time: the first-run cost without keystore files, beside the
+//!    cost of creating the files in step 1.
 //!
 //! `cargo bench -p botlane --bench scale` runs N = 1,000 (or
 //! `BOTLANE_SCALE_BOTS`); without `--bench` (as `cargo test --all-targets`
@@ -183,6 +187,8 @@ struct Figures {
     built_kib: u64,
     idle_kib: u64,
     dispatch: Vec<Duration>,
+    /// `Client::new` and `login` of N clients with in-memory keystores.
+    in_memory_login: Duration,
 }
 
 fn measure(bots: usize, rounds: usize) {
@@ -202,6 +208,12 @@ fn measure(bots: usize, rounds: usize) {
         })
         .collect();
     let keystores = clock.elapsed();
+    // As after a restart, the bots open keystores an earlier run wrote:
+    // their directory has not changed for a while, so its listing for
+    // stale temporary files is taken once, not once per bot
+    // (`keystore/listing.rs` trusts no listing of a directory changed
+    // within the last 2 s).
+    let settled = tokio::time::Instant::now() + Duration::from_millis(2500);
 
     let rt = tokio::runtime::Runtime::new().unwrap();
     let figures = rt.block_on(async {
@@ -219,6 +231,7 @@ fn measure(bots: usize, rounds: usize) {
         let raw = clock.elapsed();
         // The service frees the raw sessions before the bots take theirs.
         tokio::time::sleep(Duration::from_millis(500)).await;
+        tokio::time::sleep_until(settled).await;
 
         let handled = Arc::new(Progress::default());
         let rss_before = rss_kib();
@@ -277,6 +290,30 @@ fn measure(bots: usize, rounds: usize) {
         }
         for client in &clients {
             assert_eq!(client.stats().pushes_dropped, 0, "a bot dropped a push");
+        }
+        let closes = futures_util::stream::iter(&clients)
+            .for_each_concurrent(CONCURRENCY, |c| async move { c.close().await.unwrap() });
+        tokio::time::timeout(PHASE_LIMIT, closes).await.unwrap();
+        drop(clients);
+        // The service frees the sessions before the next logins take theirs.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+
+        let clock = Instant::now();
+        let in_memory = futures_util::stream::iter(0..bots)
+            .map(|i| {
+                let options = ClientOptions::new(bot_token(i), keystore(i), url.clone())
+                    .keystore_in_memory(true);
+                async move {
+                    let client = Client::new(options).unwrap();
+                    client.login().await.unwrap();
+                    client
+                }
+            })
+            .buffer_unordered(CONCURRENCY)
+            .collect::<Vec<Client>>();
+        let in_memory = tokio::time::timeout(PHASE_LIMIT, in_memory).await.unwrap();
+        let in_memory_login = clock.elapsed();
+        for client in &in_memory {
             client.shutdown();
         }
         Figures {
@@ -288,6 +325,7 @@ fn measure(bots: usize, rounds: usize) {
             built_kib,
             idle_kib,
             dispatch,
+            in_memory_login,
         }
     });
     drop(devserver);
@@ -303,6 +341,7 @@ fn report(mut figures: Figures) {
         login,
         built_kib,
         idle_kib,
+        in_memory_login,
         ..
     } = figures;
     figures.dispatch.sort();
@@ -326,6 +365,10 @@ fn report(mut figures: Figures) {
     println!(
         "  resident memory per bot: {built_kib} KiB built, {idle_kib} KiB idle after login (an Event is {} bytes)",
         std::mem::size_of::<botlane::Event>()
+    );
+    println!(
+        "  first run with in-memory keystores (no file): login of all bots {:.2} s",
+        in_memory_login.as_secs_f64()
     );
     println!(
         "  dispatch, one /tick to each bot: median {:.1} ms of {rounds} rounds, {throughput:.0} messages/s",
@@ -371,6 +414,21 @@ fn report(mut figures: Figures) {
         &format!("{throughput:.0} messages/s"),
         "—",
         "—",
+        "— (information)",
+    );
+    bench_table::row(
+        command,
+        &format!("first run of {bots} bots with in-memory keystores (keystore_in_memory): login"),
+        &format!("{:.2} s", in_memory_login.as_secs_f64()),
+        &format!(
+            "with keystore files: creating them {:.1} s, then login {:.2} s",
+            keystores.as_secs_f64(),
+            login.as_secs_f64()
+        ),
+        &format!(
+            "{:.2}×",
+            in_memory_login.as_secs_f64() / (keystores + login).as_secs_f64()
+        ),
         "— (information)",
     );
 }

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use zeroize::Zeroizing;
 
 use super::error::KeystoreError;
+use super::listing;
 
 /// The largest keystore file botlane reads or writes. A
 /// [`Saver`](super::Saver) at its highest cap (40,000 channels with ids of
@@ -149,7 +150,8 @@ pub(crate) fn publish_new(path: &Path, contents: &[u8]) -> Result<bool, Keystore
 
 /// Removes the temporary files of `path` that a killed process left behind
 /// and returns how many there were. Only files matching the temporary name
-/// pattern exactly are touched, and only under the lock.
+/// pattern exactly are touched, and only under the lock. The directory is
+/// listed again only when it changed since the last listing (`listing.rs`).
 pub(crate) fn remove_stale_temp_files(path: &Path, wait: Duration) -> Result<usize, KeystoreError> {
     let Some(_lock) = Lock::acquire(path, wait)? else {
         return Ok(0);
@@ -157,25 +159,27 @@ pub(crate) fn remove_stale_temp_files(path: &Path, wait: Duration) -> Result<usi
     let Some(name) = path.file_name() else {
         return Ok(0);
     };
-    let entries =
-        fs::read_dir(parent_dir(path)).map_err(io_error(path, "list the directory of"))?;
+    let dir = parent_dir(path);
+    let candidates =
+        listing::temp_candidates(dir).map_err(io_error(path, "list the directory of"))?;
     let mut removed = 0;
-    for entry in entries {
-        let entry = entry.map_err(io_error(path, "list the directory of"))?;
-        if !is_temp_name(name, &entry.file_name()) {
+    for candidate in candidates {
+        if !is_temp_name(name, &candidate) {
             continue;
         }
+        let stale = dir.join(&candidate);
         // Only regular files: never follow or remove a link someone planted.
-        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+        if !fs::symlink_metadata(&stale).is_ok_and(|m| m.file_type().is_file()) {
             continue;
         }
-        match fs::remove_file(entry.path()) {
+        match fs::remove_file(&stale) {
             Ok(()) => removed += 1,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_error(path, "remove a stale temporary file of")(e)),
         }
     }
     if removed > 0 {
+        listing::forget(dir);
         sync_dir(path)?;
     }
     Ok(removed)

@@ -15,6 +15,7 @@ mod error;
 mod file;
 mod format;
 mod integrity;
+mod listing;
 mod saver;
 
 use std::collections::BTreeMap;
