@@ -14,7 +14,9 @@
 //! each; without `--bench` (as `cargo test --all-targets` runs it) one.
 //! `--profile N` runs only N mixed batches through the bot, and
 //! `--profile-raw N` only N through the raw receiver, for
-//! `valgrind --tool=callgrind` (`scripts/bench --profile`).
+//! `valgrind --tool=callgrind` (`scripts/bench --profile`). `--idle N`
+//! only logs N clients in and leaves them idle for a moment before it
+//! ends, for `valgrind --tool=massif`: where an idle session's bytes are.
 //! With `BOTLANE_BENCH_TABLE` set, the figures are appended there as rows of
 //! the `scripts/bench` table.
 
@@ -64,6 +66,18 @@ fn main() {
             .and_then(|n| n.parse().ok())
             .expect("--profile takes a number of batches");
         return profile(batches, args[at] == "--profile-raw");
+    }
+    if let Some(at) = args.iter().position(|a| a == "--idle") {
+        let clients = args
+            .get(at + 1)
+            .and_then(|n| n.parse().ok())
+            .expect("--idle takes a number of clients");
+        let mut service = Service::spawn();
+        let (built, idle) = runtime().block_on(idle_footprint(&mut service, clients));
+        println!(
+            "dispatch_allocs: {clients} idle clients, {built:.0} bytes held each built, {idle:.0} logged in"
+        );
+        return;
     }
     let batches = if args.iter().any(|a| a == "--bench") {
         10
