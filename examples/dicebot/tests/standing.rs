@@ -100,12 +100,19 @@ impl Process {
 
     /// Sends `signal` (`INT`, `TERM`) and waits for the exit.
     async fn stop(&mut self, signal: &str) -> ExitStatus {
-        let child = self.child.as_mut().unwrap();
+        let child = self.child.as_ref().unwrap();
         let sent = Command::new("kill")
             .args([&format!("-{signal}"), &child.id().to_string()])
             .status()
             .unwrap();
         assert!(sent.success(), "kill -{signal} {}", self.name);
+        self.exit(&format!("SIG{signal}")).await
+    }
+
+    /// Waits for the exit, which `after` (what should cause it) explains
+    /// if it does not come.
+    async fn exit(&mut self, after: &str) -> ExitStatus {
+        let child = self.child.as_mut().unwrap();
         // Polled, not joined on a thread: a child that never exits must
         // still fail the test within the bound (and be killed on drop).
         let deadline = tokio::time::Instant::now() + WAIT;
@@ -116,7 +123,7 @@ impl Process {
             }
             assert!(
                 tokio::time::Instant::now() < deadline,
-                "{} did not exit within {WAIT:?} of SIG{signal}",
+                "{} did not exit within {WAIT:?} of {after}",
                 self.name
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -298,6 +305,36 @@ async fn the_dicebot_binary_runs_against_the_devserver_binary() {
     );
     assert_eq!(bot.line().await, "dicebot stopped");
     assert!(keystore.is_file(), "close wrote the keystore");
+    // A token the service does not know: the bot says why on stderr,
+    // without the token, prints no readiness line and exits with 1.
+    let wrong = "dev-only-a-token-nobody-has";
+    let mut refused = Command::new(env!("CARGO_BIN_EXE_dicebot"));
+    refused
+        .env("BOTLANE_TOKEN", wrong)
+        .env("BOTLANE_URL", &ws_url)
+        .env("BOTLANE_REST_URL", &rest_url)
+        .env(
+            "BOTLANE_KEYSTORE",
+            keystore_dir.path().join("refused.keystore"),
+        )
+        .env_remove("RUST_LOG");
+    let mut refused = Process::spawn("dicebot with a wrong token", refused);
+    let status = refused.exit("a refused login").await;
+    assert_eq!(status.code(), Some(1), "{}", refused.stderr());
+    assert!(
+        tokio::time::timeout(WAIT, refused.lines.recv())
+            .await
+            .unwrap()
+            .is_none(),
+        "no readiness line after a refused login"
+    );
+    let stderr = refused.stderr();
+    assert!(stderr.contains("ERROR"), "{stderr}");
+    assert!(
+        !stderr.contains(wrong),
+        "the wrong token was logged: {stderr}"
+    );
+
     let status = devserver.stop("INT").await;
     assert!(
         status.success(),
