@@ -85,13 +85,20 @@ impl Process {
         }
     }
 
-    /// The rest of the first line on stdout that starts with `prefix`.
-    async fn line_after(&mut self, prefix: &str) -> String {
-        loop {
-            if let Some(rest) = self.line().await.strip_prefix(prefix) {
-                return rest.to_owned();
+    /// For each of `prefixes`, the rest of the first line on stdout that
+    /// starts with it, whatever the order of the lines (and whatever other
+    /// lines come between them).
+    async fn lines_after<const N: usize>(&mut self, prefixes: [&str; N]) -> [String; N] {
+        let mut found: [Option<String>; N] = std::array::from_fn(|_| None);
+        while found.iter().any(Option::is_none) {
+            let line = self.line().await;
+            for (prefix, slot) in prefixes.iter().zip(&mut found) {
+                if let (None, Some(rest)) = (&slot, line.strip_prefix(prefix)) {
+                    *slot = Some(rest.to_owned());
+                }
             }
         }
+        found.map(|rest| rest.unwrap_or_default())
     }
 
     fn stderr(&self) -> String {
@@ -222,11 +229,11 @@ async fn the_dicebot_binary_runs_against_the_devserver_binary() {
         .env_remove("BOT_REST_CREDENTIALS")
         .env_remove("RUST_LOG");
     let mut devserver = Process::spawn("botlane-devserver", devserver);
-    let ws_url = devserver.line_after("realtime: ").await;
-    let rest_url = devserver.line_after("rest: ").await;
-    let rest_url = rest_url.split(' ').next().unwrap().to_owned();
-    let playground = devserver.line_after("playground: ").await;
-    let bot_id = devserver.line_after("bot dicebot: ").await;
+    let [ws_url, rest_line, playground, bot_id] = devserver
+        .lines_after(["realtime: ", "rest: ", "playground: ", "bot dicebot: "])
+        .await;
+    // `rest: http://127.0.0.1:port (BOT_REST_CREDENTIALS off)`
+    let rest_url = rest_line.split(' ').next().unwrap().to_owned();
     assert_eq!(bot_id, configured_id);
 
     // Terminal two: the bot, configured through the environment.
