@@ -77,7 +77,7 @@ impl<D: 'static> Check<D> {
     ///
     /// ```
     /// use botlane::{Check, UserError};
-    /// let quiet = Check::sync(|ctx| {
+    /// let quiet: Check = Check::sync(|ctx| {
     ///     if ctx.message().content.len() <= 200 { Ok(()) } else { Err(UserError::from("keep it short")) }
     /// });
     /// # let _ = quiet;
@@ -143,7 +143,7 @@ impl<D: 'static> Check<D> {
     ///
     /// ```
     /// use botlane::Check;
-    /// let admins = Check::allowed_users(["u1"]).reason("only the admins may ban");
+    /// let admins: Check = Check::allowed_users(["u1"]).reason("only the admins may ban");
     /// # let _ = admins;
     /// ```
     #[must_use]

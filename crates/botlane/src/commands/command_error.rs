@@ -79,7 +79,6 @@ impl CommandErrorReason {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the command ran for longer than its timeout of {} s and was aborted", seconds(*.after))]
-#[non_exhaustive]
 pub struct HandlerTimeout {
     /// The timeout.
     pub after: std::time::Duration,
