@@ -53,7 +53,10 @@ pub type CheckFuture = Pin<Box<dyn Future<Output = Result<(), UserError>> + Send
 /// assert!(custom.run(&ctx).await.is_ok());
 /// # }
 /// ```
-pub struct Check<D = ()>(Arc<dyn Fn(&CommandContext<D>) -> CheckFuture + Send + Sync>);
+pub struct Check<D = ()>(Arc<Predicate<D>>);
+
+/// A check's predicate, type-erased.
+type Predicate<D> = dyn Fn(&CommandContext<D>) -> CheckFuture + Send + Sync;
 
 impl<D> Clone for Check<D> {
     fn clone(&self) -> Self {
