@@ -18,6 +18,10 @@ use crate::commands::{
 };
 use crate::events::EventSender;
 
+/// How long a timed-out invocation's task gets to be dropped after its
+/// abort before the failure is reported anyway.
+const ABORT_GRACE: Duration = Duration::from_secs(1);
+
 /// A handler panicked.
 #[derive(Debug, thiserror::Error)]
 #[error("handler panicked: {0}")]
@@ -111,6 +115,11 @@ impl<D: Send + Sync + 'static> Runner<D> {
                 Ok(joined) => Some(joined),
                 Err(_) => {
                     attempt.abort();
+                    // Abort only schedules the drop: wait (bounded, in case
+                    // the handler blocks its thread) until the handler's
+                    // future is gone, so its guards have run before the
+                    // failure is reported.
+                    let _ = tokio::time::timeout(ABORT_GRACE, &mut attempt).await;
                     None
                 }
             },
