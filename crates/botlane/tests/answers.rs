@@ -2,8 +2,9 @@
 //! default (argument errors on both lanes, checks, cooldowns, user errors,
 //! anything else generically), no answer ever reads as an invocation,
 //! answers are rate-limited per user and channel, a rejected answer leads
-//! to nothing more, and answers go off in one line. (That the error text
-//! never reaches the log is `answer_logs.rs`: it needs a binary of its own.)
+//! to nothing more, answers go off in one line, and a custom hook answers
+//! through the same gate. (That the error text never reaches the log is
+//! `answer_logs.rs`: it needs a binary of its own.)
 
 #![allow(clippy::unwrap_used)]
 
@@ -14,9 +15,9 @@ use std::time::Duration;
 
 use botlane::wire::OpCode;
 use botlane::{
-    encode_command_data, ArgumentRule, Client, CommandArgs, CommandContext, CommandData,
-    CommandDeclaration, CommandErrorReason, CommandOption, CommandOptionType, CommandSettings,
-    CommandSource, Event, OnError, UserError,
+    encode_command_data, Answered, ArgumentRule, Client, CommandArgs, CommandContext, CommandData,
+    CommandDeclaration, CommandErrorReason, CommandFailure, CommandOption, CommandOptionType,
+    CommandSettings, CommandSource, Event, OnError, UserError,
 };
 use botlane_devserver::{Direction, TestUser};
 use support::{command_error_event, next_event, World, WAIT};
@@ -529,4 +530,87 @@ async fn several_bots_with_the_same_command_each_answer_a_bad_text_line() {
         other => panic!("the bot not addressed failed the command: {other:?}"),
     }
     second.shutdown();
+}
+
+/// What the custom hook below records in the client's shared state.
+#[derive(Default)]
+struct HookLog {
+    seen: Mutex<Vec<(String, CommandErrorReason, Answered)>>,
+}
+
+#[tokio::test]
+async fn a_custom_hook_reads_the_state_and_its_answers_pass_the_same_gate() {
+    let world = World::new().await;
+    // One answer per user and channel for the whole test.
+    let client = Client::with_data(
+        world
+            .options()
+            .error_answer_limit(1, Duration::from_secs(3600)),
+        HookLog::default(),
+    )
+    .unwrap();
+    client.on_error(OnError::new(
+        |failure: CommandFailure<HookLog>| async move {
+            // A text that reads as an invocation: the gate neutralises it.
+            let answered = failure.answer("/retry in a minute").await.unwrap();
+            let error = failure.error();
+            failure.data().seen.lock().unwrap().push((
+                error.command.clone(),
+                error.reason,
+                answered,
+            ));
+        },
+    ));
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("flaky", "Always fails"),
+            |_ctx: CommandContext<HookLog>| async move {
+                Err::<(), _>(std::io::Error::other("backend down"))
+            },
+        )
+        .unwrap()
+        .register(
+            CommandDeclaration::new("ping", "Pong"),
+            |ctx: CommandContext<HookLog>| async move { ctx.reply("pong").await },
+        )
+        .unwrap();
+    let mut events = client.events();
+    let alice = world.start(&client).await;
+
+    let id = alice.send_text(&world.channel, "/flaky").await.unwrap();
+    command_error_event(&mut events, &id).await;
+    assert_eq!(
+        bot_says(&alice, &world).await,
+        "⚠ /retry in a minute",
+        "the hook's own text, neutralised"
+    );
+    let id = alice.send_text(&world.channel, "/flaky").await.unwrap();
+    command_error_event(&mut events, &id).await;
+    // The second answer is over the limit: the hook is told, nothing is
+    // posted (the next bot message is the pong).
+    alice.send_text(&world.channel, "/ping").await.unwrap();
+    assert_eq!(bot_says(&alice, &world).await, "pong");
+    tokio::time::timeout(WAIT, async {
+        while client.data().seen.lock().unwrap().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        *client.data().seen.lock().unwrap(),
+        [
+            (
+                "flaky".to_owned(),
+                CommandErrorReason::Handler,
+                Answered::Sent
+            ),
+            (
+                "flaky".to_owned(),
+                CommandErrorReason::Handler,
+                Answered::RateLimited
+            ),
+        ]
+    );
 }
