@@ -24,7 +24,7 @@ use botlane::crypto::{wrap_channel_key, ChannelKey, IdentityKeyPair, PublicKey, 
 use botlane::{
     canonical_menu_json, decode_command_data, format_invocation_text, Client, ClientOptions,
     CommandArgValue, CommandArgs, CommandContext, CommandDeclaration, CommandErrorReason,
-    CommandOption, CommandOptionType, Event, FormatError,
+    CommandOption, CommandOptionType, Event, FormatError, OnError,
 };
 use botlane_devserver::{Denial, DevServer, DevServerConfig};
 use fantoccini::{ClientBuilder, Locator};
@@ -366,6 +366,9 @@ async fn start_bot(server: &DevServer, keystore: &Path) -> (Client, String) {
             .await
         })
         .unwrap();
+    // This bot answers parse errors itself, as replies (the page threads
+    // them under the line); the client's default answers are off.
+    client.on_error(OnError::silent());
     let mut events = client.events();
     tokio::spawn(async move {
         while let Ok(event) = events.recv().await {
