@@ -98,12 +98,13 @@ pub struct GuideDoctests;
 // The derives share their names with the traits they implement, as serde's do.
 #[cfg(feature = "macros")]
 pub use botlane_macros::{Command, CommandChoice};
-pub use client::{ChannelInfo, Client, ClientOptions, ClientStats, Emoji, DEFAULT_REST_URL};
+pub use client::{
+    ChannelInfo, Client, ClientOptions, ClientStats, Emoji, DEFAULT_HANDLER_TIMEOUT,
+    DEFAULT_REST_URL,
+};
 pub use commands::*;
 pub use error::{ClientError, ConnectError, ConnectErrorKind};
-pub use events::{
-    CommandError, CommandErrorReason, Event, EventRecvError, Events, SendRejected, EVENT_CAPACITY,
-};
+pub use events::{Event, EventRecvError, Events, SendRejected, EVENT_CAPACITY};
 pub use rest::{
     BinaryResponse, RequestInit, RestError, RestLane, ServiceActionError, ServiceRestError,
 };
