@@ -211,6 +211,7 @@ mod playground;
 mod realtime;
 mod records;
 mod rest;
+mod scene;
 mod server;
 mod state;
 mod test_user;
@@ -231,7 +232,10 @@ pub use rest::{
     StoredFile, BOT_REST_ALLOWLIST, DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW,
     DEFAULT_SESSION_LIFETIME, MAX_HTTP_BODY_BYTES, SECRET_LIFETIME,
 };
+pub use scene::{Scene, SceneBuilder, SceneError, ANSWER_TIMEOUT};
 pub use server::DevServer;
 pub use state::menu::{MenuRejection, StoredCommand, StoredMenu, StoredOption};
 pub use state::{BotAccount, Denial, StateView, UserAccount};
-pub use test_user::{ReceivedMessage, TestUser, TestUserError, CONNECT_TIMEOUT, REQUEST_TIMEOUT};
+pub use test_user::{
+    ReceivedMessage, Sidecar, TestUser, TestUserError, CONNECT_TIMEOUT, REQUEST_TIMEOUT,
+};

@@ -2,10 +2,12 @@
 
 mod error;
 mod inbox;
+mod sidecar;
 mod socket;
 
 pub use error::TestUserError;
 use inbox::{await_slot, check, on_frame, parse, Inner, Shared};
+pub use sidecar::Sidecar;
 pub use socket::CONNECT_TIMEOUT;
 
 use std::sync::{Arc, Mutex};
@@ -18,8 +20,8 @@ use botlane::wire::{
     PublicKeyReply, PublicKeyRequest, Ready, SendReply, SendRequest, WireMessage,
 };
 use botlane::{
-    decode_command_data, encode_command_data, format_invocation_text, CommandArgs, CommandData,
-    CommandDeclaration,
+    decode_command_data, encode_command_data, format_invocation_text, Command, CommandArgs,
+    CommandData, CommandDeclaration,
 };
 use futures_util::{SinkExt, StreamExt};
 use serde::de::DeserializeOwned;
@@ -398,8 +400,57 @@ impl TestUser {
             .await
     }
 
+    /// Invokes the typed command `command` of a bot on the structured lane,
+    /// as [`send_command`](Self::send_command) does with its declaration
+    /// ([`Command::declaration`]) and arguments ([`Command::to_args`]): the
+    /// line and the sidecar are formatted and encoded by botlane's own code,
+    /// exactly as `Client::send_command` does. Returns the message id.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use botlane::Command;
+    /// use botlane_devserver::{DevServer, TestUser};
+    ///
+    /// /// Roll some dice
+    /// #[derive(Command)]
+    /// struct Roll {
+    ///     /// How many dice
+    ///     count: u8,
+    ///     /// What for
+    ///     label: Option<String>,
+    /// }
+    ///
+    /// let server = DevServer::start(Default::default()).await?;
+    /// let channel = server.create_channel(&server.create_server("lobby"), "general")?;
+    /// let alice = server.add_user("alice");
+    /// server.add_member(&channel, &alice.id)?;
+    /// let alice = TestUser::connect(&server.ws_url(), &alice.token).await?;
+    /// alice.open_channel(&channel).await?;
+    ///
+    /// let bot = "6f1c2b0e-2a4c-4f43-9d1e-0b8e6a1e9a55";
+    /// alice.invoke(&channel, bot, &Roll { count: 2, label: Some("fire damage".into()) }).await?;
+    /// let sent = alice.next_message(Duration::from_secs(5)).await?;
+    /// assert_eq!(sent.content, "/roll 2 fire damage");
+    /// let data = sent.command.unwrap();
+    /// assert_eq!((data.name.as_str(), data.args.len()), ("roll", 2));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn invoke<C: Command>(
+        &self,
+        channel_id: &str,
+        bot_id: &str,
+        command: &C,
+    ) -> Result<String, TestUserError> {
+        self.send_command(channel_id, bot_id, &C::declaration(), &command.to_args())
+            .await
+    }
+
     /// Sends any content with any sidecar JSON, both sealed: for tests of
-    /// malformed or mismatched sidecars. Returns the message id.
+    /// malformed or mismatched sidecars, such as a [`Sidecar`]'s
+    /// [`to_json`](Sidecar::to_json). Returns the message id.
     pub async fn send_with_sidecar(
         &self,
         channel_id: &str,
