@@ -364,16 +364,19 @@ fn an_excerpt_as_it_is_in_its_file_passes() {
 #[test]
 fn a_drifted_snippet_fails() {
     // The file says 4.
-    let page = "<!-- file: crates/bot/src/roll.rs -->\n```rust\npub fn roll() -> u8 {\n    6\n}\n```\n";
+    let page =
+        "<!-- file: crates/bot/src/roll.rs -->\n```rust\npub fn roll() -> u8 {\n    6\n}\n```\n";
     let found = problems(page);
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(
-        found[0].starts_with("page.md:2: the block does not appear verbatim in crates/bot/src/roll.rs"),
+        found[0]
+            .starts_with("page.md:2: the block does not appear verbatim in crates/bot/src/roll.rs"),
         "{}",
         found[0]
     );
     // Indentation counts, and so does the order of the parts.
-    let reindented = "<!-- file: crates/bot/src/roll.rs -->\n```rust\npub fn roll() -> u8 {\n  4\n}\n```\n";
+    let reindented =
+        "<!-- file: crates/bot/src/roll.rs -->\n```rust\npub fn roll() -> u8 {\n  4\n}\n```\n";
     assert_eq!(problems(reindented).len(), 1);
     let reordered = "<!-- file: crates/bot/src/roll.rs -->\n```rust\npub fn flip() -> bool {\n// ...\npub fn roll() -> u8 {\n```\n";
     assert_eq!(problems(reordered).len(), 1);
@@ -383,9 +386,14 @@ fn a_drifted_snippet_fails() {
 fn a_rust_block_without_its_file_fails() {
     let found = problems("Some prose.\n\n```rust\nfn main() {}\n```\n");
     assert_eq!(found.len(), 1);
-    assert!(found[0].contains("needs `<!-- file: path -->`"), "{}", found[0]);
+    assert!(
+        found[0].contains("needs `<!-- file: path -->`"),
+        "{}",
+        found[0]
+    );
     // A marker further up, before other prose, does not count.
-    let far = "<!-- file: crates/bot/src/roll.rs -->\nProse.\n```rust\npub fn roll() -> u8 {\n```\n";
+    let far =
+        "<!-- file: crates/bot/src/roll.rs -->\nProse.\n```rust\npub fn roll() -> u8 {\n```\n";
     assert_eq!(problems(far).len(), 1);
     let bare = problems("```\nsomething\n```\n");
     assert!(bare[0].contains("without a language"), "{}", bare[0]);
@@ -394,8 +402,12 @@ fn a_rust_block_without_its_file_fails() {
 #[test]
 fn a_file_that_is_missing_or_not_compiled_fails() {
     let missing = problems("<!-- file: crates/bot/src/gone.rs -->\n```rust\nfn x() {}\n```\n");
-    assert!(missing[0].contains("crates/bot/src/gone.rs does not exist"), "{missing:?}");
-    let stray = problems("<!-- file: crates/bot/src/stray.rs -->\n```rust\npub fn stray() {}\n```\n");
+    assert!(
+        missing[0].contains("crates/bot/src/gone.rs does not exist"),
+        "{missing:?}"
+    );
+    let stray =
+        problems("<!-- file: crates/bot/src/stray.rs -->\n```rust\npub fn stray() {}\n```\n");
     assert_eq!(stray.len(), 1, "{stray:?}");
     assert!(stray[0].contains("is not compiled"), "{}", stray[0]);
     let outside = problems("<!-- file: ../secret.rs -->\n```rust\nfn x() {}\n```\n");
@@ -410,10 +422,12 @@ fn only_explained_rust_ignore_and_other_languages_go_without_a_file() {
     assert!(problems(unexplained)[0].contains("not compiled: why"));
     let no_reason = "<!-- not compiled: -->\n```rust,ignore\nfn x() {}\n```\n";
     assert!(problems(no_reason)[0].contains("needs a reason"));
-    let prose = "```text\nanything at all\n```\n\n```sh\ncargo run\n```\n\n```toml\n[package]\n```\n";
+    let prose =
+        "```text\nanything at all\n```\n\n```sh\ncargo run\n```\n\n```toml\n[package]\n```\n";
     assert_eq!(problems(prose), Vec::<String>::new());
     // Quoted from a file, a block in another language is checked too.
-    let config = "<!-- file: crates/bot/config.json -->\n```json\n{\"listen\": \"127.0.0.1:7700\"}\n```\n";
+    let config =
+        "<!-- file: crates/bot/config.json -->\n```json\n{\"listen\": \"127.0.0.1:7700\"}\n```\n";
     assert!(problems(config)[0].contains("does not appear verbatim"));
     let unclosed = problems("```rust\nfn x() {}\n");
     assert!(unclosed[0].contains("never closed"), "{unclosed:?}");

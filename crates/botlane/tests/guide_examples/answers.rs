@@ -1,7 +1,8 @@
 //! Guide, "When a command fails": what the user sees, and how to change it.
 
-use botlane::UserError;
-use botlane::{BoxError, Command, CommandRegistry, CommandSettings, DeclarationError, OnError};
+use botlane::{
+    BoxError, Command, CommandRegistry, CommandSettings, DeclarationError, OnError, UserError,
+};
 
 /// Divide two whole numbers
 #[derive(Command)]
@@ -123,7 +124,8 @@ mod tests {
             .await
             .unwrap();
         let (answered, mut results) = mpsc::unbounded_channel();
-        scene.bot.on_error(OnError::new(move |failure| {
+        let client = &scene.bot;
+        client.on_error(OnError::new(move |failure| {
             let answered = answered.clone();
             async move {
                 let _ = answered.send(failure.answer_default().await.ok());
@@ -167,7 +169,8 @@ mod tests {
         assert_eq!(scene.answer().await.unwrap().content, "2");
 
         // For the whole client, in one line.
-        scene.bot.on_error(OnError::silent());
+        let client = &scene.bot;
+        client.on_error(OnError::silent());
         scene.say("/divide 6 x").await.unwrap();
         scene.say("/divide 8 4").await.unwrap();
         assert_eq!(scene.answer().await.unwrap().content, "2");
@@ -176,9 +179,9 @@ mod tests {
     #[tokio::test]
     async fn text_lane_argument_errors_can_be_left_to_the_other_bots() {
         let scene = Scene::start(commands).await.unwrap();
-        scene
-            .bot
-            .on_error(OnError::answer().text_argument_errors(false));
+        // Every failure but the text lane's argument errors.
+        let client = &scene.bot;
+        client.on_error(OnError::answer().text_argument_errors(false));
         scene.say("/divide 7 x").await.unwrap();
         let wrong = Sidecar::to(scene.bot_id()).invoking(&Divide {
             dividend: 7,

@@ -80,9 +80,8 @@ mod tests {
         let scene = Scene::start(|registry| commands(registry, Vec::new()))
             .await
             .unwrap();
-        scene
-            .bot
-            .add_check(Check::allowed_channels(["not-this-one"]).reason("ask me in #dice"));
+        let client = &scene.bot;
+        client.add_check(Check::allowed_channels(["not-this-one"]).reason("ask me in #dice"));
         scene.say("/roll 2").await.unwrap();
         assert_eq!(scene.answer().await.unwrap().content, "ask me in #dice");
     }
