@@ -1,7 +1,8 @@
 //! Guide, "When a command fails": what the user sees, and how to change it.
 
 use botlane::{
-    BoxError, Command, CommandRegistry, CommandSettings, DeclarationError, OnError, UserError,
+    BoxError, Command, CommandErrorReason, CommandFailure, CommandRegistry, CommandSettings,
+    DeclarationError, OnError, UserError,
 };
 
 /// Divide two whole numbers
@@ -46,11 +47,23 @@ pub fn quiet_backup(registry: &mut CommandRegistry) -> Result<(), DeclarationErr
     Ok(())
 }
 
+/// The default answers, except for a timeout, which gets a hint.
+pub fn patient_answers() -> OnError {
+    OnError::new(|failure: CommandFailure| async move {
+        let answered = match failure.error().reason {
+            CommandErrorReason::Timeout => failure.answer("that took too long, try later").await,
+            _ => failure.answer_default().await,
+        };
+        // Only fails without a session, when there is nobody to answer.
+        drop(answered);
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
-    use botlane::{neutralise_answer, Answered, CommandErrorReason, Event, OnError};
+    use botlane::{neutralise_answer, Answered, Event};
     use botlane_devserver::{Scene, Sidecar};
     use tokio::sync::mpsc;
 
@@ -113,6 +126,23 @@ mod tests {
             "⚠ !ban is not mine"
         );
         assert_eq!(neutralise_answer("try /help", "/"), "try /help");
+    }
+
+    #[tokio::test]
+    async fn a_hook_of_your_own_answers_instead() {
+        let scene = Scene::start(crate::timeout::commands).await.unwrap();
+        let client = &scene.bot;
+        client.on_error(patient_answers());
+        scene.say("/forecast").await.unwrap();
+        assert_eq!(
+            scene.answer().await.unwrap().content,
+            "that took too long, try later"
+        );
+        scene.say("/forecast now").await.unwrap();
+        assert_eq!(
+            scene.answer().await.unwrap().content,
+            "too many values for the command \"forecast\"\nusage: /forecast"
+        );
     }
 
     #[tokio::test]

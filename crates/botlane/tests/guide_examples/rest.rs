@@ -2,8 +2,10 @@
 //! returns.
 
 use botlane::rest::Method;
-use botlane::{BoxError, CommandContext, CommandDeclaration, CommandRegistry, DeclarationError};
-use botlane::{RestError, RestLane};
+use botlane::{
+    BoxError, CommandContext, CommandDeclaration, CommandRegistry, DeclarationError, RestError,
+    RestLane,
+};
 use serde::Deserialize;
 
 /// The body of `GET /api/files/list` (the fields we use).

@@ -23,7 +23,7 @@ pub fn commands(registry: &mut CommandRegistry) -> Result<(), DeclarationError> 
 
 #[cfg(test)]
 mod tests {
-    use botlane::{Client, ClientOptions, Command};
+    use botlane::{Client, ClientOptions, Command, Event};
     use botlane_devserver::Scene;
 
     use super::*;
@@ -64,20 +64,19 @@ mod tests {
             .await
             .unwrap();
 
+        // Once the caller reads what alice says, it holds the channel key.
+        let mut events = client.events();
+        scene.say("hello").await.unwrap();
+        while !matches!(events.recv().await.unwrap(), Event::Message(_)) {}
+
         let tea = Remind {
             minutes: 5,
             note: Some("tea".into()),
         };
-        // The key reaches the caller shortly after alice shares it.
-        let mut attempts = 0;
-        while let Err(e) = client
+        client
             .send_typed(&scene.channel, scene.bot_id(), &tea)
             .await
-        {
-            attempts += 1;
-            assert!(attempts < 200, "the caller never got the channel key: {e}");
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+            .unwrap();
         // Formatted and encoded like any invocation: the line and the sidecar.
         assert_eq!(tea.to_args().len(), 2);
         assert_eq!(
