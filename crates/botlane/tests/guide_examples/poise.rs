@@ -104,17 +104,14 @@ mod tests {
         alice.send_text(&games, "/roll 2 20").await.unwrap();
         assert_eq!(answer().await.unwrap().content, "roll #1: 2d20");
         alice.send_text(&games, "/roll 2").await.unwrap();
-        assert!(answer()
-            .await
-            .unwrap()
-            .content
-            .starts_with("this command is cooling down"));
+        let cooling = answer().await.unwrap().content;
+        assert!(
+            cooling.starts_with("this command is cooling down"),
+            "{cooling}"
+        );
         alice.send_text(&games, "/help").await.unwrap();
-        assert!(answer()
-            .await
-            .unwrap()
-            .content
-            .contains("/roll <count (1 to 20)> [sides]"));
+        let help = answer().await.unwrap().content;
+        assert!(help.contains("/roll <count (1 to 20)> [sides]"), "{help}");
         assert_eq!(client.data().rolls.load(Ordering::Relaxed), 1);
     }
 }
