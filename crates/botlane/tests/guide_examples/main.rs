@@ -19,3 +19,34 @@ mod rest;
 mod state;
 mod timeout;
 mod typed;
+
+use std::time::Duration;
+
+use botlane::{CommandError, Event, Events};
+
+/// How long a test waits for the client's next event of a kind.
+const EVENT_WAIT: Duration = Duration::from_secs(10);
+
+/// The next event `pick` accepts, skipping the others; a test failure after
+/// [`EVENT_WAIT`].
+async fn next_event<T>(events: &mut Events, pick: impl Fn(Event) -> Option<T>) -> T {
+    let wait = async {
+        loop {
+            if let Some(found) = pick(events.recv().await.unwrap()) {
+                return found;
+            }
+        }
+    };
+    tokio::time::timeout(EVENT_WAIT, wait)
+        .await
+        .unwrap_or_else(|_| panic!("no such event within {EVENT_WAIT:?}"))
+}
+
+/// The next [`Event::CommandError`].
+async fn next_failure(events: &mut Events) -> CommandError {
+    next_event(events, |event| match event {
+        Event::CommandError(error) => Some(error),
+        _ => None,
+    })
+    .await
+}

@@ -25,7 +25,7 @@ async fn ask_the_weather_service() -> String {
 
 #[cfg(test)]
 mod tests {
-    use botlane::{CommandErrorReason, Event, HandlerTimeout};
+    use botlane::{CommandErrorReason, HandlerTimeout};
     use botlane_devserver::Scene;
 
     use super::*;
@@ -39,11 +39,7 @@ mod tests {
             scene.answer().await.unwrap().content,
             "sorry, the forecast command failed"
         );
-        let failure = loop {
-            if let Event::CommandError(error) = events.recv().await.unwrap() {
-                break error;
-            }
-        };
+        let failure = crate::next_failure(&mut events).await;
         assert_eq!(failure.reason, CommandErrorReason::Timeout);
         let timeout = failure
             .error

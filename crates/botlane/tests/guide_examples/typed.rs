@@ -67,7 +67,10 @@ mod tests {
         // Once the caller reads what alice says, it holds the channel key.
         let mut events = client.events();
         scene.say("hello").await.unwrap();
-        while !matches!(events.recv().await.unwrap(), Event::Message(_)) {}
+        crate::next_event(&mut events, |e| {
+            matches!(e, Event::Message(_)).then_some(())
+        })
+        .await;
 
         let tea = Remind {
             minutes: 5,
