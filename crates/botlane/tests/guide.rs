@@ -432,3 +432,28 @@ fn only_explained_rust_ignore_and_other_languages_go_without_a_file() {
     let unclosed = problems("```rust\nfn x() {}\n");
     assert!(unclosed[0].contains("never closed"), "{unclosed:?}");
 }
+
+/// The two-terminal commands of the guide's "Run it on its own" section
+/// name the config file that exists and the token it gives the bot.
+#[test]
+fn the_standing_bot_commands_match_its_config() {
+    let files = Workspace(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    let guide = files.read("docs/guide.md").expect("the guide is readable");
+    let config_flag = guide
+        .lines()
+        .find_map(|l| l.split("--config ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the guide starts the devserver with --config FILE");
+    let config = files
+        .read(config_flag)
+        .unwrap_or_else(|| panic!("the guide's --config {config_flag} exists"));
+    let token = guide
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("BOTLANE_TOKEN="))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the guide starts the bot with BOTLANE_TOKEN=…");
+    assert!(
+        config.contains(&format!("\"token\": \"{token}\"")),
+        "{config_flag} gives no bot the token {token}"
+    );
+}
