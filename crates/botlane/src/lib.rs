@@ -90,11 +90,6 @@ pub mod wire;
 #[doc(hidden)]
 pub mod fuzzing;
 
-/// The snippets of `docs/guide.md`, compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/guide.md")]
-pub struct GuideDoctests;
-
 // The derives share their names with the traits they implement, as serde's do.
 #[cfg(feature = "macros")]
 pub use botlane_macros::{Command, CommandChoice};
