@@ -249,6 +249,7 @@ async fn each_wrong_sidecar_gets_an_argument_error_and_never_the_text_lane() {
         ),
         ("an undeclared option", valid.clone().arg("nope", 1_i64)),
         ("an empty user id", valid.clone().arg("player", "")),
+        ("a count over its max", valid.clone().out_of_bounds("count")),
     ];
     for (what, sidecar) in &cases {
         assert_rejected(&send(&scene, &mut events, line, sidecar).await, what);
