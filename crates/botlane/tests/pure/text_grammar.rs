@@ -8,16 +8,10 @@ use botlane::{
     ParseError, ParseErrorKind as K,
 };
 
+use crate::fixtures::roll;
+
 fn opt(name: &str, kind: T) -> CommandOption {
     CommandOption::new(name, "an option", kind)
-}
-
-/// `roll(count: integer required, sides: integer, label: string)`.
-fn roll() -> CommandDeclaration {
-    CommandDeclaration::new("roll", "Roll dice")
-        .option(opt("count", T::Integer).required(true))
-        .option(opt("sides", T::Integer))
-        .option(opt("label", T::String))
 }
 
 /// Two strings and a trailing integer: no greedy string, so string tokens

@@ -5,16 +5,15 @@
 //! and the parser and matcher never panic on any input.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/proptest_cases.rs"]
-mod proptest_cases;
-
 use botlane::{
     format_invocation_text, match_command_name, parse_invocation_text, CommandArgValue as V,
     CommandArgs, CommandDeclaration, CommandOption, CommandOptionType as T,
 };
+
+use crate::fixtures::roll;
+use crate::proptest_cases::cases;
 use proptest::prelude::*;
 use proptest::sample::{select, subsequence, Index};
-use proptest_cases::cases;
 
 const MAX_SAFE: i64 = 9_007_199_254_740_991;
 
@@ -316,13 +315,6 @@ fn same(a: &CommandArgs, b: &CommandArgs) -> bool {
                     _ => va == vb,
                 }
         })
-}
-
-fn roll() -> CommandDeclaration {
-    CommandDeclaration::new("roll", "Roll dice")
-        .option(CommandOption::new("count", "n", T::Integer).required(true))
-        .option(CommandOption::new("sides", "s", T::Integer))
-        .option(CommandOption::new("label", "l", T::String))
 }
 
 proptest! {

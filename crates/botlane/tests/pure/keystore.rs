@@ -3,20 +3,17 @@
 //! integrity tag, temporary files left by killed processes, and the saver.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/proptest_cases.rs"]
-mod proptest_cases;
-
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::proptest_cases::cases;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use botlane::crypto::{wrap_channel_key, ChannelKey};
 use botlane::keystore::{Keystore, KeystoreError, Saver, SaverOptions};
 use proptest::prelude::*;
-use proptest_cases::cases;
 use serde_json::Value;
 
 fn store_path(dir: &tempfile::TempDir) -> PathBuf {
@@ -409,7 +406,7 @@ fn property_tests_obey_proptest_cases() {
         child
             .args([
                 "--exact",
-                "arbitrary_text_files_are_refused_without_damage",
+                "keystore::arbitrary_text_files_are_refused_without_damage",
                 "--test-threads=1",
                 "--quiet",
             ])
@@ -427,7 +424,7 @@ fn property_tests_obey_proptest_cases() {
 }
 
 /// The documentation, whose test vector 3 is checked below.
-const CRYPTO_DOC: &str = include_str!("../../../docs/crypto.md");
+const CRYPTO_DOC: &str = include_str!("../../../../docs/crypto.md");
 
 /// The exact file of test vector 3.
 fn vector_file() -> &'static str {
@@ -720,7 +717,7 @@ fn sigkill_during_saves_leaves_no_stale_temp_file_after_the_next_open() {
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "sigkill_during_saves_leaves_no_stale_temp_file_after_the_next_open",
+                "keystore::sigkill_during_saves_leaves_no_stale_temp_file_after_the_next_open",
                 "--test-threads=1",
                 "--quiet",
             ])

@@ -1,17 +1,14 @@
 //! The structured sidecar codec: `encode_command_data` / `decode_command_data`.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/proptest_cases.rs"]
-mod proptest_cases;
-
 use std::cell::RefCell;
 
+use crate::proptest_cases::cases;
 use botlane::{
     canonical_bot_id, decode_command_data, encode_command_data, CommandArgValue as V, CommandArgs,
     CommandData, CommandLookup, COMMAND_DATA_VERSION,
 };
 use proptest::prelude::*;
-use proptest_cases::cases;
 
 const BOT: &str = "3f2504e04f8911d39a0c0305e82c3301";
 

@@ -223,7 +223,7 @@ fn text_grammar_formats_every_argument_map_as_recorded() {
 /// both lines written back there are recorded format results.
 #[test]
 fn text_grammar_vectors_cover_every_example_of_the_docs() {
-    let doc = include_str!("../../../docs/text-grammar.md");
+    let doc = include_str!("../../../../docs/text-grammar.md");
     let examples = doc
         .split("## Examples")
         .nth(1)
@@ -571,7 +571,7 @@ fn recorded_form(event: &Value) -> Option<Value> {
 /// an HTTP message recorded in a transcript (placeholders included).
 #[test]
 fn protocol_examples_are_recorded_frames() {
-    let doc = include_str!("../../../docs/protocol.md");
+    let doc = include_str!("../../../../docs/protocol.md");
     let recorded: Vec<Value> = transcript_events()
         .iter()
         .filter_map(|(_, event)| recorded_form(event))
@@ -639,7 +639,7 @@ fn transcript_text_events_are_frames_that_cannot_be_objects() {
 /// The worked example of the canonical menu is the first menu vector.
 #[test]
 fn protocol_worked_menu_example_is_a_vector() {
-    let doc = include_str!("../../../docs/protocol.md");
+    let doc = include_str!("../../../../docs/protocol.md");
     let menus = load("menus.json");
     let case = &cases(&menus, "cases", 1)[0];
     assert_eq!(text(case, "name"), "worked example (docs/protocol.md)");

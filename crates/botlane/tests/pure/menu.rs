@@ -34,7 +34,7 @@ struct Vector {
 
 fn vectors() -> Vec<Vector> {
     let file: VectorFile =
-        serde_json::from_str(include_str!("../../../docs/vectors/menus.json")).unwrap();
+        serde_json::from_str(include_str!("../../../../docs/vectors/menus.json")).unwrap();
     file.cases
 }
 

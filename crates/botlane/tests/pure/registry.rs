@@ -12,6 +12,8 @@ use botlane::{
     MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT,
 };
 
+use crate::fixtures::roll_with_choices as roll;
+
 fn ok_handler() -> CommandHandler {
     CommandHandler::new(|_ctx| async { Ok::<(), std::io::Error>(()) })
 }
@@ -19,13 +21,6 @@ fn ok_handler() -> CommandHandler {
 fn register(reg: &mut CommandRegistry, decl: CommandDeclaration) -> Result<(), DeclarationError> {
     reg.register(decl, |_ctx| async { Ok::<(), std::io::Error>(()) })
         .map(|_| ())
-}
-
-fn roll() -> CommandDeclaration {
-    CommandDeclaration::new("roll", "Roll dice")
-        .option(CommandOption::new("count", "How many", T::Integer).required(true))
-        .option(CommandOption::new("sides", "Sides", T::Integer).choices(["6", "20"]))
-        .option(CommandOption::new("label", "Label", T::String))
 }
 
 fn everything() -> CommandDeclaration {
