@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use botlane::wire::AccountKind;
+use botlane_proto::payload::AccountKind;
 
 use super::DevServer;
 use crate::state::{new_token, Termination};
