@@ -34,7 +34,16 @@ const FORBIDDEN: &[&str] = &[
 fn normal_dependencies() -> Vec<String> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
     let output = Command::new(env!("CARGO"))
-        .args(["tree", "--offline", "-e", "normal", "--prefix", "none", "--format", "{p}"])
+        .args([
+            "tree",
+            "--offline",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
         .arg("--manifest-path")
         .arg(&manifest)
         .args(["-p", "botlane-proto"])
@@ -106,15 +115,27 @@ fn the_sources_name_no_io_module() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
-    assert!(files.len() > 5, "expected the crate's sources under {src:?}");
+    assert!(
+        files.len() > 5,
+        "expected the crate's sources under {src:?}"
+    );
     let mut found = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
-        for needle in ["std::net", "std::fs", "std::process", "std::thread", "tokio::"] {
+        for needle in [
+            "std::net",
+            "std::fs",
+            "std::process",
+            "std::thread",
+            "tokio::",
+        ] {
             if text.contains(needle) {
                 found.push(format!("{}: {needle}", file.display()));
             }
         }
     }
-    assert!(found.is_empty(), "botlane-proto's sources do I/O: {found:?}");
+    assert!(
+        found.is_empty(),
+        "botlane-proto's sources do I/O: {found:?}"
+    );
 }
