@@ -446,8 +446,10 @@ fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) -> R
     let warnings = inbound.warnings();
     let frame = match wire::decode_frame_with(text, ByOpcode) {
         Ok(frame) => frame,
-        // Only a push's payload is decoded here: a reply's waits for its caller.
-        Err(FrameError::Payload { op, .. }) => {
+        // Only a push's payload is decoded here (a reply's waits for its
+        // caller), so only a push's can be of the wrong shape; a reply's
+        // that is not even JSON is a malformed frame, below.
+        Err(FrameError::Payload { op, .. }) if OpCode::from(op).is_some_and(OpCode::is_push) => {
             if let Some(swallowed) = warnings.malformed_frame.allow() {
                 tracing::warn!(op, swallowed, "ignoring a malformed push");
             }
