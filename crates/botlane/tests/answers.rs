@@ -13,13 +13,13 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use botlane::wire::OpCode;
 use botlane::{
     encode_command_data, Answered, ArgumentRule, Client, CommandArgs, CommandContext, CommandData,
     CommandDeclaration, CommandErrorReason, CommandFailure, CommandOption, CommandOptionType,
     CommandSettings, CommandSource, Event, OnError, UserError,
 };
 use botlane_devserver::{Direction, TestUser};
+use botlane_proto::OpCode;
 use support::{command_error_event, next_event, World, WAIT};
 
 fn remind() -> CommandDeclaration {

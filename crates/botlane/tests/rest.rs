@@ -9,9 +9,9 @@
 use std::time::Duration;
 
 use botlane::rest::{Method, StatusCode};
-use botlane::wire::OpCode;
 use botlane::{Client, ClientOptions, Event, RequestInit, RestError, ServiceRestError};
 use botlane_devserver::{BotAccount, DevServer, DevServerConfig, Direction, HttpRecord};
+use botlane_proto::OpCode;
 use futures_util::FutureExt;
 use serde::Deserialize;
 

@@ -13,16 +13,17 @@ pub use socket::CONNECT_TIMEOUT;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use botlane::crypto::{wrap_channel_key, ChannelKey, IdentityKeyPair, PublicKey};
-use botlane::wire::{
-    encode_frame, ChannelInfo, CodeReply, Empty, HistoryReply, HistoryRequest, JoinRequest,
-    KeyShare, LoginReply, LoginRequest, MembersReply, MembersRequest, Notification, OpCode,
-    PublicKeyReply, PublicKeyRequest, Ready, SendReply, SendRequest, WireMessage,
-};
 use botlane::{
     decode_command_data, encode_command_data, format_invocation_text, Command, CommandArgs,
     CommandData, CommandDeclaration,
 };
+use botlane_proto::crypto::{wrap_channel_key, ChannelKey, IdentityKeyPair, PublicKey};
+use botlane_proto::payload::{
+    ChannelInfo, CodeReply, Empty, HistoryReply, HistoryRequest, JoinRequest, KeyShare, LoginReply,
+    LoginRequest, MembersReply, MembersRequest, Notification, PublicKeyReply, PublicKeyRequest,
+    Ready, SendReply, SendRequest, WireMessage,
+};
+use botlane_proto::{encode_frame, OpCode};
 use futures_util::{SinkExt, StreamExt};
 use serde::de::DeserializeOwned;
 use serde::Serialize;

@@ -6,11 +6,17 @@
 //! the synthetic cases below prove it sees what it must (the old
 //! client ↔ rest ↔ message cycle, inline paths, re-exports, globs, `super`,
 //! macro tokens).
+//!
+//! Files by concept (issue 10, item 9): `file_size.rs` counts the lines of
+//! every workspace crate's sources outside their tests and fails on a file
+//! over 600 that is not on its allow-list with a reason in its header.
 
 #![allow(clippy::unwrap_used)]
 
 #[path = "architecture/checker.rs"]
 mod checker;
+#[path = "architecture/file_size.rs"]
+mod file_size;
 
 use std::path::Path;
 
@@ -250,4 +256,96 @@ fn a_file_that_does_not_parse_is_named() {
         .err()
         .unwrap();
     assert!(err.starts_with("a.rs does not parse"), "{err}");
+}
+
+#[test]
+fn no_workspace_source_file_is_over_600_lines_outside_its_tests() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let files = file_size::workspace_sources(&workspace);
+    // Every crate's sources were read, this file's crate and botlane-proto among them.
+    for expected in [
+        "crates/botlane/src/lib.rs",
+        "crates/botlane-proto/src/lib.rs",
+    ] {
+        assert!(
+            files.iter().any(|f| f.path == expected),
+            "{expected} was not counted"
+        );
+    }
+    let problems = file_size::violations(&files, file_size::ALLOWED);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn test_modules_and_test_items_are_not_counted() {
+    let text = "\
+//! A file.
+fn a() {}
+
+#[cfg(test)]
+mod tests;
+
+impl A {
+    #[cfg(test)]
+    #[allow(dead_code)]
+    fn only_in_tests() {
+        if x {
+        }
+    }
+    fn b() {}
+}
+
+#[cfg(test)]
+mod more_tests {
+    fn c() {
+        let s = \"}\";
+    }
+}
+";
+    // Counted: the header, `fn a`, three blanks, `impl A {`, `fn b`, its `}`.
+    assert_eq!(file_size::non_test_lines(text).unwrap(), 8);
+    assert_eq!(
+        file_size::non_test_lines("fn a() {}\nfn b() {}\n").unwrap(),
+        2
+    );
+    let err = file_size::non_test_lines("#[cfg(test)]\nmod t {\n").unwrap_err();
+    assert!(err.contains("line 1"), "{err}");
+}
+
+#[test]
+fn the_rule_names_what_is_over_and_keeps_its_allow_list_honest() {
+    let file = |path: &str, lines: usize, header: &str| file_size::Counted {
+        path: path.to_owned(),
+        lines,
+        header: header.to_owned(),
+    };
+    let files = [
+        file("crates/a/src/big.rs", 601, "//! Big."),
+        file("crates/a/src/ok.rs", 600, "//! Fine."),
+        file(
+            "crates/a/src/listed.rs",
+            900,
+            "//! One table, over 600 lines: it is generated.",
+        ),
+        file("crates/a/src/no_reason.rs", 700, "//! Long."),
+        file(
+            "crates/a/src/shrunk.rs",
+            10,
+            "//! Was long, over 600 lines once.",
+        ),
+    ];
+    let allowed = [
+        "crates/a/src/listed.rs",
+        "crates/a/src/no_reason.rs",
+        "crates/a/src/shrunk.rs",
+        "crates/a/src/gone.rs",
+    ];
+    let problems = file_size::violations(&files, &allowed);
+    assert_eq!(problems.len(), 4, "{problems:#?}");
+    assert!(
+        problems[0].starts_with("crates/a/src/big.rs has 601 lines outside its tests, over 600")
+    );
+    assert!(problems[1].contains("no_reason.rs is on ALLOWED but its header does not say why"));
+    assert!(problems[2].contains("shrunk.rs is on ALLOWED but has 10 lines"));
+    assert!(problems[3].contains("gone.rs is on ALLOWED but does not exist"));
 }

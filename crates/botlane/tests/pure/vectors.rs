@@ -453,16 +453,17 @@ fn transcript_frames() -> Vec<(String, String, String, Value)> {
 
 /// The frame re-encoded by botlane after decoding its payload as `T`.
 fn reencoded<T: serde::Serialize + serde::de::DeserializeOwned>(op: u16, text: &str) -> String {
-    let frame = botlane::wire::decode_frame(text).unwrap();
-    let payload: T = botlane::wire::decode_payload(op, frame.d)
+    let frame = botlane_proto::decode_frame(text).unwrap();
+    let payload: T = botlane_proto::decode_payload(op, frame.d)
         .unwrap_or_else(|e| panic!("op {op} does not decode: {e}: {text}"));
-    botlane::wire::encode_frame(botlane::wire::OpCode::from(op).unwrap(), &payload)
+    botlane_proto::encode_frame(botlane_proto::OpCode::from(op).unwrap(), &payload)
 }
 
-/// Decodes a recorded frame with the `botlane::wire` type of its opcode and
+/// Decodes a recorded frame with the `botlane_proto` payload type of its opcode and
 /// direction and writes it back; the text must not change.
 fn wire_round_trip(dir: &str, text: &str) -> String {
-    use botlane::wire::*;
+    use botlane_proto::payload::*;
+    use botlane_proto::{decode_frame, decode_payload, OpCode};
     let value: Value = serde_json::from_str(text).unwrap();
     let op = u16::try_from(value["op"].as_u64().unwrap()).unwrap();
     let refused = value["d"]["code"].as_i64().is_some_and(|c| c != 0);

@@ -1,18 +1,12 @@
-//! The realtime opcode wire: opcodes, reply codes, frames and payloads,
-//! shared by the client and `botlane-devserver`. See `docs/protocol.md`.
+//! The reply codes: the `code` every reply payload carries.
 
-mod frame;
-mod opcode;
-
-pub use frame::*;
-pub use opcode::OpCode;
-
-/// The `code` of a reply.
+/// The `code` of a reply: `0` for success, a negative number for a refusal.
 ///
 /// ```
-/// use botlane::wire::ReplyCode;
+/// use botlane_proto::ReplyCode;
 /// assert_eq!(ReplyCode::from_code(-7), Some(ReplyCode::FlagOff));
 /// assert_eq!(ReplyCode::RateLimited.code(), -9);
+/// assert_eq!(ReplyCode::from_code(-10), None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -71,5 +65,22 @@ impl ReplyCode {
             -9 => Self::RateLimited,
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_round_trips() {
+        let mut known = 0;
+        for code in -20..=20 {
+            if let Some(reply) = ReplyCode::from_code(code) {
+                assert_eq!(reply.code(), code);
+                known += 1;
+            }
+        }
+        assert_eq!(known, 10, "0 and -1..=-9");
     }
 }

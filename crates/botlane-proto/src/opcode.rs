@@ -8,7 +8,7 @@
 /// is not listed here is ignored.
 ///
 /// ```
-/// use botlane::wire::OpCode;
+/// use botlane_proto::OpCode;
 /// assert_eq!(OpCode::from(240), Some(OpCode::FetchEmojis));
 /// assert_eq!(OpCode::FetchEmojis.code(), 240);
 /// assert_eq!(OpCode::from(9999), None);
