@@ -125,7 +125,7 @@ impl TestUser {
     }
 
     /// Sends any content with any sidecar JSON, both sealed: for tests of
-    /// malformed or mismatched sidecars, such as a [`Sidecar`]'s
+    /// malformed or mismatched sidecars, such as a [`Sidecar`](super::Sidecar)'s
     /// [`to_json`](super::Sidecar::to_json). Returns the message id.
     pub async fn send_with_sidecar(
         &self,
