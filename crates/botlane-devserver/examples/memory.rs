@@ -135,7 +135,7 @@ impl Drop for Server {
 async fn login(url: &str, token: &str) -> Socket {
     let (mut ws, _) = connect_async(url).await.unwrap();
     // A real public key: the service refuses low-order points such as zeros.
-    let key = botlane::crypto::IdentityKeyPair::from_secret_bytes([7; 32])
+    let key = botlane_proto::crypto::IdentityKeyPair::from_secret_bytes([7; 32])
         .public_key()
         .to_base64();
     let frame =

@@ -39,7 +39,57 @@
 //!   [`DevServer::notifications_for`]) and await a change without sleeping
 //!   ([`DevServer::wait_for`]).
 //!
-//! # Testing a bot
+//! # Testing a bot in one line: [`Scene`]
+//!
+//! [`Scene::start`] sets up a devserver, the bot's logged-in [`Client`](botlane::Client)
+//! with the commands the closure registers, and a human [`TestUser`] in one
+//! channel with the key shared. [`Scene::invoke`] ([`TestUser::invoke`]
+//! outside a scene) sends a typed command on the structured lane, formatted
+//! and encoded by botlane's own code; [`Sidecar`] builds deliberately wrong
+//! sidecars (a wrong type, an unknown choice, another bot…) for
+//! [`Scene::send_sidecar`] / [`TestUser::send_with_sidecar`].
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use botlane::Command;
+//! use botlane_devserver::{Scene, Sidecar};
+//!
+//! /// Roll some dice
+//! #[derive(Command, Debug, PartialEq)]
+//! struct Roll {
+//!     /// How many dice
+//!     #[option(min = 1, max = 20)]
+//!     count: u8,
+//! }
+//!
+//! let scene = Scene::start(|commands| {
+//!     commands.command::<Roll>(|ctx, roll| async move {
+//!         ctx.reply(&format!("rolled {}", roll.count)).await
+//!     })?;
+//!     Ok(())
+//! })
+//! .await?;
+//!
+//! scene.say("/roll 2").await?; // the text lane
+//! assert_eq!(scene.answer().await?.content, "rolled 2");
+//! scene.invoke(&Roll { count: 3 }).await?; // the structured lane, typed
+//! assert_eq!(scene.answer().await?.content, "rolled 3");
+//!
+//! // A sidecar addressed to another bot: dropped, the valid line ignored.
+//! let elsewhere = Sidecar::to(scene.bot_id()).invoking(&Roll { count: 4 }).for_another_bot();
+//! scene.send_sidecar("/roll 4", &elsewhere).await?;
+//! scene.say("/roll 5").await?;
+//! assert_eq!(scene.answer().await?.content, "rolled 5");
+//! scene.close().await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The crate's `README.md` shows the same with an argument error, and the
+//! table of every kind of wrong sidecar.
+//!
+//! # Testing a bot step by step
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -211,11 +261,18 @@ mod playground;
 mod realtime;
 mod records;
 mod rest;
+mod scene;
 mod server;
 mod state;
 mod test_user;
 mod throttle;
 mod tls;
+
+/// The Rust blocks of the crate's README, compiled (and run, unless marked
+/// `no_run`) as doctests, so the README cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 pub use config::{
     parse_flag, AccountConfig, ChannelConfig, DevServerConfig, FileConfig, ServerConfig,
@@ -231,7 +288,10 @@ pub use rest::{
     StoredFile, BOT_REST_ALLOWLIST, DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW,
     DEFAULT_SESSION_LIFETIME, MAX_HTTP_BODY_BYTES, SECRET_LIFETIME,
 };
+pub use scene::{Scene, SceneBuilder, SceneError, ANSWER_TIMEOUT};
 pub use server::DevServer;
 pub use state::menu::{MenuRejection, StoredCommand, StoredMenu, StoredOption};
 pub use state::{BotAccount, Denial, StateView, UserAccount};
-pub use test_user::{ReceivedMessage, TestUser, TestUserError, CONNECT_TIMEOUT, REQUEST_TIMEOUT};
+pub use test_user::{
+    ReceivedMessage, Sidecar, TestUser, TestUserError, CONNECT_TIMEOUT, REQUEST_TIMEOUT,
+};

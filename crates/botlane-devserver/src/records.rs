@@ -5,7 +5,8 @@
 use std::collections::VecDeque;
 use std::fmt;
 
-use botlane::wire::{Notification, OpCode};
+use botlane_proto::payload::Notification;
+use botlane_proto::OpCode;
 
 /// What a record costs to keep, in bytes: what it holds plus a fixed
 /// allowance for its own fields.
@@ -118,7 +119,7 @@ impl FrameRecord {
     /// Whether this frame has opcode `op` and went `direction`.
     ///
     /// ```
-    /// # use botlane::wire::OpCode;
+    /// # use botlane_proto::OpCode;
     /// # use botlane_devserver::{Direction, FrameRecord};
     /// fn replies_to_sends(frames: &[FrameRecord]) -> usize {
     ///     frames.iter().filter(|f| f.is(Direction::Sent, OpCode::Send)).count()

@@ -8,10 +8,10 @@ mod common;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use botlane::wire::OpCode;
 use botlane_devserver::{
     AccountConfig, ChannelConfig, DevServer, DevServerConfig, ServerConfig, TestUser, TestUserError,
 };
+use botlane_proto::OpCode;
 use common::{End, Raw};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

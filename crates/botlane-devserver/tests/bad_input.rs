@@ -6,11 +6,11 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use botlane::wire::OpCode;
 use botlane_devserver::{
     AccountConfig, ChannelConfig, DevServer, DevServerConfig, ServerConfig, TestUser,
     TestUserError, MAX_FRAME_BYTES, REQUEST_TIMEOUT,
 };
+use botlane_proto::OpCode;
 use common::{fake_key, logged_in, sealed, End, Raw};
 use futures_util::SinkExt;
 use serde_json::{json, Value};

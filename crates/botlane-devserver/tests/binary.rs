@@ -7,8 +7,8 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use botlane::wire::OpCode;
 use botlane_devserver::BOT_REST_CREDENTIALS;
+use botlane_proto::OpCode;
 use common::Raw;
 use serde_json::{json, Value};
 

@@ -7,10 +7,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use botlane::wire::OpCode;
 use botlane_devserver::{
     AccountConfig, ChannelConfig, DevServer, DevServerConfig, Limits, ServerConfig,
 };
+use botlane_proto::OpCode;
 use common::{logged_in, sealed, End, Raw, WAIT};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};

@@ -7,8 +7,8 @@ mod common;
 
 use std::time::Duration;
 
-use botlane::wire::OpCode;
 use botlane_devserver::{DevServer, TestUser};
+use botlane_proto::OpCode;
 use common::{fake_key, logged_in, sealed, Raw, WAIT};
 use serde_json::json;
 

@@ -20,13 +20,13 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use botlane::crypto::{wrap_channel_key, ChannelKey, IdentityKeyPair, PublicKey, WrappedKey};
 use botlane::{
     canonical_menu_json, decode_command_data, format_invocation_text, Client, ClientOptions,
     CommandArgValue, CommandArgs, CommandContext, CommandDeclaration, CommandErrorReason,
-    CommandOption, CommandOptionType, Event, FormatError,
+    CommandOption, CommandOptionType, Event, FormatError, OnError,
 };
 use botlane_devserver::{Denial, DevServer, DevServerConfig};
+use botlane_proto::crypto::{wrap_channel_key, ChannelKey, IdentityKeyPair, PublicKey, WrappedKey};
 use fantoccini::{ClientBuilder, Locator};
 use futures_util::FutureExt;
 use serde_json::{json, Value};
@@ -366,6 +366,9 @@ async fn start_bot(server: &DevServer, keystore: &Path) -> (Client, String) {
             .await
         })
         .unwrap();
+    // This bot answers parse errors itself, as replies (the page threads
+    // them under the line); the client's default answers are off.
+    client.on_error(OnError::silent());
     let mut events = client.events();
     tokio::spawn(async move {
         while let Ok(event) = events.recv().await {

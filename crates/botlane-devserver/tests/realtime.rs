@@ -5,11 +5,11 @@ mod common;
 
 use std::time::Duration;
 
-use botlane::wire::OpCode;
 use botlane_devserver::{
     AccountConfig, ChannelConfig, Denial, DevServer, DevServerConfig, Direction, ServerConfig,
     MAX_HISTORY,
 };
+use botlane_proto::OpCode;
 use common::{fake_key, logged_in, sealed, End, Raw, WAIT};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -550,7 +550,7 @@ async fn the_service_stores_exactly_the_sealed_text_it_was_given() {
     let f = fixture().await;
     let mut alice = logged_in(&f.url, ALICE).await;
     // Sealed for real, as a member would: the service stores the text as is.
-    let key = botlane::crypto::ChannelKey::from_bytes(std::array::from_fn(|i| i as u8));
+    let key = botlane_proto::crypto::ChannelKey::from_bytes(std::array::from_fn(|i| i as u8));
     let aad = f.channel.as_bytes();
     let sealed = key.seal(b"roll 2", aad).unwrap();
     let sidecar = key.seal(br#"{"v":1}"#, aad).unwrap();

@@ -11,12 +11,12 @@ mod common;
 
 use std::time::Duration;
 
-use botlane::crypto::{ChannelKey, IdentityKeyPair};
-use botlane::wire::OpCode;
 use botlane_devserver::{
     AccountConfig, ChannelConfig, Denial, DevServer, DevServerConfig, ServerConfig,
     DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW, MAX_CONTENT_BYTES,
 };
+use botlane_proto::crypto::{ChannelKey, IdentityKeyPair};
+use botlane_proto::OpCode;
 use common::{End, Raw};
 use serde_json::{json, Value};
 

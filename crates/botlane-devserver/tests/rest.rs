@@ -6,10 +6,10 @@ mod common;
 
 use std::time::Duration;
 
-use botlane::wire::OpCode;
 use botlane_devserver::{
     AccountConfig, ChannelConfig, DevServer, DevServerConfig, Direction, FileConfig, ServerConfig,
 };
+use botlane_proto::OpCode;
 use common::{logged_in, Raw};
 use reqwest::{redirect, Client, StatusCode};
 use serde_json::{json, Value};

@@ -5,13 +5,13 @@ mod common;
 
 use std::time::Duration;
 
-use botlane::crypto::{ChannelKey, IdentityKeyPair, WrappedKey};
-use botlane::wire::OpCode;
 use botlane::{
     canonical_bot_id, decode_command_data, format_invocation_text, CommandArgValue, CommandArgs,
     CommandDeclaration, CommandOption, CommandOptionType,
 };
 use botlane_devserver::{Denial, DevServer, TestUser, TestUserError};
+use botlane_proto::crypto::{ChannelKey, IdentityKeyPair, WrappedKey};
+use botlane_proto::OpCode;
 use common::Raw;
 use serde_json::json;
 

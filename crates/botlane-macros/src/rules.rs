@@ -1,22 +1,21 @@
 //! The declaration rules that are knowable at compile time, and the naming
 //! conventions of the derives.
 //!
-//! The limits and the integer/number syntax repeat botlane's `limits.rs` and
-//! `coerce.rs`: a proc-macro crate cannot depend on the crate it serves. The
-//! test `agrees_with_validate_declaration` below holds them, and the bound
-//! rules of `bounds.rs`, to botlane's `validate_declaration`.
+//! The limits and the name rule are botlane's own, from `botlane-proto` (a
+//! proc-macro crate cannot depend on the crate it serves, but both depend on
+//! the wire crate). The integer/number syntax repeats botlane's
+//! `coerce.rs`: the test `agrees_with_validate_declaration` below holds it,
+//! and the bound rules of `bounds.rs`, to botlane's `validate_declaration`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::{Attribute, Expr, ExprLit, GenericArgument, Lit, Meta, PathArguments, Type};
 
-pub(crate) const MAX_NAME_LEN: usize = 32;
-pub(crate) const MAX_COMMAND_DESC: usize = 100;
-pub(crate) const MAX_OPTIONS_PER_COMMAND: usize = 25;
-pub(crate) const MAX_CHOICES_PER_OPTION: usize = 25;
-pub(crate) const MAX_CHOICE_LEN: usize = 100;
-pub(crate) const MAX_OPTION_LENGTH: usize = 6000;
-pub(crate) const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+pub(crate) use botlane_proto::limits::{
+    MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN, MAX_COMMAND_DESC, MAX_OPTIONS_PER_COMMAND,
+    MAX_OPTION_LENGTH, MAX_SAFE_INTEGER,
+};
+pub(crate) use botlane_proto::names::is_valid_name;
 
 /// Collects every error of one derive so the user sees them all at once.
 #[derive(Default)]
@@ -37,14 +36,6 @@ impl Errors {
     pub(crate) fn finish(self) -> syn::Result<()> {
         self.0.map_or(Ok(()), Err)
     }
-}
-
-/// Whether `name` satisfies the name rule `^[a-z0-9_-]{1,32}$`.
-pub(crate) fn is_valid_name(name: &str) -> bool {
-    (1..=MAX_NAME_LEN).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-'))
 }
 
 pub(crate) fn name_rule_message(what: &str, name: &str, hint: &str) -> String {
@@ -353,16 +344,6 @@ mod tests {
         assert_eq!(quoted("a\nb"), "\"a\\nb\"");
         assert_eq!(quoted(&"x".repeat(40)), format!("\"{}\"", "x".repeat(40)));
         assert_eq!(quoted(&"x".repeat(41)), format!("\"{}…\"", "x".repeat(40)));
-    }
-
-    #[test]
-    fn name_rule() {
-        assert!(is_valid_name("roll-dice_2"));
-        assert!(is_valid_name(&"x".repeat(32)));
-        assert!(!is_valid_name(&"x".repeat(33)));
-        assert!(!is_valid_name(""));
-        assert!(!is_valid_name("Roll"));
-        assert!(!is_valid_name("café"));
     }
 
     #[test]

@@ -125,9 +125,9 @@ fn bench_dispatch(c: &mut Criterion) {
             .into_iter()
             .find(|m| m.id == id)
             .unwrap();
-        botlane::wire::encode_frame(
-            botlane::wire::OpCode::MessageCreate,
-            &botlane::wire::MessageCreate { message: stored },
+        botlane_proto::encode_frame(
+            botlane_proto::OpCode::MessageCreate,
+            &botlane_proto::payload::MessageCreate { message: stored },
         )
     });
     let url = rt.block_on(echo_server());

@@ -87,8 +87,10 @@ fn main() {
     measure(batches);
 }
 
-/// The child: the fake service; each stdin line `mixed` or `invocations`
-/// replays one batch on the newest session. Ends when stdin closes.
+/// The child: the fake service; each stdin line `mixed N` or
+/// `invocations N` replays one batch on the N-th session (1-based), waiting
+/// for that session first: the receiver's login can return before the
+/// service has handed its session over. Ends when stdin closes.
 fn serve() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -109,24 +111,32 @@ fn serve() {
         }
     });
     rt.block_on(async move {
-        // Every session is kept (dropping one ends its connection); batches
-        // replay on the newest.
+        // Every session is kept (dropping one ends its connection) and taken
+        // as soon as it registers (idle clients must not wait on a full
+        // queue); a replay names its session by number and waits for it.
         let mut sessions: Vec<Session> = Vec::new();
         loop {
             tokio::select! {
-                // A session that finished its login is taken before the
-                // line that asks to replay on it (both are ready at once
-                // when the parent writes right after its login returns).
                 biased;
                 session = service.next_session() => sessions.push(session),
                 line = lines.recv() => {
                     let Some(line) = line else { return };
-                    let batch = match line.trim() {
+                    let (mix, number) = line
+                        .trim()
+                        .split_once(' ')
+                        .unwrap_or_else(|| panic!("unknown command {line:?}"));
+                    let batch = match mix {
                         "mixed" => &mixed,
                         "invocations" => &invocations,
                         other => panic!("unknown command {other:?}"),
                     };
-                    sessions.last().expect("a client logged in").replay(batch).await;
+                    let number: usize = number
+                        .parse()
+                        .unwrap_or_else(|_| panic!("not a session number: {number:?}"));
+                    while sessions.len() < number {
+                        sessions.push(service.next_session().await);
+                    }
+                    sessions[number - 1].replay(batch).await;
                 }
             }
         }
@@ -139,6 +149,8 @@ struct Service {
     stdin: ChildStdin,
     url: String,
     frame_bytes: String,
+    /// How many receivers have logged in: the newest is the one replayed to.
+    logins: usize,
 }
 
 impl Service {
@@ -158,16 +170,24 @@ impl Service {
             stdin,
             url,
             frame_bytes,
+            logins: 0,
         }
     }
 
-    /// Has the child replay a batch of `mix`; returns its shape.
+    /// Records that one more receiver logged in; later batches go to it.
+    fn logged_in(&mut self) {
+        self.logins += 1;
+    }
+
+    /// Has the child replay a batch of `mix` to the newest receiver;
+    /// returns its shape.
     fn replay(&mut self, mix: Mix) -> Shape {
-        let line = match mix {
-            Mix::Alternating => "mixed\n",
-            Mix::Invocations => "invocations\n",
+        assert!(self.logins > 0, "a receiver logs in before a replay");
+        let mix_name = match mix {
+            Mix::Alternating => "mixed",
+            Mix::Invocations => "invocations",
         };
-        self.stdin.write_all(line.as_bytes()).unwrap();
+        writeln!(self.stdin, "{mix_name} {}", self.logins).unwrap();
         Shape::new(BATCH, mix)
     }
 }
@@ -300,6 +320,7 @@ fn measure(batches: usize) {
     let idle_clients = if batches > 1 { 50 } else { 2 };
     let (mixed, invocations, raw, (built_held, idle_held)) = rt.block_on(async {
         let bot = TickBot::login(&service.url).await;
+        service.logged_in();
         for _ in 0..WARM_UP_BATCHES {
             count_bot(&mut service, &bot, Mix::Alternating, 1).await;
         }
@@ -312,6 +333,7 @@ fn measure(batches: usize) {
             .public_key()
             .to_base64();
         let raw = RawReceiver::login(&service.url, &key).await;
+        service.logged_in();
         for _ in 0..WARM_UP_BATCHES {
             count_raw(&mut service, &raw, 1).await;
         }
@@ -399,9 +421,11 @@ fn profile(batches: usize, raw: bool) {
         let figure = if raw {
             let key = IdentityKeyPair::generate().unwrap().public_key().to_base64();
             let raw = RawReceiver::login(&service.url, &key).await;
+            service.logged_in();
             count_raw(&mut service, &raw, batches).await
         } else {
             let bot = TickBot::login(&service.url).await;
+            service.logged_in();
             let figure = count_bot(&mut service, &bot, Mix::Alternating, batches).await;
             bot.assert_nothing_dropped();
             figure

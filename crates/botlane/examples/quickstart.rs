@@ -1,5 +1,7 @@
-//! The quickstart: an embedded devserver, a dice bot with three commands,
-//! and a human test user driving it on both lanes, with a readable transcript.
+//! The quickstart: an embedded devserver, a dice bot with three commands and
+//! the built-in help, and a human test user driving it on both lanes, with a
+//! readable transcript: answers, the default answers to mistakes (a line
+//! that does not parse, a value out of bounds), and the help.
 //!
 //! Run it with `cargo run --example quickstart`. With
 //! `cargo run --example quickstart -- --playground` the devserver also serves
@@ -14,7 +16,7 @@ use std::time::Duration;
 
 use botlane::{
     Client, ClientOptions, CommandArgValue, CommandArgs, CommandContext, CommandDeclaration,
-    CommandErrorReason, CommandOption, CommandOptionType, Event,
+    CommandOption, CommandOptionType,
 };
 use botlane_devserver::{DevServer, DevServerConfig, ReceivedMessage, TestUser};
 use rand_core::{OsRng, RngCore};
@@ -24,8 +26,10 @@ const WAIT: Duration = Duration::from_secs(10);
 fn roll() -> CommandDeclaration {
     CommandDeclaration::new("roll", "Roll some dice")
         .option(
-            CommandOption::new("count", "How many dice (1-20)", CommandOptionType::Integer)
-                .required(true),
+            CommandOption::new("count", "How many dice", CommandOptionType::Integer)
+                .required(true)
+                .min(1)
+                .max(20),
         )
         .option(
             CommandOption::new("sides", "Sides per die", CommandOptionType::Integer)
@@ -43,8 +47,9 @@ fn echo() -> CommandDeclaration {
         .option(CommandOption::new("text", "What to say", CommandOptionType::String).required(true))
 }
 
-async fn roll_handler(ctx: CommandContext) -> Result<(), botlane::ClientError> {
-    let count = ctx.get_integer("count").unwrap_or(1).clamp(1, 20);
+async fn roll_handler(ctx: CommandContext) -> Result<(), Box<dyn Error + Send + Sync>> {
+    // Dispatch enforced the bounds: a count outside 1 to 20 never gets here.
+    let count: i64 = ctx.require("count")?;
     let sides = ctx.get_integer("sides").unwrap_or(6);
     let dice: Vec<i64> = (0..count)
         .map(|_| i64::from(OsRng.next_u32() % u32::try_from(sides).unwrap_or(6)) + 1)
@@ -59,7 +64,8 @@ async fn roll_handler(ctx: CommandContext) -> Result<(), botlane::ClientError> {
         "{count}d{sides}{label}: {} = {total}",
         shown.join(" + ")
     ))
-    .await
+    .await?;
+    Ok(())
 }
 
 #[tokio::main]
@@ -78,7 +84,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
     server.add_member(&general, &human.id)?;
     println!("  devserver  {} (embedded, loopback only)", server.ws_url());
 
-    // 2. The bot: three commands, and an answer for lines that do not parse.
+    // 2. The bot: three commands and the built-in help. A failing command
+    //    is answered by default (`OnError::answer`): the option, the rule it
+    //    broke and the usage line for a mistake in the arguments.
     let keystore = std::env::temp_dir().join(format!(
         "botlane-quickstart-{}.keystore",
         std::process::id()
@@ -98,20 +106,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .register(
             CommandDeclaration::new("ping", "Check that the bot is alive"),
             |ctx: CommandContext| async move { ctx.reply("pong").await },
-        )?;
-    let mut events = client.events();
-    tokio::spawn(async move {
-        while let Ok(event) = events.recv().await {
-            if let Event::CommandError(error) = event {
-                if error.reason == CommandErrorReason::Parse {
-                    if let Some(parse) = &error.parse_error {
-                        let answer = format!("{parse}. usage: {}", parse.usage());
-                        let _ = error.message.reply(&answer).await;
-                    }
-                }
-            }
-        }
-    });
+        )?
+        .enable_help()?;
     client.login().await?;
     let registry = client.commands().snapshot();
     let names: Vec<_> = registry.list().map(|d| d.name.clone()).collect();
@@ -133,7 +129,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         } else {
             ""
         };
-        println!("  {:<8}› {how}{}", "dicebot", m.content);
+        let content = m.content.replace('\n', &format!("\n  {:<8}  ", ""));
+        println!("  {:<8}› {how}{content}", "dicebot");
     };
 
     println!("text lane");
@@ -142,6 +139,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
         "/ping",
         "/echo hello from the text lane",
         "/roll two",
+        "/roll 50",
+        "/help",
+        "/help roll",
     ] {
         said("alice", line);
         alice.send_text(&general, line).await?;

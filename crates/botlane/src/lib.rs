@@ -91,20 +91,16 @@ pub mod wire;
 #[doc(hidden)]
 pub mod fuzzing;
 
-/// The snippets of `docs/guide.md`, compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/guide.md")]
-pub struct GuideDoctests;
-
 // The derives share their names with the traits they implement, as serde's do.
 #[cfg(feature = "macros")]
 pub use botlane_macros::{Command, CommandChoice};
-pub use client::{ChannelInfo, Client, ClientOptions, ClientStats, Emoji, DEFAULT_REST_URL};
+pub use client::{
+    ChannelInfo, Client, ClientOptions, ClientStats, Emoji, DEFAULT_HANDLER_TIMEOUT,
+    DEFAULT_REST_URL,
+};
 pub use commands::*;
 pub use error::{ClientError, ConnectError, ConnectErrorKind};
-pub use events::{
-    CommandError, CommandErrorReason, Event, EventRecvError, Events, SendRejected, EVENT_CAPACITY,
-};
+pub use events::{Event, EventRecvError, Events, SendRejected, EVENT_CAPACITY};
 pub use rest::{
     BinaryResponse, RequestInit, RestError, RestLane, ServiceActionError, ServiceRestError,
 };

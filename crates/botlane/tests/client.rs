@@ -10,13 +10,13 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use botlane::wire::OpCode;
 use botlane::{
     encode_command_data, ClientError, CommandArgValue, CommandArgs, CommandContext, CommandData,
     CommandDeclaration, CommandErrorReason, CommandOption, CommandOptionType, CommandSource, Event,
     ParseErrorKind,
 };
 use botlane_devserver::{Denial, Direction};
+use botlane_proto::OpCode;
 use support::{command_error_event, message_event, next_event, send_rejected_event, World, WAIT};
 use tokio::sync::Notify;
 

@@ -9,9 +9,9 @@
 use std::time::Duration;
 
 use botlane::rest::{Method, StatusCode};
-use botlane::wire::OpCode;
 use botlane::{Client, ClientOptions, Event, RequestInit, RestError, ServiceRestError};
 use botlane_devserver::{BotAccount, DevServer, DevServerConfig, Direction, HttpRecord};
+use botlane_proto::OpCode;
 use futures_util::FutureExt;
 use serde::Deserialize;
 
@@ -557,25 +557,38 @@ async fn fifty_concurrent_401s_cause_one_re_mint() {
     let w = World::new().await;
     let client = w.client().await;
     let _: Files = client.rest().json(Method::GET, LIST, None).await.unwrap();
-    w.server.purge_rest_credentials(&w.bot.id);
-    let calls: Vec<_> = (0..50)
-        .map(|_| {
-            let rest = client.rest();
-            tokio::spawn(async move { rest.json::<Files>(Method::GET, LIST, None).await })
-        })
-        .collect();
-    for call in futures_util::future::join_all(calls).await {
-        call.unwrap().unwrap();
+    // On a loaded machine the first call can get its 401 before the others
+    // have sent anything (they then wait for the re-mint: fine, but then the
+    // round shows no concurrent 401s). Every round must re-mint exactly
+    // once; at least one round must have had several calls see a 401.
+    let mut most_unauthorized = 0;
+    for round in 1..=5 {
+        let before = w.requests().len();
+        w.server.purge_rest_credentials(&w.bot.id);
+        let calls: Vec<_> = (0..50)
+            .map(|_| {
+                let rest = client.rest();
+                tokio::spawn(async move { rest.json::<Files>(Method::GET, LIST, None).await })
+            })
+            .collect();
+        for call in futures_util::future::join_all(calls).await {
+            call.unwrap().unwrap();
+        }
+        let unauthorized = w.requests()[before..]
+            .iter()
+            .filter(|r| r.status == Some(401))
+            .count();
+        assert!(unauthorized >= 1, "round {round}: the purge was not seen");
+        assert_eq!(w.server.mint_count(), 1 + round, "round {round}");
+        most_unauthorized = most_unauthorized.max(unauthorized);
+        if most_unauthorized > 1 {
+            break;
+        }
     }
-    let unauthorized = w
-        .requests()
-        .iter()
-        .filter(|r| r.status == Some(401))
-        .count();
-    // Every call that sent the purged value got a 401; the ones that started
-    // after the first 401 waited for the re-mint instead. Either way: one.
-    assert!(unauthorized > 1, "only {unauthorized} calls saw a 401");
-    assert_eq!(w.server.mint_count(), 2);
+    assert!(
+        most_unauthorized > 1,
+        "in 5 rounds, at most {most_unauthorized} call saw a 401 at a time"
+    );
 }
 
 #[tokio::test]

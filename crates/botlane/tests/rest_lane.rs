@@ -14,9 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use botlane::rest::{Method, Response};
-use botlane::wire::OpCode;
 use botlane::{Client, ClientOptions, RestError};
 use botlane_devserver::{DevServer, DevServerConfig, Direction};
+use botlane_proto::OpCode;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::json;
 use tokio::net::TcpListener;

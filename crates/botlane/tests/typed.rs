@@ -546,15 +546,37 @@ async fn typed_commands_run_on_both_lanes_through_the_client() {
     assert_eq!(reply.content, "3 x dNone Some(DropLowest)");
 
     // 300 is a valid integer for the declaration but not a u8: an argument
-    // error carrying the conversion error, not a handler failure.
+    // error carrying the conversion error, not a handler failure, on the
+    // lane it came on.
     let id = alice.send_text(&world.channel, "/roll 300").await.unwrap();
     let e = command_error_event(&mut events, &id).await;
     assert_eq!(e.reason, CommandErrorReason::Arguments);
+    assert_eq!(e.source, CommandSource::Text);
     assert_eq!(
-        e.error.as_ref().unwrap().to_string(),
+        e.argument_error.as_ref().unwrap().to_string(),
         format!(
             "option \"count\" must be a whole number from 0 to 255\nusage: {}",
             usage_line(&Roll::declaration(), None)
         )
     );
+    assert_eq!(
+        e.to_string(),
+        "text invocation of command \"roll\" has arguments that do not fit: \
+         option \"count\" must be a whole number from 0 to 255"
+    );
+    let payload = encode_command_data(&CommandData {
+        bot_id: world.bot.id.clone(),
+        name: "roll".into(),
+        args: args(&[("count", 300.into())]),
+    });
+    let id = alice
+        .send_with_sidecar(&world.channel, "/roll 300", &payload)
+        .await
+        .unwrap();
+    let e = command_error_event(&mut events, &id).await;
+    assert_eq!(
+        (e.reason, e.source),
+        (CommandErrorReason::Arguments, CommandSource::Structured)
+    );
+    assert!(e.to_string().starts_with("structured invocation"), "{e}");
 }

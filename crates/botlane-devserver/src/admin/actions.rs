@@ -7,7 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use botlane::wire::{AccountKind, OpCode};
+use botlane_proto::payload::AccountKind;
+use botlane_proto::OpCode;
 
 use crate::state::{new_token, Shared, Termination};
 use crate::{BotAccount, Denial, DevServerError, StateView, UserAccount};

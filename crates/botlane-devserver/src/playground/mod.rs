@@ -33,7 +33,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use botlane::wire::AccountKind;
+use botlane_proto::payload::AccountKind;
 use serde_json::{json, Value};
 
 use crate::state::{new_token, Shared, State};

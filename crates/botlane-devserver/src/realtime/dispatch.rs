@@ -5,7 +5,8 @@
 //! under the state lock, so replies to one opcode leave in request order and
 //! every member sees the messages of a channel in the order they were stored.
 
-use botlane::wire::{CodeReply, EmojiReply, OpCode, ReplyCode};
+use botlane_proto::payload::{CodeReply, EmojiReply};
+use botlane_proto::{OpCode, ReplyCode};
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 

@@ -1,6 +1,6 @@
 //! The static unicode emoji catalog served by opcode 240.
 
-use botlane::wire::Emoji;
+use botlane_proto::payload::Emoji;
 
 /// The catalog as `(short name, emoji)`; never per-server custom emoji.
 pub const EMOJI_CATALOG: [(&str, &str); 20] = [

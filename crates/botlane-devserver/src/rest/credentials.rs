@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
-use botlane::wire::{AccountKind, ReplyCode, RestMintReply};
+use botlane_proto::payload::{AccountKind, RestMintReply};
+use botlane_proto::ReplyCode;
 use rand_core::{OsRng, RngCore};
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;

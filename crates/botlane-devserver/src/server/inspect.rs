@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use botlane::wire::{Notification, WireMessage};
+use botlane_proto::payload::{Notification, WireMessage};
 use tokio::time::Instant;
 
 use super::DevServer;

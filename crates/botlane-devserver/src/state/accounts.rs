@@ -1,6 +1,6 @@
 //! Accounts: tokens (kept as SHA-256 only), kinds, identity keys, revocation.
 
-use botlane::wire::AccountKind;
+use botlane_proto::payload::AccountKind;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 

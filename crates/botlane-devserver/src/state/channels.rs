@@ -2,7 +2,8 @@
 
 use std::collections::VecDeque;
 
-use botlane::wire::{ChannelInfo, ReplyCode, WireMessage};
+use botlane_proto::payload::{ChannelInfo, WireMessage};
+use botlane_proto::ReplyCode;
 use serde::Serialize;
 
 use super::State;
@@ -57,7 +58,7 @@ impl Denial {
     /// The reply code the denial gives.
     ///
     /// ```
-    /// use botlane::wire::ReplyCode;
+    /// use botlane_proto::ReplyCode;
     /// use botlane_devserver::Denial;
     /// assert_eq!(Denial::RateLimited.code(), ReplyCode::RateLimited);
     /// assert_eq!(Denial::NoPermission.code().code(), -3);

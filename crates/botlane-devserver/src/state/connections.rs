@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use botlane::wire::OpCode;
+use botlane_proto::OpCode;
 use serde::Serialize;
 use tokio::sync::watch;
 

@@ -10,7 +10,7 @@ mod view;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use botlane::wire::{AccountKind, ChannelKeyPush};
+use botlane_proto::payload::{AccountKind, ChannelKeyPush};
 use tokio::sync::Notify;
 use uuid::Uuid;
 

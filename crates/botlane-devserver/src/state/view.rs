@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use botlane::wire::{Notification, WireMessage};
+use botlane_proto::payload::{Notification, WireMessage};
 
 use super::State;
 use crate::records::{FrameRecord, HttpRecord, NotificationRecord};

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use botlane::crypto::CryptoError;
 use botlane::FormatError;
+use botlane_proto::crypto::CryptoError;
 
 /// What a [`TestUser`](crate::TestUser) call can fail with.
 #[derive(Debug, thiserror::Error)]

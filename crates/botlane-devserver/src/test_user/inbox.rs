@@ -4,10 +4,11 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use botlane::crypto::{ChannelKey, IdentityKeyPair, WrappedKey};
-use botlane::wire::{
-    decode_frame, ChannelInfo, ChannelKeyPush, MessageCreate, Notification, OpCode, WireMessage,
+use botlane_proto::crypto::{ChannelKey, IdentityKeyPair, WrappedKey};
+use botlane_proto::payload::{
+    ChannelInfo, ChannelKeyPush, MessageCreate, Notification, WireMessage,
 };
+use botlane_proto::{decode_frame, OpCode};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::value::RawValue;

@@ -2,25 +2,26 @@
 
 mod error;
 mod inbox;
+mod send;
+mod sidecar;
 mod socket;
 
 pub use error::TestUserError;
 use inbox::{await_slot, check, on_frame, parse, Inner, Shared};
+pub use sidecar::Sidecar;
 pub use socket::CONNECT_TIMEOUT;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use botlane::crypto::{wrap_channel_key, ChannelKey, IdentityKeyPair, PublicKey};
-use botlane::wire::{
-    encode_frame, ChannelInfo, CodeReply, Empty, HistoryReply, HistoryRequest, JoinRequest,
-    KeyShare, LoginReply, LoginRequest, MembersReply, MembersRequest, Notification, OpCode,
-    PublicKeyReply, PublicKeyRequest, Ready, SendReply, SendRequest, WireMessage,
+use botlane::{decode_command_data, CommandData};
+use botlane_proto::crypto::{wrap_channel_key, ChannelKey, IdentityKeyPair, PublicKey};
+use botlane_proto::payload::{
+    ChannelInfo, CodeReply, Empty, HistoryReply, HistoryRequest, JoinRequest, KeyShare, LoginReply,
+    LoginRequest, MembersReply, MembersRequest, Notification, PublicKeyReply, PublicKeyRequest,
+    Ready, WireMessage,
 };
-use botlane::{
-    decode_command_data, encode_command_data, format_invocation_text, CommandArgs, CommandData,
-    CommandDeclaration,
-};
+use botlane_proto::{encode_frame, OpCode};
 use futures_util::{SinkExt, StreamExt};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -333,111 +334,6 @@ impl TestUser {
         };
         let reply: CodeReply = self.request(OpCode::KeyShare, &share).await?;
         check(OpCode::KeyShare, reply.code, reply.reason)
-    }
-
-    /// Sends a plain text message; returns its id.
-    pub async fn send_text(&self, channel_id: &str, line: &str) -> Result<String, TestUserError> {
-        self.send_sealed(channel_id, line, None, None).await
-    }
-
-    /// Replies to a message (the replied-to author gets a notification);
-    /// returns the reply's id.
-    pub async fn reply_to(
-        &self,
-        channel_id: &str,
-        message_id: &str,
-        line: &str,
-    ) -> Result<String, TestUserError> {
-        self.send_sealed(channel_id, line, None, Some(message_id))
-            .await
-    }
-
-    /// Invokes a bot's command the way a chat app does: the content is the
-    /// readable line ([`format_invocation_text`]) and the sealed sidecar is
-    /// [`encode_command_data`] addressed to `bot_id`. Returns the message id.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// use std::time::Duration;
-    /// use botlane::{CommandArgValue, CommandArgs, CommandDeclaration, CommandOption, CommandOptionType};
-    /// use botlane_devserver::{DevServer, TestUser};
-    ///
-    /// let server = DevServer::start(Default::default()).await?;
-    /// let channel = server.create_channel(&server.create_server("lobby"), "general")?;
-    /// let alice = server.add_user("alice");
-    /// server.add_member(&channel, &alice.id)?;
-    /// let alice = TestUser::connect(&server.ws_url(), &alice.token).await?;
-    /// alice.open_channel(&channel).await?;
-    ///
-    /// let roll = CommandDeclaration::new("roll", "Roll dice")
-    ///     .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true));
-    /// let args = CommandArgs::from([("count".to_owned(), CommandArgValue::Integer(2))]);
-    /// alice.send_command(&channel, "6f1c2b0e-2a4c-4f43-9d1e-0b8e6a1e9a55", &roll, &args).await?;
-    /// let echo = alice.next_message(Duration::from_secs(5)).await?;
-    /// assert_eq!(echo.content, "/roll 2");
-    /// assert_eq!(echo.command.map(|c| c.bot_id), Some("6f1c2b0e2a4c4f439d1e0b8e6a1e9a55".to_owned()));
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn send_command(
-        &self,
-        channel_id: &str,
-        bot_id: &str,
-        decl: &CommandDeclaration,
-        args: &CommandArgs,
-    ) -> Result<String, TestUserError> {
-        let line = format_invocation_text(decl, args, None)?;
-        let data = CommandData {
-            bot_id: bot_id.to_owned(),
-            name: decl.name.clone(),
-            args: args.clone(),
-        };
-        let sidecar = encode_command_data(&data);
-        self.send_sealed(channel_id, &line, Some(&sidecar), None)
-            .await
-    }
-
-    /// Sends any content with any sidecar JSON, both sealed: for tests of
-    /// malformed or mismatched sidecars. Returns the message id.
-    pub async fn send_with_sidecar(
-        &self,
-        channel_id: &str,
-        content: &str,
-        sidecar_json: &str,
-    ) -> Result<String, TestUserError> {
-        self.send_sealed(channel_id, content, Some(sidecar_json), None)
-            .await
-    }
-
-    async fn send_sealed(
-        &self,
-        channel_id: &str,
-        content: &str,
-        sidecar: Option<&str>,
-        reply_to: Option<&str>,
-    ) -> Result<String, TestUserError> {
-        let (content, command) = {
-            let inner = self.shared.lock();
-            let key = inner
-                .keys
-                .get(channel_id)
-                .ok_or_else(|| TestUserError::NoChannelKey(channel_id.to_owned()))?;
-            let aad = channel_id.as_bytes();
-            let command = sidecar.map(|s| key.seal(s.as_bytes(), aad)).transpose()?;
-            (key.seal(content.as_bytes(), aad)?, command)
-        };
-        let request = SendRequest {
-            channel_id: channel_id.to_owned(),
-            content,
-            command,
-            reply_to: reply_to.map(str::to_owned),
-        };
-        let reply: SendReply = self.request(OpCode::Send, &request).await?;
-        check(OpCode::Send, reply.code, reply.reason)?;
-        reply
-            .message_id
-            .ok_or_else(|| TestUserError::Protocol("send accepted without a message_id".into()))
     }
 
     /// The next message pushed to this user (its own included), decrypted.

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use botlane::wire::OpCode;
+use botlane_proto::OpCode;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio::net::TcpStream;
@@ -16,7 +16,7 @@ pub const WAIT: Duration = Duration::from_secs(5);
 /// refuses low-order points such as all zeros).
 pub fn fake_key(seed: char) -> String {
     let secret = [u8::try_from(u32::from(seed)).unwrap(); 32];
-    botlane::crypto::IdentityKeyPair::from_secret_bytes(secret)
+    botlane_proto::crypto::IdentityKeyPair::from_secret_bytes(secret)
         .public_key()
         .to_base64()
 }

@@ -11,7 +11,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
-use botlane::wire::{self, OpCode, MAX_FRAME_BYTES};
+use botlane_proto::payload::{
+    AccountKind, ChannelInfo, ChannelKeyPush, LoginReply, LoginRequest, MessageCreate, Ready,
+    WireMessage,
+};
+use botlane_proto::{decode_frame, decode_payload, encode_frame, OpCode, MAX_FRAME_BYTES};
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::value::RawValue;
@@ -80,7 +84,7 @@ impl Batch {
                 // of a batch has the same size.
                 let invoke = mix.invokes(i);
                 let line = if invoke { "/tick" } else { "hello" };
-                let message = wire::WireMessage {
+                let message = WireMessage {
                     id: format!("00000000-0000-4000-8000-{i:012}"),
                     channel_id: CHANNEL_ID.to_owned(),
                     author_id: AUTHOR_ID.to_owned(),
@@ -91,9 +95,9 @@ impl Batch {
                     reply_to: None,
                     created_at: 1_700_000_000_000 + i as u64,
                 };
-                Bytes::from(wire::encode_frame(
+                Bytes::from(encode_frame(
                     OpCode::MessageCreate,
-                    &wire::MessageCreate { message },
+                    &MessageCreate { message },
                 ))
             })
             .collect();
@@ -190,7 +194,7 @@ async fn serve(tcp: TcpStream, key: Arc<ChannelKey>, sessions: mpsc::Sender<Sess
             incoming = ws.next() => {
                 let Some(Ok(message)) = incoming else { return };
                 let Some(text) = message.as_text() else { continue };
-                let Ok(frame) = wire::decode_frame(text) else { return };
+                let Ok(frame) = decode_frame(text) else { return };
                 let reply = format!(r#"{{"op":{},"d":{{"code":0}}}}"#, frame.op);
                 if ws.send(Message::text(reply)).await.is_err() {
                     return;
@@ -224,25 +228,25 @@ where
     R: std::future::Future<Output = Result<(), E>>,
 {
     let message = ws.next().await?.ok()?;
-    let frame = wire::decode_frame(message.as_text()?).ok()?;
+    let frame = decode_frame(message.as_text()?).ok()?;
     assert_eq!(frame.op, 10, "the first frame is the login");
-    let login: wire::LoginRequest = wire::decode_payload(frame.op, frame.d).ok()?;
+    let login: LoginRequest = decode_payload(frame.op, frame.d).ok()?;
     let public_key = PublicKey::from_base64(&login.public_key).ok()?;
     register().await.ok()?;
-    let reply = wire::encode_frame(
+    let reply = encode_frame(
         OpCode::Login,
-        &wire::LoginReply {
+        &LoginReply {
             code: 0,
             user_id: Some(BOT_ID.to_owned()),
         },
     );
-    let ready = wire::encode_frame(
+    let ready = encode_frame(
         OpCode::Ready,
-        &wire::Ready {
+        &Ready {
             user_id: BOT_ID.to_owned(),
             name: "bench".to_owned(),
-            kind: wire::AccountKind::Bot,
-            channels: vec![wire::ChannelInfo {
+            kind: AccountKind::Bot,
+            channels: vec![ChannelInfo {
                 id: CHANNEL_ID.to_owned(),
                 server_id: "5e7e7000-0000-4000-8000-000000000004".to_owned(),
                 name: "bench".to_owned(),
@@ -250,9 +254,9 @@ where
         },
     );
     let wrapped = wrap_channel_key(key, &public_key, CHANNEL_ID).expect("wrapping the key");
-    let push = wire::encode_frame(
+    let push = encode_frame(
         OpCode::ChannelKey,
-        &wire::ChannelKeyPush {
+        &ChannelKeyPush {
             channel_id: CHANNEL_ID.to_owned(),
             from: AUTHOR_ID.to_owned(),
             wrapped: RawValue::from_string(

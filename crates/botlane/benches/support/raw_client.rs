@@ -3,7 +3,8 @@
 //! the 1 MiB payload limit) and nothing of the bot's own: no keystore, no
 //! dispatch, no queues.
 
-use botlane::wire::{self, OpCode, MAX_FRAME_BYTES};
+use botlane_proto::payload::{LoginReply, LoginRequest};
+use botlane_proto::{decode_frame, decode_payload, encode_frame, OpCode, MAX_FRAME_BYTES};
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::TcpStream;
 use tokio_websockets::{ClientBuilder, Limits, Message, WebSocketStream};
@@ -31,9 +32,9 @@ pub(crate) async fn connect(url: &str) -> RawSocket {
 /// Logs in (op 10) and reads until `ready` (op 11), as the bot does before
 /// publishing its menu. Panics on a refusal: a bench cannot go on without.
 pub(crate) async fn login(ws: &mut RawSocket, token: &str, public_key: &str) {
-    let request = wire::encode_frame(
+    let request = encode_frame(
         OpCode::Login,
-        &wire::LoginRequest {
+        &LoginRequest {
             token: token.to_owned(),
             public_key: public_key.to_owned(),
             client: "raw-bench/1".to_owned(),
@@ -49,11 +50,10 @@ pub(crate) async fn login(ws: &mut RawSocket, token: &str, public_key: &str) {
         let Some(text) = message.as_text() else {
             continue;
         };
-        let frame = wire::decode_frame(text).expect("a frame envelope");
+        let frame = decode_frame(text).expect("a frame envelope");
         match frame.op {
             10 => {
-                let reply: wire::LoginReply =
-                    wire::decode_payload(frame.op, frame.d).expect("a login reply");
+                let reply: LoginReply = decode_payload(frame.op, frame.d).expect("a login reply");
                 assert_eq!(reply.code, 0, "the service refused the raw login");
             }
             11 => return,

@@ -19,17 +19,19 @@ mod stats;
 use std::sync::Arc;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use tokio::sync::Semaphore;
 
 pub use info::{ChannelInfo, Emoji};
-pub use options::{ClientOptions, DEFAULT_REST_URL};
+pub use options::{ClientOptions, DEFAULT_HANDLER_TIMEOUT, DEFAULT_REST_URL};
 pub use stats::ClientStats;
 
 use crate::commands::{
-    encode_command_data, format_invocation_text, CommandArgs, CommandData, CommandDeclaration,
-    Commands, Message, Outbound, MAX_COMMAND_WIRE,
+    encode_command_data, format_invocation_text, AnswerGate, AnswerRate, Check, Command,
+    CommandArgs, CommandData, CommandDeclaration, Commands, CooldownTracker, Message, OnError,
+    Outbound, MAX_COMMAND_WIRE,
 };
-use crate::dispatch::{self, Dispatcher};
+use crate::dispatch::{self, ClientHooks, Dispatcher, Runner};
 use crate::error::ClientError;
 use crate::events::{EventSender, Events};
 use crate::rest::RestLane;
@@ -61,19 +63,33 @@ use outbound::SessionOutbound;
 /// }
 /// # Ok(()) }
 /// ```
-#[derive(Clone)]
-pub struct Client {
-    inner: Arc<Inner>,
+///
+/// `D` is the shared state every handler reads through
+/// [`CommandContext::data`](crate::CommandContext::data): `()` for a client
+/// built with [`Client::new`], your type with [`Client::with_data`]. It is
+/// checked at compile time: a handler registered on a `Client<Stats>` takes
+/// a `CommandContext<Stats>`.
+pub struct Client<D = ()> {
+    inner: Arc<Inner<D>>,
+}
+
+impl<D> Clone for Client<D> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+        }
+    }
 }
 
 /// The parts of one client.
-struct Inner {
+struct Inner<D> {
     options: ClientOptions,
     session: Arc<Session>,
-    commands: Commands,
-    events: EventSender,
-    /// One permit per handler allowed to run at once (shared with dispatch).
-    handlers: Arc<Semaphore>,
+    commands: Commands<D>,
+    /// Runs invocations: the handler permits, the shared state, the
+    /// client's checks and error hook, the cooldowns, the answer gate
+    /// (shared with dispatch).
+    runner: Arc<Runner<D>>,
     /// The REST lane, minting through the session's connection.
     rest: RestLane,
 }
@@ -87,6 +103,41 @@ impl Client {
     /// assert_eq!(err.to_string(), "invalid client option `command_prefix`: must not be empty");
     /// ```
     pub fn new(options: ClientOptions) -> Result<Self, ClientError> {
+        Self::with_data(options, ())
+    }
+}
+
+impl<D: Send + Sync + 'static> Client<D> {
+    /// Builds a client whose handlers share `data`: each reads it, typed,
+    /// through [`CommandContext::data`](crate::CommandContext::data), with
+    /// no `Arc` to clone by hand. Put interior mutability (atomics, a
+    /// `Mutex`) inside it to update it. Every option is checked here.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration};
+    ///
+    /// #[derive(Default)]
+    /// struct Stats {
+    ///     pings: AtomicU64,
+    /// }
+    ///
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let client = Client::with_data(
+    ///     ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws"),
+    ///     Stats::default(),
+    /// )?;
+    /// client.commands().register(
+    ///     CommandDeclaration::new("ping", "Count and answer"),
+    ///     |ctx: CommandContext<Stats>| async move {
+    ///         let n = ctx.data().pings.fetch_add(1, Ordering::Relaxed) + 1;
+    ///         ctx.reply(&format!("pong #{n}")).await
+    ///     },
+    /// )?;
+    /// assert_eq!(client.data().pings.load(Ordering::Relaxed), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_data(options: ClientOptions, data: D) -> Result<Self, ClientError> {
         options.validate()?;
         let url = url::Url::parse(&options.url).map_err(|e| ClientError::InvalidOption {
             option: "url",
@@ -100,7 +151,7 @@ impl Client {
         }
         let tls = tls::client_config(&options.root_certificates)?;
         let lane = mint::prepare_lane(&options, tls.clone())?;
-        let commands = Commands::new();
+        let commands = Commands::<D>::new();
         let events = EventSender::default();
         let config = SessionConfig {
             token: options.token.clone(),
@@ -121,25 +172,97 @@ impl Client {
             reconnect_reset_after: options.reconnect_reset_after,
             push_queue_capacity: options.push_queue_capacity,
         };
-        let session = Arc::new(Session::new(config, commands.clone(), events.clone()));
+        let session = Arc::new(Session::new(config, commands.menu_feed(), events.clone()));
         let rest = lane.bind(mint::RealtimeMint::handle(Arc::downgrade(&session)));
+        let rate = AnswerRate {
+            burst: options.error_answer_burst,
+            interval: options.error_answer_interval,
+        };
+        let prefix: Arc<str> = Arc::from(options.command_prefix.as_str());
+        let runner = Arc::new(Runner {
+            events,
+            handlers: Arc::new(Semaphore::new(options.max_concurrent_handlers)),
+            data: Arc::new(data),
+            hooks: ArcSwap::from_pointee(ClientHooks {
+                checks: Vec::new(),
+                on_error: OnError::answer(),
+            }),
+            cooldowns: CooldownTracker::default(),
+            answers: Arc::new(AnswerGate::new(prefix, rate)),
+            handler_timeout: options.handler_timeout,
+        });
         Ok(Self {
             inner: Arc::new(Inner {
-                handlers: Arc::new(Semaphore::new(options.max_concurrent_handlers)),
                 options,
                 session,
                 commands,
-                events,
+                runner,
                 rest,
             }),
         })
+    }
+
+    /// The shared state given to [`with_data`](Self::with_data) (`()` for
+    /// [`Client::new`]).
+    pub fn data(&self) -> &D {
+        &self.inner.runner.data
+    }
+
+    /// Adds a check that every command runs before its own checks (in the
+    /// order added); usable before and after login; chainable. A refusal
+    /// fails the invocation with reason
+    /// [`Check`](crate::CommandErrorReason::Check) and its reason is the
+    /// answer.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let client = botlane::Client::new(botlane::ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws")).unwrap();
+    /// use botlane::Check;
+    /// client
+    ///     .add_check(Check::allowed_channels(["c1", "c2"]))
+    ///     .add_check(Check::sync(|ctx| {
+    ///         if ctx.message().content.len() <= 500 { Ok(()) } else { Err("that is too long for me".into()) }
+    ///     }));
+    /// ```
+    pub fn add_check(&self, check: Check<D>) -> &Self {
+        self.inner.runner.hooks.rcu(|hooks| {
+            let mut next = ClientHooks::clone(hooks);
+            next.checks.push(check.clone());
+            next
+        });
+        self
+    }
+
+    /// Sets what to do when a command fails, beside emitting
+    /// [`Event::CommandError`](crate::Event::CommandError): by default
+    /// ([`OnError::answer`]) the user who invoked gets an answer saying
+    /// why. A command's own [`CommandSettings::on_error`](crate::CommandSettings::on_error)
+    /// replaces it for that command. Usable before and after login;
+    /// chainable.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let client = botlane::Client::new(botlane::ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws")).unwrap();
+    /// use botlane::OnError;
+    /// // Error answers off, in one line.
+    /// client.on_error(OnError::silent());
+    /// // Or: answer, except argument errors of the text lane.
+    /// client.on_error(OnError::answer().text_argument_errors(false));
+    /// ```
+    pub fn on_error(&self, on_error: OnError<D>) -> &Self {
+        self.inner.runner.hooks.rcu(|hooks| {
+            let mut next = ClientHooks::clone(hooks);
+            next.on_error = on_error.clone();
+            next
+        });
+        self
     }
 
     /// The command registry wired to dispatch, usable before and after
     /// [`login`](Self::login); see [`Commands`]. Registering after login
     /// republishes the menu, but only if its hash changed; registrations
     /// made in one [`Commands::update`] are published once.
-    pub fn commands(&self) -> Commands {
+    pub fn commands(&self) -> Commands<D> {
         self.inner.commands.clone()
     }
 
@@ -166,7 +289,7 @@ impl Client {
     /// falls further behind it loses the oldest and is told how many
     /// ([`EventRecvError::Lagged`](crate::EventRecvError::Lagged)).
     pub fn events(&self) -> Events {
-        self.inner.events.subscribe()
+        self.inner.runner.events.subscribe()
     }
 
     /// Opens the keystore (creating the identity on first run), connects,
@@ -181,9 +304,8 @@ impl Client {
         let dispatcher = Dispatcher {
             session: inner.session.clone(),
             commands: inner.commands.clone(),
-            events: inner.events.clone(),
             outbound: self.outbound(),
-            handlers: inner.handlers.clone(),
+            runner: inner.runner.clone(),
             prefix: Arc::from(inner.options.command_prefix.as_str()),
         };
         tokio::spawn(dispatcher.run());
@@ -199,7 +321,10 @@ impl Client {
             tracing::warn!("no ready push within the request timeout after login");
         }
         let bot_id = inner.session.bot_id().unwrap_or_default();
-        inner.events.send(crate::events::Event::Ready { bot_id });
+        inner
+            .runner
+            .events
+            .send(crate::events::Event::Ready { bot_id });
         Ok(())
     }
 
@@ -265,6 +390,35 @@ impl Client {
         session.post(channel_id, &line, None, Some(sealed)).await
     }
 
+    /// Sends a structured invocation of another bot's typed command `C`:
+    /// [`send_command`](Self::send_command) with `C`'s declaration and
+    /// `value`'s arguments ([`Command::to_args`]), so the line and the
+    /// sidecar are formatted and encoded by the same code.
+    ///
+    /// ```no_run
+    /// use botlane::Command;
+    ///
+    /// /// Roll some dice
+    /// #[derive(Command)]
+    /// struct Roll {
+    ///     /// How many dice
+    ///     count: u8,
+    /// }
+    ///
+    /// # async fn demo(client: botlane::Client, channel: &str, dicebot: &str) -> Result<(), botlane::ClientError> {
+    /// client.send_typed(channel, dicebot, &Roll { count: 2 }).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn send_typed<C: Command>(
+        &self,
+        channel_id: &str,
+        bot_id: &str,
+        value: &C,
+    ) -> Result<(), ClientError> {
+        self.send_command(channel_id, bot_id, &C::declaration(), &value.to_args())
+            .await
+    }
+
     /// A channel's history, oldest first, decrypted. History never carries
     /// [`Message::command`].
     pub async fn history(&self, channel_id: &str, limit: u32) -> Result<Vec<Message>, ClientError> {
@@ -319,7 +473,7 @@ impl Client {
             push_queue_len,
             push_queue_peak,
             handlers_running: inner.options.max_concurrent_handlers
-                - inner.handlers.available_permits(),
+                - inner.runner.handlers.available_permits(),
         }
     }
 

@@ -12,6 +12,11 @@ use crate::loopback::is_exact_loopback;
 /// The service's public REST origin, used when `rest_url` is not set.
 pub const DEFAULT_REST_URL: &str = "https://rest.botlane.chat";
 
+/// How long a command's checks and handler may run by default: generous,
+/// so that only a handler that is stuck is cut, but bounded, so that a stuck
+/// one cannot hold a handler permit for ever.
+pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// How a [`Client`](crate::Client) connects. Built with [`ClientOptions::new`]
 /// and the builder methods; checked by [`Client::new`](crate::Client::new).
 ///
@@ -99,6 +104,19 @@ pub struct ClientOptions {
     /// dispatch waits for one to finish before starting the next, in arrival
     /// order; messages wait in the push queue meanwhile.
     pub max_concurrent_handlers: usize,
+    /// How long a command's checks and handler may run together before the
+    /// handler's task is aborted and the failure reported with reason
+    /// [`Timeout`](crate::CommandErrorReason::Timeout), its permit released
+    /// (5 minutes; `None`: no limit). A command's own
+    /// [`CommandSettings::timeout`](crate::CommandSettings::timeout) replaces it.
+    /// Error hooks run under the same limit.
+    pub handler_timeout: Option<Duration>,
+    /// How many error answers one user gets in one channel in a burst (3);
+    /// see [`error_answer_limit`](Self::error_answer_limit).
+    pub error_answer_burst: u32,
+    /// After the burst, one error answer per user and channel per this
+    /// interval (10 s).
+    pub error_answer_interval: Duration,
     /// Extra root certificates (DER) trusted besides the webpki roots, by the
     /// realtime wire (`wss://`) and the REST lane alike: for a service with a
     /// private or self-signed CA.
@@ -145,6 +163,9 @@ impl ClientOptions {
             keystore_save_window: Duration::from_millis(500),
             push_queue_capacity: 1024,
             max_concurrent_handlers: 64,
+            handler_timeout: Some(DEFAULT_HANDLER_TIMEOUT),
+            error_answer_burst: crate::commands::DEFAULT_ANSWER_BURST,
+            error_answer_interval: crate::commands::DEFAULT_ANSWER_INTERVAL,
             root_certificates: Vec::new(),
             rest_timeout: Duration::from_secs(30),
             rest_refresh_margin: Duration::from_secs(60),
@@ -303,6 +324,40 @@ impl ClientOptions {
         self
     }
 
+    /// Sets how long a command's checks and handler may run (`None`: no
+    /// limit).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = botlane::ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws");
+    /// assert_eq!(options.handler_timeout, Some(Duration::from_secs(300)));
+    /// let options = options.handler_timeout(Duration::from_secs(20));
+    /// assert_eq!(options.handler_timeout, Some(Duration::from_secs(20)));
+    /// assert_eq!(options.handler_timeout(None).handler_timeout, None);
+    /// ```
+    #[must_use]
+    pub fn handler_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.handler_timeout = timeout.into();
+        self
+    }
+
+    /// Sets the rate limit of the answers to failed commands: per user and
+    /// channel, `burst` answers, then one per `interval`. A burst of 0
+    /// answers nothing.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = botlane::ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws")
+    ///     .error_answer_limit(1, Duration::from_secs(30));
+    /// assert_eq!((options.error_answer_burst, options.error_answer_interval), (1, Duration::from_secs(30)));
+    /// ```
+    #[must_use]
+    pub fn error_answer_limit(mut self, burst: u32, interval: Duration) -> Self {
+        self.error_answer_burst = burst;
+        self.error_answer_interval = interval;
+        self
+    }
+
     /// Sets the largest body `rest().binary` and `Response::bytes` read, in
     /// bytes.
     ///
@@ -378,6 +433,18 @@ impl ClientOptions {
         if self.max_concurrent_handlers == 0 {
             return Err(invalid(
                 "max_concurrent_handlers",
+                "must be above zero".into(),
+            ));
+        }
+        if self.handler_timeout.is_some_and(|t| t.is_zero()) {
+            return Err(invalid(
+                "handler_timeout",
+                "must be above zero (None for no limit)".into(),
+            ));
+        }
+        if self.error_answer_interval.is_zero() {
+            return Err(invalid(
+                "error_answer_interval",
                 "must be above zero".into(),
             ));
         }
@@ -494,6 +561,11 @@ mod tests {
             (base().idle_timeout(Duration::from_secs(15)), "idle_timeout"),
             (base().push_queue_capacity(0), "push_queue_capacity"),
             (base().max_concurrent_handlers(0), "max_concurrent_handlers"),
+            (base().handler_timeout(Duration::ZERO), "handler_timeout"),
+            (
+                base().error_answer_limit(3, Duration::ZERO),
+                "error_answer_interval",
+            ),
         ];
         for (options, name) in cases {
             let err = options.validate().expect_err(name).to_string();

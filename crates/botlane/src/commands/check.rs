@@ -53,16 +53,24 @@ pub type CheckFuture = Pin<Box<dyn Future<Output = Result<(), UserError>> + Send
 /// assert!(custom.run(&ctx).await.is_ok());
 /// # }
 /// ```
-#[derive(Clone)]
-pub struct Check(Arc<dyn Fn(&CommandContext) -> CheckFuture + Send + Sync>);
+pub struct Check<D = ()>(Arc<Predicate<D>>);
 
-impl Check {
+/// A check's predicate, type-erased.
+type Predicate<D> = dyn Fn(&CommandContext<D>) -> CheckFuture + Send + Sync;
+
+impl<D> Clone for Check<D> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
+}
+
+impl<D: 'static> Check<D> {
     /// A check from an async predicate. The predicate gets the context by
     /// reference and returns a `'static` future, so it copies out what the
     /// future needs (an id, an argument) before `async move`.
     pub fn new<F, Fut>(predicate: F) -> Self
     where
-        F: Fn(&CommandContext) -> Fut + Send + Sync + 'static,
+        F: Fn(&CommandContext<D>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), UserError>> + Send + 'static,
     {
         Self(Arc::new(move |ctx| Box::pin(predicate(ctx))))
@@ -72,14 +80,14 @@ impl Check {
     ///
     /// ```
     /// use botlane::{Check, UserError};
-    /// let quiet = Check::sync(|ctx| {
+    /// let quiet: Check = Check::sync(|ctx| {
     ///     if ctx.message().content.len() <= 200 { Ok(()) } else { Err(UserError::from("keep it short")) }
     /// });
     /// # let _ = quiet;
     /// ```
     pub fn sync<F>(predicate: F) -> Self
     where
-        F: Fn(&CommandContext) -> Result<(), UserError> + Send + Sync + 'static,
+        F: Fn(&CommandContext<D>) -> Result<(), UserError> + Send + Sync + 'static,
     {
         Self::new(move |ctx| std::future::ready(predicate(ctx)))
     }
@@ -138,7 +146,7 @@ impl Check {
     ///
     /// ```
     /// use botlane::Check;
-    /// let admins = Check::allowed_users(["u1"]).reason("only the admins may ban");
+    /// let admins: Check = Check::allowed_users(["u1"]).reason("only the admins may ban");
     /// # let _ = admins;
     /// ```
     #[must_use]
@@ -153,12 +161,12 @@ impl Check {
     }
 
     /// Runs the check on one invocation.
-    pub fn run(&self, ctx: &CommandContext) -> CheckFuture {
+    pub fn run(&self, ctx: &CommandContext<D>) -> CheckFuture {
         (self.0)(ctx)
     }
 }
 
-impl fmt::Debug for Check {
+impl<D> fmt::Debug for Check<D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Check(..)")
     }
@@ -183,7 +191,10 @@ impl fmt::Debug for Check {
 /// assert!(run_checks(&checks[..1], &ctx).await.is_ok());
 /// # }
 /// ```
-pub async fn run_checks(checks: &[Check], ctx: &CommandContext) -> Result<(), UserError> {
+pub async fn run_checks<D: 'static>(
+    checks: &[Check<D>],
+    ctx: &CommandContext<D>,
+) -> Result<(), UserError> {
     for check in checks {
         check.run(ctx).await?;
     }

@@ -1,5 +1,6 @@
 //! What a handler is given: the invocation, the message, and typed getters.
 
+use std::fmt;
 use std::sync::Arc;
 
 use super::argument_error::{ArgumentError, ArgumentRule};
@@ -43,25 +44,125 @@ use crate::rest::RestLane;
 /// server of the invoking channel (for checks and cooldowns), and a snapshot
 /// of the registry (for help and usage lines). A context built by hand has
 /// none of them until given with the `with_*` methods.
-#[derive(Debug, Clone)]
-pub struct CommandContext {
+///
+/// `D` is the client's shared state, `()` unless the client was built with
+/// [`Client::with_data`](crate::Client::with_data): every handler reads it
+/// through [`data`](Self::data), typed, without cloning an `Arc` by hand.
+pub struct CommandContext<D = ()> {
     invocation: CommandInvocation,
     message: Message,
     prefix: Option<Arc<str>>,
     server_id: Option<String>,
-    registry: Option<Arc<CommandRegistry>>,
+    registry: Option<Arc<CommandRegistry<D>>>,
+    data: Arc<D>,
+}
+
+impl<D> Clone for CommandContext<D> {
+    fn clone(&self) -> Self {
+        Self {
+            invocation: self.invocation.clone(),
+            message: self.message.clone(),
+            prefix: self.prefix.clone(),
+            server_id: self.server_id.clone(),
+            registry: self.registry.clone(),
+            data: Arc::clone(&self.data),
+        }
+    }
+}
+
+impl<D> fmt::Debug for CommandContext<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommandContext")
+            .field("invocation", &self.invocation)
+            .field("message", &self.message)
+            .field("prefix", &self.prefix)
+            .field("server_id", &self.server_id)
+            .field("registry", &self.registry.as_ref().map(|r| r.len()))
+            .finish_non_exhaustive()
+    }
 }
 
 impl CommandContext {
+    /// A context built by hand, for unit-testing a handler without a client.
+    ///
+    /// The invocation and message are taken as given: nothing is coerced or
+    /// checked against a registry, and `message.command` is left as it is
+    /// (dispatch sets it to the invocation on live messages). For a handler
+    /// that reads shared state, see [`for_test_with_data`](Self::for_test_with_data).
+    ///
+    /// ```
+    /// use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    ///
+    /// let mut args = CommandArgs::new();
+    /// args.insert("count".into(), 2_i64.into());
+    /// let ctx = CommandContext::for_test(
+    ///     CommandInvocation { name: "roll".into(), args, source: CommandSource::Text },
+    ///     Message::new("m1", "c1", "u1", "/roll 2"),
+    /// );
+    /// assert_eq!(ctx.name(), "roll");
+    /// assert_eq!(ctx.get_integer("count"), Some(2));
+    /// assert_eq!(ctx.message().content, "/roll 2");
+    /// ```
+    pub fn for_test(invocation: CommandInvocation, message: Message) -> Self {
+        Self::new(invocation, message, Arc::new(()))
+    }
+}
+
+impl<D> CommandContext<D> {
     /// The context dispatch hands to a handler.
-    pub(crate) fn new(invocation: CommandInvocation, message: Message) -> Self {
+    pub(crate) fn new(invocation: CommandInvocation, message: Message, data: Arc<D>) -> Self {
         Self {
             invocation,
             message,
             prefix: None,
             server_id: None,
             registry: None,
+            data,
         }
+    }
+
+    /// A context built by hand with shared state `data`, for unit-testing a
+    /// handler of a client built with [`Client::with_data`](crate::Client::with_data);
+    /// otherwise like [`for_test`](CommandContext::for_test).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    ///
+    /// #[derive(Default)]
+    /// struct Stats {
+    ///     rolls: AtomicU64,
+    /// }
+    ///
+    /// let ctx = CommandContext::for_test_with_data(
+    ///     CommandInvocation { name: "roll".into(), args: CommandArgs::new(), source: CommandSource::Text },
+    ///     Message::new("m1", "c1", "u1", "/roll"),
+    ///     Stats::default(),
+    /// );
+    /// ctx.data().rolls.fetch_add(1, Ordering::Relaxed);
+    /// assert_eq!(ctx.data().rolls.load(Ordering::Relaxed), 1);
+    /// ```
+    pub fn for_test_with_data(invocation: CommandInvocation, message: Message, data: D) -> Self {
+        Self::new(invocation, message, Arc::new(data))
+    }
+
+    /// The client's shared state, as given to
+    /// [`Client::with_data`](crate::Client::with_data) (`()` for a client
+    /// built with [`Client::new`](crate::Client::new)). Every context of a
+    /// client points to the same value; put interior mutability (an atomic,
+    /// a `Mutex`) inside it to update it from handlers.
+    pub fn data(&self) -> &D {
+        &self.data
+    }
+
+    /// The invocation, for dispatch.
+    pub(crate) fn invocation(&self) -> &CommandInvocation {
+        &self.invocation
+    }
+
+    /// The shared state as an `Arc`, for a task that outlives the handler.
+    pub fn data_arc(&self) -> Arc<D> {
+        Arc::clone(&self.data)
     }
 
     /// Sets the text-lane prefix the client uses (builder style); usage
@@ -114,7 +215,7 @@ impl CommandContext {
     /// # Ok::<(), botlane::DeclarationError>(())
     /// ```
     #[must_use]
-    pub fn with_registry(mut self, registry: Arc<CommandRegistry>) -> Self {
+    pub fn with_registry(mut self, registry: Arc<CommandRegistry<D>>) -> Self {
         self.registry = Some(registry);
         self
     }
@@ -131,7 +232,7 @@ impl CommandContext {
     }
 
     /// The registry snapshot the invocation was dispatched from, when given.
-    pub fn registry(&self) -> Option<&CommandRegistry> {
+    pub fn registry(&self) -> Option<&CommandRegistry<D>> {
         self.registry.as_deref()
     }
 
@@ -243,29 +344,6 @@ impl CommandContext {
             Some(usage) => error.with_usage(usage),
             None => error,
         }
-    }
-
-    /// A context built by hand, for unit-testing a handler without a client.
-    ///
-    /// The invocation and message are taken as given: nothing is coerced or
-    /// checked against a registry, and `message.command` is left as it is
-    /// (dispatch sets it to the invocation on live messages).
-    ///
-    /// ```
-    /// use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
-    ///
-    /// let mut args = CommandArgs::new();
-    /// args.insert("count".into(), 2_i64.into());
-    /// let ctx = CommandContext::for_test(
-    ///     CommandInvocation { name: "roll".into(), args, source: CommandSource::Text },
-    ///     Message::new("m1", "c1", "u1", "/roll 2"),
-    /// );
-    /// assert_eq!(ctx.name(), "roll");
-    /// assert_eq!(ctx.get_integer("count"), Some(2));
-    /// assert_eq!(ctx.message().content, "/roll 2");
-    /// ```
-    pub fn for_test(invocation: CommandInvocation, message: Message) -> Self {
-        Self::new(invocation, message)
     }
 
     /// The lower-case command name.

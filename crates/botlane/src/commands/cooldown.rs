@@ -106,7 +106,7 @@ impl Cooldown {
     /// assert_eq!(Cooldown::global(d).subject(&ctx), CooldownSubject::Everyone);
     /// assert_eq!(Cooldown::per_server(d).subject(&ctx.with_server_id("S1")), CooldownSubject::Server("s1".into()));
     /// ```
-    pub fn subject(&self, ctx: &CommandContext) -> CooldownSubject {
+    pub fn subject<D>(&self, ctx: &CommandContext<D>) -> CooldownSubject {
         let channel = || CooldownSubject::Channel(canonical_bot_id(&ctx.message().channel_id));
         match self.scope {
             CooldownScope::User => {
@@ -310,10 +310,10 @@ impl CooldownTracker {
     /// assert!(tracker.try_start(&cooldown, &ctx).is_ok());
     /// # }
     /// ```
-    pub fn try_start(
+    pub fn try_start<D>(
         &self,
         cooldown: &Cooldown,
-        ctx: &CommandContext,
+        ctx: &CommandContext<D>,
     ) -> Result<(), CooldownError> {
         self.try_start_at(
             ctx.name(),

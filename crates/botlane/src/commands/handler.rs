@@ -15,8 +15,9 @@ pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<(), BoxError>> + Sen
 
 /// A registered command's handler, cheap to clone.
 ///
-/// Built from any `Fn(CommandContext) -> impl Future<Output = Result<(), E>>`
-/// where `E: Into<BoxError>`, which is what an async closure gives:
+/// Built from any `Fn(CommandContext<D>) -> impl Future<Output = Result<(), E>>`
+/// where `E: Into<BoxError>`, which is what an async closure gives. `D` is
+/// the client's shared state ([`CommandContext::data`]), `()` by default:
 ///
 /// ```
 /// use botlane::{CommandContext, CommandHandler};
@@ -27,14 +28,19 @@ pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<(), BoxError>> + Sen
 /// });
 /// # let _ = handler;
 /// ```
-#[derive(Clone)]
-pub struct CommandHandler(Arc<dyn Fn(CommandContext) -> HandlerFuture + Send + Sync>);
+pub struct CommandHandler<D = ()>(Arc<dyn Fn(CommandContext<D>) -> HandlerFuture + Send + Sync>);
 
-impl CommandHandler {
+impl<D> Clone for CommandHandler<D> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
+}
+
+impl<D> CommandHandler<D> {
     /// Wraps an async function or closure.
     pub fn new<F, Fut, E>(handler: F) -> Self
     where
-        F: Fn(CommandContext) -> Fut + Send + Sync + 'static,
+        F: Fn(CommandContext<D>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), E>> + Send + 'static,
         E: Into<BoxError>,
     {
@@ -45,12 +51,12 @@ impl CommandHandler {
     }
 
     /// Runs the handler on one invocation.
-    pub fn call(&self, ctx: CommandContext) -> HandlerFuture {
+    pub fn call(&self, ctx: CommandContext<D>) -> HandlerFuture {
         (self.0)(ctx)
     }
 }
 
-impl fmt::Debug for CommandHandler {
+impl<D> fmt::Debug for CommandHandler<D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("CommandHandler(..)")
     }

@@ -45,8 +45,8 @@ pub fn help_declaration() -> CommandDeclaration {
 pub struct HelpUnavailable;
 
 /// Answers with [`help_text`] of the context's registry, as a reply.
-pub(crate) fn help_handler() -> CommandHandler {
-    CommandHandler::new(|ctx: CommandContext| async move {
+pub(crate) fn help_handler<D: Send + Sync + 'static>() -> CommandHandler<D> {
+    CommandHandler::new(|ctx: CommandContext<D>| async move {
         let text = help_for(&ctx).ok_or(HelpUnavailable)?;
         ctx.reply(&text).await?;
         Ok::<(), crate::commands::handler::BoxError>(())
@@ -56,7 +56,7 @@ pub(crate) fn help_handler() -> CommandHandler {
 /// The help answer for one invocation of `help`: [`help_text`] of the
 /// context's registry for its `command` argument, with its prefix; `None`
 /// without a registry.
-pub(crate) fn help_for(ctx: &CommandContext) -> Option<String> {
+pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
     let command = ctx.get_string("command");
     Some(help_text(
         ctx.registry()?,
@@ -115,8 +115,8 @@ pub(crate) fn help_for(ctx: &CommandContext) -> Option<String> {
 /// );
 /// # Ok::<(), botlane::DeclarationError>(())
 /// ```
-pub fn help_text(
-    registry: &CommandRegistry,
+pub fn help_text<D>(
+    registry: &CommandRegistry<D>,
     command: Option<&str>,
     prefix: Option<&str>,
 ) -> String {
@@ -132,7 +132,7 @@ pub fn help_text(
     }
 }
 
-fn command_list(registry: &CommandRegistry, prefix: &str, help: &str) -> String {
+fn command_list<D>(registry: &CommandRegistry<D>, prefix: &str, help: &str) -> String {
     let mut decls: Vec<&CommandDeclaration> = registry.list().collect();
     decls.sort_by(|a, b| a.name.cmp(&b.name));
     let mut text = if registry.get(HELP_COMMAND).is_some() {

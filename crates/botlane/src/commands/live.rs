@@ -14,6 +14,9 @@
 //!   once; it republishes only when the menu hash differs from the one
 //!   published on this session, so a batch of registrations is published
 //!   once, and a change that leaves the menu as it was is not published.
+//! - **The menu** is kept beside the registry as its canonical JSON and
+//!   hash ([`MenuFeed`]), so the session publishes it without knowing the
+//!   type of the handlers' shared state.
 //! - **Mutable per-command state** (cooldown trackers) is not in the
 //!   snapshot: a snapshot is never mutated, and a registration that swaps
 //!   it does not reset anything a command has counted.
@@ -57,21 +60,87 @@ use crate::sync::lock;
 /// assert_eq!(registry.len(), 2);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone)]
-pub struct Commands {
-    live: Arc<Live>,
+pub struct Commands<D = ()> {
+    live: Arc<Live<D>>,
 }
 
-#[derive(Default)]
-struct Live {
-    current: ArcSwap<CommandRegistry>,
+struct Live<D> {
+    current: ArcSwap<CommandRegistry<D>>,
     /// Serialises changes: each copies the registry the previous one left.
     writer: Mutex<()>,
-    /// Woken after every applied change (the session's menu task waits).
+    /// The menu of `current`, for the session.
+    menu: MenuFeed,
+}
+
+/// The menu of a client's registry as the session publishes it: the
+/// canonical JSON and its hash, replaced with the registry, and a wake-up
+/// after every applied change (the session's menu task waits on it).
+#[derive(Clone)]
+pub(crate) struct MenuFeed {
+    inner: Arc<FeedInner>,
+}
+
+struct FeedInner {
+    current: ArcSwap<PublishedMenu>,
     changed: Notify,
 }
 
-impl fmt::Debug for Commands {
+/// One registry's menu, ready to publish.
+#[derive(Debug)]
+pub(crate) struct PublishedMenu {
+    /// The compact JSON of the canonical menu.
+    pub(crate) json: String,
+    /// Its hash, the session's skip guard.
+    pub(crate) hash: String,
+}
+
+impl<D> From<&CommandRegistry<D>> for PublishedMenu {
+    fn from(registry: &CommandRegistry<D>) -> Self {
+        Self {
+            json: registry.canonical_menu_json(),
+            hash: registry.hash(),
+        }
+    }
+}
+
+impl Default for MenuFeed {
+    fn default() -> Self {
+        Self {
+            inner: Arc::new(FeedInner {
+                current: ArcSwap::from_pointee(PublishedMenu::from(&CommandRegistry::new())),
+                changed: Notify::new(),
+            }),
+        }
+    }
+}
+
+impl MenuFeed {
+    /// The menu of the registry as it is now.
+    pub(crate) fn current(&self) -> Arc<PublishedMenu> {
+        self.inner.current.load_full()
+    }
+
+    /// Resolves after the next applied change (at once if one was applied
+    /// since the last call returned).
+    pub(crate) async fn changed(&self) {
+        self.inner.changed.notified().await;
+    }
+
+    fn replace(&self, menu: PublishedMenu) {
+        self.inner.current.store(Arc::new(menu));
+        self.inner.changed.notify_one();
+    }
+}
+
+impl<D> Clone for Commands<D> {
+    fn clone(&self) -> Self {
+        Self {
+            live: Arc::clone(&self.live),
+        }
+    }
+}
+
+impl<D> fmt::Debug for Commands<D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Commands")
             .field("len", &self.snapshot().len())
@@ -79,14 +148,7 @@ impl fmt::Debug for Commands {
     }
 }
 
-impl Commands {
-    /// An empty registry, for a new client.
-    pub(crate) fn new() -> Self {
-        Self {
-            live: Arc::new(Live::default()),
-        }
-    }
-
+impl<D> Commands<D> {
     /// The registry as it is now: an immutable snapshot that later changes
     /// do not affect.
     ///
@@ -99,8 +161,26 @@ impl Commands {
     /// assert_eq!(client.commands().snapshot().len(), 1);
     /// # Ok::<(), botlane::DeclarationError>(())
     /// ```
-    pub fn snapshot(&self) -> Arc<CommandRegistry> {
+    pub fn snapshot(&self) -> Arc<CommandRegistry<D>> {
         self.live.current.load_full()
+    }
+}
+
+impl<D: Send + Sync + 'static> Commands<D> {
+    /// An empty registry, for a new client.
+    pub(crate) fn new() -> Self {
+        Self {
+            live: Arc::new(Live {
+                current: ArcSwap::from_pointee(CommandRegistry::empty()),
+                writer: Mutex::new(()),
+                menu: MenuFeed::default(),
+            }),
+        }
+    }
+
+    /// The menu feed the session publishes from.
+    pub(crate) fn menu_feed(&self) -> MenuFeed {
+        self.live.menu.clone()
     }
 
     /// Applies `change` to a copy of the registry and, if it succeeds,
@@ -140,13 +220,14 @@ impl Commands {
     /// ```
     pub fn update<T, E>(
         &self,
-        change: impl FnOnce(&mut CommandRegistry) -> Result<T, E>,
+        change: impl FnOnce(&mut CommandRegistry<D>) -> Result<T, E>,
     ) -> Result<T, E> {
         let _one_writer = lock(&self.live.writer);
         let mut next = CommandRegistry::clone(&self.live.current.load());
         let out = change(&mut next)?;
+        let menu = PublishedMenu::from(&next);
         self.live.current.store(Arc::new(next));
-        self.live.changed.notify_one();
+        self.live.menu.replace(menu);
         Ok(out)
     }
 
@@ -159,7 +240,7 @@ impl Commands {
         handler: F,
     ) -> Result<&Self, DeclarationError>
     where
-        F: Fn(CommandContext) -> Fut + Send + Sync + 'static,
+        F: Fn(CommandContext<D>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), E>> + Send + 'static,
         E: Into<BoxError>,
     {
@@ -171,7 +252,7 @@ impl Commands {
     pub fn register_handler(
         &self,
         decl: CommandDeclaration,
-        handler: CommandHandler,
+        handler: CommandHandler<D>,
     ) -> Result<&Self, DeclarationError> {
         self.update(|registry| registry.register_handler(decl, handler).map(drop))?;
         Ok(self)
@@ -182,11 +263,11 @@ impl Commands {
     pub fn register_with<F, Fut, E>(
         &self,
         decl: CommandDeclaration,
-        settings: CommandSettings,
+        settings: CommandSettings<D>,
         handler: F,
     ) -> Result<&Self, DeclarationError>
     where
-        F: Fn(CommandContext) -> Fut + Send + Sync + 'static,
+        F: Fn(CommandContext<D>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), E>> + Send + 'static,
         E: Into<BoxError>,
     {
@@ -198,7 +279,7 @@ impl Commands {
     /// does; chainable.
     pub fn command<C: Command + 'static>(
         &self,
-        handler: impl TypedHandler<C>,
+        handler: impl TypedHandler<C, D>,
     ) -> Result<&Self, DeclarationError> {
         self.update(|registry| registry.command::<C>(handler).map(drop))?;
         Ok(self)
@@ -208,8 +289,8 @@ impl Commands {
     /// [`CommandRegistry::command_with`] does; chainable.
     pub fn command_with<C: Command + 'static>(
         &self,
-        settings: CommandSettings,
-        handler: impl TypedHandler<C>,
+        settings: CommandSettings<D>,
+        handler: impl TypedHandler<C, D>,
     ) -> Result<&Self, DeclarationError> {
         self.update(|registry| registry.command_with::<C>(settings, handler).map(drop))?;
         Ok(self)
@@ -220,12 +301,6 @@ impl Commands {
     pub fn enable_help(&self) -> Result<&Self, DeclarationError> {
         self.update(|registry| registry.enable_help().map(drop))?;
         Ok(self)
-    }
-
-    /// Resolves after the next applied change (at once if one was applied
-    /// since the last call returned): the session's menu task waits here.
-    pub(crate) async fn changed(&self) {
-        self.live.changed.notified().await;
     }
 }
 
@@ -303,15 +378,17 @@ mod tests {
         let commands = Commands::new();
         let failed: Result<(), &str> = commands.update(|_| Err("no"));
         assert!(failed.is_err());
-        let woken = tokio::time::timeout(std::time::Duration::from_secs(1), commands.changed());
+        let feed = commands.menu_feed();
+        let woken = tokio::time::timeout(std::time::Duration::from_secs(1), feed.changed());
         assert!(woken.await.is_err(), "a failed change wakes nobody");
         for name in ["a", "b", "c"] {
             commands
                 .register_handler(CommandDeclaration::new(name, "D"), ok_handler())
                 .unwrap();
         }
-        commands.changed().await;
-        let again = tokio::time::timeout(std::time::Duration::from_secs(1), commands.changed());
+        feed.changed().await;
+        assert_eq!(feed.current().hash, commands.snapshot().hash());
+        let again = tokio::time::timeout(std::time::Duration::from_secs(1), feed.changed());
         assert!(
             again.await.is_err(),
             "three changes before the wait: one wake-up"

@@ -1,17 +1,19 @@
 //! The command area: declarations, validation, the canonical menu, the text
 //! lane, the structured sidecar codec, the registry, and the pure parts of
 //! the command framework (argument checks with detail, bounds, checks,
-//! cooldowns, help); and what a handler is given: the [`CommandContext`]
+//! cooldowns, help, error answers); and what a handler is given: the [`CommandContext`]
 //! and the [`Message`], which answer through an `Outbound` handle the
 //! client attaches (`outbound.rs`), never through the client itself.
 //!
 //! Everything here is re-exported from the crate root.
 
+mod answer;
 mod args_check;
 mod argument_error;
 mod bounds;
 mod check;
 pub(crate) mod coerce;
+mod command_error;
 mod context;
 mod cooldown;
 mod data;
@@ -21,6 +23,7 @@ pub(crate) mod limits;
 mod live;
 mod menu;
 mod message;
+mod on_error;
 mod option;
 mod outbound;
 mod registry;
@@ -31,8 +34,14 @@ mod types;
 mod user_error;
 mod validate;
 
+pub use answer::{
+    neutralise_answer, Answered, ANSWER_LIMIT_CAPACITY, ANSWER_MARKER, DEFAULT_ANSWER_BURST,
+    DEFAULT_ANSWER_INTERVAL,
+};
+pub(crate) use answer::{AnswerGate, AnswerRate};
 pub use argument_error::*;
 pub use check::*;
+pub use command_error::{CommandError, CommandErrorReason, HandlerTimeout};
 pub use context::*;
 pub use cooldown::*;
 pub use data::*;
@@ -44,8 +53,10 @@ pub use limits::{
     MAX_OPTIONS_PER_COMMAND, MAX_OPTION_LENGTH,
 };
 pub use live::Commands;
+pub(crate) use live::MenuFeed;
 pub use menu::*;
 pub use message::{Channel, Message};
+pub use on_error::{CommandFailure, ErrorHookFuture, OnError};
 pub use option::*;
 pub(crate) use outbound::Outbound;
 pub use registry::*;

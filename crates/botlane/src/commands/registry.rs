@@ -1,7 +1,9 @@
 //! The command registry: declarations and their handlers.
 
+use std::fmt;
 use std::future::Future;
 
+use super::argument_error::ArgumentError;
 use super::coerce::{coerce_for_option, fits};
 use super::context::CommandContext;
 use super::handler::{BoxError, CommandHandler};
@@ -29,15 +31,43 @@ pub trait CommandLookup {
 }
 
 /// A declaration with its handler and settings.
-#[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct RegisteredCommand {
+pub struct RegisteredCommand<D = ()> {
     /// The declaration.
     pub decl: CommandDeclaration,
     /// The handler.
-    pub handler: CommandHandler,
-    /// Its checks and cooldown.
-    pub settings: CommandSettings,
+    pub handler: CommandHandler<D>,
+    /// Its checks, cooldown, timeout and error hook.
+    pub settings: CommandSettings<D>,
+    /// For a typed command, its conversion, run with the argument checks
+    /// (before the checks and the cooldown) so that arguments that fit the
+    /// declaration but not the Rust type never start a cooldown.
+    pub(crate) convert: Option<ConvertCheck>,
+}
+
+/// A typed command's conversion, without its value.
+pub(crate) type ConvertCheck = fn(&CommandArgs) -> Result<(), ArgumentError>;
+
+impl<D> Clone for RegisteredCommand<D> {
+    fn clone(&self) -> Self {
+        Self {
+            decl: self.decl.clone(),
+            handler: self.handler.clone(),
+            settings: self.settings.clone(),
+            convert: self.convert,
+        }
+    }
+}
+
+impl<D> fmt::Debug for RegisteredCommand<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegisteredCommand")
+            .field("decl", &self.decl)
+            .field("handler", &self.handler)
+            .field("settings", &self.settings)
+            .field("typed", &self.convert.is_some())
+            .finish()
+    }
 }
 
 /// The slash commands of one bot: declarations in registration order, each
@@ -61,20 +91,69 @@ pub struct RegisteredCommand {
 /// assert_eq!(registry.len(), 2);
 /// # Ok::<(), botlane::DeclarationError>(())
 /// ```
-#[derive(Debug, Clone, Default)]
-pub struct CommandRegistry {
-    commands: Vec<RegisteredCommand>,
+///
+/// `D` is the shared state its handlers read ([`CommandContext::data`]),
+/// `()` by default.
+pub struct CommandRegistry<D = ()> {
+    commands: Vec<RegisteredCommand<D>>,
     help_enabled: bool,
 }
 
+impl<D> Clone for CommandRegistry<D> {
+    fn clone(&self) -> Self {
+        Self {
+            commands: self.commands.clone(),
+            help_enabled: self.help_enabled,
+        }
+    }
+}
+
+impl<D> fmt::Debug for CommandRegistry<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommandRegistry")
+            .field("commands", &self.commands)
+            .field("help_enabled", &self.help_enabled)
+            .finish()
+    }
+}
+
+impl Default for CommandRegistry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl CommandRegistry {
-    /// An empty registry.
+    /// An empty registry whose handlers take no shared state; see
+    /// [`empty`](Self::empty) for one whose handlers do.
     ///
     /// ```
     /// assert!(botlane::CommandRegistry::new().is_empty());
     /// ```
     pub fn new() -> Self {
-        Self::default()
+        Self::empty()
+    }
+}
+
+impl<D> CommandRegistry<D> {
+    /// An empty registry whose handlers read shared state of type `D`.
+    ///
+    /// ```
+    /// use botlane::{CommandContext, CommandDeclaration, CommandRegistry};
+    ///
+    /// struct Scores;
+    /// let mut registry = CommandRegistry::<Scores>::empty();
+    /// registry.register(CommandDeclaration::new("top", "Best scores"), |ctx: CommandContext<Scores>| async move {
+    ///     let _scores: &Scores = ctx.data();
+    ///     Ok::<(), std::io::Error>(())
+    /// })?;
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn empty() -> Self {
+        Self {
+            commands: Vec::new(),
+            help_enabled: false,
+        }
     }
 
     /// Registers a command with an async handler; chainable.
@@ -102,7 +181,7 @@ impl CommandRegistry {
         handler: F,
     ) -> Result<&mut Self, DeclarationError>
     where
-        F: Fn(CommandContext) -> Fut + Send + Sync + 'static,
+        F: Fn(CommandContext<D>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), E>> + Send + 'static,
         E: Into<BoxError>,
     {
@@ -126,9 +205,9 @@ impl CommandRegistry {
     pub fn register_handler(
         &mut self,
         decl: CommandDeclaration,
-        handler: CommandHandler,
+        handler: CommandHandler<D>,
     ) -> Result<&mut Self, DeclarationError> {
-        self.insert(decl, handler, CommandSettings::default())
+        self.insert(decl, handler, CommandSettings::new(), None)
     }
 
     /// Registers a command with its checks and cooldown; otherwise like
@@ -152,15 +231,15 @@ impl CommandRegistry {
     pub fn register_with<F, Fut, E>(
         &mut self,
         decl: CommandDeclaration,
-        settings: CommandSettings,
+        settings: CommandSettings<D>,
         handler: F,
     ) -> Result<&mut Self, DeclarationError>
     where
-        F: Fn(CommandContext) -> Fut + Send + Sync + 'static,
+        F: Fn(CommandContext<D>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), E>> + Send + 'static,
         E: Into<BoxError>,
     {
-        self.insert(decl, CommandHandler::new(handler), settings)
+        self.insert(decl, CommandHandler::new(handler), settings, None)
     }
 
     /// Registers the built-in `help` command: `/help` lists the commands and
@@ -185,7 +264,10 @@ impl CommandRegistry {
     /// assert_eq!(err.violations()[0].rule(), &DeclarationRule::HelpClash);
     /// # Ok::<(), botlane::DeclarationError>(())
     /// ```
-    pub fn enable_help(&mut self) -> Result<&mut Self, DeclarationError> {
+    pub fn enable_help(&mut self) -> Result<&mut Self, DeclarationError>
+    where
+        D: Send + Sync + 'static,
+    {
         if self.help_enabled {
             return Ok(self);
         }
@@ -196,7 +278,8 @@ impl CommandRegistry {
         self.insert(
             help_declaration(),
             help_handler(),
-            CommandSettings::default(),
+            CommandSettings::new(),
+            None,
         )?;
         self.help_enabled = true;
         Ok(self)
@@ -218,8 +301,9 @@ impl CommandRegistry {
     pub(crate) fn insert(
         &mut self,
         decl: CommandDeclaration,
-        handler: CommandHandler,
-        settings: CommandSettings,
+        handler: CommandHandler<D>,
+        settings: CommandSettings<D>,
+        convert: Option<ConvertCheck>,
     ) -> Result<&mut Self, DeclarationError> {
         let mut violations = violations_of(&decl);
         let at = |rule| Violation::at_command(&decl.name, rule);
@@ -245,6 +329,7 @@ impl CommandRegistry {
             decl,
             handler,
             settings,
+            convert,
         });
         Ok(self)
     }
@@ -262,7 +347,7 @@ impl CommandRegistry {
     /// assert!(registry.get("rol").is_none());
     /// # Ok::<(), botlane::DeclarationError>(())
     /// ```
-    pub fn get(&self, name: &str) -> Option<&RegisteredCommand> {
+    pub fn get(&self, name: &str) -> Option<&RegisteredCommand<D>> {
         self.commands
             .iter()
             .find(|c| c.decl.name.eq_ignore_ascii_case(name))
@@ -394,7 +479,7 @@ impl CommandRegistry {
     }
 }
 
-impl CommandLookup for CommandRegistry {
+impl<D> CommandLookup for CommandRegistry<D> {
     /// True when `name` is registered (ASCII case-insensitively), every arg
     /// key is a declared option, every value already is of its option's type
     /// and within its choices, and every required option is present.

@@ -1,46 +1,69 @@
-//! Per-command settings that are not part of the declaration: checks and
-//! a cooldown.
+//! Per-command settings that are not part of the declaration: checks, a
+//! cooldown, a handler timeout and an error hook.
+
+use std::fmt;
+use std::time::Duration;
 
 use super::check::Check;
 use super::cooldown::Cooldown;
+use super::on_error::OnError;
 
-/// How one command runs beyond its declaration: the checks that must pass
-/// and its cooldown. Given at registration with
+/// How one command runs beyond its declaration: the checks that must pass,
+/// its cooldown, its handler timeout and what to do when it fails. Given at
+/// registration with
 /// [`CommandRegistry::register_with`](crate::CommandRegistry::register_with)
 /// or [`CommandRegistry::command_with`](crate::CommandRegistry::command_with);
 /// dispatch reads them from [`RegisteredCommand::settings`](crate::RegisteredCommand::settings).
 ///
-/// The settings are immutable once registered; the cooldowns' live state is
-/// kept apart, in a [`CooldownTracker`](crate::CooldownTracker).
+/// Whatever is left unset falls back to the client's: its checks always run
+/// first, and its [`handler_timeout`](crate::ClientOptions::handler_timeout)
+/// and [`on_error`](crate::Client::on_error) apply unless the command sets
+/// its own. The settings are immutable once registered; the cooldowns' live
+/// state is kept apart, in a [`CooldownTracker`](crate::CooldownTracker).
 ///
 /// ```
 /// use std::time::Duration;
-/// use botlane::{Check, CommandSettings, Cooldown};
+/// use botlane::{Check, CommandSettings, Cooldown, OnError};
 ///
-/// let settings = CommandSettings::new()
+/// let settings: CommandSettings = CommandSettings::new()
 ///     .check(Check::allowed_channels(["c1"]))
-///     .cooldown(Cooldown::per_user(Duration::from_secs(10)));
+///     .cooldown(Cooldown::per_user(Duration::from_secs(10)))
+///     .timeout(Duration::from_secs(5))
+///     .on_error(OnError::silent());
 /// assert_eq!(settings.checks.len(), 1);
 /// assert!(settings.cooldown.is_some());
+/// assert_eq!(settings.timeout, Some(Duration::from_secs(5)));
 /// ```
-#[derive(Debug, Clone, Default)]
 #[non_exhaustive]
-pub struct CommandSettings {
+pub struct CommandSettings<D = ()> {
     /// Checks run, in order, after the client's own (see [`run_checks`](crate::run_checks)).
-    pub checks: Vec<Check>,
+    pub checks: Vec<Check<D>>,
     /// How often the command may run.
     pub cooldown: Option<Cooldown>,
+    /// How long the command's checks and handler may run together before
+    /// the handler is aborted and the failure reported with reason
+    /// [`Timeout`](crate::CommandErrorReason::Timeout); `None` uses the
+    /// client's [`handler_timeout`](crate::ClientOptions::handler_timeout).
+    pub timeout: Option<Duration>,
+    /// What to do when the command fails; `None` uses the client's
+    /// ([`Client::on_error`](crate::Client::on_error)).
+    pub on_error: Option<OnError<D>>,
 }
 
-impl CommandSettings {
-    /// No checks, no cooldown.
+impl<D> CommandSettings<D> {
+    /// No checks, no cooldown; the client's timeout and error hook.
     pub fn new() -> Self {
-        Self::default()
+        Self {
+            checks: Vec::new(),
+            cooldown: None,
+            timeout: None,
+            on_error: None,
+        }
     }
 
     /// Adds a check (builder style).
     #[must_use]
-    pub fn check(mut self, check: Check) -> Self {
+    pub fn check(mut self, check: Check<D>) -> Self {
         self.checks.push(check);
         self
     }
@@ -50,5 +73,49 @@ impl CommandSettings {
     pub fn cooldown(mut self, cooldown: Cooldown) -> Self {
         self.cooldown = Some(cooldown);
         self
+    }
+
+    /// Sets the timeout of the command's checks and handler (builder
+    /// style), instead of the client's.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets what to do when the command fails (builder style), instead of
+    /// the client's: [`OnError::silent`] turns its answers off.
+    #[must_use]
+    pub fn on_error(mut self, on_error: OnError<D>) -> Self {
+        self.on_error = Some(on_error);
+        self
+    }
+}
+
+impl<D> Default for CommandSettings<D> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<D> Clone for CommandSettings<D> {
+    fn clone(&self) -> Self {
+        Self {
+            checks: self.checks.clone(),
+            cooldown: self.cooldown,
+            timeout: self.timeout,
+            on_error: self.on_error.clone(),
+        }
+    }
+}
+
+impl<D> fmt::Debug for CommandSettings<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommandSettings")
+            .field("checks", &self.checks.len())
+            .field("cooldown", &self.cooldown)
+            .field("timeout", &self.timeout)
+            .field("on_error", &self.on_error)
+            .finish()
     }
 }

@@ -1,42 +1,44 @@
 //! Dispatch: takes pushes off the session's queue in wire order, applies
 //! membership pushes, opens each message, decides by the spec's rule what
-//! it is (`rule.rs`) and runs the handler of an invocation (`handlers.rs`).
+//! it is and checks its arguments (`rule.rs`), runs the checks, the
+//! cooldown and the handler of an invocation (`handlers.rs`), and reports
+//! failures and runs their error hooks (`failure.rs`).
 //!
 //! The registry is read once per message, as a snapshot
 //! ([`Commands::snapshot`]): the decision, the handler and the context's
 //! registry all come from the same one, and no lock is held.
 
+mod failure;
 mod handlers;
 mod rule;
 
 use std::sync::Arc;
 
-use tokio::sync::Semaphore;
+pub(crate) use handlers::{ClientHooks, Runner};
 
 use crate::commands::{
-    canonical_bot_id, BoxError, CommandContext, CommandInvocation, Commands, Message, Outbound,
-    ParseError,
+    canonical_bot_id, CommandContext, CommandError, CommandErrorReason, CommandRegistry,
+    CommandSource, Commands, Message, Outbound,
 };
-use crate::events::{CommandError, CommandErrorReason, Event, EventSender};
+use crate::events::Event;
 use crate::session::{Membership, Session};
 use crate::transport::Push;
 use crate::wire;
 use rule::Verdict;
 
 /// Everything dispatch needs, given by the client that starts it.
-pub(crate) struct Dispatcher {
+pub(crate) struct Dispatcher<D> {
     pub(crate) session: Arc<Session>,
-    pub(crate) commands: Commands,
-    pub(crate) events: EventSender,
+    pub(crate) commands: Commands<D>,
     /// The handle every live message answers through.
     pub(crate) outbound: Arc<dyn Outbound>,
-    /// One permit per handler allowed to run at once.
-    pub(crate) handlers: Arc<Semaphore>,
+    /// Runs invocations and failures (shared with the client).
+    pub(crate) runner: Arc<Runner<D>>,
     /// The text-lane prefix.
     pub(crate) prefix: Arc<str>,
 }
 
-impl Dispatcher {
+impl<D: Send + Sync + 'static> Dispatcher<D> {
     /// Takes pushes off the push queue in wire order until it is closed.
     pub(crate) async fn run(self) {
         let membership = &self.session.membership;
@@ -73,64 +75,59 @@ impl Dispatcher {
             Verdict::Invoke(invocation) => {
                 message.command = Some(invocation.clone());
                 self.emit(Event::Message(message.clone()));
-                let Some(handler) = registry.get(&invocation.name).map(|c| c.handler.clone())
-                else {
-                    return;
-                };
-                let mut ctx = CommandContext::new(invocation.clone(), message.clone())
+                let data = Arc::clone(&self.runner.data);
+                let mut ctx = CommandContext::new(invocation, message, data)
                     .with_prefix(self.prefix.clone())
                     .with_registry(registry);
-                if let Some(server) = membership.server_of(&message.channel_id) {
+                if let Some(server) = membership.server_of(&ctx.message().channel_id) {
                     ctx = ctx.with_server_id(server);
                 }
-                self.run_handler(handler, ctx, invocation, message).await;
+                self.runner.invoke(ctx).await;
             }
             Verdict::ParseFailed { name, error } => {
                 self.emit(Event::Message(message.clone()));
-                self.command_error(
+                let mut failure = CommandError::new(
                     CommandErrorReason::Parse,
                     name,
-                    None,
+                    CommandSource::Text,
                     message,
-                    Some(error),
-                    None,
                 );
+                failure.argument_error = error.argument_error();
+                failure.parse_error = Some(error);
+                self.fail_early(&registry, failure).await;
             }
-            Verdict::ArgumentsRejected { name } => {
+            Verdict::ArgumentsRejected {
+                name,
+                source,
+                invocation,
+                error,
+            } => {
                 self.emit(Event::Message(message.clone()));
-                self.command_error(
-                    CommandErrorReason::Arguments,
-                    name,
-                    None,
-                    message,
-                    None,
-                    None,
-                );
+                let mut failure =
+                    CommandError::new(CommandErrorReason::Arguments, name, source, message);
+                failure.invocation = invocation;
+                failure.argument_error = Some(error);
+                self.fail_early(&registry, failure).await;
             }
         }
     }
 
-    fn emit(&self, event: Event) {
-        self.events.send(event);
+    /// A failure of the argument step, with the command's hook and timeout
+    /// (or the client's).
+    async fn fail_early(&self, registry: &CommandRegistry<D>, failure: CommandError) {
+        let settings = registry.get(&failure.command).map(|c| &c.settings);
+        let on_error = match settings.and_then(|s| s.on_error.clone()) {
+            Some(on_error) => on_error,
+            None => self.runner.hooks.load().on_error.clone(),
+        };
+        let timeout = settings
+            .and_then(|s| s.timeout)
+            .or(self.runner.handler_timeout);
+        self.runner.fail_early(failure, on_error, timeout).await;
     }
 
-    fn command_error(
-        &self,
-        reason: CommandErrorReason,
-        command: String,
-        invocation: Option<CommandInvocation>,
-        message: Message,
-        parse_error: Option<ParseError>,
-        error: Option<BoxError>,
-    ) {
-        self.emit(Event::CommandError(CommandError {
-            reason,
-            command,
-            invocation,
-            message,
-            parse_error,
-            error: error.map(Arc::new),
-        }));
+    fn emit(&self, event: Event) {
+        self.runner.events.send(event);
     }
 }
 

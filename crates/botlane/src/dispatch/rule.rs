@@ -1,32 +1,50 @@
 //! The dispatch rule for inbound messages (spec: "Dispatch rule for inbound
-//! messages"), over one registry snapshot.
+//! messages"), over one registry snapshot, and the argument step that
+//! follows the lane decision.
 //!
 //! 1. The bot's own messages are delivered as messages, never as commands
 //!    (checked by the caller).
 //! 2. A sidecar is decrypted and decoded *without* a registry. A well-formed
 //!    payload addressed to another bot (compared in canonical form) drops the
 //!    invocation, with no text fallback. One addressed to us is the
-//!    invocation: structured wins over the text line.
+//!    invocation: structured wins over the text line, even when its
+//!    arguments then fail the checks below (they are well-formed).
 //! 3. A sidecar that does not decrypt or decode is malformed: the text lane
 //!    decides, as if there were no sidecar.
+//!
+//! Then the arguments, on the lane chosen: the structured lane's
+//! [`check_invocation`](crate::CommandDeclaration::check_invocation)
+//! (coercion, choices, required options, bounds); the text lane's parse,
+//! then [`check_bounds`](crate::CommandDeclaration::check_bounds); and for
+//! a typed command, its conversion. A failure is one [`ArgumentError`] with
+//! the usage line.
 
 use crate::commands::{
-    canonical_bot_id, decode_command_data, CommandInvocation, CommandLookup, CommandRegistry,
-    CommandSource, Message, ParseError, TextParseResult,
+    canonical_bot_id, decode_command_data, usage_line, ArgumentError, CommandInvocation,
+    CommandRegistry, CommandSource, Message, ParseError, RegisteredCommand, TextParseResult,
 };
 
 /// What the dispatch rule decided for one message.
 pub(super) enum Verdict {
     Plain,
     Invoke(CommandInvocation),
-    ParseFailed { name: String, error: ParseError },
-    ArgumentsRejected { name: String },
+    ParseFailed {
+        name: String,
+        error: ParseError,
+    },
+    ArgumentsRejected {
+        name: String,
+        source: CommandSource,
+        /// The invocation, when the text lane parsed it.
+        invocation: Option<CommandInvocation>,
+        error: ArgumentError,
+    },
 }
 
 /// Decides for a message from someone else; `sidecar` is the decrypted
 /// sidecar, when there was one and it decrypted.
-pub(super) fn decide(
-    registry: &CommandRegistry,
+pub(super) fn decide<D>(
+    registry: &CommandRegistry<D>,
     me: &str,
     message: &Message,
     sidecar: Option<&[u8]>,
@@ -40,22 +58,64 @@ pub(super) fn decide(
             tracing::debug!("dropping a structured invocation addressed to another bot");
             return Verdict::Plain;
         }
-        if registry.get(&data.name).is_none() {
+        let Some(command) = registry.get(&data.name) else {
             tracing::debug!("ignoring a structured invocation of an unregistered command");
             return Verdict::Plain;
-        }
-        return match registry.coerce(&data.name, data.args) {
-            Some(args) => Verdict::Invoke(CommandInvocation {
+        };
+        return match command.decl.check_invocation(data.args, Some(prefix)) {
+            Ok(args) => convert(
+                command,
+                CommandInvocation {
+                    name: data.name,
+                    args,
+                    source: CommandSource::Structured,
+                },
+                prefix,
+            ),
+            Err(error) => Verdict::ArgumentsRejected {
                 name: data.name,
-                args,
                 source: CommandSource::Structured,
-            }),
-            None => Verdict::ArgumentsRejected { name: data.name },
+                invocation: None,
+                error,
+            },
         };
     }
     match registry.parse_from_text(&message.content, Some(prefix)) {
-        TextParseResult::Ok(invocation) => Verdict::Invoke(invocation),
+        TextParseResult::Ok(invocation) => {
+            let Some(command) = registry.get(&invocation.name) else {
+                return Verdict::Plain;
+            };
+            match command.decl.check_bounds(&invocation.args, Some(prefix)) {
+                Ok(()) => convert(command, invocation, prefix),
+                Err(error) => Verdict::ArgumentsRejected {
+                    name: invocation.name.clone(),
+                    source: CommandSource::Text,
+                    invocation: Some(invocation),
+                    error,
+                },
+            }
+        }
         TextParseResult::Error { name, error } => Verdict::ParseFailed { name, error },
         _ => Verdict::Plain,
+    }
+}
+
+/// The last argument step: a typed command's conversion.
+fn convert<D>(
+    command: &RegisteredCommand<D>,
+    invocation: CommandInvocation,
+    prefix: &str,
+) -> Verdict {
+    let Some(convert) = command.convert else {
+        return Verdict::Invoke(invocation);
+    };
+    match convert(&invocation.args) {
+        Ok(()) => Verdict::Invoke(invocation),
+        Err(error) => Verdict::ArgumentsRejected {
+            name: invocation.name.clone(),
+            source: invocation.source,
+            error: error.with_usage(usage_line(&command.decl, Some(prefix))),
+            invocation: Some(invocation),
+        },
     }
 }

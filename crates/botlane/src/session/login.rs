@@ -85,15 +85,15 @@ impl Session {
 
     /// Publishes the menu unless this connection already published the
     /// same hash. One publish at a time, so the hash check and the publish
-    /// go together. The registry is read once, as a snapshot.
+    /// go together. The menu is read once, as a snapshot.
     pub(super) async fn publish_menu(&self, conn: &Connection) -> Result<(), ClientError> {
         let _one_at_a_time = self.publishing.lock().await;
-        let registry = self.commands.snapshot();
-        let hash = registry.hash();
+        let current = self.menu.current();
+        let hash = current.hash.clone();
         if lock(&self.published_hash).as_deref() == Some(hash.as_str()) {
             return Ok(());
         }
-        let menu = RawValue::from_string(registry.canonical_menu_json()).map_err(|_| {
+        let menu = RawValue::from_string(current.json.clone()).map_err(|_| {
             ClientError::MalformedReply {
                 opcode: OpCode::MenuPublish.code(),
             }

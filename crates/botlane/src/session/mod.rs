@@ -29,7 +29,7 @@ pub(crate) use counters::Counters;
 pub(crate) use membership::Membership;
 pub(crate) use push_queue::PushQueue;
 
-use crate::commands::Commands;
+use crate::commands::MenuFeed;
 use crate::error::ClientError;
 use crate::events::{Event, EventSender};
 use crate::keystore::{Saver, SaverOptions};
@@ -61,7 +61,8 @@ pub(crate) struct SessionConfig {
 /// channels, and what is waiting for dispatch.
 pub(crate) struct Session {
     config: SessionConfig,
-    commands: Commands,
+    /// The menu of the client's registry, republished after each change.
+    menu: MenuFeed,
     events: EventSender,
     /// The live connection, if any; watched by [`Session::wait_connected`].
     conn: watch::Sender<Option<Connection>>,
@@ -82,11 +83,11 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn new(config: SessionConfig, commands: Commands, events: EventSender) -> Self {
+    pub(crate) fn new(config: SessionConfig, menu: MenuFeed, events: EventSender) -> Self {
         Self {
             queue: PushQueue::new(config.push_queue_capacity),
             config,
-            commands,
+            menu,
             events,
             conn: watch::Sender::new(None),
             counters: Arc::new(Counters::default()),
@@ -216,7 +217,7 @@ mod tests {
             reconnect_reset_after: SECOND,
             push_queue_capacity: 1,
         };
-        Session::new(config, Commands::new(), EventSender::default())
+        Session::new(config, MenuFeed::default(), EventSender::default())
     }
 
     #[tokio::test(start_paused = true)]

@@ -23,7 +23,7 @@ pub(super) async fn republish(session: Arc<Session>) {
     let mut shutdown = session.shutdown.subscribe();
     loop {
         tokio::select! {
-            () = session.commands.changed() => {
+            () = session.menu.changed() => {
                 if let Ok(conn) = session.connection() {
                     if let Err(e) = session.publish_menu(&conn).await {
                         tracing::warn!(error = %e, "republishing the menu failed");

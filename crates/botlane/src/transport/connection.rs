@@ -34,10 +34,11 @@ use tokio::task::JoinHandle;
 use tokio_websockets::{CloseCode, Message as WsMessage};
 
 use super::dial::Socket;
+use super::frames::{ByOpcode, Routed};
 use crate::error::ClientError;
 use crate::sync::{lock, stopped};
 use crate::throttle::{Throttle, WARN_INTERVAL};
-use crate::wire::{self, OpCode};
+use crate::wire::{self, FrameError, OpCode};
 
 /// How long a closing handshake may take before the socket is dropped.
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
@@ -443,55 +444,43 @@ async fn finish(sink: &mut SplitSink<Socket, WsMessage>, close: Close) {
 /// Routes one text frame; `Err` when the session cannot take the push.
 fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) -> Result<(), String> {
     let warnings = inbound.warnings();
-    let frame = match wire::decode_frame(text) {
+    let frame = match wire::decode_frame_with(text, ByOpcode) {
         Ok(frame) => frame,
+        // Only a push's payload is decoded here (a reply's waits for its
+        // caller), so only a push's can be of the wrong shape; a reply's
+        // that is not even JSON is a malformed frame, below.
+        Err(FrameError::Payload { op, .. }) if OpCode::from(op).is_some_and(OpCode::is_push) => {
+            if let Some(swallowed) = warnings.malformed_frame.allow() {
+                tracing::warn!(op, swallowed, "ignoring a malformed push");
+            }
+            return Ok(());
+        }
         Err(_) => {
-            // The decoder's message may quote the frame: only the size is logged.
+            // Only the size is logged: the frame may hold secrets.
             if let Some(swallowed) = warnings.malformed_frame.allow() {
                 tracing::warn!(bytes = text.len(), swallowed, "ignoring a malformed frame");
             }
             return Ok(());
         }
     };
-    let Some(op) = OpCode::from(frame.op) else {
-        if let Some(swallowed) = warnings.unknown_opcode.allow() {
-            tracing::debug!(
-                op = frame.op,
-                swallowed,
-                "ignoring a frame with an unknown opcode"
-            );
-        }
-        return Ok(());
-    };
-    if debug {
+    if debug && !matches!(frame.payload, Routed::Unknown) {
         // Opcode and size only: payloads hold ciphertext, tokens or secrets.
         tracing::debug!(op = frame.op, bytes = text.len(), "frame received");
     }
-    if op.is_push() {
-        let push = match op {
-            OpCode::Ready => wire::decode_payload(frame.op, frame.d).map(Push::Ready),
-            OpCode::MessageCreate => wire::decode_payload::<wire::MessageCreate>(frame.op, frame.d)
-                .map(|m| Push::Message(m.message)),
-            OpCode::ChannelKey => wire::decode_payload(frame.op, frame.d).map(Push::ChannelKey),
-            OpCode::ChannelAdded => wire::decode_payload::<wire::ChannelAdded>(frame.op, frame.d)
-                .map(|a| Push::ChannelAdded(a.channel)),
-            OpCode::ChannelRemoved => {
-                wire::decode_payload::<wire::ChannelRemoved>(frame.op, frame.d)
-                    .map(|r| Push::ChannelRemoved(r.channel_id))
+    let d = match frame.payload {
+        Routed::Push(push) => return inbound.push(push),
+        Routed::Reply(d) => d,
+        Routed::Unknown => {
+            if let Some(swallowed) = warnings.unknown_opcode.allow() {
+                tracing::debug!(
+                    op = frame.op,
+                    swallowed,
+                    "ignoring a frame with an unknown opcode"
+                );
             }
-            _ => wire::decode_payload::<wire::Notification>(frame.op, frame.d)
-                .map(|_| Push::Notification),
-        };
-        return match push {
-            Ok(push) => inbound.push(push),
-            Err(_) => {
-                if let Some(swallowed) = warnings.malformed_frame.allow() {
-                    tracing::warn!(op = frame.op, swallowed, "ignoring a malformed push");
-                }
-                Ok(())
-            }
-        };
-    }
+            return Ok(());
+        }
+    };
     let slot = lock(pending)
         .get_mut(&frame.op)
         .and_then(VecDeque::pop_front);
@@ -499,7 +488,7 @@ fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) -> R
         // A dropped receiver means its caller gave up; the reply is consumed
         // here all the same, which keeps later replies in their places.
         Some(slot) => {
-            let _ = slot.send(Ok(frame.d.get().to_owned()));
+            let _ = slot.send(Ok(d.get().to_owned()));
         }
         None => {
             if let Some(swallowed) = warnings.unexpected_reply.allow() {
@@ -648,7 +637,16 @@ mod tests {
             &inbound,
         )
         .unwrap();
+        // `d` before `op`: read in a second step, routed the same.
+        route(
+            r#"{"d":{"channel_id":"c3"},"op":35}"#,
+            false,
+            &pending,
+            &inbound,
+        )
+        .unwrap();
         let pushes = lock(&inbound.pushes);
+        assert!(matches!(&pushes[3], Push::ChannelRemoved(id) if id == "c3"));
         assert!(matches!(&pushes[0], Push::Notification));
         assert!(matches!(&pushes[1], Push::ChannelAdded(c) if c.id == "c2"));
         assert!(matches!(&pushes[2], Push::ChannelRemoved(id) if id == "c2"));

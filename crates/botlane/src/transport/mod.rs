@@ -2,7 +2,8 @@
 //! the bounded upgrade; `tls.rs`: the rustls configuration both lanes
 //! share) and running it (`connection.rs`: one task that reads every
 //! frame, writes requests and heartbeats, routes each reply to its caller
-//! by position within its opcode and hands each push to the session).
+//! by position within its opcode and hands each push to the session;
+//! `frames.rs`: reading a frame and its payload in one pass).
 //!
 //! Its handle, [`Connection`], is the client's requester:
 //! `request(op, payload)` resolves with the reply. The transport names
@@ -11,6 +12,7 @@
 
 mod connection;
 mod dial;
+mod frames;
 pub(crate) mod tls;
 
 pub(crate) use connection::{Closed, Connection, Ended, Inbound, Push, Settings, Warnings};

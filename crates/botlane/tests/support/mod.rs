@@ -60,7 +60,7 @@ impl World {
     }
 
     /// Logs `client` in, then connects alice with the channel key shared.
-    pub async fn start(&self, client: &Client) -> TestUser {
+    pub async fn start<D: Send + Sync + 'static>(&self, client: &Client<D>) -> TestUser {
         client.login().await.unwrap();
         self.alice().await
     }

@@ -1,8 +1,7 @@
 //! Joining a channel (op 60) and listing its members (op 61).
 
-use botlane::wire::{
-    AccountKind, CodeReply, JoinRequest, MembersReply, MembersRequest, OpCode, ReplyCode,
-};
+use botlane_proto::payload::{AccountKind, CodeReply, JoinRequest, MembersReply, MembersRequest};
+use botlane_proto::{OpCode, ReplyCode};
 use serde_json::value::RawValue;
 
 use crate::realtime::dispatch::{decode, Handled, Refusal};

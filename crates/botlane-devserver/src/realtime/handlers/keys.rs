@@ -1,9 +1,10 @@
 //! Channel keys handed between members (op 51, pushed as op 50, kept for
 //! offline members) and identity public keys (op 52).
 
-use botlane::wire::{
-    ChannelKeyPush, CodeReply, KeyShare, OpCode, PublicKeyReply, PublicKeyRequest, ReplyCode,
+use botlane_proto::payload::{
+    ChannelKeyPush, CodeReply, KeyShare, PublicKeyReply, PublicKeyRequest,
 };
+use botlane_proto::{OpCode, ReplyCode};
 use serde_json::value::RawValue;
 
 use super::channels::member_channel;

@@ -1,10 +1,9 @@
 //! Login (op 10, then `ready` and the keys waiting for the account) and the
 //! REST mint (op 638).
 
-use botlane::crypto::PublicKey;
-use botlane::wire::{
-    AccountKind, LoginReply, LoginRequest, OpCode, Ready, ReplyCode, RestMintReply,
-};
+use botlane_proto::crypto::PublicKey;
+use botlane_proto::payload::{AccountKind, LoginReply, LoginRequest, Ready, RestMintReply};
+use botlane_proto::{OpCode, ReplyCode};
 use serde_json::value::RawValue;
 use tokio::time::Instant;
 
@@ -30,14 +29,10 @@ pub(crate) fn redact_login(payload: &str) -> String {
 fn check_public_key(text: &str) -> Result<(), &'static str> {
     let key = PublicKey::from_base64(text)
         .map_err(|_| "public_key is not a base64 X25519 key (32 bytes, canonical base64)")?;
-    // Any scalar shows it: clamped scalars are multiples of the cofactor, so
-    // a low-order point always yields the all-zero shared secret.
-    let probe = x25519_dalek::StaticSecret::from([0x5a; 32]);
-    let shared = probe.diffie_hellman(&x25519_dalek::PublicKey::from(*key.as_bytes()));
-    if shared.was_contributory() {
-        Ok(())
-    } else {
+    if key.is_low_order() {
         Err("public_key is a low-order X25519 point: no key agreement with it is secret")
+    } else {
+        Ok(())
     }
 }
 
@@ -130,7 +125,7 @@ mod tests {
 
     #[test]
     fn low_order_and_malformed_keys_are_refused() {
-        let good = botlane::crypto::IdentityKeyPair::generate()
+        let good = botlane_proto::crypto::IdentityKeyPair::generate()
             .unwrap()
             .public_key();
         assert_eq!(check_public_key(&good.to_base64()), Ok(()));

@@ -1,6 +1,7 @@
 //! Menu publish (op 20): the strict reading of `state::menu`, stored per bot.
 
-use botlane::wire::{AccountKind, CodeReply, MenuPublish, OpCode, ReplyCode};
+use botlane_proto::payload::{AccountKind, CodeReply, MenuPublish};
+use botlane_proto::{OpCode, ReplyCode};
 use serde_json::value::RawValue;
 
 use crate::realtime::dispatch::{decode, Handled, Refusal};

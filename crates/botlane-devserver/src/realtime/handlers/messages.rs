@@ -4,11 +4,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use botlane::wire::{
-    HistoryReply, HistoryRequest, MessageCreate, Notification, OpCode, ReplyCode, SendReply,
-    SendRequest, WireMessage,
+use botlane_proto::limits::MAX_COMMAND_WIRE;
+use botlane_proto::payload::{
+    HistoryReply, HistoryRequest, MessageCreate, Notification, SendReply, SendRequest, WireMessage,
 };
-use botlane::MAX_COMMAND_WIRE;
+use botlane_proto::{OpCode, ReplyCode};
 use serde_json::value::RawValue;
 use uuid::Uuid;
 

@@ -127,6 +127,11 @@ pub trait Command: Sized {
 /// under the name [`Command::from_args`] had before the two were unified.
 pub type ArgsError = ArgumentError;
 
+/// Whether `args` convert to `C`, for dispatch's argument step.
+fn convert<C: Command>(args: &CommandArgs) -> Result<(), ArgumentError> {
+    C::from_args(args).map(drop)
+}
+
 /// Fails on the first argument whose name is not in `declared`; used by
 /// derived [`Command::from_args`].
 ///
@@ -213,8 +218,8 @@ pub fn put_arg<T: CommandOptionValue>(args: &mut CommandArgs, option: &str, valu
 /// Implemented for every such function; it exists so that
 /// [`CommandRegistry::command`] can be called as `command::<Roll>(...)` with
 /// the closure's argument types inferred.
-pub trait TypedHandler<C>:
-    Fn(CommandContext, C) -> <Self as TypedHandler<C>>::Future + Send + Sync + 'static
+pub trait TypedHandler<C, D = ()>:
+    Fn(CommandContext<D>, C) -> <Self as TypedHandler<C, D>>::Future + Send + Sync + 'static
 {
     /// The future the handler returns.
     type Future: Future<Output = Result<(), Self::Error>> + Send + 'static;
@@ -222,9 +227,9 @@ pub trait TypedHandler<C>:
     type Error: Into<BoxError>;
 }
 
-impl<C, F, Fut, E> TypedHandler<C> for F
+impl<C, D, F, Fut, E> TypedHandler<C, D> for F
 where
-    F: Fn(CommandContext, C) -> Fut + Send + Sync + 'static,
+    F: Fn(CommandContext<D>, C) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<(), E>> + Send + 'static,
     E: Into<BoxError>,
 {
@@ -232,14 +237,16 @@ where
     type Error = E;
 }
 
-impl CommandRegistry {
+impl<D: Send + Sync + 'static> CommandRegistry<D> {
     /// Registers the typed command `C` with a handler that takes the
     /// converted arguments; otherwise like [`register`](Self::register).
     ///
-    /// The conversion is [`CommandContext::args_as`]: when the arguments do
-    /// not convert the handler is not called and the [`ArgumentError`]
-    /// (with the usage line) is the handler's error, which dispatch reports
-    /// as an argument error rather than a handler failure.
+    /// The conversion is [`CommandContext::args_as`]. Dispatch runs it with
+    /// the argument checks, before the command's checks and cooldown: when
+    /// the arguments do not convert (300 for a `u8` field), the invocation
+    /// fails with reason [`Arguments`](crate::CommandErrorReason::Arguments)
+    /// and the [`ArgumentError`] (with the usage line), the handler is not
+    /// called and no cooldown starts.
     ///
     /// ```
     /// use botlane::{Command, CommandRegistry};
@@ -261,9 +268,9 @@ impl CommandRegistry {
     /// ```
     pub fn command<C: Command + 'static>(
         &mut self,
-        handler: impl TypedHandler<C>,
+        handler: impl TypedHandler<C, D>,
     ) -> Result<&mut Self, DeclarationError> {
-        self.command_with::<C>(CommandSettings::default(), handler)
+        self.command_with::<C>(CommandSettings::new(), handler)
     }
 
     /// Registers the typed command `C` with its checks and cooldown;
@@ -290,10 +297,10 @@ impl CommandRegistry {
     /// ```
     pub fn command_with<C: Command + 'static>(
         &mut self,
-        settings: CommandSettings,
-        handler: impl TypedHandler<C>,
+        settings: CommandSettings<D>,
+        handler: impl TypedHandler<C, D>,
     ) -> Result<&mut Self, DeclarationError> {
-        let handler = CommandHandler::new(move |ctx: CommandContext| {
+        let handler = CommandHandler::new(move |ctx: CommandContext<D>| {
             let call = ctx.args_as::<C>().map(|typed| handler(ctx, typed));
             async move {
                 match call {
@@ -302,6 +309,6 @@ impl CommandRegistry {
                 }
             }
         });
-        self.insert(C::declaration(), handler, settings)
+        self.insert(C::declaration(), handler, settings, Some(convert::<C>))
     }
 }

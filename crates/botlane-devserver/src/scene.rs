@@ -1,0 +1,311 @@
+//! [`Scene`]: a devserver, a logged-in bot and a human member sharing one
+//! channel, made in one line for a bot's tests.
+
+use std::time::Duration;
+
+use botlane::{Client, ClientError, ClientOptions, Command, CommandRegistry, DeclarationError};
+
+use crate::{
+    BotAccount, DevServer, DevServerConfig, DevServerError, ReceivedMessage, Sidecar, TestUser,
+    TestUserError, UserAccount,
+};
+
+/// The bot's keystore file, in the scene's temporary directory.
+const KEYSTORE_FILE: &str = "bot.keystore";
+
+/// How long [`Scene::answer`] waits for the bot.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A devserver in this process, a bot [`Client`] logged in with the test's
+/// commands, and a human [`TestUser`] in one channel with the bot, the
+/// channel key shared: everything a test of a bot's commands needs, over
+/// real sockets on loopback.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use botlane::{CommandContext, CommandDeclaration};
+/// use botlane_devserver::Scene;
+///
+/// let scene = Scene::start(|commands| {
+///     let ping = CommandDeclaration::new("ping", "Check that the bot is alive");
+///     commands.register(ping, |ctx: CommandContext| async move { ctx.reply("pong").await })?;
+///     Ok(())
+/// })
+/// .await?;
+///
+/// let asked = scene.say("/ping").await?;
+/// let answer = scene.answer().await?;
+/// assert_eq!(answer.content, "pong");
+/// assert_eq!(answer.reply_to, Some(asked));
+/// scene.close().await?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// What it sets up, in this order: a [`DevServer`] on a free port; a server
+/// `lobby` with a channel `general`; a bot account `bot` and a human
+/// account `alice`, both members; the bot's [`Client`] with its keystore in
+/// a temporary directory (removed when the scene is dropped), the commands
+/// registered by the closure, logged in (so its menu is published and its
+/// public key registered); then alice as a [`TestUser`], who creates the
+/// channel key and wraps it to the bot. [`Scene::builder`] changes the
+/// service's configuration and the client's options.
+///
+/// The fields are the handles themselves, to use as in any test:
+/// `scene.server` for the service's admin and inspection calls,
+/// `scene.bot` for the client (its events, its registry, sending),
+/// `scene.user` for alice, `scene.channel` for the channel id.
+#[non_exhaustive]
+pub struct Scene {
+    /// The bot under test, logged in.
+    pub bot: Client,
+    /// The bot's account: its id and token.
+    pub bot_account: BotAccount,
+    /// Alice, a human member of the channel who holds its key.
+    pub user: TestUser,
+    /// Alice's account.
+    pub user_account: UserAccount,
+    /// The channel both are in.
+    pub channel: String,
+    /// The server (room) the channel belongs to.
+    pub server_id: String,
+    /// The service. Declared after the clients so that they are dropped first.
+    pub server: DevServer,
+    /// The bot's keystore directory, removed when the scene is dropped.
+    keystore_dir: tempfile::TempDir,
+}
+
+/// Why a [`Scene`] could not be set up or closed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SceneError {
+    /// The devserver did not start, or refused to create the accounts,
+    /// the channel or the memberships.
+    #[error("cannot set up the scene's devserver")]
+    Server(#[source] DevServerError),
+    /// The commands given to the scene were refused.
+    #[error("the scene's commands were refused")]
+    Commands(#[source] DeclarationError),
+    /// The bot's client could not be built, log in, or close.
+    #[error("the scene's bot client failed")]
+    Bot(#[source] ClientError),
+    /// The human user could not connect or share the channel key.
+    #[error("the scene's user could not connect or share the channel key")]
+    User(#[source] TestUserError),
+    /// The temporary directory of the bot's keystore could not be made.
+    #[error("cannot make a temporary directory for the scene's keystore")]
+    Keystore(#[source] std::io::Error),
+}
+
+/// The settings of a [`Scene`] beyond its commands; from [`Scene::builder`].
+#[must_use]
+pub struct SceneBuilder {
+    config: DevServerConfig,
+    options: Box<dyn FnOnce(ClientOptions) -> ClientOptions + Send>,
+}
+
+impl std::fmt::Debug for SceneBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SceneBuilder")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SceneBuilder {
+    /// Starts the devserver with `config` (its listen addresses should stay
+    /// on port 0, a free port). The default is [`DevServerConfig::default`].
+    pub fn server_config(mut self, config: DevServerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Changes the bot's [`ClientOptions`] before the client is built; the
+    /// options given have the bot's token, the keystore path in the scene's
+    /// directory and the devserver's URL.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use botlane::{CommandContext, CommandDeclaration};
+    /// use botlane_devserver::Scene;
+    ///
+    /// let scene = Scene::builder()
+    ///     .client_options(|options| options.command_prefix("!"))
+    ///     .start(|commands| {
+    ///         let ping = CommandDeclaration::new("ping", "Check that the bot is alive");
+    ///         commands.register(ping, |ctx: CommandContext| async move { ctx.reply("pong").await })?;
+    ///         Ok(())
+    ///     })
+    ///     .await?;
+    /// scene.say("!ping").await?;
+    /// assert_eq!(scene.answer().await?.content, "pong");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn client_options(
+        mut self,
+        change: impl FnOnce(ClientOptions) -> ClientOptions + Send + 'static,
+    ) -> Self {
+        self.options = Box::new(change);
+        self
+    }
+
+    /// Sets the scene up with the commands `commands` registers (in one
+    /// [`Commands::update`](botlane::Commands::update), before login).
+    pub async fn start(
+        self,
+        commands: impl FnOnce(&mut CommandRegistry) -> Result<(), DeclarationError>,
+    ) -> Result<Scene, SceneError> {
+        let server = DevServer::start(self.config)
+            .await
+            .map_err(SceneError::Server)?;
+        let server_id = server.create_server("lobby");
+        let channel = server
+            .create_channel(&server_id, "general")
+            .map_err(SceneError::Server)?;
+        let bot_account = server.add_bot("bot");
+        let user_account = server.add_user("alice");
+        for member in [&bot_account.id, &user_account.id] {
+            server
+                .add_member(&channel, member)
+                .map_err(SceneError::Server)?;
+        }
+
+        let keystore_dir = tempfile::Builder::new()
+            .prefix("botlane-scene-")
+            .tempdir()
+            .map_err(SceneError::Keystore)?;
+        let options = ClientOptions::new(
+            bot_account.token.clone(),
+            keystore_dir.path().join(KEYSTORE_FILE),
+            server.ws_url(),
+        );
+        let bot = Client::new((self.options)(options)).map_err(SceneError::Bot)?;
+        bot.commands()
+            .update(commands)
+            .map_err(SceneError::Commands)?;
+        bot.login().await.map_err(SceneError::Bot)?;
+
+        // After the bot's login, which registered its public key: the key
+        // alice creates is wrapped to it. The service pushes that key to the
+        // bot before any message alice sends next, so the bot can read them.
+        let user = TestUser::connect(&server.ws_url(), &user_account.token)
+            .await
+            .map_err(SceneError::User)?;
+        user.open_channel(&channel)
+            .await
+            .map_err(SceneError::User)?;
+        Ok(Scene {
+            bot,
+            bot_account,
+            user,
+            user_account,
+            channel,
+            server_id,
+            server,
+            keystore_dir,
+        })
+    }
+}
+
+impl Scene {
+    /// Sets a scene up with the default settings and the commands
+    /// `commands` registers; see [`Scene`].
+    pub async fn start(
+        commands: impl FnOnce(&mut CommandRegistry) -> Result<(), DeclarationError>,
+    ) -> Result<Self, SceneError> {
+        Self::builder().start(commands).await
+    }
+
+    /// A scene with other settings: the devserver's configuration, the
+    /// client's options.
+    pub fn builder() -> SceneBuilder {
+        SceneBuilder {
+            config: DevServerConfig::default(),
+            options: Box::new(|options| options),
+        }
+    }
+
+    /// The bot's id.
+    pub fn bot_id(&self) -> &str {
+        &self.bot_account.id
+    }
+
+    /// Where the bot's keystore is, in a temporary directory the scene
+    /// removes when it is closed or dropped.
+    pub fn keystore_path(&self) -> std::path::PathBuf {
+        self.keystore_dir.path().join(KEYSTORE_FILE)
+    }
+
+    /// Alice sends `line` as plain text (the text lane); returns the
+    /// message id.
+    pub async fn say(&self, line: &str) -> Result<String, TestUserError> {
+        self.user.send_text(&self.channel, line).await
+    }
+
+    /// Alice invokes the bot's typed command `command` on the structured
+    /// lane ([`TestUser::invoke`]); returns the message id.
+    pub async fn invoke<C: Command>(&self, command: &C) -> Result<String, TestUserError> {
+        self.user
+            .invoke(&self.channel, self.bot_id(), command)
+            .await
+    }
+
+    /// Alice sends `content` with `sidecar` ([`TestUser::send_with_sidecar`]);
+    /// returns the message id.
+    pub async fn send_sidecar(
+        &self,
+        content: &str,
+        sidecar: &Sidecar,
+    ) -> Result<String, TestUserError> {
+        self.user
+            .send_with_sidecar(&self.channel, content, &sidecar.to_json())
+            .await
+    }
+
+    /// The next message the bot posts, as alice receives it, waiting up to
+    /// [`ANSWER_TIMEOUT`]; the other messages that arrive before it are
+    /// skipped.
+    pub async fn answer(&self) -> Result<ReceivedMessage, TestUserError> {
+        self.answer_within(ANSWER_TIMEOUT).await
+    }
+
+    /// [`answer`](Self::answer), waiting up to `timeout`.
+    pub async fn answer_within(&self, timeout: Duration) -> Result<ReceivedMessage, TestUserError> {
+        let bot = self.bot_account.id.clone();
+        self.user
+            .wait_for_message(|m| m.author_id == bot, timeout)
+            .await
+    }
+
+    /// Closes the bot ([`Client::close`]: its keystore is written), alice's
+    /// connection and the service, then removes the keystore directory.
+    /// Dropping the scene stops everything too, without waiting.
+    pub async fn close(self) -> Result<(), SceneError> {
+        let Scene {
+            bot,
+            user,
+            server,
+            keystore_dir,
+            ..
+        } = self;
+        let closed = bot.close().await.map_err(SceneError::Bot);
+        drop(user);
+        server.shutdown().await;
+        drop(keystore_dir);
+        closed
+    }
+}
+
+impl std::fmt::Debug for Scene {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scene")
+            .field("bot_id", &self.bot_account.id)
+            .field("user_id", &self.user_account.id)
+            .field("channel", &self.channel)
+            .field("ws_url", &self.server.ws_url())
+            .finish_non_exhaustive()
+    }
+}

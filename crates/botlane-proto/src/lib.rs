@@ -1,0 +1,47 @@
+//! botlane-proto: what both ends of botlane's realtime wire agree on, with
+//! no I/O.
+//!
+//! The opcodes ([`OpCode`]), the frame envelope `{"op": u16, "d": payload}`
+//! ([`encode_frame`], [`decode_frame`], [`decode_frame_with`],
+//! [`MAX_FRAME_BYTES`]), the payload of every exchange ([`payload`]), the
+//! reply codes ([`ReplyCode`]), the command area's caps ([`limits`]), and the
+//! end-to-end encryption as pure functions over bytes ([`crypto`]: AES-256-GCM
+//! sealing, X25519 + HKDF-SHA256 key wrapping). No tokio, no sockets: the
+//! client (`botlane`), the reference service (`botlane-devserver`) and the
+//! derive macros (`botlane-macros`) all build on it.
+//!
+//! The byte-exact formats are in `docs/protocol.md` and `docs/crypto.md`.
+//!
+//! ```
+//! use botlane_proto::payload::HistoryRequest;
+//! use botlane_proto::{decode_frame, decode_payload, encode_frame, OpCode};
+//!
+//! let text = encode_frame(OpCode::HistoryFetch, &HistoryRequest { channel_id: "c".into(), limit: Some(5) });
+//! assert_eq!(text, r#"{"op":40,"d":{"channel_id":"c","limit":5}}"#);
+//! let frame = decode_frame(&text)?;
+//! let request: HistoryRequest = decode_payload(frame.op, frame.d)?;
+//! assert_eq!(request.limit, Some(5));
+//! # Ok::<(), botlane_proto::FrameError>(())
+//! ```
+//!
+//! The name rule (`^[a-z0-9_-]{1,32}$`) is internal by the spec ("the
+//! constant and regex are internal and not exported"): the module `names`
+//! that holds it is hidden and outside the stability promise; it is public
+//! only so that `botlane` and `botlane-macros` share one definition.
+#![deny(missing_docs)]
+
+mod codes;
+pub mod crypto;
+mod frame;
+pub mod limits;
+#[doc(hidden)]
+pub mod names;
+mod opcode;
+pub mod payload;
+
+pub use codes::ReplyCode;
+pub use frame::{
+    decode_frame, decode_frame_with, decode_payload, encode_frame, Frame, FrameError, PayloadSeed,
+    RawFrame, MAX_FRAME_BYTES,
+};
+pub use opcode::OpCode;

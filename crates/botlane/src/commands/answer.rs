@@ -1,0 +1,300 @@
+//! Answers to failed commands, made safe to send: never read as an
+//! invocation by another bot, and rate-limited per user and channel.
+//!
+//! - **Neutralised**: an answer whose first visible character is the
+//!   client's prefix or any ASCII punctuation (the usual prefixes: `/`, `!`,
+//!   `.`, `?`, `$`…) gets [`ANSWER_MARKER`] in front, so that no bot, ours
+//!   or another with another prefix, takes it for an invocation and answers
+//!   it in turn: no bot-to-bot loop.
+//! - **Rate-limited** per (user, channel): a burst of answers, then one per
+//!   interval (a token bucket kept as one instant per pair, the time its
+//!   bucket is full again). The table is bounded; a pair whose bucket is
+//!   full takes no room. When the table is full of pairs still limited, a
+//!   newcomer gets no answer until one of them refills: silence is the
+//!   safe failure, and no flood can hand a limited pair a fresh bucket.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::cooldown::{Clock, TokioClock};
+use super::message::Message;
+use super::types::canonical_bot_id;
+use crate::error::ClientError;
+use crate::sync::lock;
+
+/// What an answer that would read as an invocation starts with.
+pub const ANSWER_MARKER: &str = "⚠ ";
+
+/// The marker used when the client's prefix itself starts with
+/// [`ANSWER_MARKER`]'s sign.
+const OTHER_MARKER: &str = "» ";
+
+/// Answers per user and channel before the rate limit applies.
+pub const DEFAULT_ANSWER_BURST: u32 = 3;
+
+/// After the burst, one answer per user and channel per this interval.
+pub const DEFAULT_ANSWER_INTERVAL: Duration = Duration::from_secs(10);
+
+/// The most (user, channel) pairs whose answers are limited at once.
+pub const ANSWER_LIMIT_CAPACITY: usize = 10_000;
+
+/// `text` as an answer that no bot reads as an invocation: unchanged
+/// unless its first non-whitespace character starts `prefix` or is ASCII
+/// punctuation, in which case the leading whitespace is dropped and
+/// [`ANSWER_MARKER`] put in front.
+///
+/// ```
+/// use botlane::neutralise_answer;
+/// assert_eq!(neutralise_answer("option \"count\" is required", "/"), "option \"count\" is required");
+/// assert_eq!(neutralise_answer("  /ban everyone", "/"), "⚠ /ban everyone");
+/// assert_eq!(neutralise_answer("!roll 2", "/"), "⚠ !roll 2");
+/// assert_eq!(neutralise_answer("dice: none left", "di"), "⚠ dice: none left");
+/// ```
+pub fn neutralise_answer<'a>(text: &'a str, prefix: &str) -> Cow<'a, str> {
+    let visible = text.trim_start();
+    let risky = visible.starts_with(prefix)
+        || visible
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_punctuation());
+    if !risky {
+        return Cow::Borrowed(text);
+    }
+    let marker = if prefix.starts_with(ANSWER_MARKER.trim_end()) {
+        OTHER_MARKER
+    } else {
+        ANSWER_MARKER
+    };
+    Cow::Owned(format!("{marker}{visible}"))
+}
+
+/// What became of an answer given to
+/// [`CommandFailure::answer`](crate::CommandFailure::answer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Answered {
+    /// Posted (a denial by the service arrives as
+    /// [`Event::SendRejected`](crate::Event::SendRejected) and nothing more
+    /// is done about it).
+    Sent,
+    /// Not posted: the user has had their share of answers in this channel.
+    RateLimited,
+    /// Not posted: the text was blank.
+    Blank,
+}
+
+/// The client's way of answering failures: the prefix answers are made
+/// safe against, and the rate limiter they share.
+pub(crate) struct AnswerGate {
+    prefix: Arc<str>,
+    limiter: AnswerLimiter,
+}
+
+impl AnswerGate {
+    pub(crate) fn new(prefix: Arc<str>, rate: AnswerRate) -> Self {
+        Self {
+            prefix,
+            limiter: AnswerLimiter::new(rate),
+        }
+    }
+
+    /// Posts `text`, neutralised, into the channel of `message` as a plain
+    /// message, unless it is blank or the author's answers in that channel
+    /// are used up.
+    pub(crate) async fn answer(
+        &self,
+        message: &Message,
+        text: &str,
+    ) -> Result<Answered, ClientError> {
+        if text.trim().is_empty() {
+            return Ok(Answered::Blank);
+        }
+        if !self
+            .limiter
+            .try_take(&message.author_id, &message.channel_id)
+        {
+            return Ok(Answered::RateLimited);
+        }
+        let text = neutralise_answer(text, &self.prefix);
+        message.channel().send(&text).await?;
+        Ok(Answered::Sent)
+    }
+}
+
+/// The rate limit of answers, as [`ClientOptions::error_answer_limit`](crate::ClientOptions::error_answer_limit) sets it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AnswerRate {
+    pub(crate) burst: u32,
+    pub(crate) interval: Duration,
+}
+
+/// The rate limiter of answers: per (user, channel), bounded.
+pub(crate) struct AnswerLimiter {
+    rate: AnswerRate,
+    capacity: usize,
+    clock: Arc<dyn Clock>,
+    table: Mutex<Table>,
+}
+
+#[derive(Default)]
+struct Table {
+    /// Per (user, channel): when its bucket is full again.
+    full_at: HashMap<(String, String), Instant>,
+    /// No entry is full before this (a lower bound): a full table is not
+    /// swept before then.
+    earliest: Option<Instant>,
+}
+
+impl AnswerLimiter {
+    pub(crate) fn new(rate: AnswerRate) -> Self {
+        Self::with_clock(rate, ANSWER_LIMIT_CAPACITY, TokioClock)
+    }
+
+    fn with_clock(rate: AnswerRate, capacity: usize, clock: impl Clock) -> Self {
+        Self {
+            rate,
+            capacity,
+            clock: Arc::new(clock),
+            table: Mutex::new(Table::default()),
+        }
+    }
+
+    /// Takes one answer from the bucket of (`user`, `channel`); false when
+    /// it is empty (or the table is full of limited pairs).
+    pub(crate) fn try_take(&self, user: &str, channel: &str) -> bool {
+        self.try_take_at(user, channel, self.clock.now())
+    }
+
+    fn try_take_at(&self, user: &str, channel: &str, now: Instant) -> bool {
+        let interval = self.rate.interval;
+        // The bucket holds `burst` answers; each takes `interval` to refill.
+        let depth = interval.saturating_mul(self.rate.burst);
+        if self.rate.burst == 0 {
+            return false;
+        }
+        let key = (canonical_bot_id(user), canonical_bot_id(channel));
+        let mut table = lock(&self.table);
+        let full_at = match table.full_at.get(&key) {
+            Some(&at) => at.max(now),
+            None => {
+                if table.full_at.len() >= self.capacity && !table.sweep(now) {
+                    return false;
+                }
+                now
+            }
+        };
+        // Room for one more when the bucket is not already `burst` deep.
+        if full_at.saturating_duration_since(now) + interval > depth {
+            return false;
+        }
+        let next = full_at + interval;
+        table.earliest = Some(table.earliest.map_or(next, |e| e.min(next)));
+        table.full_at.insert(key, next);
+        true
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        lock(&self.table).full_at.len()
+    }
+}
+
+impl Table {
+    /// Forgets the pairs whose bucket is full again; true when that made
+    /// room. Skipped while no pair can be full yet.
+    fn sweep(&mut self, now: Instant) -> bool {
+        if self.earliest.is_some_and(|e| e > now) {
+            return false;
+        }
+        self.full_at.retain(|_, at| *at > now);
+        self.earliest = self.full_at.values().min().copied();
+        true
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    fn limiter(burst: u32, capacity: usize) -> AnswerLimiter {
+        AnswerLimiter::with_clock(
+            AnswerRate {
+                burst,
+                interval: 10 * SECOND,
+            },
+            capacity,
+            TokioClock,
+        )
+    }
+
+    #[test]
+    fn a_burst_then_one_answer_per_interval() {
+        let limiter = limiter(3, 100);
+        let t0 = Instant::now();
+        let takes: Vec<bool> = (0..5)
+            .map(|_| limiter.try_take_at("u1", "c1", t0))
+            .collect();
+        assert_eq!(takes, [true, true, true, false, false]);
+        assert!(!limiter.try_take_at("u1", "c1", t0 + 9 * SECOND));
+        assert!(limiter.try_take_at("u1", "c1", t0 + 10 * SECOND));
+        assert!(!limiter.try_take_at("u1", "c1", t0 + 11 * SECOND));
+        // Another pair has its own bucket; ids compare canonically.
+        assert!(limiter.try_take_at("u1", "c2", t0));
+        assert!(limiter.try_take_at("u2", "c1", t0));
+        assert!(!limiter.try_take_at("U1", "C1", t0 + 11 * SECOND));
+        // A long pause refills the whole burst.
+        let later = t0 + 100 * SECOND;
+        let takes: Vec<bool> = (0..4)
+            .map(|_| limiter.try_take_at("u1", "c1", later))
+            .collect();
+        assert_eq!(takes, [true, true, true, false]);
+    }
+
+    #[test]
+    fn a_flood_of_newcomers_never_refills_a_limited_pair() {
+        let limiter = limiter(1, 4);
+        let t0 = Instant::now();
+        assert!(limiter.try_take_at("target", "c1", t0));
+        for i in 0..100 {
+            let _ = limiter.try_take_at(&format!("flood{i}"), "c1", t0 + SECOND);
+        }
+        assert_eq!(limiter.len(), 4, "the table stays bounded");
+        assert!(
+            !limiter.try_take_at("target", "c1", t0 + 2 * SECOND),
+            "still limited: the flood did not evict it"
+        );
+        // Full of limited pairs: a newcomer is refused until one refills.
+        assert!(!limiter.try_take_at("late", "c1", t0 + 2 * SECOND));
+        assert!(limiter.try_take_at("late", "c1", t0 + 11 * SECOND));
+        assert!(limiter.try_take_at("target", "c1", t0 + 11 * SECOND));
+    }
+
+    #[test]
+    fn a_zero_burst_answers_nothing() {
+        assert!(!limiter(0, 10).try_take_at("u1", "c1", Instant::now()));
+    }
+
+    #[test]
+    fn neutralising_marks_only_what_reads_as_an_invocation() {
+        for (text, prefix, want) in [
+            ("plain words", "/", "plain words"),
+            ("/roll 2", "/", "⚠ /roll 2"),
+            ("\n\t /roll 2", "/", "⚠ /roll 2"),
+            ("!ban", "/", "⚠ !ban"),
+            ("?help", "!", "⚠ ?help"),
+            ("roll: no", "r", "⚠ roll: no"),
+            ("⚠ x", "⚠", "» ⚠ x"),
+            ("", "/", ""),
+            ("über", "/", "über"),
+        ] {
+            let got = neutralise_answer(text, prefix);
+            assert_eq!(got, want, "{text:?} with prefix {prefix:?}");
+            assert!(!got.trim_start().starts_with(prefix) || got.is_empty());
+        }
+    }
+}

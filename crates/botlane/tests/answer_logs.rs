@@ -1,0 +1,108 @@
+//! A failing handler's error text (here a private one, and a panic's
+//! message) reaches the `CommandError` event, never a log line, while the
+//! user gets the generic answer; the log names the command and the reason.
+//! Its own test binary with one test, because it installs the global
+//! subscriber: with tests running in parallel, a thread-local subscriber
+//! misses events whose callsite another thread registered at the same
+//! moment (tracing caches each callsite's interest process-wide).
+
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use botlane::{CommandContext, CommandDeclaration, CommandErrorReason};
+use support::{command_error_event, World, WAIT};
+use tracing_subscriber::fmt::MakeWriter;
+
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> MakeWriter<'a> for Capture {
+    type Writer = Capture;
+    fn make_writer(&'a self) -> Capture {
+        self.clone()
+    }
+}
+
+#[tokio::test]
+async fn other_failures_get_a_generic_answer_and_their_text_is_never_logged() {
+    let capture = Capture::default();
+    tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(capture.clone())
+        .try_init()
+        .unwrap();
+
+    let world = World::new().await;
+    let client = world.client();
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("secret", "Fails privately"),
+            |_ctx: CommandContext| async move {
+                Err::<(), _>(std::io::Error::other(
+                    "db password hunter2 refused for alice's note",
+                ))
+            },
+        )
+        .unwrap()
+        .register(
+            CommandDeclaration::new("panic", "Panics"),
+            |_ctx: CommandContext| async move {
+                if true {
+                    panic!("the private state was hunter2");
+                }
+                Ok::<(), std::io::Error>(())
+            },
+        )
+        .unwrap();
+    let mut events = client.events();
+    let alice = world.start(&client).await;
+    let bot_says = || async {
+        alice
+            .wait_for_message(|m| m.author_id == world.bot.id, WAIT)
+            .await
+            .unwrap()
+            .content
+    };
+
+    let id = alice.send_text(&world.channel, "/secret").await.unwrap();
+    let e = command_error_event(&mut events, &id).await;
+    assert_eq!(e.reason, CommandErrorReason::Handler);
+    assert!(
+        e.to_string().contains("hunter2"),
+        "the event carries the error: {e}"
+    );
+    assert_eq!(bot_says().await, "sorry, the secret command failed");
+
+    let id = alice.send_text(&world.channel, "/panic").await.unwrap();
+    let e = command_error_event(&mut events, &id).await;
+    assert_eq!(e.reason, CommandErrorReason::Handler);
+    assert!(e.to_string().contains("hunter2"), "{e}");
+    assert_eq!(bot_says().await, "sorry, the panic command failed");
+
+    let logged = String::from_utf8_lossy(&capture.0.lock().unwrap()).into_owned();
+    assert!(!logged.contains("hunter2"), "{logged}");
+    for command in ["secret", "panic"] {
+        assert!(
+            logged.lines().any(|l| l.contains("command failed")
+                && l.contains(&format!("command={command} "))
+                && l.contains("reason=\"handler\"")),
+            "the log names the command and the reason: {logged}"
+        );
+    }
+}

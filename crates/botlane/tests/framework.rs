@@ -1,0 +1,631 @@
+//! The framework's dispatch features over the real devserver: typed shared
+//! state, bounds enforced on both lanes (an out-of-bounds structured payload
+//! is an argument error, never a fallback to the text lane), checks and
+//! cooldowns in their documented order (a real 3 s cooldown, kept across a
+//! registration), handler timeouts (the task aborted, its permit
+//! released), the built-in help on both lanes, and typed sending.
+
+#![cfg(feature = "macros")]
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use botlane::{
+    encode_command_data, ArgumentRule, Check, Client, ClientOptions, Command, CommandArgs,
+    CommandContext, CommandData, CommandDeclaration, CommandErrorReason, CommandOption,
+    CommandOptionType, CommandSettings, CommandSource, Cooldown, Event,
+};
+use botlane_devserver::TestUser;
+use support::{command_error_event, next_event, World, WAIT};
+
+fn sidecar(world: &World, name: &str, args: CommandArgs) -> String {
+    encode_command_data(&CommandData {
+        bot_id: world.bot.id.clone(),
+        name: name.into(),
+        args,
+    })
+}
+
+async fn bot_says(alice: &TestUser, world: &World) -> botlane_devserver::ReceivedMessage {
+    alice
+        .wait_for_message(|m| m.author_id == world.bot.id, WAIT)
+        .await
+        .unwrap()
+}
+
+/// A client whose error answers are not rate-limited within a test.
+fn options(world: &World) -> ClientOptions {
+    world
+        .options()
+        .error_answer_limit(100, Duration::from_secs(1))
+}
+
+/// What the handlers of one bot share.
+#[derive(Default)]
+struct Tally {
+    count: AtomicU64,
+    notes: Mutex<Vec<String>>,
+}
+
+#[tokio::test]
+async fn handlers_read_and_update_typed_shared_state_on_both_lanes() {
+    let world = World::new().await;
+    let client = Client::with_data(options(&world), Tally::default()).unwrap();
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("note", "Keep a note").option(
+                CommandOption::new("text", "The note", CommandOptionType::String).required(true),
+            ),
+            // No `Arc` cloned by hand: the context hands out the state.
+            |ctx: CommandContext<Tally>| async move {
+                let n = ctx.data().count.fetch_add(1, Ordering::SeqCst) + 1;
+                ctx.data()
+                    .notes
+                    .lock()
+                    .unwrap()
+                    .push(ctx.get_string("text").unwrap());
+                ctx.reply(&format!("note {n}")).await
+            },
+        )
+        .unwrap();
+    let alice = world.start(&client).await;
+
+    alice
+        .send_text(&world.channel, "/note \"buy milk\"")
+        .await
+        .unwrap();
+    assert_eq!(bot_says(&alice, &world).await.content, "note 1");
+    let args = CommandArgs::from([("text".to_owned(), "call bob".into())]);
+    alice
+        .send_with_sidecar(&world.channel, "/note x", &sidecar(&world, "note", args))
+        .await
+        .unwrap();
+    assert_eq!(bot_says(&alice, &world).await.content, "note 2");
+
+    // The client sees what the handlers wrote.
+    assert_eq!(client.data().count.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        *client.data().notes.lock().unwrap(),
+        ["buy milk", "call bob"]
+    );
+}
+
+#[tokio::test]
+async fn an_out_of_bounds_structured_payload_is_an_argument_error_never_a_text_fallback() {
+    let world = World::new().await;
+    let client = Client::new(options(&world)).unwrap();
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&runs);
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("wait", "Wait a while")
+                .option(
+                    CommandOption::new("seconds", "How long", CommandOptionType::Number)
+                        .required(true)
+                        .min(0.5)
+                        .max(10),
+                )
+                .option(
+                    CommandOption::new("label", "What for", CommandOptionType::String)
+                        .min_length(2),
+                ),
+            move |ctx: CommandContext| {
+                seen.lock()
+                    .unwrap()
+                    .push((ctx.source(), ctx.get_number("seconds").unwrap()));
+                async move { ctx.reply("waiting").await }
+            },
+        )
+        .unwrap();
+    let mut events = client.events();
+    let alice = world.start(&client).await;
+
+    // The line alone ("/wait 2") would be a valid text invocation: the
+    // structured lane decides, and its payload is out of bounds.
+    let args = CommandArgs::from([("seconds".to_owned(), 20.0.into())]);
+    let id = alice
+        .send_with_sidecar(&world.channel, "/wait 2", &sidecar(&world, "wait", args))
+        .await
+        .unwrap();
+    let e = command_error_event(&mut events, &id).await;
+    assert_eq!(
+        (e.reason, e.source),
+        (CommandErrorReason::Arguments, CommandSource::Structured)
+    );
+    let detail = e.argument_error.as_ref().unwrap();
+    assert_eq!(
+        (detail.option(), detail.rule()),
+        ("seconds", &ArgumentRule::AboveMax { max: 10.0 })
+    );
+    assert!(e.to_string().starts_with("structured invocation"), "{e}");
+    assert_eq!(
+        bot_says(&alice, &world).await.content,
+        "option \"seconds\" must be at most 10\n\
+         usage: /wait <seconds (0.5 to 10)> [label (at least 2 characters)]"
+    );
+
+    // A string under its minimum length, on the structured lane.
+    let args = CommandArgs::from([
+        ("seconds".to_owned(), 1.0.into()),
+        ("label".to_owned(), "x".into()),
+    ]);
+    let id = alice
+        .send_with_sidecar(&world.channel, "/wait 1", &sidecar(&world, "wait", args))
+        .await
+        .unwrap();
+    let e = command_error_event(&mut events, &id).await;
+    assert_eq!(
+        e.argument_error.as_ref().map(|a| a.rule().clone()),
+        Some(ArgumentRule::TooShort { min_length: 2 })
+    );
+
+    // The same bound on the text lane, after its parse.
+    let id = alice.send_text(&world.channel, "/wait 0.1").await.unwrap();
+    let e = command_error_event(&mut events, &id).await;
+    assert_eq!(
+        (e.reason, e.source),
+        (CommandErrorReason::Arguments, CommandSource::Text)
+    );
+    assert_eq!(
+        e.argument_error.as_ref().map(|a| a.rule().clone()),
+        Some(ArgumentRule::BelowMin { min: 0.5 })
+    );
+
+    // In bounds on both lanes: the handler runs, and only then.
+    let args = CommandArgs::from([("seconds".to_owned(), 10.0.into())]);
+    alice
+        .send_with_sidecar(&world.channel, "/wait 10", &sidecar(&world, "wait", args))
+        .await
+        .unwrap();
+    alice
+        .wait_for_message(|m| m.content == "waiting", WAIT)
+        .await
+        .unwrap();
+    alice.send_text(&world.channel, "/wait 0.5").await.unwrap();
+    alice
+        .wait_for_message(|m| m.content == "waiting", WAIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        *runs.lock().unwrap(),
+        [
+            (CommandSource::Structured, 10.0),
+            (CommandSource::Text, 0.5)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn arguments_then_client_checks_then_command_checks_then_cooldown_then_handler() {
+    let world = World::new().await;
+    let client = Client::new(options(&world)).unwrap();
+    let trail = Arc::new(Mutex::new(Vec::<&'static str>::new()));
+    let t = Arc::clone(&trail);
+    client.add_check(Check::sync(move |ctx| {
+        t.lock().unwrap().push("client check");
+        if ctx.get_string("word").as_deref() == Some("client-no") {
+            Err("the client says no".into())
+        } else {
+            Ok(())
+        }
+    }));
+    let t = Arc::clone(&trail);
+    let settings = CommandSettings::new()
+        .check(Check::new(move |ctx: &CommandContext| {
+            t.lock().unwrap().push("command check");
+            let refuse = ctx.get_string("word").as_deref() == Some("command-no");
+            async move {
+                if refuse {
+                    Err("the command says no".into())
+                } else {
+                    Ok(())
+                }
+            }
+        }))
+        // Long enough that the next two invocations, sent right after the
+        // first answer, fall inside it on a loaded machine.
+        .cooldown(Cooldown::per_user(Duration::from_secs(3)));
+    let t = Arc::clone(&trail);
+    client
+        .commands()
+        .register_with(
+            CommandDeclaration::new("guarded", "Guarded").option(
+                CommandOption::new("word", "A word", CommandOptionType::String)
+                    .required(true)
+                    .max_length(12),
+            ),
+            settings,
+            move |ctx: CommandContext| {
+                t.lock().unwrap().push("handler");
+                async move { ctx.reply("done").await }
+            },
+        )
+        .unwrap();
+    let mut events = client.events();
+    let alice = world.start(&client).await;
+    let take = |trail: &Arc<Mutex<Vec<&'static str>>>| std::mem::take(&mut *trail.lock().unwrap());
+
+    // An argument error: no check ran.
+    let id = alice
+        .send_text(&world.channel, "/guarded much-too-long-a-word")
+        .await
+        .unwrap();
+    assert_eq!(
+        command_error_event(&mut events, &id).await.reason,
+        CommandErrorReason::Arguments
+    );
+    bot_says(&alice, &world).await;
+    assert!(take(&trail).is_empty());
+
+    // The client's check refuses: the command's never ran.
+    let id = alice
+        .send_text(&world.channel, "/guarded client-no")
+        .await
+        .unwrap();
+    assert_eq!(
+        command_error_event(&mut events, &id).await.reason,
+        CommandErrorReason::Check
+    );
+    assert_eq!(bot_says(&alice, &world).await.content, "the client says no");
+    assert_eq!(take(&trail), ["client check"]);
+
+    // The command's check refuses, on the structured lane: a refusal does
+    // not start the cooldown.
+    let args = CommandArgs::from([("word".to_owned(), "command-no".into())]);
+    let id = alice
+        .send_with_sidecar(
+            &world.channel,
+            "/guarded command-no",
+            &sidecar(&world, "guarded", args),
+        )
+        .await
+        .unwrap();
+    let e = command_error_event(&mut events, &id).await;
+    assert_eq!(
+        (e.reason, e.source),
+        (CommandErrorReason::Check, CommandSource::Structured)
+    );
+    assert_eq!(
+        bot_says(&alice, &world).await.content,
+        "the command says no"
+    );
+    assert_eq!(take(&trail), ["client check", "command check"]);
+
+    // Everything passes: the handler runs and the cooldown starts.
+    alice
+        .send_text(&world.channel, "/guarded yes")
+        .await
+        .unwrap();
+    assert_eq!(bot_says(&alice, &world).await.content, "done");
+    assert_eq!(take(&trail), ["client check", "command check", "handler"]);
+
+    // Right away again: the checks pass, the cooldown refuses.
+    let id = alice
+        .send_text(&world.channel, "/guarded yes")
+        .await
+        .unwrap();
+    let e = command_error_event(&mut events, &id).await;
+    assert_eq!(e.reason, CommandErrorReason::Cooldown);
+    let answer = bot_says(&alice, &world).await.content;
+    let wait: u64 = answer
+        .strip_prefix("this command is cooling down, try again in ")
+        .and_then(|rest| rest.strip_suffix(" s"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{answer}"));
+    assert!((1..=3).contains(&wait), "{answer}");
+    assert_eq!(take(&trail), ["client check", "command check"]);
+
+    // A registration swaps the registry snapshot; the cooldowns live
+    // outside it and are not reset.
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("later", "Registered while cooling"),
+            |ctx: CommandContext| async move { ctx.reply("later").await },
+        )
+        .unwrap();
+    let id = alice
+        .send_text(&world.channel, "/guarded yes")
+        .await
+        .unwrap();
+    assert_eq!(
+        command_error_event(&mut events, &id).await.reason,
+        CommandErrorReason::Cooldown
+    );
+    bot_says(&alice, &world).await;
+    take(&trail);
+
+    // Once it has passed (with slack), the handler runs again.
+    tokio::time::sleep(Duration::from_millis(3300)).await;
+    alice
+        .send_text(&world.channel, "/guarded yes")
+        .await
+        .unwrap();
+    assert_eq!(bot_says(&alice, &world).await.content, "done");
+    assert_eq!(take(&trail), ["client check", "command check", "handler"]);
+}
+
+/// Sets its flag when dropped: proof that a handler's task was aborted.
+struct DropFlag(Arc<AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn a_timeout_aborts_the_handler_fails_the_command_and_frees_its_permit() {
+    let world = World::new().await;
+    // One permit: the next command runs only if the timed-out one gave it
+    // back.
+    let client = Client::new(
+        options(&world)
+            .max_concurrent_handlers(1)
+            .handler_timeout(Duration::from_millis(300)),
+    )
+    .unwrap();
+    let dropped = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&dropped);
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("stuck", "Never finishes"),
+            move |_ctx: CommandContext| {
+                let guard = DropFlag(Arc::clone(&flag));
+                async move {
+                    let _guard = guard;
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                    Ok::<(), std::io::Error>(())
+                }
+            },
+        )
+        .unwrap()
+        // Its own timeout, shorter than the client's.
+        .register_with(
+            CommandDeclaration::new("hasty", "Must be quick"),
+            CommandSettings::new().timeout(Duration::from_millis(100)),
+            |_ctx: CommandContext| async move {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                Ok::<(), std::io::Error>(())
+            },
+        )
+        .unwrap()
+        // Its own timeout, longer than the client's.
+        .register_with(
+            CommandDeclaration::new("patient", "Takes its time"),
+            CommandSettings::new().timeout(Duration::from_secs(30)),
+            |ctx: CommandContext| async move {
+                tokio::time::sleep(Duration::from_millis(600)).await;
+                ctx.reply("finally").await
+            },
+        )
+        .unwrap();
+    let mut events = client.events();
+    let alice = world.start(&client).await;
+
+    let id = alice.send_text(&world.channel, "/stuck").await.unwrap();
+    let e = command_error_event(&mut events, &id).await;
+    assert_eq!(e.reason, CommandErrorReason::Timeout);
+    assert!(
+        e.to_string()
+            .contains("its timeout of 0.3 s and was aborted"),
+        "{e}"
+    );
+    assert_eq!(
+        bot_says(&alice, &world).await.content,
+        "sorry, the stuck command failed"
+    );
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the handler's task was aborted"
+    );
+
+    let id = alice.send_text(&world.channel, "/hasty").await.unwrap();
+    let e = command_error_event(&mut events, &id).await;
+    assert_eq!(e.reason, CommandErrorReason::Timeout);
+    assert!(e.to_string().contains("its timeout of 0.1 s"), "{e}");
+    bot_says(&alice, &world).await;
+
+    // The single permit is free again, and a command's own longer timeout
+    // replaces the client's.
+    alice.send_text(&world.channel, "/patient").await.unwrap();
+    assert_eq!(bot_says(&alice, &world).await.content, "finally");
+    tokio::time::timeout(WAIT, async {
+        while client.stats().handlers_running > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn help_answers_on_both_lanes_with_bounds_in_the_usage_lines() {
+    let world = World::new().await;
+    let client = Client::new(options(&world).command_prefix("!")).unwrap();
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("remind", "Remind me")
+                .option(
+                    CommandOption::new(
+                        "minutes",
+                        "In how many minutes",
+                        CommandOptionType::Integer,
+                    )
+                    .required(true)
+                    .min(1)
+                    .max(3600),
+                )
+                .option(
+                    CommandOption::new("note", "What about", CommandOptionType::String)
+                        .max_length(20),
+                ),
+            |ctx: CommandContext| async move { ctx.reply("ok").await },
+        )
+        .unwrap()
+        .enable_help()
+        .unwrap();
+    let alice = world.start(&client).await;
+
+    let id = alice.send_text(&world.channel, "!help").await.unwrap();
+    let answer = bot_says(&alice, &world).await;
+    assert_eq!(
+        answer.content,
+        "Commands (send !help <command> for details):\n\
+         !help [command (up to 32 characters)] - List the commands, or explain one\n\
+         !remind <minutes (1 to 3600)> [note (up to 20 characters)] - Remind me"
+    );
+    assert_eq!(
+        answer.reply_to.as_deref(),
+        Some(id.as_str()),
+        "asked for: a reply"
+    );
+
+    let detail = "Command remind: Remind me\n\
+                  usage: !remind <minutes (1 to 3600)> [note (up to 20 characters)]\n\
+                  - minutes (integer, required, 1 to 3600): In how many minutes\n\
+                  - note (string, up to 20 characters): What about";
+    alice
+        .send_text(&world.channel, "!help remind")
+        .await
+        .unwrap();
+    assert_eq!(bot_says(&alice, &world).await.content, detail);
+
+    // The structured lane: the line says something else, the sidecar wins.
+    let args = CommandArgs::from([("command".to_owned(), "remind".into())]);
+    alice
+        .send_with_sidecar(&world.channel, "!help", &sidecar(&world, "help", args))
+        .await
+        .unwrap();
+    assert_eq!(bot_says(&alice, &world).await.content, detail);
+}
+
+/// Roll some dice
+#[derive(Command, Debug, Clone, PartialEq)]
+struct Roll {
+    /// How many dice
+    #[option(min = 1, max = 10)]
+    count: u8,
+    /// What the roll is for
+    label: Option<String>,
+}
+
+#[tokio::test]
+async fn a_bot_sends_a_typed_command_another_bot_runs_it_typed() {
+    let world = World::new().await;
+    let dicebot = Client::new(options(&world)).unwrap();
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&got);
+    dicebot
+        .commands()
+        .command::<Roll>(move |ctx, roll: Roll| {
+            seen.lock().unwrap().push((ctx.source(), roll.clone()));
+            async move { ctx.reply(&format!("rolled {}", roll.count)).await }
+        })
+        .unwrap();
+    dicebot.login().await.unwrap();
+
+    let caller_account = world.server.add_bot("caller");
+    world
+        .server
+        .add_member(&world.channel, &caller_account.id)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let caller = Client::new(ClientOptions::new(
+        caller_account.token.clone(),
+        dir.path().join("caller.keystore"),
+        world.server.ws_url(),
+    ))
+    .unwrap();
+    let mut caller_events = caller.events();
+    caller.login().await.unwrap();
+    let alice = world.alice().await;
+    alice
+        .share_key_with(&world.channel, &caller_account.id)
+        .await
+        .unwrap();
+    caller.wait_until_connected(WAIT).await.unwrap();
+
+    let roll = Roll {
+        count: 3,
+        label: Some("for the win".into()),
+    };
+    // The channel key reaches the caller asynchronously: retry until it
+    // has it (a clear error until then, never a send without it).
+    tokio::time::timeout(WAIT, async {
+        while caller
+            .send_typed(&world.channel, &world.bot.id, &roll)
+            .await
+            .is_err()
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap();
+
+    // The line the same code formats, the sidecar the same code encodes.
+    let sent = alice
+        .wait_for_message(|m| m.author_id == caller_account.id, WAIT)
+        .await
+        .unwrap();
+    assert_eq!(
+        sent.content, "/roll 3 for the win",
+        "the last string is greedy"
+    );
+    let data = sent.command.unwrap();
+    assert_eq!((data.name.as_str(), data.args), ("roll", roll.to_args()));
+    let answer = alice
+        .wait_for_message(|m| m.author_id == world.bot.id, WAIT)
+        .await
+        .unwrap();
+    assert_eq!(answer.content, "rolled 3");
+    assert_eq!(
+        *got.lock().unwrap(),
+        [(botlane::CommandSource::Structured, roll)]
+    );
+
+    // An out-of-bounds value is sent as is (the receiver enforces bounds)
+    // and comes back as the receiver's argument error answer.
+    caller
+        .send_typed(
+            &world.channel,
+            &world.bot.id,
+            &Roll {
+                count: 11,
+                label: None,
+            },
+        )
+        .await
+        .unwrap();
+    let answer = alice
+        .wait_for_message(|m| m.author_id == world.bot.id, WAIT)
+        .await
+        .unwrap();
+    assert!(
+        answer
+            .content
+            .starts_with("option \"count\" must be at most 10"),
+        "{}",
+        answer.content
+    );
+    // The caller saw dicebot's answers as plain messages.
+    match next_event(
+        &mut caller_events,
+        |e| matches!(e, Event::Message(m) if m.id == answer.id),
+    )
+    .await
+    {
+        Event::Message(m) => assert!(m.command.is_none()),
+        _ => unreachable!("filtered above"),
+    }
+    caller.shutdown();
+}

@@ -1,0 +1,24 @@
+//! botlane's pure tests, in one binary: the command area's codecs and
+//! rules, the keystore's file format, the vectors of `docs/vectors/`, the
+//! guide's sync check, the fuzz corpora and the architecture's dependency
+//! rule. Nothing here opens a socket; the suites that talk to a devserver
+//! over loopback, and the ones that install global state (`rest_leak.rs`,
+//! `answer_logs.rs`), are binaries of their own.
+#![allow(clippy::unwrap_used)]
+
+#[path = "../support/proptest_cases.rs"]
+mod proptest_cases;
+
+mod architecture;
+mod fixtures;
+mod fuzz_corpus;
+mod guide;
+mod keystore;
+mod menu;
+mod registry;
+mod registry_text;
+mod sidecar;
+mod text_grammar;
+mod text_roundtrip;
+mod validate;
+mod vectors;

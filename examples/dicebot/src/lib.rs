@@ -1,0 +1,194 @@
+//! dicebot's commands: dice, a coin and an echo, plus the generated help.
+//!
+//! The binary (`src/main.rs`) connects them to a service; the tests use them
+//! in a devserver `Scene` (`tests/commands.rs`) and through the binary
+//! against the devserver's binary (`tests/standing.rs`). Register them all
+//! with [`commands`]:
+//!
+//! ```
+//! let mut registry = botlane::CommandRegistry::new();
+//! dicebot::commands(&mut registry)?;
+//! let names: Vec<&str> = registry.list().map(|d| d.name.as_str()).collect();
+//! assert_eq!(names, ["roll", "flip", "echo", "help"]);
+//! # Ok::<(), botlane::DeclarationError>(())
+//! ```
+
+use botlane::{Command, CommandChoice, CommandRegistry, DeclarationError};
+use rand_core::{OsRng, RngCore};
+
+/// Roll some dice
+#[derive(Command, Debug, Clone, PartialEq)]
+pub struct Roll {
+    /// How many dice
+    #[option(min = 1, max = 20)]
+    pub count: u8,
+    /// Sides per die
+    #[option(choices("4", "6", "8", "12", "20"))]
+    pub sides: Option<u32>,
+    /// What the roll is for
+    #[option(max_length = 100)]
+    pub label: Option<String>,
+}
+
+impl Roll {
+    /// Rolls the dice: `3d6 for fire damage: 2 + 5 + 1 = 8`. Six sides
+    /// when `sides` is unset.
+    pub fn play(&self) -> String {
+        let sides = self.sides.unwrap_or(6);
+        let dice: Vec<u32> = (0..self.count).map(|_| die(sides)).collect();
+        let total: u32 = dice.iter().sum();
+        let shown: Vec<String> = dice.iter().map(u32::to_string).collect();
+        let label = self
+            .label
+            .as_deref()
+            .map(|l| format!(" for {l}"))
+            .unwrap_or_default();
+        format!(
+            "{}d{sides}{label}: {} = {total}",
+            self.count,
+            shown.join(" + ")
+        )
+    }
+}
+
+/// One fair die: 1 to `sides` (a die has at least one side), uniform
+/// (draws in the biased tail of `u32` are thrown away).
+fn die(sides: u32) -> u32 {
+    let sides = sides.max(1);
+    // Accept the draws below the largest multiple of `sides` within 2^32:
+    // `u32::MAX - sides + 1` is 2^32 - sides, whose remainder is 2^32's.
+    let zone = u32::MAX - (u32::MAX - sides + 1) % sides;
+    loop {
+        let draw = OsRng.next_u32();
+        if draw <= zone {
+            return draw % sides + 1;
+        }
+    }
+}
+
+/// A side of a coin; its variants are the choices `heads` and `tails`.
+#[derive(CommandChoice, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// Heads.
+    Heads,
+    /// Tails.
+    Tails,
+}
+
+/// Flip a coin
+#[derive(Command, Debug, Clone, PartialEq)]
+pub struct Flip {
+    /// Heads or tails?
+    pub call: Side,
+}
+
+impl Flip {
+    /// Flips the coin: `heads, you win` or `tails, you lose`.
+    pub fn play(&self) -> String {
+        let landed = if OsRng.next_u32() & 1 == 0 {
+            Side::Heads
+        } else {
+            Side::Tails
+        };
+        let verdict = if landed == self.call {
+            "you win"
+        } else {
+            "you lose"
+        };
+        format!("{}, {verdict}", landed.as_choice())
+    }
+}
+
+/// Say something back
+#[derive(Command, Debug, Clone, PartialEq)]
+pub struct Echo {
+    /// What to say
+    pub text: String,
+}
+
+/// What `echo` answers when the text would read as a command. It starts
+/// with a letter, never with a prefix.
+pub const NO_COMMANDS: &str = "I only echo plain text: a line that starts with the command prefix \
+                               would be read as a command by the bots here";
+
+impl Echo {
+    /// The echo, unless the text starts with `prefix`: another bot would
+    /// read that message as an invocation, and two echoing bots would keep
+    /// invoking each other. Then it is `Err` with [`NO_COMMANDS`].
+    pub fn answer(&self, prefix: &str) -> Result<&str, &'static str> {
+        if self.text.trim_start().starts_with(prefix) {
+            Err(NO_COMMANDS)
+        } else {
+            Ok(&self.text)
+        }
+    }
+}
+
+/// Registers `roll`, `flip`, `echo` and the built-in `help`.
+///
+/// `roll` and `flip` answer with a reply (their invoker is notified);
+/// `echo` posts a plain message, or replies [`NO_COMMANDS`] to a text that
+/// starts with the client's prefix.
+pub fn commands(registry: &mut CommandRegistry) -> Result<(), DeclarationError> {
+    registry
+        .command::<Roll>(|ctx, roll| async move { ctx.reply(&roll.play()).await })?
+        .command::<Flip>(|ctx, flip| async move { ctx.reply(&flip.play()).await })?
+        .command::<Echo>(|ctx, echo| async move {
+            match echo.answer(ctx.prefix()) {
+                Ok(text) => ctx.message().channel().send(text).await,
+                Err(refusal) => ctx.reply(refusal).await,
+            }
+        })?
+        .enable_help()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dice_stay_on_the_die() {
+        for sides in [0, 1, 2, 3, 6, 20, u32::MAX] {
+            for _ in 0..200 {
+                let d = die(sides);
+                assert!((1..=sides.max(1)).contains(&d), "{d} on a d{sides}");
+            }
+        }
+        // Every face of a d4 turns up.
+        let mut seen = [false; 4];
+        for _ in 0..1_000 {
+            seen[usize::try_from(die(4) - 1).unwrap_or(0)] = true;
+        }
+        assert_eq!(seen, [true; 4]);
+    }
+
+    #[test]
+    fn a_roll_reads_as_dice_and_their_total() {
+        let roll = Roll {
+            count: 3,
+            sides: Some(8),
+            label: Some("fire damage".into()),
+        };
+        let shown = roll.play();
+        let (dice, total) = shown
+            .strip_prefix("3d8 for fire damage: ")
+            .and_then(|rest| rest.split_once(" = "))
+            .unwrap_or_else(|| panic!("not a roll: {shown}"));
+        let dice: Vec<u32> = dice.split(" + ").filter_map(|d| d.parse().ok()).collect();
+        assert_eq!(dice.len(), 3);
+        assert!(dice.iter().all(|d| (1..=8).contains(d)));
+        assert_eq!(total.parse::<u32>().ok(), Some(dice.iter().sum()));
+    }
+
+    #[test]
+    fn echo_refuses_what_would_read_as_a_command() {
+        let echo = |text: &str| Echo { text: text.into() };
+        assert_eq!(echo("hello").answer("/"), Ok("hello"));
+        assert_eq!(echo("a/b").answer("/"), Ok("a/b"));
+        assert_eq!(echo("/roll 2").answer("/"), Err(NO_COMMANDS));
+        assert_eq!(echo("  /roll 2").answer("/"), Err(NO_COMMANDS));
+        assert_eq!(echo("!roll 2").answer("!"), Err(NO_COMMANDS));
+        assert!(!NO_COMMANDS.starts_with('/') && !NO_COMMANDS.starts_with('!'));
+    }
+}
