@@ -437,7 +437,7 @@ impl<D: Send + Sync + 'static> Client<D> {
         let outbound = self.outbound();
         Ok(reply
             .messages
-            .iter()
+            .into_iter()
             .filter_map(|m| dispatch::open_message(&session.membership, &outbound, m))
             .collect())
     }

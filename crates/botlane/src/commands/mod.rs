@@ -63,6 +63,7 @@ pub use registry::*;
 pub use settings::*;
 pub use text::*;
 pub use typed::*;
+pub(crate) use types::same_bot_id;
 pub use types::*;
 pub use user_error::*;
 pub use validate::*;

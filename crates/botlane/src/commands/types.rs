@@ -403,6 +403,20 @@ pub fn canonical_bot_id(id: &str) -> String {
     canonical
 }
 
+/// Whether two ids name the same bot: equal once both are canonical
+/// ([`canonical_bot_id`]), compared byte by byte without building either.
+/// Equivalent because a dash byte never occurs inside a multi-byte UTF-8
+/// sequence and ASCII case folding leaves every other byte alone. Dispatch
+/// asks this for every message.
+pub(crate) fn same_bot_id(a: &str, b: &str) -> bool {
+    fn canonical(id: &str) -> impl Iterator<Item = u8> + '_ {
+        id.bytes()
+            .filter(|&byte| byte != b'-')
+            .map(|byte| byte.to_ascii_lowercase())
+    }
+    canonical(a).eq(canonical(b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,6 +435,34 @@ mod tests {
             ("ÉCOLE-Bot-Ǆ", "ÉcolebotǄ"),
         ] {
             assert_eq!(canonical_bot_id(id), canonical, "{id}");
+        }
+    }
+
+    #[test]
+    fn same_bot_id_agrees_with_comparing_canonical_ids() {
+        let ids = [
+            "3F2504E0-4F89-11D3-9A0C-0305E82C3301",
+            "3f2504e04f8911d39a0c0305e82c3301",
+            "3f2504e0-4f89-11d3-9a0c-0305e82c3302",
+            "--A--b-",
+            "ab",
+            "AB-",
+            "a",
+            "",
+            "-",
+            "ÉCOLE-Bot-Ǆ",
+            "École-bot-Ǆ",
+            "ÉcolebotǄ",
+            "écolebotǆ",
+        ];
+        for a in ids {
+            for b in ids {
+                assert_eq!(
+                    same_bot_id(a, b),
+                    canonical_bot_id(a) == canonical_bot_id(b),
+                    "{a:?} vs {b:?}"
+                );
+            }
         }
     }
 

@@ -17,8 +17,8 @@ use std::sync::Arc;
 pub(crate) use handlers::{ClientHooks, Runner};
 
 use crate::commands::{
-    canonical_bot_id, CommandContext, CommandError, CommandErrorReason, CommandRegistry,
-    CommandSource, Commands, Message, Outbound,
+    same_bot_id, CommandContext, CommandError, CommandErrorReason, CommandRegistry, CommandSource,
+    Commands, Message, Outbound,
 };
 use crate::events::Event;
 use crate::session::{Membership, Session};
@@ -44,7 +44,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         let membership = &self.session.membership;
         while let Some(push) = self.session.queue.next().await {
             match push {
-                Push::Message(m) => self.on_message(&m).await,
+                Push::Message(m) => self.on_message(m).await,
                 Push::Ready(ready) => membership.on_ready(ready.channels),
                 Push::ChannelAdded(channel) => membership.on_added(channel),
                 Push::ChannelRemoved(id) => membership.on_removed(&id),
@@ -54,17 +54,18 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         }
     }
 
-    async fn on_message(&self, wire_message: &wire::WireMessage) {
+    async fn on_message(&self, mut wire_message: wire::WireMessage) {
         let membership = &self.session.membership;
+        let sealed_command = wire_message.command.take();
         let Some(mut message) = open_message(membership, &self.outbound, wire_message) else {
             return;
         };
         let me = self.session.bot_id().unwrap_or_default();
         let registry = self.commands.snapshot();
-        let verdict = if canonical_bot_id(&message.author_id) == canonical_bot_id(&me) {
+        let verdict = if same_bot_id(&message.author_id, &me) {
             Verdict::Plain
         } else {
-            let sidecar = wire_message.command.as_deref().and_then(|sealed| {
+            let sidecar = sealed_command.as_deref().and_then(|sealed| {
                 let key = membership.key(&message.channel_id).ok()?;
                 key.open(sealed, message.channel_id.as_bytes()).ok()
             });
@@ -133,15 +134,23 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
 
 /// Decrypts a relayed message and attaches the handle it answers through;
 /// `None` (with a rate-limited warning) when it cannot be read. Live
-/// messages and fetched history alike.
+/// messages and fetched history alike. The message's strings move into the
+/// result (no copies on the hot path).
 pub(crate) fn open_message(
     membership: &Membership,
     outbound: &Arc<dyn Outbound>,
-    m: &wire::WireMessage,
+    m: wire::WireMessage,
 ) -> Option<Message> {
-    let content = membership.open_content(m)?;
-    let mut message = Message::new(&m.id, &m.channel_id, &m.author_id, content);
-    message.reply_to.clone_from(&m.reply_to);
+    let content = membership.open_content(&m)?;
+    let wire::WireMessage {
+        id,
+        channel_id,
+        author_id,
+        reply_to,
+        ..
+    } = m;
+    let mut message = Message::new(id, channel_id, author_id, content);
+    message.reply_to = reply_to;
     message.attach(outbound.clone());
     Some(message)
 }

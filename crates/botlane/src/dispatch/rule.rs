@@ -20,7 +20,7 @@
 //! the usage line.
 
 use crate::commands::{
-    canonical_bot_id, decode_command_data, usage_line, ArgumentError, CommandInvocation,
+    decode_command_data, same_bot_id, usage_line, ArgumentError, CommandInvocation,
     CommandRegistry, CommandSource, Message, ParseError, RegisteredCommand, TextParseResult,
 };
 
@@ -54,7 +54,7 @@ pub(super) fn decide<D>(
         .and_then(|json| std::str::from_utf8(json).ok())
         .and_then(|json| decode_command_data(json, None));
     if let Some(data) = structured {
-        if canonical_bot_id(&data.bot_id) != canonical_bot_id(me) {
+        if !same_bot_id(&data.bot_id, me) {
             tracing::debug!("dropping a structured invocation addressed to another bot");
             return Verdict::Plain;
         }
