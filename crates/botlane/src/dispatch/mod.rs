@@ -75,7 +75,9 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             Verdict::Plain => self.emit(Event::Message(message)),
             Verdict::Invoke(invocation) => {
                 message.command = Some(invocation.clone());
-                self.emit(Event::Message(message.clone()));
+                self.runner
+                    .events
+                    .send_with(|| Event::Message(message.clone()));
                 let data = Arc::clone(&self.runner.data);
                 let mut ctx = CommandContext::new(invocation, message, data)
                     .with_prefix(self.prefix.clone())
@@ -86,7 +88,9 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 self.runner.invoke(ctx).await;
             }
             Verdict::ParseFailed { name, error } => {
-                self.emit(Event::Message(message.clone()));
+                self.runner
+                    .events
+                    .send_with(|| Event::Message(message.clone()));
                 let mut failure = CommandError::new(
                     CommandErrorReason::Parse,
                     name,
@@ -103,7 +107,9 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 invocation,
                 error,
             } => {
-                self.emit(Event::Message(message.clone()));
+                self.runner
+                    .events
+                    .send_with(|| Event::Message(message.clone()));
                 let mut failure =
                     CommandError::new(CommandErrorReason::Arguments, name, source, message);
                 failure.invocation = invocation;

@@ -88,6 +88,18 @@ impl EventSender {
         Events { subscriber }
     }
 
+    /// Like [`send`](Self::send), but builds the event only when someone
+    /// listens: dispatch copies a message into its event, and a bot without
+    /// subscribers should not pay for the copy on every message.
+    pub(crate) fn send_with(&self, event: impl FnOnce() -> Event) {
+        let listened = lock(&self.bus.subscribers)
+            .iter()
+            .any(|s| s.strong_count() > 0);
+        if listened {
+            self.send(event());
+        }
+    }
+
     /// Sends to every live subscriber, without waiting. No subscriber is not
     /// an error: events are for whoever listens.
     pub(crate) fn send(&self, event: Event) {
@@ -249,6 +261,25 @@ mod tests {
         sender.send(reconnected());
         assert_eq!(lock(&sender.bus.subscribers).len(), 1);
         assert!(matches!(late.recv().await.unwrap(), Event::Reconnected));
+    }
+
+    #[tokio::test]
+    async fn an_event_is_built_only_when_someone_listens() {
+        let sender = EventSender::default();
+        let built = std::cell::Cell::new(0);
+        let make = || {
+            built.set(built.get() + 1);
+            reconnected()
+        };
+        sender.send_with(make);
+        let dropped = sender.subscribe();
+        drop(dropped);
+        sender.send_with(make);
+        assert_eq!(built.get(), 0, "no live subscriber, nothing built");
+        let mut listener = sender.subscribe();
+        sender.send_with(make);
+        assert_eq!(built.get(), 1);
+        assert!(matches!(listener.recv().await.unwrap(), Event::Reconnected));
     }
 
     #[tokio::test]
