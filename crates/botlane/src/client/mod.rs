@@ -320,7 +320,11 @@ impl<D: Send + Sync + 'static> Client<D> {
         {
             tracing::warn!("no ready push within the request timeout after login");
         }
-        let bot_id = inner.session.bot_id().unwrap_or_default();
+        let bot_id = inner
+            .session
+            .bot_id()
+            .map(|id| id.to_string())
+            .unwrap_or_default();
         inner
             .runner
             .events
@@ -338,7 +342,7 @@ impl<D: Send + Sync + 'static> Client<D> {
 
     /// The bot's own id, once logged in.
     pub fn bot_id(&self) -> Option<String> {
-        self.inner.session.bot_id()
+        self.inner.session.bot_id().map(|id| id.to_string())
     }
 
     /// The channels the bot is a member of: from the last `ready`, kept up

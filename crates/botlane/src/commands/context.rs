@@ -49,8 +49,10 @@ use crate::rest::RestLane;
 /// [`Client::with_data`](crate::Client::with_data): every handler reads it
 /// through [`data`](Self::data), typed, without cloning an `Arc` by hand.
 pub struct CommandContext<D = ()> {
-    invocation: CommandInvocation,
-    message: Message,
+    // Shared, so that dispatch keeps them for a failure report without
+    // copying every invocation's strings.
+    invocation: Arc<CommandInvocation>,
+    message: Arc<Message>,
     prefix: Option<Arc<str>>,
     server_id: Option<String>,
     registry: Option<Arc<CommandRegistry<D>>>,
@@ -112,8 +114,8 @@ impl<D> CommandContext<D> {
     /// The context dispatch hands to a handler.
     pub(crate) fn new(invocation: CommandInvocation, message: Message, data: Arc<D>) -> Self {
         Self {
-            invocation,
-            message,
+            invocation: Arc::new(invocation),
+            message: Arc::new(message),
             prefix: None,
             server_id: None,
             registry: None,
@@ -155,9 +157,10 @@ impl<D> CommandContext<D> {
         &self.data
     }
 
-    /// The invocation, for dispatch.
-    pub(crate) fn invocation(&self) -> &CommandInvocation {
-        &self.invocation
+    /// The invocation and the message, shared: what dispatch keeps to
+    /// report a failure after the handler consumed the context.
+    pub(crate) fn shared_parts(&self) -> (Arc<CommandInvocation>, Arc<Message>) {
+        (Arc::clone(&self.invocation), Arc::clone(&self.message))
     }
 
     /// The shared state as an `Arc`, for a task that outlives the handler.

@@ -95,8 +95,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
         let hooks = self.hooks.load_full();
         let timeout = settings.timeout.or(self.handler_timeout);
         let on_error = settings.on_error.clone().unwrap_or(hooks.on_error.clone());
-        let invocation = ctx.invocation().clone();
-        let message = ctx.message().clone();
+        let (invocation, message) = ctx.shared_parts();
 
         let runner = Arc::clone(&self);
         let mut attempt = tokio::spawn(async move {
@@ -142,8 +141,15 @@ impl<D: Send + Sync + 'static> Runner<D> {
                 (CommandErrorReason::Timeout, HandlerTimeout { after }.into())
             }
         };
-        let mut failure =
-            CommandError::new(reason, invocation.name.clone(), invocation.source, message);
+        // The handler's context is gone by now, so these are the last
+        // references: no copy.
+        let invocation = Arc::unwrap_or_clone(invocation);
+        let mut failure = CommandError::new(
+            reason,
+            invocation.name.clone(),
+            invocation.source,
+            Arc::unwrap_or_clone(message),
+        );
         failure.invocation = Some(invocation);
         match error.downcast::<ArgumentError>() {
             // An argument error from the handler (`ctx.require`) is the

@@ -60,16 +60,17 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         let Some(mut message) = open_message(membership, &self.outbound, wire_message) else {
             return;
         };
-        let me = self.session.bot_id().unwrap_or_default();
+        let me = self.session.bot_id();
+        let me = me.as_deref().unwrap_or_default();
         let registry = self.commands.snapshot();
-        let verdict = if same_bot_id(&message.author_id, &me) {
+        let verdict = if same_bot_id(&message.author_id, me) {
             Verdict::Plain
         } else {
             let sidecar = sealed_command.as_deref().and_then(|sealed| {
                 let key = membership.key(&message.channel_id).ok()?;
                 key.open(sealed, message.channel_id.as_bytes()).ok()
             });
-            rule::decide(&registry, &me, &message, sidecar.as_deref(), &self.prefix)
+            rule::decide(&registry, me, &message, sidecar.as_deref(), &self.prefix)
         };
         match verdict {
             Verdict::Plain => self.emit(Event::Message(message)),

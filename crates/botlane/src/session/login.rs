@@ -78,7 +78,7 @@ impl Session {
             }
         };
         tracing::info!(bot = %bot_id, "logged in");
-        write(&self.bot_id, Some(bot_id));
+        write(&self.bot_id, Some(Arc::from(bot_id)));
         *lock(&self.published_hash) = None;
         self.publish_menu(conn).await
     }

@@ -72,7 +72,8 @@ pub(crate) struct Session {
     pub(crate) membership: Membership,
     transport_warnings: Arc<transport::Warnings>,
     pushes_dropped: Throttle,
-    bot_id: RwLock<Option<String>>,
+    // Shared: dispatch reads it for every message.
+    bot_id: RwLock<Option<Arc<str>>>,
     /// Serialises menu publishing (the hash check and the publish).
     publishing: tokio::sync::Mutex<()>,
     /// The hash of the menu published on the current connection.
@@ -139,7 +140,7 @@ impl Session {
     }
 
     /// The bot's own id, once logged in.
-    pub(crate) fn bot_id(&self) -> Option<String> {
+    pub(crate) fn bot_id(&self) -> Option<Arc<str>> {
         read(&self.bot_id)
     }
 
