@@ -8,34 +8,13 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/capture.rs"]
+mod capture;
 mod support;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use botlane::{CommandContext, CommandDeclaration, CommandErrorReason};
+use capture::Capture;
 use support::{command_error_event, World, WAIT};
-use tracing_subscriber::fmt::MakeWriter;
-
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Capture {
-    type Writer = Capture;
-    fn make_writer(&'a self) -> Capture {
-        self.clone()
-    }
-}
 
 #[tokio::test]
 async fn other_failures_get_a_generic_answer_and_their_text_is_never_logged() {
@@ -95,7 +74,7 @@ async fn other_failures_get_a_generic_answer_and_their_text_is_never_logged() {
     assert!(e.to_string().contains("hunter2"), "{e}");
     assert_eq!(bot_says().await, "sorry, the panic command failed");
 
-    let logged = String::from_utf8_lossy(&capture.0.lock().unwrap()).into_owned();
+    let logged = capture.text();
     assert!(!logged.contains("hunter2"), "{logged}");
     for command in ["secret", "panic"] {
         assert!(

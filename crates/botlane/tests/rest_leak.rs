@@ -8,40 +8,15 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+#[path = "support/capture.rs"]
+mod capture;
+
 use std::time::Duration;
 
 use botlane::rest::Method;
 use botlane::{Client, ClientOptions, RequestInit, RestError};
 use botlane_devserver::{DevServer, DevServerConfig};
-use tracing_subscriber::fmt::MakeWriter;
-
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Capture {
-    type Writer = Capture;
-    fn make_writer(&'a self) -> Capture {
-        self.clone()
-    }
-}
-
-impl Capture {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
+use capture::Capture;
 
 /// Every error's Display, Debug and source chain.
 fn describe(err: &RestError) -> String {
