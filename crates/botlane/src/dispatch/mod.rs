@@ -73,12 +73,10 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             rule::decide(&registry, me, &message, sidecar.as_deref(), &self.prefix)
         };
         match verdict {
-            Verdict::Plain => self.emit(Event::Message(message)),
+            Verdict::Plain => self.emit(|| Event::Message(message)),
             Verdict::Invoke(invocation) => {
                 message.command = Some(invocation.clone());
-                self.runner
-                    .events
-                    .send_with(|| Event::Message(message.clone()));
+                self.emit(|| Event::Message(message.clone()));
                 let data = Arc::clone(&self.runner.data);
                 let mut ctx = CommandContext::new(invocation, message, data)
                     .with_prefix(self.prefix.clone())
@@ -89,9 +87,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 self.runner.invoke(ctx).await;
             }
             Verdict::ParseFailed { name, error } => {
-                self.runner
-                    .events
-                    .send_with(|| Event::Message(message.clone()));
+                self.emit(|| Event::Message(message.clone()));
                 let mut failure = CommandError::new(
                     CommandErrorReason::Parse,
                     name,
@@ -108,9 +104,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 invocation,
                 error,
             } => {
-                self.runner
-                    .events
-                    .send_with(|| Event::Message(message.clone()));
+                self.emit(|| Event::Message(message.clone()));
                 let mut failure =
                     CommandError::new(CommandErrorReason::Arguments, name, source, message);
                 failure.invocation = invocation;
@@ -134,8 +128,9 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         self.runner.fail_early(failure, on_error, timeout).await;
     }
 
-    fn emit(&self, event: Event) {
-        self.runner.events.send(event);
+    /// Reports an event, built only when someone listens.
+    fn emit(&self, event: impl FnOnce() -> Event) {
+        self.runner.events.send_with(event);
     }
 }
 
