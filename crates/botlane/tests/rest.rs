@@ -537,7 +537,14 @@ async fn revoking_the_bot_ends_the_lane_without_a_retry_loop() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_first_calls_cause_one_mint() {
-    let w = World::new().await;
+    // reqwest opens a connection per concurrent request: with the
+    // devserver's default of 256 connections, the rest waited in the listen
+    // queue until idle ones timed out (10 s), and under load some were
+    // reset. The test is about the mint, so the service takes them all.
+    let config = DevServerConfig::default()
+        .bot_rest_credentials(true)
+        .limits(botlane_devserver::Limits::default().http_connections(2048));
+    let w = World::with(config).await;
     let client = w.client().await;
     let calls: Vec<_> = (0..1000)
         .map(|_| {
