@@ -308,7 +308,7 @@ impl<D: Send + Sync + 'static> Client<D> {
             runner: inner.runner.clone(),
             prefix: Arc::from(inner.options.command_prefix.as_str()),
         };
-        tokio::spawn(dispatcher.run());
+        tokio::spawn(Arc::new(dispatcher).run());
         // The service pushes `ready` right after the login reply; dispatch
         // applies it in wire order. Waiting for it makes `channels()`
         // complete when `login` returns.

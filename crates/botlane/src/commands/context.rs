@@ -163,6 +163,12 @@ impl<D> CommandContext<D> {
         (Arc::clone(&self.invocation), Arc::clone(&self.message))
     }
 
+    /// The registry snapshot, shared: what the invocation's task keeps to
+    /// read the command's settings while the handler holds the context.
+    pub(crate) fn registry_arc(&self) -> Option<Arc<CommandRegistry<D>>> {
+        self.registry.clone()
+    }
+
     /// The shared state as an `Arc`, for a task that outlives the handler.
     pub fn data_arc(&self) -> Arc<D> {
         Arc::clone(&self.data)

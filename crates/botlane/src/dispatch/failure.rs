@@ -6,9 +6,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::OwnedSemaphorePermit;
+
 use super::handlers::Runner;
 use crate::commands::{CommandError, CommandFailure, OnError};
 use crate::events::Event;
+
+/// A failure of the argument step, already reported, with its hook.
+pub(super) struct EarlyFailure<D> {
+    pub(super) failure: CommandError,
+    pub(super) on_error: OnError<D>,
+    pub(super) timeout: Option<Duration>,
+}
 
 impl<D: Send + Sync + 'static> Runner<D> {
     /// Reports `failure` and runs its hook here (the caller holds a permit).
@@ -22,24 +31,21 @@ impl<D: Send + Sync + 'static> Runner<D> {
         self.run_hook(failure, on_error, timeout).await;
     }
 
-    /// Reports a failure found by dispatch itself (the arguments), then
-    /// runs its hook on a task of its own once a permit is free, so that
-    /// dispatch never waits for an answer to be posted.
-    pub(super) async fn fail_early(
+    /// Runs the hook of a failure found by dispatch itself (the
+    /// arguments) on a task of its own, under `permit`, so that dispatch
+    /// never waits for an answer to be posted.
+    pub(super) fn start_hook(
         self: &Arc<Self>,
-        failure: CommandError,
-        on_error: OnError<D>,
-        timeout: Option<Duration>,
+        early: Box<EarlyFailure<D>>,
+        permit: OwnedSemaphorePermit,
     ) {
-        self.report(&failure);
-        if !on_error.acts_on(&failure) {
-            return;
-        }
-        let Some(permit) = self.permit().await else {
-            return;
-        };
         let runner = Arc::clone(self);
         tokio::spawn(async move {
+            let EarlyFailure {
+                failure,
+                on_error,
+                timeout,
+            } = *early;
             runner.run_hook(failure, &on_error, timeout).await;
             drop(permit);
         });
@@ -69,7 +75,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
         }
     }
 
-    fn report(&self, failure: &CommandError) {
+    pub(super) fn report(&self, failure: &CommandError) {
         tracing::debug!(
             command = %failure.command,
             reason = failure.reason.as_str(),

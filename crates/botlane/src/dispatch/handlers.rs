@@ -1,26 +1,32 @@
-//! Running invocations: each on its own task, at most
+//! Running invocations: each on one task of its own, at most
 //! `max_concurrent_handlers` at once. On that task, in order: the client's
 //! checks, the command's checks, the cooldown, the handler, all under the
 //! command's timeout; a refusal, an `Err`, a panic or the timeout becomes a
 //! [`CommandError`] (`failure.rs`).
+//!
+//! One task, not a handler task watched by a second one: the timeout drops
+//! the handler's future in place, so its guards have run before the
+//! failure is reported, and a panic is caught where it unwinds. A second
+//! task doubled the spawns of every invocation (docs/benchmarks.md,
+//! stage 4). What it would add is only for a handler that blocks its thread
+//! instead of awaiting: no design interrupts that thread, and here its
+//! timeout is reported once it gives control back.
 
 use std::any::Any;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
+use futures_util::FutureExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::commands::{
     run_checks, AnswerGate, ArgumentError, BoxError, Check, CommandContext, CommandError,
-    CommandErrorReason, CommandHandler, CooldownError, CooldownTracker, HandlerTimeout, OnError,
-    UserError,
+    CommandErrorReason, CommandInvocation, CooldownError, CooldownTracker, HandlerTimeout, Message,
+    OnError, RegisteredCommand, UserError,
 };
 use crate::events::EventSender;
-
-/// How long a timed-out invocation's task gets to be dropped after its
-/// abort before the failure is reported anyway.
-const ABORT_GRACE: Duration = Duration::from_secs(1);
 
 /// A handler panicked.
 #[derive(Debug, thiserror::Error)]
@@ -69,78 +75,78 @@ enum Outcome {
 }
 
 impl<D: Send + Sync + 'static> Runner<D> {
-    /// Waits for a permit (dispatch waits, in arrival order), then runs the
-    /// invocation in `ctx` on a task of its own.
-    pub(super) async fn invoke(self: &Arc<Self>, ctx: CommandContext<D>) {
-        let Some(permit) = self.permit().await else {
-            return;
-        };
-        let runner = Arc::clone(self);
-        tokio::spawn(runner.run(ctx, permit));
+    /// Runs the invocation in `ctx` on a task of its own, under `permit`.
+    pub(super) fn start(self: &Arc<Self>, ctx: CommandContext<D>, permit: OwnedSemaphorePermit) {
+        tokio::spawn(Arc::clone(self).run(ctx, permit));
     }
 
+    /// Waits for a handler permit (dispatch waits, in arrival order).
     pub(super) async fn permit(&self) -> Option<OwnedSemaphorePermit> {
         // The semaphore is never closed; without a permit nothing runs.
         self.handlers.clone().acquire_owned().await.ok()
     }
 
+    /// A handler permit, if one is free.
+    pub(super) fn try_permit(&self) -> Option<OwnedSemaphorePermit> {
+        self.handlers.clone().try_acquire_owned().ok()
+    }
+
     /// The checks, the cooldown and the handler under the timeout; then the
     /// failure, if any, reported and its hook run, still under the permit.
     async fn run(self: Arc<Self>, ctx: CommandContext<D>, permit: OwnedSemaphorePermit) {
-        let Some(command) = ctx.registry().and_then(|r| r.get(ctx.name())) else {
+        let Some(registry) = ctx.registry_arc() else {
             return;
         };
-        let handler = command.handler.clone();
-        let settings = command.settings.clone();
+        let Some(command) = registry.get(ctx.name()) else {
+            return;
+        };
         let hooks = self.hooks.load_full();
-        let timeout = settings.timeout.or(self.handler_timeout);
-        let on_error = settings.on_error.clone().unwrap_or(hooks.on_error.clone());
+        let timeout = command.settings.timeout.or(self.handler_timeout);
         let (invocation, message) = ctx.shared_parts();
-
-        let runner = Arc::clone(&self);
-        let mut attempt = tokio::spawn(async move {
-            runner
-                .attempt(
-                    ctx,
-                    &hooks.checks,
-                    &settings.checks,
-                    settings.cooldown,
-                    handler,
-                )
-                .await
-        });
-        let joined = match timeout {
-            Some(limit) => match tokio::time::timeout(limit, &mut attempt).await {
-                Ok(joined) => Some(joined),
-                Err(_) => {
-                    attempt.abort();
-                    // Abort only schedules the drop: wait (bounded, in case
-                    // the handler blocks its thread) until the handler's
-                    // future is gone, so its guards have run before the
-                    // failure is reported.
-                    let _ = tokio::time::timeout(ABORT_GRACE, &mut attempt).await;
-                    None
-                }
-            },
+        // The closures the attempt calls are the application's: a panic in
+        // one leaves nothing of ours half-updated (the cooldown tracker
+        // holds no lock across them).
+        let attempt = AssertUnwindSafe(self.attempt(ctx, &hooks.checks, command)).catch_unwind();
+        let ended = match timeout {
+            // On the deadline the attempt (with the handler's future) is
+            // dropped here, before anything is reported.
+            Some(limit) => tokio::time::timeout(limit, attempt).await.ok(),
             None => Some(attempt.await),
         };
-        let (reason, error) = match joined {
+        let (reason, error) = match ended {
             Some(Ok(Outcome::Done)) => return,
             Some(Ok(Outcome::Refused(refusal))) => (CommandErrorReason::Check, refusal.into()),
             Some(Ok(Outcome::Cooling(wait))) => (CommandErrorReason::Cooldown, wait.into()),
             Some(Ok(Outcome::Failed(error))) => (CommandErrorReason::Handler, error),
-            Some(Err(join)) => match join.try_into_panic() {
-                Ok(payload) => (
-                    CommandErrorReason::Handler,
-                    HandlerPanic(panic_text(payload.as_ref())).into(),
-                ),
-                Err(_) => return,
-            },
+            Some(Err(payload)) => (
+                CommandErrorReason::Handler,
+                HandlerPanic(panic_text(payload.as_ref())).into(),
+            ),
             None => {
                 let after = timeout.unwrap_or_default();
                 (CommandErrorReason::Timeout, HandlerTimeout { after }.into())
             }
         };
+        let on_error = match &command.settings.on_error {
+            Some(on_error) => on_error.clone(),
+            None => hooks.on_error.clone(),
+        };
+        // Boxed: the failure path's future is large and rare, and the task
+        // of every invocation would otherwise be sized for it.
+        Box::pin(self.failed(reason, error, (invocation, message), on_error, timeout)).await;
+        drop(permit);
+    }
+
+    /// Builds the failure of an invocation whose context is gone, reports
+    /// it and runs its hook.
+    async fn failed(
+        &self,
+        reason: CommandErrorReason,
+        error: BoxError,
+        (invocation, message): (Arc<CommandInvocation>, Arc<Message>),
+        on_error: OnError<D>,
+        timeout: Option<Duration>,
+    ) {
         // The handler's context is gone by now, so these are the last
         // references: no copy.
         let invocation = Arc::unwrap_or_clone(invocation);
@@ -162,29 +168,26 @@ impl<D: Send + Sync + 'static> Runner<D> {
             Err(error) => failure.error = Some(Arc::new(error)),
         }
         self.fail(failure, &on_error, timeout).await;
-        drop(permit);
     }
 
     async fn attempt(
-        self: Arc<Self>,
+        &self,
         ctx: CommandContext<D>,
         client_checks: &[Check<D>],
-        command_checks: &[Check<D>],
-        cooldown: Option<crate::commands::Cooldown>,
-        handler: CommandHandler<D>,
+        command: &RegisteredCommand<D>,
     ) -> Outcome {
         if let Err(refusal) = run_checks(client_checks, &ctx).await {
             return Outcome::Refused(refusal);
         }
-        if let Err(refusal) = run_checks(command_checks, &ctx).await {
+        if let Err(refusal) = run_checks(&command.settings.checks, &ctx).await {
             return Outcome::Refused(refusal);
         }
-        if let Some(cooldown) = cooldown {
+        if let Some(cooldown) = command.settings.cooldown {
             if let Err(wait) = self.cooldowns.try_start(&cooldown, &ctx) {
                 return Outcome::Cooling(wait);
             }
         }
-        match handler.call(ctx).await {
+        match command.handler.call(ctx).await {
             Ok(()) => Outcome::Done,
             Err(error) => Outcome::Failed(error),
         }

@@ -1,8 +1,15 @@
-//! Dispatch: takes pushes off the session's queue in wire order, applies
-//! membership pushes, opens each message, decides by the spec's rule what
-//! it is and checks its arguments (`rule.rs`), runs the checks, the
-//! cooldown and the handler of an invocation (`handlers.rs`), and reports
-//! failures and runs their error hooks (`failure.rs`).
+//! Dispatch: takes pushes in wire order, applies membership pushes, opens
+//! each message, decides by the spec's rule what it is and checks its
+//! arguments (`rule.rs`), runs the checks, the cooldown and the handler of
+//! an invocation (`handlers.rs`), and reports failures and runs their error
+//! hooks (`failure.rs`).
+//!
+//! A push is dispatched on the connection task, on the spot, while nothing
+//! waits for dispatch ([`DispatchNow`]); otherwise the dispatch task takes
+//! it off the session's queue. Both go through the same synchronous step
+//! ([`Dispatcher::on_message`]); only what follows it differs: on the spot
+//! an invocation starts with a permit that was free, the dispatch task
+//! waits for one.
 //!
 //! The registry is read once per message, as a snapshot
 //! ([`Commands::snapshot`]): the decision, the handler and the context's
@@ -12,8 +19,10 @@ mod failure;
 mod handlers;
 mod rule;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
+use failure::EarlyFailure;
 pub(crate) use handlers::{ClientHooks, Runner};
 
 use crate::commands::{
@@ -21,8 +30,8 @@ use crate::commands::{
     Commands, Message, Outbound,
 };
 use crate::events::Event;
-use crate::session::{Membership, Session};
-use crate::transport::Push;
+use crate::session::{DispatchNow, Membership, Session};
+use crate::transport::{MessageView, Push};
 use crate::wire;
 use rule::Verdict;
 
@@ -38,27 +47,64 @@ pub(crate) struct Dispatcher<D> {
     pub(crate) prefix: Arc<str>,
 }
 
+/// What an opened message still asks of dispatch, once decided.
+enum Step<D> {
+    Done,
+    /// An invocation, to run under a handler permit.
+    Invoke(CommandContext<D>),
+    /// A failure of the argument step, reported; its hook to run under a
+    /// handler permit. Boxed: rare, and several times an invocation's size.
+    Hook(Box<EarlyFailure<D>>),
+}
+
 impl<D: Send + Sync + 'static> Dispatcher<D> {
-    /// Takes pushes off the push queue in wire order until it is closed.
-    pub(crate) async fn run(self) {
-        let membership = &self.session.membership;
+    /// Takes pushes off the push queue in wire order until it is closed;
+    /// meanwhile the connection task dispatches on the spot when nothing
+    /// waits ([`DispatchNow`]).
+    pub(crate) async fn run(self: Arc<Self>) {
+        let now: Arc<dyn DispatchNow> = self.clone();
+        self.session.queue.dispatch_now_with(Arc::downgrade(&now));
         while let Some(push) = self.session.queue.next().await {
-            match push {
-                Push::Message(m) => self.on_message(m).await,
-                Push::Ready(ready) => membership.on_ready(ready.channels),
-                Push::ChannelAdded(channel) => membership.on_added(channel),
-                Push::ChannelRemoved(id) => membership.on_removed(&id),
-                Push::ChannelKey(key) => membership.on_channel_key(&key),
-                Push::Notification => {}
+            let Push::Message(m) = push else {
+                self.apply(push);
+                continue;
+            };
+            match self.on_message(MessageView::from(m)) {
+                Step::Done => {}
+                // Wire order: what comes next waits for this permit too.
+                Step::Invoke(ctx) => {
+                    if let Some(permit) = self.runner.permit().await {
+                        self.runner.start(ctx, permit);
+                    }
+                }
+                Step::Hook(failure) => {
+                    if let Some(permit) = self.runner.permit().await {
+                        self.runner.start_hook(failure, permit);
+                    }
+                }
             }
         }
     }
 
-    async fn on_message(&self, mut wire_message: wire::WireMessage) {
+    /// Applies a push that is not a message.
+    fn apply(&self, push: Push) {
         let membership = &self.session.membership;
-        let sealed_command = wire_message.command.take();
-        let Some(mut message) = open_message(membership, &self.outbound, wire_message) else {
-            return;
+        match push {
+            Push::Ready(ready) => membership.on_ready(ready.channels),
+            Push::ChannelAdded(channel) => membership.on_added(channel),
+            Push::ChannelRemoved(id) => membership.on_removed(&id),
+            Push::ChannelKey(key) => membership.on_channel_key(&key),
+            Push::Message(_) | Push::Notification => {}
+        }
+    }
+
+    /// Opens a message and decides what it is: its event emitted, a
+    /// failure of the argument step reported, what is left to run returned.
+    fn on_message(&self, view: MessageView<'_>) -> Step<D> {
+        let membership = &self.session.membership;
+        let Some((mut message, sealed_command)) = open_view(membership, &self.outbound, view)
+        else {
+            return Step::Done;
         };
         let me = self.session.bot_id();
         let me = me.as_deref().unwrap_or_default();
@@ -73,7 +119,10 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             rule::decide(&registry, me, &message, sidecar.as_deref(), &self.prefix)
         };
         match verdict {
-            Verdict::Plain => self.emit(|| Event::Message(message)),
+            Verdict::Plain => {
+                self.emit(|| Event::Message(message));
+                Step::Done
+            }
             Verdict::Invoke(invocation) => {
                 message.command = Some(invocation.clone());
                 self.emit(|| Event::Message(message.clone()));
@@ -84,7 +133,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 if let Some(server) = membership.server_of(&ctx.message().channel_id) {
                     ctx = ctx.with_server_id(server);
                 }
-                self.runner.invoke(ctx).await;
+                Step::Invoke(ctx)
             }
             Verdict::ParseFailed { name, error } => {
                 self.emit(|| Event::Message(message.clone()));
@@ -96,7 +145,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 );
                 failure.argument_error = error.argument_error();
                 failure.parse_error = Some(error);
-                self.fail_early(&registry, failure).await;
+                self.fail_early(&registry, failure)
             }
             Verdict::ArgumentsRejected {
                 name,
@@ -109,14 +158,15 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                     CommandError::new(CommandErrorReason::Arguments, name, source, message);
                 failure.invocation = invocation;
                 failure.argument_error = Some(error);
-                self.fail_early(&registry, failure).await;
+                self.fail_early(&registry, failure)
             }
         }
     }
 
-    /// A failure of the argument step, with the command's hook and timeout
-    /// (or the client's).
-    async fn fail_early(&self, registry: &CommandRegistry<D>, failure: CommandError) {
+    /// Reports a failure of the argument step; its hook (the command's or
+    /// the client's), if it acts, is left to run under the command's
+    /// timeout (or the client's).
+    fn fail_early(&self, registry: &CommandRegistry<D>, failure: CommandError) -> Step<D> {
         let settings = registry.get(&failure.command).map(|c| &c.settings);
         let on_error = match settings.and_then(|s| s.on_error.clone()) {
             Some(on_error) => on_error,
@@ -125,7 +175,15 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         let timeout = settings
             .and_then(|s| s.timeout)
             .or(self.runner.handler_timeout);
-        self.runner.fail_early(failure, on_error, timeout).await;
+        self.runner.report(&failure);
+        if !on_error.acts_on(&failure) {
+            return Step::Done;
+        }
+        Step::Hook(Box::new(EarlyFailure {
+            failure,
+            on_error,
+            timeout,
+        }))
     }
 
     /// Reports an event, built only when someone listens.
@@ -134,25 +192,64 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     }
 }
 
+impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
+    fn dispatch_now(&self, push: Push) -> Option<Push> {
+        match push {
+            Push::Message(m) => self
+                .message_now(MessageView::from(m))
+                .map(|m| Push::Message(m.into_owned())),
+            push => {
+                self.apply(push);
+                None
+            }
+        }
+    }
+
+    fn message_now<'a>(&self, message: MessageView<'a>) -> Option<MessageView<'a>> {
+        // Taken before anything is dispatched: without a free permit the
+        // message waits in the queue (and what follows it, behind it).
+        let Some(permit) = self.runner.try_permit() else {
+            return Some(message);
+        };
+        match self.on_message(message) {
+            Step::Done => {}
+            Step::Invoke(ctx) => self.runner.start(ctx, permit),
+            Step::Hook(failure) => self.runner.start_hook(failure, permit),
+        }
+        None
+    }
+}
+
 /// Decrypts a relayed message and attaches the handle it answers through;
-/// `None` (with a rate-limited warning) when it cannot be read. Live
-/// messages and fetched history alike. The message's strings move into the
-/// result (no copies on the hot path).
+/// `None` (with a rate-limited warning) when it cannot be read. Fetched
+/// history; the message's strings move into the result.
 pub(crate) fn open_message(
     membership: &Membership,
     outbound: &Arc<dyn Outbound>,
     m: wire::WireMessage,
 ) -> Option<Message> {
-    let content = membership.open_content(&m)?;
-    let wire::WireMessage {
+    open_view(membership, outbound, MessageView::from(m)).map(|(message, _)| message)
+}
+
+/// [`open_message`] for a live message, which may borrow from its frame
+/// (copied here, once), and its sealed sidecar, still borrowed.
+fn open_view<'a>(
+    membership: &Membership,
+    outbound: &Arc<dyn Outbound>,
+    view: MessageView<'a>,
+) -> Option<(Message, Option<Cow<'a, str>>)> {
+    let MessageView {
         id,
         channel_id,
         author_id,
+        content,
+        command,
         reply_to,
         ..
-    } = m;
+    } = view;
+    let content = membership.open_content(&id, &channel_id, &content)?;
     let mut message = Message::new(id, channel_id, author_id, content);
-    message.reply_to = reply_to;
+    message.reply_to = reply_to.map(Cow::into_owned);
     message.attach(outbound.clone());
-    Some(message)
+    Some((message, command))
 }

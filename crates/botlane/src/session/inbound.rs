@@ -5,7 +5,7 @@ use std::sync::{Arc, Weak};
 
 use super::push_queue::{Offer, CONTROL_CAPACITY};
 use super::{Counters, Session};
-use crate::transport::{Inbound, Push, Warnings};
+use crate::transport::{Inbound, MessageView, Push, Warnings};
 
 /// The session's side of a connection. Holds the session weakly: the
 /// connection task must not keep a dropped client's session alive.
@@ -24,8 +24,30 @@ impl Inbound for SessionInbound {
             tracing::debug!("notification");
             return Ok(());
         }
-        match session.queue.offer(push) {
-            Offer::Queued => {}
+        self.offered(&session, session.queue.offer(push))
+    }
+
+    fn message(&self, message: MessageView<'_>) -> Result<(), String> {
+        let Some(session) = self.session.upgrade() else {
+            return Ok(());
+        };
+        self.offered(&session, session.queue.offer_message(message))
+    }
+
+    fn frame_received(&self) {
+        Counters::bump(&self.counters.frames_received);
+    }
+
+    fn warnings(&self) -> &Warnings {
+        &self.warnings
+    }
+}
+
+impl SessionInbound {
+    /// What the connection is told of an offered push.
+    fn offered(&self, session: &Session, offer: Offer) -> Result<(), String> {
+        match offer {
+            Offer::Dispatched | Offer::Queued => {}
             Offer::Dropped => {
                 if let Some(swallowed) = session.pushes_dropped.allow() {
                     let (_, _, dropped) = session.queue.figures();
@@ -45,13 +67,5 @@ impl Inbound for SessionInbound {
             }
         }
         Ok(())
-    }
-
-    fn frame_received(&self) {
-        Counters::bump(&self.counters.frames_received);
-    }
-
-    fn warnings(&self) -> &Warnings {
-        &self.warnings
     }
 }

@@ -90,20 +90,20 @@ impl Membership {
 
     /// The plaintext of a relayed message; `None` (with a rate-limited
     /// warning) when there is no key or it does not decrypt.
-    pub(crate) fn open_content(&self, m: &wire::WireMessage) -> Option<String> {
-        let Ok(key) = self.key(&m.channel_id) else {
+    pub(crate) fn open_content(&self, id: &str, channel_id: &str, sealed: &str) -> Option<String> {
+        let Ok(key) = self.key(channel_id) else {
             if let Some(swallowed) = self.no_key.allow() {
-                tracing::warn!(channel = %m.channel_id, swallowed, "dropping a message: no key for its channel");
+                tracing::warn!(channel = %channel_id, swallowed, "dropping a message: no key for its channel");
             }
             return None;
         };
         let content = key
-            .open(&m.content, m.channel_id.as_bytes())
+            .open(sealed, channel_id.as_bytes())
             .ok()
             .and_then(|bytes| String::from_utf8(bytes).ok());
         if content.is_none() {
             if let Some(swallowed) = self.undecryptable.allow() {
-                tracing::warn!(message = %m.id, swallowed, "dropping a message whose content does not decrypt");
+                tracing::warn!(message = %id, swallowed, "dropping a message whose content does not decrypt");
             }
         }
         content

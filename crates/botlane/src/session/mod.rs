@@ -4,9 +4,10 @@
 //! (`push_queue.rs`), and the bot's channels and keys (`membership.rs`).
 //!
 //! The session sits on the transport and the command registry's snapshot;
-//! it names neither dispatch nor the client. Dispatch drains its push queue
-//! and applies membership pushes through [`Membership`]; the client starts
-//! dispatch after the first login.
+//! it names neither dispatch nor the client. Dispatch drains its push queue,
+//! takes pushes on the spot through the queue's [`DispatchNow`] while
+//! nothing waits, and applies membership pushes through [`Membership`]; the
+//! client starts dispatch after the first login.
 
 mod backoff;
 mod counters;
@@ -27,7 +28,7 @@ use tokio::sync::watch;
 
 pub(crate) use counters::Counters;
 pub(crate) use membership::Membership;
-pub(crate) use push_queue::PushQueue;
+pub(crate) use push_queue::{DispatchNow, PushQueue};
 
 use crate::commands::MenuFeed;
 use crate::error::ClientError;

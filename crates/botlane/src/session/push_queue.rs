@@ -14,21 +14,40 @@
 //! One queue for both keeps wire order: a key is applied before a later
 //! message of its channel is opened, and a message that arrived before its
 //! channel's key (or after its channel was left) is not opened with it.
+//!
+//! When nothing waits (the queue is empty and dispatch is not working on a
+//! push it took), a push is dispatched at once on the connection task
+//! instead ([`DispatchNow`]), if that needs no waiting: no queue, no
+//! wake-up of the dispatch task, and the message's memory allocated and
+//! freed on one thread. Dispatch gives back what would wait (an invocation
+//! with every handler permit taken), and from then on pushes queue behind
+//! it until dispatch has caught up, so wire order holds either way.
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 
 use tokio::sync::Notify;
 
 use crate::sync::lock;
-use crate::transport::Push;
+use crate::transport::{MessageView, Push};
 
 /// The most control pushes that may wait for dispatch.
 pub(crate) const CONTROL_CAPACITY: usize = 4096;
 
+/// Dispatch's path that needs no waiting, run on the connection task.
+pub(crate) trait DispatchNow: Send + Sync {
+    /// Dispatches `push` now, or gives it back when dispatching it would
+    /// wait (it is then queued). Never waits.
+    fn dispatch_now(&self, push: Push) -> Option<Push>;
+    /// The same for a message push borrowed from its frame.
+    fn message_now<'a>(&self, message: MessageView<'a>) -> Option<MessageView<'a>>;
+}
+
 /// What became of an offered push.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Offer {
+    /// Dispatched on the spot.
+    Dispatched,
     Queued,
     /// A message, dropped (and counted) because the queue is full, or
     /// anything offered after `close`.
@@ -37,14 +56,21 @@ pub(crate) enum Offer {
     ControlOverflow,
 }
 
-#[derive(Debug)]
 pub(crate) struct PushQueue {
     capacity: usize,
     state: Mutex<State>,
     ready: Notify,
 }
 
-#[derive(Debug, Default)]
+impl std::fmt::Debug for PushQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PushQueue")
+            .field("capacity", &self.capacity)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
 struct State {
     items: VecDeque<Push>,
     messages: usize,
@@ -52,6 +78,10 @@ struct State {
     peak: usize,
     dropped: u64,
     closed: bool,
+    /// Dispatch took a push and has not come back for the next one.
+    busy: bool,
+    /// Set when dispatch starts; weak, as dispatch holds the session.
+    now: Option<Weak<dyn DispatchNow>>,
 }
 
 impl PushQueue {
@@ -63,8 +93,49 @@ impl PushQueue {
         }
     }
 
-    /// Queues a push without waiting.
+    /// Lets dispatch take pushes on the spot when nothing waits.
+    pub(crate) fn dispatch_now_with(&self, now: Weak<dyn DispatchNow>) {
+        lock(&self.state).now = Some(now);
+    }
+
+    /// Dispatches a push on the spot when nothing waits for dispatch, or
+    /// queues it; never waits. Called by one connection task at a time.
     pub(crate) fn offer(&self, push: Push) -> Offer {
+        let push = match self.idle_dispatch() {
+            Some(now) => match now.dispatch_now(push) {
+                Some(push) => push,
+                None => return Offer::Dispatched,
+            },
+            None => push,
+        };
+        self.enqueue(push)
+    }
+
+    /// [`offer`](Self::offer) for a message push borrowed from its frame:
+    /// copied only if it has to wait.
+    pub(crate) fn offer_message(&self, message: MessageView<'_>) -> Offer {
+        let message = match self.idle_dispatch() {
+            Some(now) => match now.message_now(message) {
+                Some(message) => message,
+                None => return Offer::Dispatched,
+            },
+            None => message,
+        };
+        self.enqueue(Push::Message(message.into_owned()))
+    }
+
+    /// Dispatch, when it may take a push on the spot: set, open, and with
+    /// nothing queued or in its hands. Only `offer` adds pushes, so nothing
+    /// can be queued ahead of one while it is dispatched without the lock.
+    fn idle_dispatch(&self) -> Option<Arc<dyn DispatchNow>> {
+        let state = lock(&self.state);
+        if state.closed || state.busy || !state.items.is_empty() {
+            return None;
+        }
+        state.now.as_ref().and_then(Weak::upgrade)
+    }
+
+    fn enqueue(&self, push: Push) -> Offer {
         let mut state = lock(&self.state);
         if state.closed {
             return Offer::Dropped;
@@ -88,15 +159,18 @@ impl PushQueue {
         Offer::Queued
     }
 
-    /// The next push in arrival order; `None` once closed.
+    /// The next push in arrival order; `None` once closed. Calling it
+    /// again says the previous one is done with.
     pub(crate) async fn next(&self) -> Option<Push> {
         loop {
             {
                 let mut state = lock(&self.state);
+                state.busy = false;
                 if state.closed {
                     return None;
                 }
                 if let Some(push) = state.items.pop_front() {
+                    state.busy = true;
                     if matches!(push, Push::Message(_)) {
                         state.messages -= 1;
                     } else {
@@ -132,6 +206,8 @@ impl PushQueue {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::wire::{self, WireMessage};
 
@@ -220,5 +296,82 @@ mod tests {
         q.close();
         assert_eq!(consumer.await.unwrap(), ("a".to_owned(), true));
         assert_eq!(q.offer(message("after close")), Offer::Dropped);
+    }
+
+    /// Dispatch that takes messages on the spot while `open`, gives them
+    /// back otherwise, and records what it took.
+    #[derive(Default)]
+    struct Recording {
+        open: std::sync::atomic::AtomicBool,
+        taken: Mutex<Vec<String>>,
+    }
+
+    impl DispatchNow for Recording {
+        fn dispatch_now(&self, push: Push) -> Option<Push> {
+            if !self.open.load(std::sync::atomic::Ordering::SeqCst) {
+                return Some(push);
+            }
+            lock(&self.taken).push(id(Some(push)));
+            None
+        }
+
+        fn message_now<'a>(&self, message: MessageView<'a>) -> Option<MessageView<'a>> {
+            if !self.open.load(std::sync::atomic::Ordering::SeqCst) {
+                return Some(message);
+            }
+            lock(&self.taken).push(message.id.to_string());
+            None
+        }
+    }
+
+    fn view(id: &str) -> MessageView<'static> {
+        match message(id) {
+            Push::Message(m) => MessageView::from(m),
+            _ => unreachable!("message() builds a message push"),
+        }
+    }
+
+    #[tokio::test]
+    async fn pushes_are_dispatched_on_the_spot_only_while_nothing_waits() {
+        let q = PushQueue::new(8);
+        let now = Arc::new(Recording::default());
+        now.open.store(true, std::sync::atomic::Ordering::SeqCst);
+        let weak: Weak<dyn DispatchNow> = Arc::downgrade(&(now.clone() as Arc<dyn DispatchNow>));
+        // Before dispatch starts, everything queues.
+        assert_eq!(q.offer(message("early")), Offer::Queued);
+        q.dispatch_now_with(weak);
+        // Something is queued: later pushes queue behind it, in order.
+        assert_eq!(q.offer_message(view("m1")), Offer::Queued);
+        assert_eq!(q.offer(removed("c1")), Offer::Queued);
+        assert_eq!(id(q.next().await), "early");
+        // Dispatch holds a push: still queued.
+        assert_eq!(q.offer_message(view("m2")), Offer::Queued);
+        assert_eq!(id(q.next().await), "m1");
+        assert_eq!(id(q.next().await), "c1");
+        assert_eq!(id(q.next().await), "m2");
+        assert!(lock(&now.taken).is_empty(), "nothing overtook the queue");
+        // Dispatch comes back for more (it is done with m2) and finds none:
+        // now pushes are taken on the spot.
+        let waiting = tokio::time::timeout(Duration::from_millis(20), q.next()).await;
+        assert!(waiting.is_err(), "nothing was queued");
+        assert_eq!(q.offer_message(view("m3")), Offer::Dispatched);
+        assert_eq!(q.offer(removed("c2")), Offer::Dispatched);
+        assert_eq!(*lock(&now.taken), ["m3", "c2"]);
+        // What dispatch gives back is queued, and what follows queues too.
+        now.open.store(false, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(q.offer_message(view("m4")), Offer::Queued);
+        now.open.store(true, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(q.offer_message(view("m5")), Offer::Queued);
+        assert_eq!(q.figures().0, 2);
+        assert_eq!(id(q.next().await), "m4");
+        assert_eq!(id(q.next().await), "m5");
+        assert_eq!(lock(&now.taken).len(), 2);
+        // Once dispatch is gone, pushes queue (and close drops them).
+        drop(now);
+        let waiting = tokio::time::timeout(Duration::from_millis(20), q.next()).await;
+        assert!(waiting.is_err());
+        assert_eq!(q.offer_message(view("m6")), Offer::Queued);
+        q.close();
+        assert_eq!(q.offer_message(view("m7")), Offer::Dropped);
     }
 }

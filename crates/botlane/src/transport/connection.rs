@@ -34,7 +34,7 @@ use tokio::task::JoinHandle;
 use tokio_websockets::{CloseCode, Message as WsMessage};
 
 use super::dial::Socket;
-use super::frames::{ByOpcode, Routed};
+use super::frames::{ByOpcode, MessageView, Routed};
 use crate::error::ClientError;
 use crate::sync::{lock, stopped};
 use crate::throttle::{Throttle, WARN_INTERVAL};
@@ -62,6 +62,8 @@ pub(crate) enum Push {
 pub(crate) trait Inbound: Send + Sync + 'static {
     /// A push, in wire order. `Err(reason)` ends the connection.
     fn push(&self, push: Push) -> Result<(), String>;
+    /// A message push, borrowed from its frame; in wire order with the rest.
+    fn message(&self, message: MessageView<'_>) -> Result<(), String>;
     /// Any frame arrived (for the counters).
     fn frame_received(&self);
     /// The client's rate-limited warnings of the connection.
@@ -468,6 +470,7 @@ fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) -> R
         tracing::debug!(op = frame.op, bytes = text.len(), "frame received");
     }
     let d = match frame.payload {
+        Routed::Message(message) => return inbound.message(message),
         Routed::Push(push) => return inbound.push(push),
         Routed::Reply(d) => d,
         Routed::Unknown => {
@@ -524,6 +527,9 @@ mod tests {
         fn push(&self, push: Push) -> Result<(), String> {
             lock(&self.pushes).push(push);
             Ok(())
+        }
+        fn message(&self, message: MessageView<'_>) -> Result<(), String> {
+            self.push(Push::Message(message.into_owned()))
         }
         fn frame_received(&self) {}
         fn warnings(&self) -> &Warnings {

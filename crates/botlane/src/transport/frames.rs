@@ -2,6 +2,12 @@
 //! a push straight into its payload type, a reply kept raw (borrowed from
 //! the frame) for the caller waiting for it, a frame of an opcode this
 //! library does not know skipped. The payload is never parsed twice.
+//!
+//! A message push, the one that comes by the thousand, is read as a view
+//! borrowing its strings from the frame ([`MessageView`]): dispatch opens
+//! and decides it from there, and only what it keeps is copied.
+
+use std::borrow::Cow;
 
 use serde::de::{Deserializer, IgnoredAny};
 use serde::Deserialize;
@@ -12,6 +18,7 @@ use crate::wire::{self, OpCode, PayloadSeed};
 
 /// What a frame turned out to be.
 pub(super) enum Routed<'a> {
+    Message(MessageView<'a>),
     Push(Push),
     Reply(&'a RawValue),
     Unknown,
@@ -32,7 +39,9 @@ impl<'de> PayloadSeed<'de> for ByOpcode {
         }
         let push = match op {
             OpCode::Ready => Push::Ready(wire::Ready::deserialize(d)?),
-            OpCode::MessageCreate => Push::Message(wire::MessageCreate::deserialize(d)?.message),
+            OpCode::MessageCreate => {
+                return MessageCreateView::deserialize(d).map(|m| Routed::Message(m.message))
+            }
             OpCode::ChannelKey => Push::ChannelKey(wire::ChannelKeyPush::deserialize(d)?),
             OpCode::ChannelAdded => Push::ChannelAdded(wire::ChannelAdded::deserialize(d)?.channel),
             OpCode::ChannelRemoved => {
@@ -42,5 +51,120 @@ impl<'de> PayloadSeed<'de> for ByOpcode {
             _ => wire::Notification::deserialize(d).map(|_| Push::Notification)?,
         };
         Ok(Routed::Push(push))
+    }
+}
+
+/// A `message_create` push's message ([`wire::WireMessage`]'s fields and
+/// rules), its strings borrowed from the frame where they hold no escape.
+#[derive(Debug, Deserialize)]
+pub(crate) struct MessageView<'a> {
+    #[serde(borrow)]
+    pub(crate) id: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(crate) channel_id: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(crate) author_id: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(crate) content: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub(crate) command: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub(crate) reply_to: Option<Cow<'a, str>>,
+    // Read for the shape check only, as `WireMessage` reads it.
+    #[allow(dead_code)]
+    created_at: u64,
+}
+
+#[derive(Deserialize)]
+struct MessageCreateView<'a> {
+    #[serde(borrow)]
+    message: MessageView<'a>,
+}
+
+impl MessageView<'_> {
+    /// The owned message, to wait in the push queue.
+    pub(crate) fn into_owned(self) -> wire::WireMessage {
+        wire::WireMessage {
+            id: self.id.into_owned(),
+            channel_id: self.channel_id.into_owned(),
+            author_id: self.author_id.into_owned(),
+            content: self.content.into_owned(),
+            command: self.command.map(Cow::into_owned),
+            reply_to: self.reply_to.map(Cow::into_owned),
+            created_at: self.created_at,
+        }
+    }
+}
+
+impl From<wire::WireMessage> for MessageView<'static> {
+    /// A view of an owned message: its strings move, nothing is copied.
+    fn from(m: wire::WireMessage) -> Self {
+        Self {
+            id: Cow::Owned(m.id),
+            channel_id: Cow::Owned(m.channel_id),
+            author_id: Cow::Owned(m.author_id),
+            content: Cow::Owned(m.content),
+            command: m.command.map(Cow::Owned),
+            reply_to: m.reply_to.map(Cow::Owned),
+            created_at: m.created_at,
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn view(text: &str) -> Result<MessageView<'_>, serde_json::Error> {
+        serde_json::from_str::<MessageCreateView<'_>>(text).map(|m| m.message)
+    }
+
+    #[test]
+    fn the_view_reads_what_the_wire_message_reads_and_borrows_plain_strings() {
+        let texts = [
+            r#"{"message":{"id":"m1","channel_id":"c1","author_id":"u1","content":"Zm9v","created_at":7}}"#,
+            r#"{"message":{"id":"m\"1","channel_id":"c\u00e91","author_id":"u1","content":"Zm9v","command":"YmFy","reply_to":"m0","created_at":7,"extra":[1]}}"#,
+        ];
+        for text in texts {
+            let wire: wire::MessageCreate = serde_json::from_str(text).unwrap();
+            let view = view(text).unwrap();
+            let borrowed = matches!(view.id, Cow::Borrowed(_));
+            assert_eq!(borrowed, !text.contains("m\\\"1"), "{text}");
+            assert_eq!(view.into_owned(), wire.message, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_view_refuses_what_the_wire_message_refuses() {
+        let texts = [
+            r#"{"message":{"id":"m1","channel_id":"c1","author_id":"u1","content":"Zm9v"}}"#,
+            r#"{"message":{"id":1,"channel_id":"c1","author_id":"u1","content":"Zm9v","created_at":7}}"#,
+            r#"{"message":{"id":"m1","channel_id":"c1","author_id":"u1","content":null,"created_at":7}}"#,
+            r#"{"message":{"id":"m1","channel_id":"c1","author_id":"u1","content":"x","created_at":-1}}"#,
+            r#"{"message":{"id":"m1","channel_id":"c1","author_id":"u1","content":"x","created_at":7,"command":5}}"#,
+            r#"{"msg":{}}"#,
+        ];
+        for text in texts {
+            assert!(
+                serde_json::from_str::<wire::MessageCreate>(text).is_err(),
+                "{text}"
+            );
+            assert!(view(text).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_owned_message_becomes_a_view_and_back_unchanged() {
+        let wire = wire::WireMessage {
+            id: "m1".into(),
+            channel_id: "c1".into(),
+            author_id: "u1".into(),
+            content: "Zm9v".into(),
+            command: Some("YmFy".into()),
+            reply_to: None,
+            created_at: 9,
+        };
+        assert_eq!(MessageView::from(wire.clone()).into_owned(), wire);
     }
 }

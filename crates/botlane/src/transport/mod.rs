@@ -17,3 +17,4 @@ pub(crate) mod tls;
 
 pub(crate) use connection::{Closed, Connection, Ended, Inbound, Push, Settings, Warnings};
 pub(crate) use dial::{dial, endpoint};
+pub(crate) use frames::MessageView;
