@@ -2,8 +2,9 @@
 //! state, bounds enforced on both lanes (an out-of-bounds structured payload
 //! is an argument error, never a fallback to the text lane), checks and
 //! cooldowns in their documented order (a real 3 s cooldown, kept across a
-//! registration), handler timeouts (the task aborted, its permit
-//! released), the built-in help on both lanes, and typed sending.
+//! registration), handler timeouts (the handler's future dropped, its
+//! permit released), a typed conversion that panics (a handler failure,
+//! dispatch unharmed), the built-in help on both lanes, and typed sending.
 
 #![cfg(feature = "macros")]
 #![allow(clippy::unwrap_used)]
@@ -628,4 +629,65 @@ async fn a_bot_sends_a_typed_command_another_bot_runs_it_typed() {
         _ => unreachable!("filtered above"),
     }
     caller.shutdown();
+}
+
+/// A hand-written typed command whose conversion panics: a bug of the
+/// application's, run by dispatch.
+struct Fragile;
+
+impl Command for Fragile {
+    fn declaration() -> CommandDeclaration {
+        CommandDeclaration::new("fragile", "Breaks while converting")
+    }
+
+    fn from_args(_: &CommandArgs) -> Result<Self, botlane::ArgumentError> {
+        panic!("fragile cannot convert");
+    }
+
+    fn to_args(&self) -> CommandArgs {
+        CommandArgs::new()
+    }
+}
+
+#[tokio::test]
+async fn a_typed_conversion_that_panics_is_a_handler_failure_and_the_bot_keeps_going() {
+    let world = World::new().await;
+    let client = Client::new(options(&world)).unwrap();
+    let ran = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&ran);
+    client
+        .commands()
+        .command::<Fragile>(move |_ctx, _fragile: Fragile| {
+            flag.store(true, Ordering::SeqCst);
+            async { Ok::<(), std::io::Error>(()) }
+        })
+        .unwrap()
+        .register(
+            CommandDeclaration::new("ping", "Still here?"),
+            |ctx: CommandContext| async move { ctx.reply("pong").await },
+        )
+        .unwrap();
+    let mut events = client.events();
+    let alice = world.start(&client).await;
+
+    let id = alice.send_text(&world.channel, "/fragile").await.unwrap();
+    let failure = command_error_event(&mut events, &id).await;
+    assert_eq!(failure.reason, CommandErrorReason::Handler);
+    assert!(
+        failure
+            .to_string()
+            .contains("conversion panicked: fragile cannot convert"),
+        "{failure}"
+    );
+    assert_eq!(failure.invocation.as_ref().unwrap().name, "fragile");
+    assert_eq!(
+        bot_says(&alice, &world).await.content,
+        "sorry, the fragile command failed"
+    );
+    assert!(!ran.load(Ordering::SeqCst), "the handler never ran");
+
+    // Dispatch and the connection are still up, on the same session.
+    alice.send_text(&world.channel, "/ping").await.unwrap();
+    assert_eq!(bot_says(&alice, &world).await.content, "pong");
+    assert_eq!(client.stats().sessions, 1);
 }

@@ -33,6 +33,11 @@ use crate::events::EventSender;
 #[error("handler panicked: {0}")]
 struct HandlerPanic(String);
 
+/// A typed command's conversion (`Command::from_args`) panicked.
+#[derive(Debug, thiserror::Error)]
+#[error("the typed command's conversion panicked: {0}")]
+pub(super) struct ConversionPanic(pub(super) String);
+
 /// What the client sets for every command: its checks (run before each
 /// command's own) and its error hook.
 pub(crate) struct ClientHooks<D> {
@@ -194,7 +199,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
     }
 }
 
-fn panic_text(payload: &(dyn Any + Send)) -> String {
+pub(super) fn panic_text(payload: &(dyn Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())

@@ -23,6 +23,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use failure::EarlyFailure;
+use handlers::ConversionPanic;
 pub(crate) use handlers::{ClientHooks, Runner};
 
 use crate::commands::{
@@ -158,6 +159,18 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                     CommandError::new(CommandErrorReason::Arguments, name, source, message);
                 failure.invocation = invocation;
                 failure.argument_error = Some(error);
+                self.fail_early(&registry, failure)
+            }
+            Verdict::ConversionPanicked { invocation, panic } => {
+                self.emit(|| Event::Message(message.clone()));
+                let mut failure = CommandError::new(
+                    CommandErrorReason::Handler,
+                    invocation.name.clone(),
+                    invocation.source,
+                    message,
+                );
+                failure.invocation = Some(invocation);
+                failure.error = Some(Arc::new(ConversionPanic(panic).into()));
                 self.fail_early(&registry, failure)
             }
         }

@@ -17,12 +17,14 @@
 //! (coercion, choices, required options, bounds); the text lane's parse,
 //! then [`check_bounds`](crate::CommandDeclaration::check_bounds); and for
 //! a typed command, its conversion. A failure is one [`ArgumentError`] with
-//! the usage line.
+//! the usage line; a conversion that panics is caught here.
 
 use crate::commands::{
     decode_command_data, same_bot_id, usage_line, ArgumentError, CommandInvocation,
     CommandRegistry, CommandSource, Message, ParseError, RegisteredCommand, TextParseResult,
 };
+
+use super::handlers::panic_text;
 
 /// What the dispatch rule decided for one message.
 pub(super) enum Verdict {
@@ -38,6 +40,12 @@ pub(super) enum Verdict {
         /// The invocation, when the text lane parsed it.
         invocation: Option<CommandInvocation>,
         error: ArgumentError,
+    },
+    /// A typed command's conversion (the application's `Command::from_args`)
+    /// panicked; the text of the panic.
+    ConversionPanicked {
+        invocation: CommandInvocation,
+        panic: String,
     },
 }
 
@@ -109,9 +117,17 @@ fn convert<D>(
     let Some(convert) = command.convert else {
         return Verdict::Invoke(invocation);
     };
-    match convert(&invocation.args) {
-        Ok(()) => Verdict::Invoke(invocation),
-        Err(error) => Verdict::ArgumentsRejected {
+    // The conversion is the application's code when `Command` is written by
+    // hand: a panic in it must take down neither dispatch nor the
+    // connection task that may be running it.
+    let converted = std::panic::catch_unwind(|| convert(&invocation.args));
+    match converted {
+        Ok(Ok(())) => Verdict::Invoke(invocation),
+        Err(payload) => Verdict::ConversionPanicked {
+            invocation,
+            panic: panic_text(payload.as_ref()),
+        },
+        Ok(Err(error)) => Verdict::ArgumentsRejected {
             name: invocation.name.clone(),
             source: invocation.source,
             error: error.with_usage(usage_line(&command.decl, Some(prefix))),
