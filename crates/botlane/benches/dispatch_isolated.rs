@@ -17,6 +17,8 @@
 
 #[path = "support/fake_service.rs"]
 mod fake_service;
+#[path = "support/isolated.rs"]
+mod isolated;
 #[path = "support/progress.rs"]
 mod progress;
 #[path = "support/raw_client.rs"]
@@ -24,87 +26,11 @@ mod raw_client;
 #[path = "support/receivers.rs"]
 mod receivers;
 
-use std::time::{Duration, Instant};
+use criterion::{criterion_group, criterion_main, Criterion};
 
-use botlane::crypto::IdentityKeyPair;
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use fake_service::{FakeService, Mix, Shape};
-use receivers::{RawReceiver, TickBot};
-
-/// Pushes per batch: under the bot's push queue (1,024 by default), so
-/// that a batch never overflows it while dispatch catches up.
-const BATCH: usize = 1000;
-
-fn bench_isolated(c: &mut Criterion) {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let mut service = FakeService::start();
-    let batch = service.batch(BATCH, Mix::Alternating);
-    let invocations = service.batch(BATCH, Mix::Invocations);
-    let shapes = [
-        Shape::new(BATCH, Mix::Alternating),
-        Shape::new(BATCH, Mix::Invocations),
-    ];
-    let (bot, bot_session) = rt.block_on(async {
-        let bot = TickBot::login(&service.url).await;
-        (bot, service.next_session().await)
-    });
-    let (raw, raw_session) = rt.block_on(async {
-        let key = IdentityKeyPair::generate()
-            .unwrap()
-            .public_key()
-            .to_base64();
-        let raw = RawReceiver::login(&service.url, &key).await;
-        (raw, service.next_session().await)
-    });
-    eprintln!(
-        "dispatch_isolated: batches of {} pushes of {} bytes ({} invocations)",
-        shapes[0].len,
-        batch.frame_bytes(),
-        shapes[0].invocations
-    );
-
-    let mut group = c.benchmark_group("dispatch_isolated");
-    group.throughput(Throughput::Elements(BATCH as u64));
-    group.sample_size(20);
-    let runs = [
-        ("bot", &batch, shapes[0]),
-        ("bot_invocations_only", &invocations, shapes[1]),
-    ];
-    for (name, batch, shape) in runs {
-        group.bench_function(name, |b| {
-            b.iter_custom(|iters| {
-                rt.block_on(async {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        let start = bot.handled.get();
-                        let clock = Instant::now();
-                        bot_session.replay(batch).await;
-                        bot.wait_batch(start, shape).await;
-                        total += clock.elapsed();
-                    }
-                    total
-                })
-            })
-        });
-    }
-    group.bench_function("baseline_raw_receiver", |b| {
-        b.iter_custom(|iters| {
-            rt.block_on(async {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let start = raw.frames.get();
-                    let clock = Instant::now();
-                    raw_session.replay(&batch).await;
-                    raw.wait_batch(start, shapes[0]).await;
-                    total += clock.elapsed();
-                }
-                total
-            })
-        })
-    });
-    group.finish();
-    bot.assert_nothing_dropped();
+fn bench(c: &mut Criterion) {
+    isolated::bench_isolated(c, "dispatch_isolated");
 }
 
-criterion_group!(benches, bench_isolated);
+criterion_group!(benches, bench);
 criterion_main!(benches);

@@ -1,0 +1,86 @@
+//! The body of the isolated dispatch benches (`dispatch_isolated` with the
+//! system allocator, `dispatch_isolated_mimalloc` with mimalloc as the
+//! global allocator): see `dispatch_isolated.rs`.
+
+use std::time::{Duration, Instant};
+
+use crate::fake_service::{FakeService, Mix, Shape};
+use crate::receivers::{RawReceiver, TickBot};
+use botlane::crypto::IdentityKeyPair;
+use criterion::{Criterion, Throughput};
+
+/// Pushes per batch: under the bot's push queue (1,024 by default), so
+/// that a batch never overflows it while dispatch catches up.
+const BATCH: usize = 1000;
+
+/// The bench, with its group named `group` (one per global allocator).
+pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut service = FakeService::start();
+    let batch = service.batch(BATCH, Mix::Alternating);
+    let invocations = service.batch(BATCH, Mix::Invocations);
+    let shapes = [
+        Shape::new(BATCH, Mix::Alternating),
+        Shape::new(BATCH, Mix::Invocations),
+    ];
+    let (bot, bot_session) = rt.block_on(async {
+        let bot = TickBot::login(&service.url).await;
+        (bot, service.next_session().await)
+    });
+    let (raw, raw_session) = rt.block_on(async {
+        let key = IdentityKeyPair::generate()
+            .unwrap()
+            .public_key()
+            .to_base64();
+        let raw = RawReceiver::login(&service.url, &key).await;
+        (raw, service.next_session().await)
+    });
+    eprintln!(
+        "{group}: batches of {} pushes of {} bytes ({} invocations)",
+        shapes[0].len,
+        batch.frame_bytes(),
+        shapes[0].invocations
+    );
+
+    let mut group = c.benchmark_group(group);
+    group.throughput(Throughput::Elements(BATCH as u64));
+    group.sample_size(20);
+    let runs = [
+        ("bot", &batch, shapes[0]),
+        ("bot_invocations_only", &invocations, shapes[1]),
+    ];
+    for (name, batch, shape) in runs {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let start = bot.handled.get();
+                        let clock = Instant::now();
+                        bot_session.replay(batch).await;
+                        bot.wait_batch(start, shape).await;
+                        total += clock.elapsed();
+                    }
+                    total
+                })
+            })
+        });
+    }
+    group.bench_function("baseline_raw_receiver", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let start = raw.frames.get();
+                    let clock = Instant::now();
+                    raw_session.replay(&batch).await;
+                    raw.wait_batch(start, shapes[0]).await;
+                    total += clock.elapsed();
+                }
+                total
+            })
+        })
+    });
+    group.finish();
+    bot.assert_nothing_dropped();
+}
