@@ -1,23 +1,10 @@
-//! The library's own dispatch cost, isolated: a bare service written with
-//! tokio-websockets (`support/fake_service.rs`) replays 1,000 pre-sealed
-//! `message_create` pushes (half plain `hello`, half the invocation
-//! `/tick`, which a no-op handler counts) as fast as the socket takes them,
-//! to a logged-in bot and, in the same run, to a raw tokio-websockets
-//! client that only counts the frames it reads. The service runs on a
-//! thread of its own; the two receivers share one runtime.
-//! `bot_invocations_only` replays 1,000 `/tick`, as information.
+//! `dispatch_isolated` (see there) in a binary whose global allocator is
+//! mimalloc, as information for applications that choose their allocator:
+//! with glibc's, memory allocated on one worker and freed on the other
+//! takes that arena's lock. botlane itself sets no global allocator.
+//! Figures: `docs/benchmarks.md`, stage 4.
 //!
-//! The bot's batch ends when its handler has run for the last invocation;
-//! the raw batch when the last frame was read. Goal (issue 13): the bot's
-//! throughput at least half the raw receiver's. Figures: `docs/benchmarks.md`.
-//!
-//! Run with `cargo bench -p botlane --bench dispatch_isolated`.
-//!
-//! This binary is the same bench with mimalloc as its global allocator
-//! (`dispatch_isolated_mimalloc`), as information for applications that
-//! choose their allocator: with glibc's, memory allocated on one worker
-//! and freed on the other takes that arena's lock. botlane itself sets no
-//! global allocator.
+//! Run with `cargo bench -p botlane --bench dispatch_isolated_mimalloc`.
 
 #![allow(missing_docs, clippy::unwrap_used)]
 
