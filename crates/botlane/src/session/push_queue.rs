@@ -18,8 +18,8 @@
 //! When nothing waits (the queue is empty and dispatch is not working on a
 //! push it took), a push is dispatched at once on the connection task
 //! instead ([`DispatchNow`]), if that needs no waiting: no queue, no
-//! wake-up of the dispatch task, and the message's memory allocated and
-//! freed on one thread. Dispatch gives back what would wait (an invocation
+//! wake-up of the dispatch task, and a plain message's memory allocated
+//! and freed on one thread. Dispatch gives back what would wait (an invocation
 //! with every handler permit taken), and from then on pushes queue behind
 //! it until dispatch has caught up, so wire order holds either way.
 
