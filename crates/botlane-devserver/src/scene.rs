@@ -46,7 +46,9 @@ pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 /// What it sets up, in this order: a [`DevServer`] on a free port; a server
 /// `lobby` with a channel `general`; a bot account `bot` and a human
 /// account `alice`, both members; the bot's [`Client`] with its keystore in
-/// a temporary directory (removed when the scene is dropped), the commands
+/// a temporary directory (removed when the scene is dropped) and its REST
+/// lane pointed at the devserver (`scene.bot.rest()` works when the config
+/// turns on [`DevServerConfig::bot_rest_credentials`]), the commands
 /// registered by the closure, logged in (so its menu is published and its
 /// public key registered); then alice as a [`TestUser`], who creates the
 /// channel key and wraps it to the bot. [`Scene::builder`] changes the
@@ -177,11 +179,18 @@ impl SceneBuilder {
             .prefix("botlane-scene-")
             .tempdir()
             .map_err(SceneError::Keystore)?;
-        let options = ClientOptions::new(
+        // The REST lane points at this devserver too (with its certificate
+        // when it serves https), so `scene.bot.rest()` works once the
+        // config turns bot credentials on.
+        let mut options = ClientOptions::new(
             bot_account.token.clone(),
             keystore_dir.path().join(KEYSTORE_FILE),
             server.ws_url(),
-        );
+        )
+        .rest_url(server.rest_url());
+        if let Some(der) = server.rest_root_certificate_der() {
+            options = options.root_certificate(der);
+        }
         let bot = Client::new((self.options)(options)).map_err(SceneError::Bot)?;
         bot.commands()
             .update(commands)

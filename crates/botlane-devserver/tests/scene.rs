@@ -1,6 +1,6 @@
 //! The test kit end to end: a `Scene` in one line, `TestUser::invoke` with a
-//! typed command, and each kind of wrong `Sidecar` against a real bot
-//! `Client` over the devserver.
+//! typed command, each kind of wrong `Sidecar` against a real bot `Client`
+//! over the devserver, and the scene's bot on the devserver's REST API.
 #![allow(clippy::unwrap_used)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -357,4 +357,34 @@ async fn a_malformed_sidecar_leaves_the_decision_to_the_text_line() {
     // A malformed sidecar with a line that is no command is a plain message.
     let (message, error) = send(&scene, &mut events, "just chatting", &valid.version(0)).await;
     assert!(message.command.is_none() && error.is_none());
+}
+
+#[tokio::test]
+async fn the_scene_s_bot_reaches_the_devserver_s_rest_api() {
+    let scene = Scene::builder()
+        .server_config(botlane_devserver::DevServerConfig::default().bot_rest_credentials(true))
+        .start(|_| Ok(()))
+        .await
+        .unwrap();
+    scene
+        .server
+        .add_file(&scene.server_id, "notes.txt", b"hello".to_vec())
+        .unwrap();
+
+    let files: serde_json::Value = scene
+        .bot
+        .rest()
+        .json(botlane::rest::Method::GET, "/api/files/list", None)
+        .await
+        .unwrap();
+    let names: Vec<&str> = files["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["name"].as_str())
+        .collect();
+    assert_eq!(names, ["notes.txt"]);
+    // The call went to this devserver, with a minted credential.
+    assert_eq!(scene.server.mint_count(), 1);
+    scene.close().await.unwrap();
 }
