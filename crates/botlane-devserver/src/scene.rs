@@ -58,10 +58,13 @@ pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 /// `scene.server` for the service's admin and inspection calls,
 /// `scene.bot` for the client (its events, its registry, sending),
 /// `scene.user` for alice, `scene.channel` for the channel id.
+///
+/// `D` is the bot's shared state, as in [`Client<D>`]: `()` unless the
+/// builder was given one ([`SceneBuilder::with_data`]).
 #[non_exhaustive]
-pub struct Scene {
+pub struct Scene<D = ()> {
     /// The bot under test, logged in.
-    pub bot: Client,
+    pub bot: Client<D>,
     /// The bot's account: its id and token.
     pub bot_account: BotAccount,
     /// Alice, a human member of the channel who holds its key.
@@ -102,12 +105,13 @@ pub enum SceneError {
 
 /// The settings of a [`Scene`] beyond its commands; from [`Scene::builder`].
 #[must_use]
-pub struct SceneBuilder {
+pub struct SceneBuilder<D = ()> {
     config: DevServerConfig,
     options: Box<dyn FnOnce(ClientOptions) -> ClientOptions + Send>,
+    data: D,
 }
 
-impl std::fmt::Debug for SceneBuilder {
+impl<D> std::fmt::Debug for SceneBuilder<D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SceneBuilder")
             .field("config", &self.config)
@@ -115,7 +119,43 @@ impl std::fmt::Debug for SceneBuilder {
     }
 }
 
-impl SceneBuilder {
+impl<D: Send + Sync + 'static> SceneBuilder<D> {
+    /// Gives the bot the shared state `data` ([`Client::with_data`]): the
+    /// scene's commands take [`CommandContext<E>`](botlane::CommandContext).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use botlane::{CommandContext, CommandDeclaration};
+    /// use botlane_devserver::Scene;
+    ///
+    /// let scene = Scene::builder()
+    ///     .with_data(AtomicU64::new(0))
+    ///     .start(|commands| {
+    ///         let count = CommandDeclaration::new("count", "Counts");
+    ///         commands.register(count, |ctx: CommandContext<AtomicU64>| async move {
+    ///             let n = ctx.data().fetch_add(1, Ordering::SeqCst) + 1;
+    ///             ctx.reply(&n.to_string()).await
+    ///         })?;
+    ///         Ok(())
+    ///     })
+    ///     .await?;
+    /// scene.say("/count").await?;
+    /// assert_eq!(scene.answer().await?.content, "1");
+    /// assert_eq!(scene.bot.data().load(Ordering::SeqCst), 1);
+    /// scene.close().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_data<E: Send + Sync + 'static>(self, data: E) -> SceneBuilder<E> {
+        SceneBuilder {
+            config: self.config,
+            options: self.options,
+            data,
+        }
+    }
+
     /// Starts the devserver with `config` (its listen addresses should stay
     /// on port 0, a free port). The default is [`DevServerConfig::default`].
     pub fn server_config(mut self, config: DevServerConfig) -> Self {
@@ -158,8 +198,8 @@ impl SceneBuilder {
     /// [`Commands::update`](botlane::Commands::update), before login).
     pub async fn start(
         self,
-        commands: impl FnOnce(&mut CommandRegistry) -> Result<(), DeclarationError>,
-    ) -> Result<Scene, SceneError> {
+        commands: impl FnOnce(&mut CommandRegistry<D>) -> Result<(), DeclarationError>,
+    ) -> Result<Scene<D>, SceneError> {
         let server = DevServer::start(self.config)
             .await
             .map_err(SceneError::Server)?;
@@ -191,7 +231,7 @@ impl SceneBuilder {
         if let Some(der) = server.rest_root_certificate_der() {
             options = options.root_certificate(der);
         }
-        let bot = Client::new((self.options)(options)).map_err(SceneError::Bot)?;
+        let bot = Client::with_data((self.options)(options), self.data).map_err(SceneError::Bot)?;
         bot.commands()
             .update(commands)
             .map_err(SceneError::Commands)?;
@@ -229,14 +269,17 @@ impl Scene {
     }
 
     /// A scene with other settings: the devserver's configuration, the
-    /// client's options.
+    /// client's options, the bot's shared state.
     pub fn builder() -> SceneBuilder {
         SceneBuilder {
             config: DevServerConfig::default(),
             options: Box::new(|options| options),
+            data: (),
         }
     }
+}
 
+impl<D: Send + Sync + 'static> Scene<D> {
     /// The bot's id.
     pub fn bot_id(&self) -> &str {
         &self.bot_account.id
@@ -293,7 +336,7 @@ impl Scene {
     /// connection and the service, then removes the keystore directory.
     /// Dropping the scene stops everything too, without waiting.
     pub async fn close(self) -> Result<(), SceneError> {
-        let Scene {
+        let Self {
             bot,
             user,
             server,
@@ -308,7 +351,7 @@ impl Scene {
     }
 }
 
-impl std::fmt::Debug for Scene {
+impl<D> std::fmt::Debug for Scene<D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Scene")
             .field("bot_id", &self.bot_account.id)
