@@ -12,7 +12,7 @@ use botlane_devserver::{
     AccountConfig, ChannelConfig, DevServer, DevServerConfig, ServerConfig, TestUser, TestUserError,
 };
 use botlane_proto::OpCode;
-use common::{End, Raw};
+use common::{interrupt, End, Raw};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -794,18 +794,8 @@ async fn the_binary_prints_the_admin_url_and_token() {
     let answer = http(addr, "POST", "/admin/add_bot", &headers, r#"{"name":"b"}"#).await;
     assert_eq!(answer.status, 200, "{answer:?}");
     assert!(answer.body["token"].is_string());
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
     // The token went to stdout only, never to the logs.
-    let stderr = String::from_utf8(output.stderr).unwrap();
+    let stderr = interrupt(child).await;
     assert!(!stderr.contains(&token[4..]), "{stderr}");
 
     let refused = Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))

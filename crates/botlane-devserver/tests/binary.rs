@@ -9,24 +9,8 @@ use std::process::{Command, Stdio};
 
 use botlane_devserver::BOT_REST_CREDENTIALS;
 use botlane_proto::OpCode;
-use common::Raw;
+use common::{interrupt, Raw};
 use serde_json::{json, Value};
-
-/// Stops the child with SIGINT and returns its stderr, after checking it
-/// exited cleanly.
-async fn interrupt(child: std::process::Child) -> String {
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    String::from_utf8(output.stderr).unwrap()
-}
 
 #[tokio::test]
 async fn the_binary_serves_its_config_and_stops_on_ctrl_c() {

@@ -189,14 +189,22 @@ fn round_trip(decl: &CommandDeclaration, args: &CommandArgs, prefix: Option<&str
 
 /// Reads a realtime frame as the client does: the envelope, then the payload
 /// of every opcode this library knows, as each of its shapes. Nothing may
-/// panic, and an envelope that decodes must re-encode to an envelope with the
-/// same opcode.
+/// panic, an envelope that decodes must re-encode to an envelope with the
+/// same opcode, and the connection's one-pass reading of a message push (a
+/// view borrowing from the frame) must give exactly the `WireMessage` the
+/// two-pass reading gives, or refuse exactly when it refuses.
 pub fn check_decode_frame(input: &[u8]) {
     use crate::wire::{self, OpCode};
     let text = String::from_utf8_lossy(input);
     let Ok(frame) = wire::decode_frame(&text) else {
+        assert_eq!(crate::transport::read_message(&text), None);
         return;
     };
+    let expected = (frame.op == OpCode::MessageCreate.code())
+        .then(|| wire::decode_payload::<wire::MessageCreate>(frame.op, frame.d).ok())
+        .flatten()
+        .map(|push| push.message);
+    assert_eq!(crate::transport::read_message(&text), expected, "{text}");
     let (op, d) = (frame.op, frame.d);
     let _ = wire::decode_payload::<wire::LoginReply>(op, d);
     let _ = wire::decode_payload::<wire::Ready>(op, d);

@@ -12,6 +12,22 @@ use tokio_tungstenite::{connect_async, MaybeTlsStream, WebSocketStream};
 
 pub const WAIT: Duration = Duration::from_secs(5);
 
+/// Stops the child (the devserver binary) with SIGINT and returns its
+/// stderr, after checking it exited cleanly.
+pub async fn interrupt(child: std::process::Child) -> String {
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stderr).unwrap()
+}
+
 /// A valid base64 X25519 public key, distinct per `seed` (the service
 /// refuses low-order points such as all zeros).
 pub fn fake_key(seed: char) -> String {

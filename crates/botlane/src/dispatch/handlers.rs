@@ -23,8 +23,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::commands::{
     run_checks, AnswerGate, ArgumentError, BoxError, Check, CommandContext, CommandError,
-    CommandErrorReason, CommandInvocation, CooldownError, CooldownTracker, HandlerTimeout, Message,
-    OnError, RegisteredCommand, UserError,
+    CommandErrorReason, CommandInvocation, CommandSettings, CooldownError, CooldownTracker,
+    HandlerTimeout, Message, OnError, RegisteredCommand, UserError,
 };
 use crate::events::EventSender;
 
@@ -91,6 +91,21 @@ impl<D: Send + Sync + 'static> Runner<D> {
         self.handlers.clone().acquire_owned().await.ok()
     }
 
+    /// The timeout of a command with `settings`: its own, else the
+    /// client's.
+    pub(super) fn timeout_for(&self, settings: Option<&CommandSettings<D>>) -> Option<Duration> {
+        settings.and_then(|s| s.timeout).or(self.handler_timeout)
+    }
+
+    /// The error hook of a command with `settings`: its own, else the
+    /// client's.
+    pub(super) fn on_error_for(&self, settings: Option<&CommandSettings<D>>) -> OnError<D> {
+        match settings.and_then(|s| s.on_error.as_ref()) {
+            Some(on_error) => on_error.clone(),
+            None => self.hooks.load().on_error.clone(),
+        }
+    }
+
     /// A handler permit, if one is free.
     pub(super) fn try_permit(&self) -> Option<OwnedSemaphorePermit> {
         self.handlers.clone().try_acquire_owned().ok()
@@ -106,7 +121,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
             return;
         };
         let hooks = self.hooks.load_full();
-        let timeout = command.settings.timeout.or(self.handler_timeout);
+        let timeout = self.timeout_for(Some(&command.settings));
         let (invocation, message) = ctx.shared_parts();
         // The closures the attempt calls are the application's: a panic in
         // one leaves nothing of ours half-updated (the cooldown tracker
@@ -132,10 +147,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
                 (CommandErrorReason::Timeout, HandlerTimeout { after }.into())
             }
         };
-        let on_error = match &command.settings.on_error {
-            Some(on_error) => on_error.clone(),
-            None => hooks.on_error.clone(),
-        };
+        let on_error = self.on_error_for(Some(&command.settings));
         // Boxed: the failure path's future is large and rare, and the task
         // of every invocation would otherwise be sized for it.
         Box::pin(self.failed(reason, error, (invocation, message), on_error, timeout)).await;

@@ -22,6 +22,8 @@ mod rule;
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use tokio::sync::OwnedSemaphorePermit;
+
 use failure::EarlyFailure;
 use handlers::ConversionPanic;
 pub(crate) use handlers::{ClientHooks, Runner};
@@ -70,20 +72,24 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 self.apply(push);
                 continue;
             };
-            match self.on_message(MessageView::from(m)) {
-                Step::Done => {}
-                // Wire order: what comes next waits for this permit too.
-                Step::Invoke(ctx) => {
-                    if let Some(permit) = self.runner.permit().await {
-                        self.runner.start(ctx, permit);
-                    }
-                }
-                Step::Hook(failure) => {
-                    if let Some(permit) = self.runner.permit().await {
-                        self.runner.start_hook(failure, permit);
-                    }
-                }
+            let step = self.on_message(MessageView::from(m));
+            if matches!(step, Step::Done) {
+                continue;
             }
+            // Wire order: what comes next waits for this permit too.
+            if let Some(permit) = self.runner.permit().await {
+                self.start(step, permit);
+            }
+        }
+    }
+
+    /// Starts what a decided message still asks for under `permit` (which
+    /// a message that asks for nothing just gives back).
+    fn start(&self, step: Step<D>, permit: OwnedSemaphorePermit) {
+        match step {
+            Step::Done => {}
+            Step::Invoke(ctx) => self.runner.start(ctx, permit),
+            Step::Hook(failure) => self.runner.start_hook(failure, permit),
         }
     }
 
@@ -181,13 +187,8 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     /// timeout (or the client's).
     fn fail_early(&self, registry: &CommandRegistry<D>, failure: CommandError) -> Step<D> {
         let settings = registry.get(&failure.command).map(|c| &c.settings);
-        let on_error = match settings.and_then(|s| s.on_error.clone()) {
-            Some(on_error) => on_error,
-            None => self.runner.hooks.load().on_error.clone(),
-        };
-        let timeout = settings
-            .and_then(|s| s.timeout)
-            .or(self.runner.handler_timeout);
+        let on_error = self.runner.on_error_for(settings);
+        let timeout = self.runner.timeout_for(settings);
         self.runner.report(&failure);
         if !on_error.acts_on(&failure) {
             return Step::Done;
@@ -224,11 +225,8 @@ impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
         let Some(permit) = self.runner.try_permit() else {
             return Some(message);
         };
-        match self.on_message(message) {
-            Step::Done => {}
-            Step::Invoke(ctx) => self.runner.start(ctx, permit),
-            Step::Hook(failure) => self.runner.start_hook(failure, permit),
-        }
+        let step = self.on_message(message);
+        self.start(step, permit);
         None
     }
 }

@@ -24,14 +24,14 @@ impl Inbound for SessionInbound {
             tracing::debug!("notification");
             return Ok(());
         }
-        self.offered(&session, session.queue.offer(push))
+        offered(&session, session.queue.offer(push))
     }
 
     fn message(&self, message: MessageView<'_>) -> Result<(), String> {
         let Some(session) = self.session.upgrade() else {
             return Ok(());
         };
-        self.offered(&session, session.queue.offer_message(message))
+        offered(&session, session.queue.offer_message(message))
     }
 
     fn frame_received(&self) {
@@ -43,29 +43,27 @@ impl Inbound for SessionInbound {
     }
 }
 
-impl SessionInbound {
-    /// What the connection is told of an offered push.
-    fn offered(&self, session: &Session, offer: Offer) -> Result<(), String> {
-        match offer {
-            Offer::Dispatched | Offer::Queued => {}
-            Offer::Dropped => {
-                if let Some(swallowed) = session.pushes_dropped.allow() {
-                    let (_, _, dropped) = session.queue.figures();
-                    tracing::warn!(
-                        capacity = session.config.push_queue_capacity,
-                        dropped_total = dropped,
-                        swallowed,
-                        "dropping a message push: dispatch is behind and the push queue is full"
-                    );
-                }
-            }
-            Offer::ControlOverflow => {
-                return Err(format!(
-                    "the service sent more than {CONTROL_CAPACITY} channel-key, ready and \
-                     membership pushes that dispatch has not applied yet (closed with 1008)"
-                ))
+/// What the connection is told of an offered push.
+fn offered(session: &Session, offer: Offer) -> Result<(), String> {
+    match offer {
+        Offer::Dispatched | Offer::Queued => {}
+        Offer::Dropped => {
+            if let Some(swallowed) = session.pushes_dropped.allow() {
+                let (_, _, dropped) = session.queue.figures();
+                tracing::warn!(
+                    capacity = session.config.push_queue_capacity,
+                    dropped_total = dropped,
+                    swallowed,
+                    "dropping a message push: dispatch is behind and the push queue is full"
+                );
             }
         }
-        Ok(())
+        Offer::ControlOverflow => {
+            return Err(format!(
+                "the service sent more than {CONTROL_CAPACITY} channel-key, ready and \
+                 membership pushes that dispatch has not applied yet (closed with 1008)"
+            ))
+        }
     }
+    Ok(())
 }

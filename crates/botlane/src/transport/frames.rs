@@ -75,6 +75,17 @@ pub(crate) struct MessageView<'a> {
     created_at: u64,
 }
 
+/// The message of a `message_create` frame as the connection reads it (one
+/// pass, the view made owned); `None` for any other frame or one that does
+/// not read. For the fuzz law that this reading and `WireMessage`'s agree.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn read_message(text: &str) -> Option<wire::WireMessage> {
+    match wire::decode_frame_with(text, ByOpcode).ok()?.payload {
+        Routed::Message(message) => Some(message.into_owned()),
+        Routed::Push(_) | Routed::Reply(_) | Routed::Unknown => None,
+    }
+}
+
 #[derive(Deserialize)]
 struct MessageCreateView<'a> {
     #[serde(borrow)]

@@ -17,4 +17,6 @@ pub(crate) mod tls;
 
 pub(crate) use connection::{Closed, Connection, Ended, Inbound, Push, Settings, Warnings};
 pub(crate) use dial::{dial, endpoint};
+#[cfg(feature = "fuzzing")]
+pub(crate) use frames::read_message;
 pub(crate) use frames::MessageView;
