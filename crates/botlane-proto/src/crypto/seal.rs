@@ -8,9 +8,9 @@ use aes_gcm::aead::{Aead, AeadInPlace, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
-use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
+use zeroize::{Zeroize, ZeroizeOnDrop};
 
-use super::{random_bytes, CryptoError, CHANNEL_KEY_LEN, NONCE_LEN, TAG_LEN};
+use super::{decode_b64, random_bytes, CryptoError, CHANNEL_KEY_LEN, NONCE_LEN, TAG_LEN};
 
 /// AES-256-GCM with `cipher`; returns `nonce || ciphertext || tag`.
 pub(crate) fn seal_raw(
@@ -36,26 +36,33 @@ pub(crate) fn seal_raw(
     Ok(out)
 }
 
-/// Inverse of [`seal_raw`]. The plaintext comes back in `Zeroizing` because
-/// for a wrapped key it is itself key material.
-pub(crate) fn open_raw(
+/// Inverse of [`seal_raw`], in place: `buf` holds `nonce || ciphertext ||
+/// tag` and, once the tag is verified, the plaintext alone (nothing is
+/// decrypted before that, so on an error it still holds the ciphertext).
+/// Whether the buffer is wiped is the caller's: a wrapped key's plaintext
+/// is key material (`Zeroizing`), a message's is handed on.
+pub(crate) fn open_in_place(
     cipher: &Aes256Gcm,
     what: &'static str,
-    sealed: &[u8],
+    buf: &mut Vec<u8>,
     aad: &[u8],
-) -> Result<Zeroizing<Vec<u8>>, CryptoError> {
-    if sealed.len() < NONCE_LEN + TAG_LEN {
+) -> Result<(), CryptoError> {
+    if buf.len() < NONCE_LEN + TAG_LEN {
         return Err(CryptoError::Length {
             what,
             expected: "at least 28",
-            actual: sealed.len(),
+            actual: buf.len(),
         });
     }
-    let (nonce, body) = sealed.split_at(NONCE_LEN);
+    let tag_at = buf.len() - TAG_LEN;
+    let (head, tag) = buf.split_at_mut(tag_at);
+    let (nonce, body) = head.split_at_mut(NONCE_LEN);
     cipher
-        .decrypt(Nonce::from_slice(nonce), Payload { msg: body, aad })
-        .map(Zeroizing::new)
-        .map_err(|_| CryptoError::Decrypt)
+        .decrypt_in_place_detached(Nonce::from_slice(nonce), aad, body, Tag::from_slice(tag))
+        .map_err(|_| CryptoError::Decrypt)?;
+    buf.truncate(tag_at);
+    buf.drain(..NONCE_LEN);
+    Ok(())
 }
 
 /// A 256-bit AES-GCM key shared by the members of one channel. It seals
@@ -192,28 +199,11 @@ impl ChannelKey {
     /// ```
     pub fn open(&self, wire: &str, aad: &[u8]) -> Result<Vec<u8>, CryptoError> {
         const WHAT: &str = "sealed payload";
-        // The ciphertext is public (the service relays it): its buffer is
-        // not wiped, and the plaintext is decrypted into it, in place, once
-        // the tag is verified. One buffer per open, no copy.
-        let mut sealed = BASE64
-            .decode(wire)
-            .map_err(|_| CryptoError::Base64 { what: WHAT })?;
-        if sealed.len() < NONCE_LEN + TAG_LEN {
-            return Err(CryptoError::Length {
-                what: WHAT,
-                expected: "at least 28",
-                actual: sealed.len(),
-            });
-        }
-        let tag_at = sealed.len() - TAG_LEN;
-        let (head, tag) = sealed.split_at_mut(tag_at);
-        let (nonce, body) = head.split_at_mut(NONCE_LEN);
-        self.0
-            .cipher
-            .decrypt_in_place_detached(Nonce::from_slice(nonce), aad, body, Tag::from_slice(tag))
-            .map_err(|_| CryptoError::Decrypt)?;
-        sealed.truncate(tag_at);
-        sealed.drain(..NONCE_LEN);
+        // The ciphertext is public (the service relays it), so its buffer
+        // leaves the wiping wrapper, and the plaintext, which goes to the
+        // caller, is decrypted into it: one buffer per open, no copy.
+        let mut sealed = std::mem::take(&mut *decode_b64(WHAT, wire)?);
+        open_in_place(&self.0.cipher, WHAT, &mut sealed, aad)?;
         Ok(sealed)
     }
 }

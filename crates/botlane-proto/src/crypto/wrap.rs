@@ -14,7 +14,7 @@ use sha2::Sha256;
 use x25519_dalek::StaticSecret;
 use zeroize::{Zeroize, Zeroizing};
 
-use super::seal::{open_raw, seal_raw};
+use super::seal::{open_in_place, seal_raw};
 use super::{
     decode_b64, random_bytes, ChannelKey, CryptoError, PublicKey, CHANNEL_KEY_LEN, NONCE_LEN,
     TAG_LEN, WRAP_INFO, X25519_KEY_LEN,
@@ -117,7 +117,8 @@ impl IdentityKeyPair {
     ) -> Result<ChannelKey, CryptoError> {
         const WHAT: &str = "wrapped key ciphertext";
         let ephemeral = PublicKey::parse("wrapped key ephemeral public key", &wrapped.ephemeral)?;
-        let sealed = decode_b64(WHAT, &wrapped.ciphertext)?;
+        // Wiped on drop: the plaintext, key material, is opened into it.
+        let mut sealed = decode_b64(WHAT, &wrapped.ciphertext)?;
         let expected = NONCE_LEN + CHANNEL_KEY_LEN + TAG_LEN;
         if sealed.len() != expected {
             return Err(CryptoError::Length {
@@ -133,8 +134,8 @@ impl IdentityKeyPair {
             &ephemeral,
             "ephemeral",
         )?;
-        let plain = open_raw(&kek_cipher(&kek), WHAT, &sealed, channel_id.as_bytes())?;
-        let bytes: [u8; CHANNEL_KEY_LEN] = plain
+        open_in_place(&kek_cipher(&kek), WHAT, &mut sealed, channel_id.as_bytes())?;
+        let bytes: [u8; CHANNEL_KEY_LEN] = sealed
             .as_slice()
             .try_into()
             .expect("a 60-byte payload opens to exactly 32 plaintext bytes");
