@@ -4,12 +4,16 @@
 //! `/tick`, which a no-op handler counts) as fast as the socket takes them,
 //! to a logged-in bot and, in the same run, to a raw tokio-websockets
 //! client that only counts the frames it reads. The service runs on a
-//! thread of its own; the two receivers share one runtime.
+//! thread of its own; the receivers share one runtime.
 //! `bot_invocations_only` replays 1,000 `/tick`, as information.
+//! `baseline_raw_open` is the floor of any bot built on the bot's crates: a
+//! raw client that reads each frame, parses its JSON and opens its content
+//! (serde_json, base64, aes-gcm; `support/raw_opener.rs`), on one task.
 //!
 //! The bot's batch ends when its handler has run for the last invocation;
-//! the raw batch when the last frame was read. Goal (issue 13): the bot's
-//! throughput at least half the raw receiver's. Figures: `docs/benchmarks.md`.
+//! a raw batch when the last frame was read (and opened). Goal (issue 13):
+//! the bot's throughput at least half the raw receiver's. Figures:
+//! `docs/benchmarks.md`.
 //!
 //! Run with `cargo bench -p botlane --bench dispatch_isolated`.
 
@@ -23,6 +27,8 @@ mod isolated;
 mod progress;
 #[path = "support/raw_client.rs"]
 mod raw_client;
+#[path = "support/raw_opener.rs"]
+mod raw_opener;
 #[path = "support/receivers.rs"]
 mod receivers;
 

@@ -19,6 +19,8 @@ mod isolated;
 mod progress;
 #[path = "support/raw_client.rs"]
 mod raw_client;
+#[path = "support/raw_opener.rs"]
+mod raw_opener;
 #[path = "support/receivers.rs"]
 mod receivers;
 

@@ -130,7 +130,9 @@ impl Session {
 /// under test.
 pub(crate) struct FakeService {
     pub(crate) url: String,
-    key: Arc<ChannelKey>,
+    /// The channel's key: sealed the batches; a bot gets it wrapped to its
+    /// identity key, the raw opener as it is.
+    pub(crate) key: Arc<ChannelKey>,
     sessions: mpsc::Receiver<Session>,
 }
 

@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::fake_service::{FakeService, Mix, Shape};
+use crate::raw_opener::RawOpener;
 use crate::receivers::{RawReceiver, TickBot};
 use botlane::crypto::IdentityKeyPair;
 use criterion::{Criterion, Throughput};
@@ -34,6 +35,14 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
             .to_base64();
         let raw = RawReceiver::login(&service.url, &key).await;
         (raw, service.next_session().await)
+    });
+    let (opener, opener_session) = rt.block_on(async {
+        let key = IdentityKeyPair::generate()
+            .unwrap()
+            .public_key()
+            .to_base64();
+        let opener = RawOpener::login(&service.url, &key, service.key.expose_bytes()).await;
+        (opener, service.next_session().await)
     });
     eprintln!(
         "{group}: batches of {} pushes of {} bytes ({} invocations)",
@@ -81,6 +90,24 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
             })
         })
     });
+    // The floor: the same frames read, parsed and opened with the bot's
+    // crates and none of its code (`RawOpener`).
+    group.bench_function("baseline_raw_open", |b| {
+        b.iter_custom(|iters| {
+            rt.block_on(async {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let start = opener.frames.get();
+                    let clock = Instant::now();
+                    opener_session.replay(&batch).await;
+                    opener.wait_batch(start, shapes[0]).await;
+                    total += clock.elapsed();
+                }
+                total
+            })
+        })
+    });
     group.finish();
     bot.assert_nothing_dropped();
+    opener.assert_every_push_opened();
 }

@@ -1,6 +1,7 @@
 //! The two receivers the isolated dispatch benches compare, both logged in
 //! to the fake service: a bot with a no-op `/tick` handler, and a raw
-//! tokio-websockets client that only counts the frames it reads.
+//! tokio-websockets client that only counts the frames it reads
+//! (`raw_opener.rs` is a third, for the isolated benches only).
 
 use std::sync::Arc;
 use std::time::Duration;

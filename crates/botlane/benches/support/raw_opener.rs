@@ -1,0 +1,132 @@
+//! A third receiver for the isolated dispatch benches: a raw client that
+//! does with each push what any receiver of it must do (its JSON read, its
+//! content opened) with the crates the bot uses and none of the bot's
+//! code. Its throughput is the floor of a bot built on those crates, on
+//! one task.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use aes_gcm::aead::{AeadInPlace, KeyInit};
+use aes_gcm::{Aes256Gcm, Nonce, Tag};
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
+use futures_util::StreamExt;
+use serde::Deserialize;
+
+use crate::fake_service::{Shape, FRAMES_AFTER_READY};
+use crate::progress::Progress;
+use crate::raw_client;
+use crate::receivers::BATCH_LIMIT;
+
+/// A raw client that, for every frame it reads, parses the frame's JSON
+/// with serde_json (every field of a `message_create` push, strings
+/// borrowed from the frame, as the bot's view reads it), decodes the
+/// content's base64 into a buffer it reuses and opens it in place with
+/// AES-256-GCM (aes-gcm, the cipher made once, the channel id as
+/// associated data). One task, nothing spawned, nothing queued, no
+/// allocation per frame but the WebSocket crate's: what any receiver must
+/// do, done as cheaply as these crates allow.
+pub(crate) struct RawOpener {
+    pub(crate) frames: Arc<Progress>,
+    /// Pushes whose content opened to one of the two lines of a batch.
+    opened: Arc<AtomicU64>,
+}
+
+/// A `message_create` frame, read in one pass: `{"op":…,"d":{"message":{…}}}`.
+#[derive(Deserialize)]
+struct PushFrame<'a> {
+    #[allow(dead_code)]
+    op: u16,
+    #[serde(borrow)]
+    d: PushPayload<'a>,
+}
+
+#[derive(Deserialize)]
+struct PushPayload<'a> {
+    #[serde(borrow)]
+    message: PushMessage<'a>,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct PushMessage<'a> {
+    id: &'a str,
+    channel_id: &'a str,
+    author_id: &'a str,
+    content: &'a str,
+    created_at: u64,
+}
+
+/// Opens one frame's content into `buf`; `None` for a frame that is not a
+/// `message_create` push or does not open.
+fn open_push<'b>(cipher: &Aes256Gcm, text: &str, buf: &'b mut Vec<u8>) -> Option<&'b [u8]> {
+    const NONCE: usize = 12;
+    const TAG: usize = 16;
+    let frame: PushFrame<'_> = serde_json::from_str(text).ok()?;
+    let message = frame.d.message;
+    buf.clear();
+    BASE64.decode_vec(message.content, buf).ok()?;
+    if buf.len() < NONCE + TAG {
+        return None;
+    }
+    let tag_at = buf.len() - TAG;
+    let (head, tag) = buf.split_at_mut(tag_at);
+    let (nonce, body) = head.split_at_mut(NONCE);
+    cipher
+        .decrypt_in_place_detached(
+            Nonce::from_slice(nonce),
+            message.channel_id.as_bytes(),
+            body,
+            Tag::from_slice(tag),
+        )
+        .ok()?;
+    Some(&buf[NONCE..tag_at])
+}
+
+impl RawOpener {
+    /// Logs in; `key` is the channel key's bytes (the bench's service
+    /// shares them, so the client skips unwrapping).
+    pub(crate) async fn login(url: &str, public_key: &str, key: &[u8; 32]) -> Self {
+        let cipher = Aes256Gcm::new_from_slice(key).expect("a 32-byte key");
+        let mut ws = raw_client::connect(url).await;
+        raw_client::login(&mut ws, "raw-opener-token", public_key).await;
+        let frames = Arc::new(Progress::default());
+        let opened = Arc::new(AtomicU64::new(0));
+        let (counter, opened_counter) = (frames.clone(), opened.clone());
+        tokio::spawn(async move {
+            let mut buf = Vec::with_capacity(256);
+            while let Some(Ok(message)) = ws.next().await {
+                let line = message
+                    .as_text()
+                    .and_then(|text| open_push(&cipher, text, &mut buf));
+                // The two lines of a batch: what was opened is checked, so
+                // that no part of the work can be left out.
+                if matches!(line, Some(b"hello" | b"/tick")) {
+                    opened_counter.fetch_add(1, Ordering::Relaxed);
+                }
+                counter.bump();
+            }
+        });
+        frames.wait_for(FRAMES_AFTER_READY, BATCH_LIMIT).await;
+        Self { frames, opened }
+    }
+
+    /// Waits until every frame of one more `batch` was read and opened.
+    pub(crate) async fn wait_batch(&self, start: u64, batch: Shape) {
+        self.frames
+            .wait_for(start + batch.len as u64, BATCH_LIMIT)
+            .await;
+    }
+
+    /// Panics unless every frame after the channel key's opened: the
+    /// figure would otherwise be of less work.
+    pub(crate) fn assert_every_push_opened(&self) {
+        let frames = self.frames.get();
+        assert_eq!(
+            self.opened.load(Ordering::Relaxed),
+            frames - FRAMES_AFTER_READY,
+            "the raw opener failed to open some of {frames} frames"
+        );
+    }
+}
