@@ -10,7 +10,7 @@ use super::types::{CommandArgValue, CommandOptionType};
 
 /// Coerces the text of one token to `kind`, or `None` when the text is not
 /// acceptable for that type.
-#[inline]
+#[inline(always)]
 pub(crate) fn coerce_text(kind: CommandOptionType, text: &str) -> Option<CommandArgValue> {
     match kind {
         CommandOptionType::String => Some(CommandArgValue::String(text.to_owned())),

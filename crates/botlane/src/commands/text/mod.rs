@@ -225,10 +225,12 @@ pub(crate) fn parse_text_with<'d>(
     let Some(decl) = find(invocation.raw_name) else {
         return TextParseResult::None;
     };
-    // `find` compared the names ignoring ASCII case, so this is `names`.
-    if !is_valid_name(&decl.name) {
-        return misnamed(decl, prefix, invocation);
-    }
+    // `find` compared the names ignoring ASCII case, and a registry holds
+    // only declarations whose name passed the name rule: this is `names`.
+    debug_assert!(
+        is_valid_name(&decl.name),
+        "a registry holds only declarations that passed the name rule"
+    );
     let name = decl.name.clone();
     let mut args = CommandArgs::new();
     match parse_args(&mut args, decl, text, prefix, invocation.span.end) {
@@ -239,28 +241,6 @@ pub(crate) fn parse_text_with<'d>(
         }),
         Err(error) => TextParseResult::Error { name, error },
     }
-}
-
-/// [`parse_text_with`] for a declaration whose own name breaks the name
-/// rule, which a registry never holds: the answer of `parse_invocation_text`.
-#[cold]
-#[inline(never)]
-fn misnamed(
-    decl: &CommandDeclaration,
-    prefix: &str,
-    invocation: Invocation<'_>,
-) -> TextParseResult {
-    let Some(name) = command_name(invocation.raw_name) else {
-        return TextParseResult::None;
-    };
-    let error = parse_error(
-        decl,
-        prefix,
-        ParseErrorKind::NotThisCommand,
-        None,
-        invocation.span,
-    );
-    TextParseResult::Error { name, error }
 }
 
 /// A parse error against `decl`; the usage line is only built here, off the
