@@ -2,13 +2,16 @@
 //! system allocator, `dispatch_isolated_mimalloc` with mimalloc as the
 //! global allocator): see `dispatch_isolated.rs`.
 
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use crate::fake_service::{FakeService, Mix, Shape};
+use crate::progress::Progress;
 use crate::raw_opener::RawOpener;
 use crate::receivers::{RawReceiver, TickBot};
 use botlane::crypto::IdentityKeyPair;
 use criterion::{Criterion, Throughput};
+use tokio::runtime::Runtime;
 
 /// Pushes per batch: under the bot's push queue (1,024 by default), so
 /// that a batch never overflows it while dispatch catches up.
@@ -51,42 +54,32 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
         shapes[0].invocations
     );
 
+    // Borrowed by every batch's future.
+    let (bot, raw, opener) = (&bot, &raw, &opener);
+    let (bot_session, raw_session, opener_session) = (&bot_session, &raw_session, &opener_session);
+    let (batch, invocations) = (&batch, &invocations);
     let mut group = c.benchmark_group(group);
     group.throughput(Throughput::Elements(BATCH as u64));
     group.sample_size(20);
     let runs = [
-        ("bot", &batch, shapes[0]),
-        ("bot_invocations_only", &invocations, shapes[1]),
+        ("bot", batch, shapes[0]),
+        ("bot_invocations_only", invocations, shapes[1]),
     ];
     for (name, batch, shape) in runs {
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
-                rt.block_on(async {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        let start = bot.handled.get();
-                        let clock = Instant::now();
-                        bot_session.replay(batch).await;
-                        bot.wait_batch(start, shape).await;
-                        total += clock.elapsed();
-                    }
-                    total
+                time_batches(&rt, iters, &bot.handled, |start| async move {
+                    bot_session.replay(batch).await;
+                    bot.wait_batch(start, shape).await;
                 })
             })
         });
     }
     group.bench_function("baseline_raw_receiver", |b| {
         b.iter_custom(|iters| {
-            rt.block_on(async {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let start = raw.frames.get();
-                    let clock = Instant::now();
-                    raw_session.replay(&batch).await;
-                    raw.wait_batch(start, shapes[0]).await;
-                    total += clock.elapsed();
-                }
-                total
+            time_batches(&rt, iters, &raw.frames, |start| async move {
+                raw_session.replay(batch).await;
+                raw.wait_batch(start, shapes[0]).await;
             })
         })
     });
@@ -94,20 +87,33 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
     // crates and none of its code (`RawOpener`).
     group.bench_function("baseline_raw_open", |b| {
         b.iter_custom(|iters| {
-            rt.block_on(async {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let start = opener.frames.get();
-                    let clock = Instant::now();
-                    opener_session.replay(&batch).await;
-                    opener.wait_batch(start, shapes[0]).await;
-                    total += clock.elapsed();
-                }
-                total
+            time_batches(&rt, iters, &opener.frames, |start| async move {
+                opener_session.replay(batch).await;
+                opener.wait_batch(start, shapes[0]).await;
             })
         })
     });
     group.finish();
     bot.assert_nothing_dropped();
     opener.assert_every_push_opened();
+}
+
+/// The time of `iters` batches, each run by `batch` from the count
+/// `progress` had when it started (it replays the batch and waits until the
+/// receiver is through it).
+fn time_batches<F, R>(rt: &Runtime, iters: u64, progress: &Progress, batch: F) -> Duration
+where
+    F: Fn(u64) -> R,
+    R: Future<Output = ()>,
+{
+    rt.block_on(async {
+        let mut total = Duration::ZERO;
+        for _ in 0..iters {
+            let start = progress.get();
+            let clock = Instant::now();
+            batch(start).await;
+            total += clock.elapsed();
+        }
+        total
+    })
 }
