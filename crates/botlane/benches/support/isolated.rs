@@ -32,19 +32,12 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
         (bot, service.next_session().await)
     });
     let (raw, raw_session) = rt.block_on(async {
-        let key = IdentityKeyPair::generate()
-            .unwrap()
-            .public_key()
-            .to_base64();
-        let raw = RawReceiver::login(&service.url, &key).await;
+        let raw = RawReceiver::login(&service.url, &throwaway_public_key()).await;
         (raw, service.next_session().await)
     });
     let (opener, opener_session) = rt.block_on(async {
-        let key = IdentityKeyPair::generate()
-            .unwrap()
-            .public_key()
-            .to_base64();
-        let opener = RawOpener::login(&service.url, &key, service.key.expose_bytes()).await;
+        let key = service.key.expose_bytes();
+        let opener = RawOpener::login(&service.url, &throwaway_public_key(), key).await;
         (opener, service.next_session().await)
     });
     eprintln!(
@@ -116,4 +109,13 @@ where
         }
         total
     })
+}
+
+/// A fresh identity's public key, for a raw client's login (the raw
+/// clients never unwrap the channel key sent to it).
+fn throwaway_public_key() -> String {
+    IdentityKeyPair::generate()
+        .expect("a random source")
+        .public_key()
+        .to_base64()
 }

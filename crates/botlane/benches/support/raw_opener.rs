@@ -11,6 +11,7 @@ use aes_gcm::aead::{AeadInPlace, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
+use botlane_proto::crypto::{NONCE_LEN, TAG_LEN};
 use futures_util::StreamExt;
 use serde::Deserialize;
 
@@ -61,18 +62,16 @@ struct PushMessage<'a> {
 /// Opens one frame's content into `buf`; `None` for a frame that is not a
 /// `message_create` push or does not open.
 fn open_push<'b>(cipher: &Aes256Gcm, text: &str, buf: &'b mut Vec<u8>) -> Option<&'b [u8]> {
-    const NONCE: usize = 12;
-    const TAG: usize = 16;
     let frame: PushFrame<'_> = serde_json::from_str(text).ok()?;
     let message = frame.d.message;
     buf.clear();
     BASE64.decode_vec(message.content, buf).ok()?;
-    if buf.len() < NONCE + TAG {
+    if buf.len() < NONCE_LEN + TAG_LEN {
         return None;
     }
-    let tag_at = buf.len() - TAG;
+    let tag_at = buf.len() - TAG_LEN;
     let (head, tag) = buf.split_at_mut(tag_at);
-    let (nonce, body) = head.split_at_mut(NONCE);
+    let (nonce, body) = head.split_at_mut(NONCE_LEN);
     cipher
         .decrypt_in_place_detached(
             Nonce::from_slice(nonce),
@@ -81,7 +80,7 @@ fn open_push<'b>(cipher: &Aes256Gcm, text: &str, buf: &'b mut Vec<u8>) -> Option
             Tag::from_slice(tag),
         )
         .ok()?;
-    Some(&buf[NONCE..tag_at])
+    Some(&buf[NONCE_LEN..tag_at])
 }
 
 impl RawOpener {
