@@ -28,6 +28,17 @@ pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<(), BoxError>> + Sen
 /// });
 /// # let _ = handler;
 /// ```
+///
+/// # Where it runs
+///
+/// An invocation is first polled where the client's dispatch stands (the
+/// task that reads the connection) and moves to a task of its own at the
+/// first `.await` that waits: a handler that finishes at once costs no
+/// task. So never block the thread in a handler, and put long computations
+/// in [`tokio::task::spawn_blocking`]: a command whose handler waited, or
+/// ran past 50 µs before it finished or waited, is spawned straight away
+/// from then on (and looked at again one invocation in 32), but its first
+/// invocation has held up the reading of the connection meanwhile.
 pub struct CommandHandler<D = ()>(Arc<dyn Fn(CommandContext<D>) -> HandlerFuture + Send + Sync>);
 
 impl<D> Clone for CommandHandler<D> {

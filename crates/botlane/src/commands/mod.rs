@@ -26,6 +26,7 @@ mod message;
 mod on_error;
 mod option;
 mod outbound;
+mod pace;
 mod registry;
 mod settings;
 mod text;

@@ -12,6 +12,7 @@ use super::limits::{MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT};
 use super::menu::{
     canonical_menu_json_iter, canonical_menu_len, canonicalize_iter, menu_hash_iter, CanonicalMenu,
 };
+use super::pace::Pace;
 use super::settings::CommandSettings;
 use super::text::{parse_text_with, TextParseResult};
 use super::types::{CommandArgs, CommandDeclaration};
@@ -43,6 +44,8 @@ pub struct RegisteredCommand<D = ()> {
     /// (before the checks and the cooldown) so that arguments that fit the
     /// declaration but not the Rust type never start a cooldown.
     pub(crate) convert: Option<ConvertCheck>,
+    /// How its handler has behaved, for dispatch.
+    pub(crate) pace: Pace,
 }
 
 /// A typed command's conversion, without its value.
@@ -55,6 +58,7 @@ impl<D> Clone for RegisteredCommand<D> {
             handler: self.handler.clone(),
             settings: self.settings.clone(),
             convert: self.convert,
+            pace: self.pace.clone(),
         }
     }
 }
@@ -330,6 +334,7 @@ impl<D> CommandRegistry<D> {
             handler,
             settings,
             convert,
+            pace: Pace::default(),
         });
         Ok(self)
     }

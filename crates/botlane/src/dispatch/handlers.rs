@@ -1,10 +1,16 @@
-//! Running invocations: each on one task of its own, at most
-//! `max_concurrent_handlers` at once. On that task, in order: the client's
+//! Running invocations: each as one future, at most
+//! `max_concurrent_handlers` at once. In it, in order: the client's
 //! checks, the command's checks, the cooldown, the handler, all under the
 //! command's timeout; a refusal, an `Err`, a panic or the timeout becomes a
 //! [`CommandError`] (`failure.rs`).
 //!
-//! One task, not a handler task watched by a second one: the timeout drops
+//! The future is polled once where dispatch stands, and spawned on a task
+//! of its own only if it waits, while its command's handler keeps finishing
+//! at once and quickly (`commands/pace.rs`); otherwise it is spawned
+//! straight away. A handler that finishes at once then costs no task and
+//! no wake-up of another worker (docs/benchmarks.md, stage 6).
+//!
+//! One future, not a handler task watched by a second one: the timeout drops
 //! the handler's future in place, so its guards have run before the
 //! failure is reported, and a panic is caught where it unwinds. A second
 //! task doubled the spawns of every invocation (docs/benchmarks.md,
@@ -13,9 +19,11 @@
 //! timeout is reported once it gives control back.
 
 use std::any::Any;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Duration;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use futures_util::FutureExt;
@@ -80,9 +88,36 @@ enum Outcome {
 }
 
 impl<D: Send + Sync + 'static> Runner<D> {
-    /// Runs the invocation in `ctx` on a task of its own, under `permit`.
+    /// Runs the invocation in `ctx` under `permit`: polled once here first
+    /// when its command's handler has finished at once so far (`Pace`),
+    /// and on a task of its own from where it stopped if it waits.
     pub(super) fn start(self: &Arc<Self>, ctx: CommandContext<D>, permit: OwnedSemaphorePermit) {
-        tokio::spawn(Arc::clone(self).run(ctx, permit));
+        let Some(registry) = ctx.registry_arc() else {
+            return;
+        };
+        let Some(command) = registry.get(ctx.name()) else {
+            return;
+        };
+        let run = Arc::clone(self).run(ctx, permit);
+        if !command.pace.poll_in_place() {
+            tokio::spawn(run);
+            return;
+        }
+        // Boxed before the poll: a polled future must not move, and the
+        // box is what the task holds if it has to be spawned.
+        let mut run = Box::pin(run);
+        let mut cx = Context::from_waker(Waker::noop());
+        let started = Instant::now();
+        // `run` catches the handler's panics; this catches an error hook's,
+        // which must not unwind through the connection task.
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(&mut cx)));
+        let waited = matches!(polled, Ok(Poll::Pending));
+        command.pace.record(waited, started.elapsed());
+        if waited {
+            // Polled again at once by the runtime, with the task's waker,
+            // which replaces the no-op one wherever the future waits.
+            tokio::spawn(run);
+        }
     }
 
     /// Waits for a handler permit (dispatch waits, in arrival order).
