@@ -20,8 +20,7 @@ use botlane::{
     CommandContext, CommandData, CommandDeclaration, CommandErrorReason, CommandOption,
     CommandOptionType, CommandSettings, CommandSource, Cooldown, Event,
 };
-use botlane_devserver::TestUser;
-use support::{command_error_event, next_event, World, WAIT};
+use support::{bot_says, command_error_event, next_event, World, WAIT};
 
 fn sidecar(world: &World, name: &str, args: CommandArgs) -> String {
     encode_command_data(&CommandData {
@@ -29,13 +28,6 @@ fn sidecar(world: &World, name: &str, args: CommandArgs) -> String {
         name: name.into(),
         args,
     })
-}
-
-async fn bot_says(alice: &TestUser, world: &World) -> botlane_devserver::ReceivedMessage {
-    alice
-        .wait_for_message(|m| m.author_id == world.bot.id, WAIT)
-        .await
-        .unwrap()
 }
 
 /// A client whose error answers are not rate-limited within a test.

@@ -15,7 +15,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use botlane::{Client, CommandContext, CommandDeclaration, CommandSettings, Event, OnError};
-use support::{next_event, World, WAIT};
+use support::{bot_says, next_event, World, WAIT};
 
 /// The first `/heavy` only blocks its thread for a moment (more than the
 /// poll-in-place budget); every later one blocks it until `/light` has
@@ -64,10 +64,7 @@ async fn a_handler_that_blocks_its_thread_holds_up_the_connection_once_not_every
     let alice = world.start(&client).await;
 
     alice.send_text(&world.channel, "/heavy").await.unwrap();
-    let first = alice
-        .wait_for_message(|m| m.author_id == world.bot.id, WAIT)
-        .await
-        .unwrap();
+    let first = bot_says(&alice, &world).await;
     assert_eq!(first.content, "first");
 
     alice.send_text(&world.channel, "/heavy").await.unwrap();
@@ -120,10 +117,7 @@ async fn an_error_hook_that_panics_leaves_the_connection_up() {
     )
     .await;
     alice.send_text(&world.channel, "/ping").await.unwrap();
-    let pong = alice
-        .wait_for_message(|m| m.author_id == world.bot.id, WAIT)
-        .await
-        .unwrap();
+    let pong = bot_says(&alice, &world).await;
     assert_eq!(pong.content, "pong");
     let stats = client.stats();
     assert_eq!(

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use botlane::Events;
 use botlane::{Client, ClientOptions, Event};
-use botlane_devserver::{BotAccount, DevServer, DevServerConfig, TestUser, UserAccount};
+use botlane_devserver::{
+    BotAccount, DevServer, DevServerConfig, ReceivedMessage, TestUser, UserAccount,
+};
 
 pub const WAIT: Duration = Duration::from_secs(10);
 
@@ -64,6 +66,15 @@ impl World {
         client.login().await.unwrap();
         self.alice().await
     }
+}
+
+/// The next message of the bot that `alice` sees, failing the test after
+/// `WAIT`.
+pub async fn bot_says(alice: &TestUser, world: &World) -> ReceivedMessage {
+    alice
+        .wait_for_message(|m| m.author_id == world.bot.id, WAIT)
+        .await
+        .unwrap()
 }
 
 /// The next event matching `pred`, failing the test after `WAIT`.
