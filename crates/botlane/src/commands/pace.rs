@@ -8,13 +8,14 @@
 //! spawned from where it stopped. That first poll holds up the reading of
 //! the socket for as long as it runs, and a handler that waits would pay a
 //! poll and a box for nothing; so a command whose handler waited, or ran
-//! past [`IN_PLACE_BUDGET`], is spawned at once for its next
-//! [`RECHECK_EVERY`]` - 1` invocations, and polled in place again on the
-//! one after, in case it has changed.
+//! past `IN_PLACE_BUDGET`, is spawned at once for its next
+//! `RECHECK_EVERY - 1` invocations, and polled in place again on the one
+//! after, in case it has changed.
 //!
 //! One per registered command, in the registry: it is read and written
-//! only by dispatch, one push at a time, so the atomic is only there to let
-//! snapshots of the registry be shared.
+//! only by the client's dispatch, one push at a time, so the atomic is
+//! there only because registry snapshots are shared, and a load and a
+//! store suffice.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -22,11 +23,11 @@ use std::time::Duration;
 /// The longest a handler's first poll may run where dispatch stands and
 /// still be polled there next time: about what tokio advises as the most
 /// a task should run between two awaits.
-pub(crate) const IN_PLACE_BUDGET: Duration = Duration::from_micros(50);
+const IN_PLACE_BUDGET: Duration = Duration::from_micros(50);
 
 /// After a handler waited or ran long, one invocation in this many is
 /// polled in place again.
-pub(crate) const RECHECK_EVERY: u32 = 32;
+const RECHECK_EVERY: u32 = 32;
 
 /// The pace of one command's handler.
 #[derive(Debug, Default)]
