@@ -36,6 +36,7 @@ use crate::error::ClientError;
 use crate::events::{EventSender, Events};
 use crate::rest::RestLane;
 use crate::session::{Counters, Session, SessionConfig};
+use crate::throttle::{Throttle, WARN_INTERVAL};
 use crate::transport::{self, tls};
 use crate::wire::{self, OpCode};
 use outbound::SessionOutbound;
@@ -190,6 +191,7 @@ impl<D: Send + Sync + 'static> Client<D> {
             cooldowns: CooldownTracker::default(),
             answers: Arc::new(AnswerGate::new(prefix, rate)),
             handler_timeout: options.handler_timeout,
+            held_up: Throttle::new(WARN_INTERVAL),
         });
         Ok(Self {
             inner: Arc::new(Inner {

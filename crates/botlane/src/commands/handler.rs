@@ -38,7 +38,8 @@ pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<(), BoxError>> + Sen
 /// in [`tokio::task::spawn_blocking`]: a command whose handler waited, or
 /// ran past 50 µs before it finished or waited, is spawned straight away
 /// from then on (and looked at again one invocation in 32), but its first
-/// invocation has held up the reading of the connection meanwhile.
+/// invocation has held up the reading of the connection meanwhile (10 ms
+/// or more of that is logged as a warning naming the command).
 pub struct CommandHandler<D = ()>(Arc<dyn Fn(CommandContext<D>) -> HandlerFuture + Send + Sync>);
 
 impl<D> Clone for CommandHandler<D> {

@@ -35,6 +35,7 @@ use crate::commands::{
     HandlerTimeout, Message, OnError, RegisteredCommand, UserError,
 };
 use crate::events::EventSender;
+use crate::throttle::Throttle;
 
 /// A handler panicked.
 #[derive(Debug, thiserror::Error)]
@@ -77,7 +78,14 @@ pub(crate) struct Runner<D> {
     pub(crate) answers: Arc<AnswerGate>,
     /// The client's handler timeout; a command's own replaces it.
     pub(crate) handler_timeout: Option<Duration>,
+    /// The warning of a handler that blocked where it was polled in place.
+    pub(crate) held_up: Throttle,
 }
+
+/// A poll in place that runs this long is logged: its handler blocked the
+/// thread (past 50 µs, a poll in place only gives its command a task of
+/// its own for a while: `commands/pace.rs`).
+const HELD_UP_WARNING: Duration = Duration::from_millis(10);
 
 /// How the checks, the cooldown and the handler of one invocation ended.
 enum Outcome {
@@ -112,11 +120,34 @@ impl<D: Send + Sync + 'static> Runner<D> {
         // which must not unwind through the connection task.
         let polled = std::panic::catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(&mut cx)));
         let waited = matches!(polled, Ok(Poll::Pending));
-        command.pace.record(waited, started.elapsed());
+        let ran = started.elapsed();
+        command.pace.record(waited, ran);
+        if ran >= HELD_UP_WARNING {
+            self.warn_held_up(&command.decl.name, ran);
+        }
         if waited {
             // Polled again at once by the runtime, with the task's waker,
             // which replaces the no-op one wherever the future waits.
             tokio::spawn(run);
+        }
+    }
+
+    /// Says, at most once per `WARN_INTERVAL` (`throttle.rs`), that a
+    /// handler blocked the task that polled it in place: the user's bug,
+    /// which only the log can point at. The command's name is in the menu,
+    /// not a secret.
+    #[cold]
+    fn warn_held_up(&self, command: &str, ran: Duration) {
+        if let Some(swallowed) = self.held_up.allow() {
+            tracing::warn!(
+                command,
+                ran = %crate::human::duration(ran),
+                swallowed,
+                "a handler ran this long before its first wait, holding up the reading \
+                 of the connection; blocking work belongs in \
+                 tokio::task::spawn_blocking (the command's next invocations get a task \
+                 of their own)"
+            );
         }
     }
 
