@@ -52,6 +52,10 @@ async fn a_handler_that_blocks_where_it_is_polled_in_place_is_named_in_one_warni
         .collect();
     assert_eq!(warnings.len(), 1, "{logs}");
     assert!(warnings[0].contains("WARN"), "{}", warnings[0]);
-    assert!(warnings[0].contains("command=\"crunch\""), "{}", warnings[0]);
+    assert!(
+        warnings[0].contains("command=\"crunch\""),
+        "{}",
+        warnings[0]
+    );
     assert!(warnings[0].contains("spawn_blocking"), "{}", warnings[0]);
 }
