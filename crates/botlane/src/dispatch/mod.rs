@@ -109,28 +109,32 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     /// failure of the argument step reported, what is left to run returned.
     fn on_message(&self, view: MessageView<'_>) -> Step<D> {
         let membership = &self.session.membership;
-        let Some((mut message, sealed_command)) = open_view(membership, &self.outbound, view)
+        let Some(content) = membership.open_content(&view.id, &view.channel_id, &view.content)
         else {
             return Step::Done;
         };
         let me = self.session.bot_id();
         let me = me.as_deref().unwrap_or_default();
         let registry = self.commands.snapshot();
-        let verdict = if same_bot_id(&message.author_id, me) {
+        let verdict = if same_bot_id(&view.author_id, me) {
             Verdict::Plain
         } else {
-            let sidecar = sealed_command.as_deref().and_then(|sealed| {
-                let key = membership.key(&message.channel_id).ok()?;
-                key.open(sealed, message.channel_id.as_bytes()).ok()
+            let sidecar = view.command.as_deref().and_then(|sealed| {
+                let key = membership.key(&view.channel_id).ok()?;
+                key.open(sealed, view.channel_id.as_bytes()).ok()
             });
-            rule::decide(&registry, me, &message, sidecar.as_deref(), &self.prefix)
+            rule::decide(&registry, me, &content, sidecar.as_deref(), &self.prefix)
         };
+        // Built only where it is used: a plain message nobody listens for
+        // never is, its strings stay borrowed from the frame.
+        let message = || message_of(view, content, &self.outbound);
         match verdict {
             Verdict::Plain => {
-                self.emit(|| Event::Message(message));
+                self.emit(|| Event::Message(message()));
                 Step::Done
             }
             Verdict::Invoke(invocation) => {
+                let mut message = message();
                 message.command = Some(invocation.clone());
                 self.emit(|| Event::Message(message.clone()));
                 let data = Arc::clone(&self.runner.data);
@@ -143,6 +147,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 Step::Invoke(ctx)
             }
             Verdict::ParseFailed { name, error } => {
+                let message = message();
                 self.emit(|| Event::Message(message.clone()));
                 let mut failure = CommandError::new(
                     CommandErrorReason::Parse,
@@ -160,6 +165,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 invocation,
                 error,
             } => {
+                let message = message();
                 self.emit(|| Event::Message(message.clone()));
                 let mut failure =
                     CommandError::new(CommandErrorReason::Arguments, name, source, message);
@@ -168,6 +174,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 self.fail_early(&registry, failure)
             }
             Verdict::ConversionPanicked { invocation, panic } => {
+                let message = message();
                 self.emit(|| Event::Message(message.clone()));
                 let mut failure = CommandError::new(
                     CommandErrorReason::Handler,
@@ -239,28 +246,23 @@ pub(crate) fn open_message(
     outbound: &Arc<dyn Outbound>,
     m: wire::WireMessage,
 ) -> Option<Message> {
-    open_view(membership, outbound, MessageView::from(m)).map(|(message, _)| message)
+    let content = membership.open_content(&m.id, &m.channel_id, &m.content)?;
+    Some(message_of(MessageView::from(m), content, outbound))
 }
 
-/// [`open_message`] for a live message, which may borrow from its frame
-/// (copied here, once), and its sealed sidecar, still borrowed.
-fn open_view<'a>(
-    membership: &Membership,
-    outbound: &Arc<dyn Outbound>,
-    view: MessageView<'a>,
-) -> Option<(Message, Option<Cow<'a, str>>)> {
+/// The message of `view` with its opened `content`, answering through
+/// `outbound`. A live message's strings may borrow from its frame: copied
+/// here, once.
+fn message_of(view: MessageView<'_>, content: String, outbound: &Arc<dyn Outbound>) -> Message {
     let MessageView {
         id,
         channel_id,
         author_id,
-        content,
-        command,
         reply_to,
         ..
     } = view;
-    let content = membership.open_content(&id, &channel_id, &content)?;
     let mut message = Message::new(id, channel_id, author_id, content);
     message.reply_to = reply_to.map(Cow::into_owned);
     message.attach(outbound.clone());
-    Some((message, command))
+    message
 }

@@ -21,7 +21,7 @@
 
 use crate::commands::{
     decode_command_data, same_bot_id, usage_line, ArgumentError, CommandInvocation,
-    CommandRegistry, CommandSource, Message, ParseError, RegisteredCommand, TextParseResult,
+    CommandRegistry, CommandSource, ParseError, RegisteredCommand, TextParseResult,
 };
 
 use super::handlers::panic_text;
@@ -49,12 +49,12 @@ pub(super) enum Verdict {
     },
 }
 
-/// Decides for a message from someone else; `sidecar` is the decrypted
-/// sidecar, when there was one and it decrypted.
+/// Decides for a message from someone else, with its opened `content`;
+/// `sidecar` is the decrypted sidecar, when there was one and it decrypted.
 pub(super) fn decide<D>(
     registry: &CommandRegistry<D>,
     me: &str,
-    message: &Message,
+    content: &str,
     sidecar: Option<&[u8]>,
     prefix: &str,
 ) -> Verdict {
@@ -88,7 +88,7 @@ pub(super) fn decide<D>(
             },
         };
     }
-    match registry.parse_from_text(&message.content, Some(prefix)) {
+    match registry.parse_from_text(content, Some(prefix)) {
         TextParseResult::Ok(invocation) => {
             let Some(command) = registry.get(&invocation.name) else {
                 return Verdict::Plain;
