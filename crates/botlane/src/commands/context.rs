@@ -50,8 +50,10 @@ use crate::rest::RestLane;
 /// through [`data`](Self::data), typed, without cloning an `Arc` by hand.
 pub struct CommandContext<D = ()> {
     // Shared, so that dispatch keeps them for a failure report without
-    // copying every invocation's strings.
-    invocation: Arc<CommandInvocation>,
+    // copying every invocation's strings. A context dispatch builds keeps
+    // its invocation only as its message's `command` (`None` here): one
+    // copy, not two; one built by hand keeps the invocation it was given.
+    invocation: Option<Arc<CommandInvocation>>,
     message: Arc<Message>,
     prefix: Option<Arc<str>>,
     server_id: Option<String>,
@@ -75,13 +77,44 @@ impl<D> Clone for CommandContext<D> {
 impl<D> fmt::Debug for CommandContext<D> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CommandContext")
-            .field("invocation", &self.invocation)
+            .field("invocation", self.invocation())
             .field("message", &self.message)
             .field("prefix", &self.prefix)
             .field("server_id", &self.server_id)
             .field("registry", &self.registry.as_ref().map(|r| r.len()))
             .finish_non_exhaustive()
     }
+}
+
+/// What dispatch keeps of a context to report a failure of its
+/// invocation once the handler has consumed the context.
+pub(crate) struct SharedParts {
+    invocation: Option<Arc<CommandInvocation>>,
+    message: Arc<Message>,
+}
+
+impl SharedParts {
+    /// The invocation and the message, copied only if someone else still
+    /// holds them (the handler kept a clone of its context).
+    pub(crate) fn into_parts(self) -> (CommandInvocation, Message) {
+        let message = Arc::unwrap_or_clone(self.message);
+        let invocation = match self.invocation {
+            Some(own) => Arc::unwrap_or_clone(own),
+            None => invocation_of(None, &message).clone(),
+        };
+        (invocation, message)
+    }
+}
+
+/// A context's invocation: its own, else its message's `command`.
+fn invocation_of<'a>(
+    own: Option<&'a CommandInvocation>,
+    message: &'a Message,
+) -> &'a CommandInvocation {
+    own.or(message.command.as_ref()).expect(
+        "a context without its own invocation was built by `dispatched`, which puts it in \
+         the message, and the message is never changed behind its `Arc`",
+    )
 }
 
 impl CommandContext {
@@ -111,10 +144,10 @@ impl CommandContext {
 }
 
 impl<D> CommandContext<D> {
-    /// The context dispatch hands to a handler.
-    pub(crate) fn new(invocation: CommandInvocation, message: Message, data: Arc<D>) -> Self {
+    /// A context that keeps `invocation` beside `message`, as given.
+    fn new(invocation: CommandInvocation, message: Message, data: Arc<D>) -> Self {
         Self {
-            invocation: Arc::new(invocation),
+            invocation: Some(Arc::new(invocation)),
             message: Arc::new(message),
             prefix: None,
             server_id: None,
@@ -157,10 +190,35 @@ impl<D> CommandContext<D> {
         &self.data
     }
 
+    /// The context dispatch hands to a handler: `invocation` becomes the
+    /// message's `command`, and is kept only there.
+    pub(crate) fn dispatched(
+        invocation: CommandInvocation,
+        mut message: Message,
+        data: Arc<D>,
+    ) -> Self {
+        message.command = Some(invocation);
+        Self {
+            invocation: None,
+            message: Arc::new(message),
+            prefix: None,
+            server_id: None,
+            registry: None,
+            data,
+        }
+    }
+
     /// The invocation and the message, shared: what dispatch keeps to
     /// report a failure after the handler consumed the context.
-    pub(crate) fn shared_parts(&self) -> (Arc<CommandInvocation>, Arc<Message>) {
-        (Arc::clone(&self.invocation), Arc::clone(&self.message))
+    pub(crate) fn shared_parts(&self) -> SharedParts {
+        SharedParts {
+            invocation: self.invocation.clone(),
+            message: Arc::clone(&self.message),
+        }
+    }
+
+    fn invocation(&self) -> &CommandInvocation {
+        invocation_of(self.invocation.as_deref(), &self.message)
     }
 
     /// The registry snapshot, shared: what the invocation's task keeps to
@@ -357,17 +415,17 @@ impl<D> CommandContext<D> {
 
     /// The lower-case command name.
     pub fn name(&self) -> &str {
-        &self.invocation.name
+        &self.invocation().name
     }
 
     /// All arguments, coerced to the declared types; unfilled options are absent.
     pub fn args(&self) -> &CommandArgs {
-        &self.invocation.args
+        &self.invocation().args
     }
 
     /// The lane the invocation arrived on.
     pub fn source(&self) -> CommandSource {
-        self.invocation.source
+        self.invocation().source
     }
 
     /// The invoking message.
@@ -404,7 +462,7 @@ impl<D> CommandContext<D> {
     /// assert_eq!(ctx.get("sides"), None);
     /// ```
     pub fn get(&self, name: &str) -> Option<&CommandArgValue> {
-        self.invocation.args.get(name)
+        self.invocation().args.get(name)
     }
 
     /// Option `name` as text: any present value, stringified (integers in
@@ -595,6 +653,33 @@ mod tests {
         assert_eq!(c.message(), &message);
         assert_eq!(c.get("x"), Some(&V::Integer(1)));
         assert_eq!(c.get("y"), None);
+    }
+
+    #[test]
+    fn a_dispatched_context_keeps_its_invocation_only_in_its_message() {
+        let mut args = CommandArgs::new();
+        args.insert("x".into(), V::Integer(1));
+        let invocation = CommandInvocation {
+            name: "ping".into(),
+            args,
+            source: CommandSource::Structured,
+        };
+        let message = Message::new("m9", "c9", "u9", "");
+        let c = CommandContext::dispatched(invocation.clone(), message, Arc::new(()));
+        assert_eq!(c.message().command.as_ref(), Some(&invocation));
+        assert!(c.invocation.is_none(), "one copy, in the message");
+        assert_eq!(
+            (c.name(), c.source(), c.get("x")),
+            ("ping", CommandSource::Structured, Some(&V::Integer(1)))
+        );
+        let (kept, message) = c.shared_parts().into_parts();
+        assert_eq!(kept, invocation);
+        assert_eq!(message.command, Some(invocation.clone()));
+
+        // A context built by hand keeps its own, whatever its message says.
+        let hand = CommandContext::for_test(invocation.clone(), Message::new("m", "c", "u", ""));
+        assert_eq!(hand.message().command, None);
+        assert_eq!(hand.shared_parts().into_parts().0, invocation);
     }
 
     #[test]

@@ -31,8 +31,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::commands::{
     run_checks, AnswerGate, ArgumentError, BoxError, Check, CommandContext, CommandError,
-    CommandErrorReason, CommandInvocation, CommandSettings, CooldownError, CooldownTracker,
-    HandlerTimeout, Message, OnError, RegisteredCommand, UserError,
+    CommandErrorReason, CommandSettings, CooldownError, CooldownTracker, HandlerTimeout, OnError,
+    RegisteredCommand, SharedParts, UserError,
 };
 use crate::events::EventSender;
 use crate::throttle::Throttle;
@@ -188,7 +188,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
         };
         let hooks = self.hooks.load_full();
         let timeout = self.timeout_for(Some(&command.settings));
-        let (invocation, message) = ctx.shared_parts();
+        let shared = ctx.shared_parts();
         // The closures the attempt calls are the application's: a panic in
         // one leaves nothing of ours half-updated (the cooldown tracker
         // holds no lock across them).
@@ -216,7 +216,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
         let on_error = self.on_error_for(Some(&command.settings));
         // Boxed: the failure path's future is large and rare, and the task
         // of every invocation would otherwise be sized for it.
-        Box::pin(self.failed(reason, error, (invocation, message), on_error, timeout)).await;
+        Box::pin(self.failed(reason, error, shared, on_error, timeout)).await;
         drop(permit);
     }
 
@@ -226,19 +226,15 @@ impl<D: Send + Sync + 'static> Runner<D> {
         &self,
         reason: CommandErrorReason,
         error: BoxError,
-        (invocation, message): (Arc<CommandInvocation>, Arc<Message>),
+        shared: SharedParts,
         on_error: OnError<D>,
         timeout: Option<Duration>,
     ) {
-        // The handler's context is gone by now, so these are the last
-        // references: no copy.
-        let invocation = Arc::unwrap_or_clone(invocation);
-        let mut failure = CommandError::new(
-            reason,
-            invocation.name.clone(),
-            invocation.source,
-            Arc::unwrap_or_clone(message),
-        );
+        // The handler's context is gone by now, so the message is not
+        // copied, unless the handler kept a clone of its context.
+        let (invocation, message) = shared.into_parts();
+        let mut failure =
+            CommandError::new(reason, invocation.name.clone(), invocation.source, message);
         failure.invocation = Some(invocation);
         match error.downcast::<ArgumentError>() {
             // An argument error from the handler (`ctx.require`) is the

@@ -134,13 +134,11 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 Step::Done
             }
             Verdict::Invoke(invocation) => {
-                let mut message = message();
-                message.command = Some(invocation.clone());
-                self.emit(|| Event::Message(message.clone()));
                 let data = Arc::clone(&self.runner.data);
-                let mut ctx = CommandContext::new(invocation, message, data)
+                let mut ctx = CommandContext::dispatched(invocation, message(), data)
                     .with_prefix(self.prefix.clone())
                     .with_registry(registry);
+                self.emit(|| Event::Message(ctx.message().clone()));
                 if let Some(server) = membership.server_of(&ctx.message().channel_id) {
                     ctx = ctx.with_server_id(server);
                 }
