@@ -18,13 +18,7 @@ use support::{command_error_event, World, WAIT};
 
 #[tokio::test]
 async fn other_failures_get_a_generic_answer_and_their_text_is_never_logged() {
-    let capture = Capture::default();
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(capture.clone())
-        .try_init()
-        .unwrap();
+    let capture = Capture::install(tracing::Level::TRACE);
 
     let world = World::new().await;
     let client = world.client();

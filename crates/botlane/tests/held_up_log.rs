@@ -18,13 +18,7 @@ use support::{bot_says, World};
 
 #[tokio::test]
 async fn a_handler_that_blocks_where_it_is_polled_in_place_is_named_in_one_warning() {
-    let capture = Capture::default();
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::WARN)
-        .with_ansi(false)
-        .with_writer(capture.clone())
-        .try_init()
-        .unwrap();
+    let capture = Capture::install(tracing::Level::WARN);
 
     let world = World::new().await;
     let client = world.client();

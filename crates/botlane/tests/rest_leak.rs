@@ -31,13 +31,7 @@ fn describe(err: &RestError) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_secret_reaches_a_log_line_a_debug_output_an_error_or_an_http_header() {
-    let capture = Capture::default();
-    tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(capture.clone())
-        .try_init()
-        .unwrap();
+    let capture = Capture::install(tracing::Level::TRACE);
 
     let server = DevServer::start(DevServerConfig::default().bot_rest_credentials(true))
         .await

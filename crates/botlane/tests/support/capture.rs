@@ -12,6 +12,19 @@ use tracing_subscriber::fmt::MakeWriter;
 pub(crate) struct Capture(Arc<Mutex<Vec<u8>>>);
 
 impl Capture {
+    /// Installs the process's global `fmt` subscriber, at `level`, writing
+    /// here (once per test binary: a second call panics).
+    pub(crate) fn install(level: tracing::Level) -> Self {
+        let capture = Self::default();
+        tracing_subscriber::fmt()
+            .with_max_level(level)
+            .with_ansi(false)
+            .with_writer(capture.clone())
+            .try_init()
+            .unwrap();
+        capture
+    }
+
     /// Everything written so far.
     pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
