@@ -56,7 +56,7 @@ pub struct CommandContext<D = ()> {
     invocation: Option<Arc<CommandInvocation>>,
     message: Arc<Message>,
     prefix: Option<Arc<str>>,
-    server_id: Option<String>,
+    server_id: Option<Arc<str>>,
     registry: Option<Arc<CommandRegistry<D>>>,
     data: Arc<D>,
 }
@@ -259,8 +259,15 @@ impl<D> CommandContext<D> {
     /// assert_eq!(ctx.with_server_id("s1").server_id(), Some("s1"));
     /// ```
     #[must_use]
-    pub fn with_server_id(mut self, server_id: impl Into<String>) -> Self {
-        self.server_id = Some(server_id.into());
+    pub fn with_server_id(self, server_id: impl Into<String>) -> Self {
+        self.with_server(Arc::from(server_id.into()))
+    }
+
+    /// [`with_server_id`](Self::with_server_id) with the id shared, as
+    /// dispatch holds it per channel.
+    #[must_use]
+    pub(crate) fn with_server(mut self, server_id: Arc<str>) -> Self {
+        self.server_id = Some(server_id);
         self
     }
 

@@ -140,7 +140,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                     .with_registry(registry);
                 self.emit(|| Event::Message(ctx.message().clone()));
                 if let Some(server) = membership.server_of(&ctx.message().channel_id) {
-                    ctx = ctx.with_server_id(server);
+                    ctx = ctx.with_server(server);
                 }
                 Step::Invoke(ctx)
             }

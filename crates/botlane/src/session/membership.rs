@@ -18,14 +18,29 @@ use std::sync::{Arc, OnceLock, RwLock};
 use crate::crypto::{ChannelKey, WrappedKey};
 use crate::error::ClientError;
 use crate::keystore::Saver;
-use crate::sync::{read, read_lock, write, write_lock};
+use crate::sync::{read_lock, write, write_lock};
 use crate::throttle::{Throttle, WARN_INTERVAL};
 use crate::wire;
+
+/// A channel the bot is in, with its server id shared by the contexts of
+/// its invocations: one copy per channel, not one per invocation.
+#[derive(Debug)]
+struct Joined {
+    info: wire::ChannelInfo,
+    server: Arc<str>,
+}
+
+impl From<wire::ChannelInfo> for Joined {
+    fn from(info: wire::ChannelInfo) -> Self {
+        let server = Arc::from(info.server_id.as_str());
+        Self { info, server }
+    }
+}
 
 /// The bot's channels and the keys it holds for them.
 #[derive(Debug)]
 pub(crate) struct Membership {
-    channels: RwLock<Vec<wire::ChannelInfo>>,
+    channels: RwLock<Vec<Joined>>,
     keys: RwLock<HashMap<String, Arc<ChannelKey>>>,
     /// Opened by the first login; kept by a failed one for the retry.
     keystore: OnceLock<Saver>,
@@ -67,15 +82,18 @@ impl Membership {
 
     /// The channels as of the last `ready` and membership pushes.
     pub(crate) fn channels(&self) -> Vec<wire::ChannelInfo> {
-        read(&self.channels)
+        read_lock(&self.channels)
+            .iter()
+            .map(|c| c.info.clone())
+            .collect()
     }
 
     /// The server a member channel belongs to.
-    pub(crate) fn server_of(&self, channel_id: &str) -> Option<String> {
+    pub(crate) fn server_of(&self, channel_id: &str) -> Option<Arc<str>> {
         read_lock(&self.channels)
             .iter()
-            .find(|c| c.id == channel_id)
-            .map(|c| c.server_id.clone())
+            .find(|c| c.info.id == channel_id)
+            .map(|c| Arc::clone(&c.server))
     }
 
     /// The key of a channel, or [`ClientError::NoChannelKey`].
@@ -117,7 +135,10 @@ impl Membership {
             .filter(|id| !channels.iter().any(|c| &c.id == *id))
             .cloned()
             .collect();
-        write(&self.channels, channels);
+        write(
+            &self.channels,
+            channels.into_iter().map(Joined::from).collect(),
+        );
         self.evict(&gone);
         self.readies.send_modify(|n| *n += 1);
     }
@@ -135,20 +156,22 @@ impl Membership {
     /// Op 34: the bot was added to a channel.
     pub(crate) fn on_added(&self, channel: wire::ChannelInfo) {
         let mut channels = write_lock(&self.channels);
-        match channels.iter_mut().find(|c| c.id == channel.id) {
-            Some(known) => *known = channel,
-            None => channels.push(channel),
+        match channels.iter_mut().find(|c| c.info.id == channel.id) {
+            Some(known) => *known = Joined::from(channel),
+            None => channels.push(Joined::from(channel)),
         }
     }
 
     /// Op 35: the bot was removed from a channel; its key goes too.
     pub(crate) fn on_removed(&self, channel_id: &str) {
-        write_lock(&self.channels).retain(|c| c.id != channel_id);
+        write_lock(&self.channels).retain(|c| c.info.id != channel_id);
         self.evict(&[channel_id.to_owned()]);
     }
 
     fn is_member(&self, channel_id: &str) -> bool {
-        read_lock(&self.channels).iter().any(|c| c.id == channel_id)
+        read_lock(&self.channels)
+            .iter()
+            .any(|c| c.info.id == channel_id)
     }
 
     /// Op 50: unwraps a channel key pushed to us and keeps it in memory and
