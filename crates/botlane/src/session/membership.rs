@@ -22,18 +22,32 @@ use crate::sync::{read_lock, write, write_lock};
 use crate::throttle::{Throttle, WARN_INTERVAL};
 use crate::wire;
 
-/// A channel the bot is in, with its server id shared by the contexts of
+/// A channel the bot is in. Its server id is shared by the contexts of
 /// its invocations: one copy per channel, not one per invocation.
 #[derive(Debug)]
 struct Joined {
-    info: wire::ChannelInfo,
+    id: String,
     server: Arc<str>,
+    name: String,
 }
 
 impl From<wire::ChannelInfo> for Joined {
     fn from(info: wire::ChannelInfo) -> Self {
-        let server = Arc::from(info.server_id.as_str());
-        Self { info, server }
+        Self {
+            id: info.id,
+            server: info.server_id.into(),
+            name: info.name,
+        }
+    }
+}
+
+impl From<&Joined> for wire::ChannelInfo {
+    fn from(joined: &Joined) -> Self {
+        Self {
+            id: joined.id.clone(),
+            server_id: joined.server.to_string(),
+            name: joined.name.clone(),
+        }
     }
 }
 
@@ -84,7 +98,7 @@ impl Membership {
     pub(crate) fn channels(&self) -> Vec<wire::ChannelInfo> {
         read_lock(&self.channels)
             .iter()
-            .map(|c| c.info.clone())
+            .map(wire::ChannelInfo::from)
             .collect()
     }
 
@@ -92,7 +106,7 @@ impl Membership {
     pub(crate) fn server_of(&self, channel_id: &str) -> Option<Arc<str>> {
         read_lock(&self.channels)
             .iter()
-            .find(|c| c.info.id == channel_id)
+            .find(|c| c.id == channel_id)
             .map(|c| Arc::clone(&c.server))
     }
 
@@ -156,7 +170,7 @@ impl Membership {
     /// Op 34: the bot was added to a channel.
     pub(crate) fn on_added(&self, channel: wire::ChannelInfo) {
         let mut channels = write_lock(&self.channels);
-        match channels.iter_mut().find(|c| c.info.id == channel.id) {
+        match channels.iter_mut().find(|c| c.id == channel.id) {
             Some(known) => *known = Joined::from(channel),
             None => channels.push(Joined::from(channel)),
         }
@@ -164,14 +178,12 @@ impl Membership {
 
     /// Op 35: the bot was removed from a channel; its key goes too.
     pub(crate) fn on_removed(&self, channel_id: &str) {
-        write_lock(&self.channels).retain(|c| c.info.id != channel_id);
+        write_lock(&self.channels).retain(|c| c.id != channel_id);
         self.evict(&[channel_id.to_owned()]);
     }
 
     fn is_member(&self, channel_id: &str) -> bool {
-        read_lock(&self.channels)
-            .iter()
-            .any(|c| c.info.id == channel_id)
+        read_lock(&self.channels).iter().any(|c| c.id == channel_id)
     }
 
     /// Op 50: unwraps a channel key pushed to us and keeps it in memory and
