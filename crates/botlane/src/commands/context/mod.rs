@@ -137,15 +137,16 @@ impl CommandContext {
     /// assert_eq!(ctx.message().content, "/roll 2");
     /// ```
     pub fn for_test(invocation: CommandInvocation, message: Message) -> Self {
-        Self::new(invocation, message, Arc::new(()))
+        Self::new(Some(invocation), message, Arc::new(()))
     }
 }
 
 impl<D> CommandContext<D> {
-    /// A context that keeps `invocation` beside `message`, as given.
-    fn new(invocation: CommandInvocation, message: Message, data: Arc<D>) -> Self {
+    /// A context that keeps `invocation` beside `message`, as given, or
+    /// reads the message's `command` without one.
+    fn new(invocation: Option<CommandInvocation>, message: Message, data: Arc<D>) -> Self {
         Self {
-            invocation: Some(Arc::new(invocation)),
+            invocation: invocation.map(Arc::new),
             message: Arc::new(message),
             prefix: None,
             server_id: None,
@@ -176,7 +177,7 @@ impl<D> CommandContext<D> {
     /// assert_eq!(ctx.data().rolls.load(Ordering::Relaxed), 1);
     /// ```
     pub fn for_test_with_data(invocation: CommandInvocation, message: Message, data: D) -> Self {
-        Self::new(invocation, message, Arc::new(data))
+        Self::new(Some(invocation), message, Arc::new(data))
     }
 
     /// The client's shared state, as given to
@@ -196,14 +197,7 @@ impl<D> CommandContext<D> {
         data: Arc<D>,
     ) -> Self {
         message.command = Some(invocation);
-        Self {
-            invocation: None,
-            message: Arc::new(message),
-            prefix: None,
-            server_id: None,
-            registry: None,
-            data,
-        }
+        Self::new(None, message, data)
     }
 
     /// The invocation and the message, shared: what dispatch keeps to
