@@ -446,7 +446,11 @@ async fn finish(sink: &mut SplitSink<Socket, WsMessage>, close: Close) {
 /// Routes one text frame; `Err` when the session cannot take the push.
 fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) -> Result<(), String> {
     let warnings = inbound.warnings();
-    let frame = match wire::decode_frame_with(text, ByOpcode) {
+    let mut message = None;
+    let seed = ByOpcode {
+        message: &mut message,
+    };
+    let frame = match wire::decode_frame_with(text, seed) {
         Ok(frame) => frame,
         // Only a push's payload is decoded here (a reply's waits for its
         // caller), so only a push's can be of the wrong shape; a reply's
@@ -470,8 +474,13 @@ fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) -> R
         tracing::debug!(op = frame.op, bytes = text.len(), "frame received");
     }
     let d = match frame.payload {
-        Routed::Message(message) => return inbound.message(message),
-        Routed::Push(push) => return inbound.push(push),
+        Routed::Message => {
+            return match message {
+                Some(message) => inbound.message(message),
+                None => unreachable!("a frame read as a message leaves its view in the slot"),
+            }
+        }
+        Routed::Push(push) => return inbound.push(*push),
         Routed::Reply(d) => d,
         Routed::Unknown => {
             if let Some(swallowed) = warnings.unknown_opcode.allow() {

@@ -16,18 +16,26 @@ use serde_json::value::RawValue;
 use super::connection::Push;
 use crate::wire::{self, OpCode, PayloadSeed};
 
-/// What a frame turned out to be.
+/// What a frame turned out to be. Small, as it is handed up through
+/// every layer of the envelope's reading: a message push's view (152
+/// bytes) goes straight to the slot of [`ByOpcode`], a control push
+/// (rare) is boxed. Returned by value, the view was copied at each layer,
+/// a tenth of the connection task's time (docs/benchmarks.md, stage 7).
 pub(super) enum Routed<'a> {
-    Message(MessageView<'a>),
-    Push(Push),
+    /// In the slot given to [`ByOpcode`].
+    Message,
+    Push(Box<Push>),
     Reply(&'a RawValue),
     Unknown,
 }
 
-/// Chooses the payload type by opcode.
-pub(super) struct ByOpcode;
+/// Chooses the payload type by opcode; a message push's view is put in
+/// `message`.
+pub(super) struct ByOpcode<'s, 'de> {
+    pub(super) message: &'s mut Option<MessageView<'de>>,
+}
 
-impl<'de> PayloadSeed<'de> for ByOpcode {
+impl<'de> PayloadSeed<'de> for ByOpcode<'_, 'de> {
     type Value = Routed<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, op: u16, d: D) -> Result<Routed<'de>, D::Error> {
@@ -40,7 +48,8 @@ impl<'de> PayloadSeed<'de> for ByOpcode {
         let push = match op {
             OpCode::Ready => Push::Ready(wire::Ready::deserialize(d)?),
             OpCode::MessageCreate => {
-                return MessageCreateView::deserialize(d).map(|m| Routed::Message(m.message))
+                *self.message = Some(MessageCreateView::deserialize(d)?.message);
+                return Ok(Routed::Message);
             }
             OpCode::ChannelKey => Push::ChannelKey(wire::ChannelKeyPush::deserialize(d)?),
             OpCode::ChannelAdded => Push::ChannelAdded(wire::ChannelAdded::deserialize(d)?.channel),
@@ -50,7 +59,7 @@ impl<'de> PayloadSeed<'de> for ByOpcode {
             // Op 33 (and a push opcode added later): checked for shape only.
             _ => wire::Notification::deserialize(d).map(|_| Push::Notification)?,
         };
-        Ok(Routed::Push(push))
+        Ok(Routed::Push(Box::new(push)))
     }
 }
 
@@ -80,8 +89,12 @@ pub(crate) struct MessageView<'a> {
 /// not read. For the fuzz law that this reading and `WireMessage`'s agree.
 #[cfg(feature = "fuzzing")]
 pub(crate) fn read_message(text: &str) -> Option<wire::WireMessage> {
-    match wire::decode_frame_with(text, ByOpcode).ok()?.payload {
-        Routed::Message(message) => Some(message.into_owned()),
+    let mut message = None;
+    let seed = ByOpcode {
+        message: &mut message,
+    };
+    match wire::decode_frame_with(text, seed).ok()?.payload {
+        Routed::Message => message.map(MessageView::into_owned),
         Routed::Push(_) | Routed::Reply(_) | Routed::Unknown => None,
     }
 }
