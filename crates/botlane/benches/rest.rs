@@ -19,6 +19,11 @@
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::print_stdout)]
 
+// Only `row_of` is used here: the REST lane's row names no WebSocket crate.
+#[allow(dead_code)]
+#[path = "support/bench_table.rs"]
+mod bench_table;
+
 use std::time::{Duration, Instant};
 
 use botlane::rest::Method;
@@ -148,9 +153,19 @@ fn bench(c: &mut Criterion) {
         bare.push(start.elapsed());
     }
     let (lane, bare) = (median(lane), median(bare));
-    println!(
-        "rest_json interleaved pairs: lane {lane:?}, raw {bare:?}, median ratio {:.3}",
-        lane.as_secs_f64() / bare.as_secs_f64()
+    let ratio = lane.as_secs_f64() / bare.as_secs_f64();
+    println!("rest_json interleaved pairs: lane {lane:?}, raw {bare:?}, median ratio {ratio:.3}");
+    bench_table::row_of(
+        "— (http)",
+        "cargo bench -p botlane --bench rest",
+        "rest.json, credential cached: 2,000 interleaved pairs (lane call, raw call)",
+        &format!("{:.2} µs", lane.as_secs_f64() * 1e6),
+        &format!(
+            "bare reqwest, same route: {:.2} µs",
+            bare.as_secs_f64() * 1e6
+        ),
+        &format!("{ratio:.2}×"),
+        "≤ 1.10×",
     );
 
     let mut group = c.benchmark_group("rest_first_calls");

@@ -21,6 +21,20 @@ pub(crate) fn row(
     ratio: &str,
     goal: &str,
 ) {
+    row_of(WEBSOCKET, command, measure, figure, baseline, ratio, goal);
+}
+
+/// [`row`] for a bench whose figures involve `crates` instead of
+/// [`WEBSOCKET`].
+pub(crate) fn row_of(
+    crates: &str,
+    command: &str,
+    measure: &str,
+    figure: &str,
+    baseline: &str,
+    ratio: &str,
+    goal: &str,
+) {
     let Some(path) = std::env::var_os(TABLE_ENV) else {
         return;
     };
@@ -29,7 +43,7 @@ pub(crate) fn row(
         .and_then(|l| l.split_whitespace().next().map(str::to_owned))
         .unwrap_or_else(|| "?".to_owned());
     let line = [
-        command, measure, figure, baseline, ratio, goal, &load, WEBSOCKET,
+        command, measure, figure, baseline, ratio, goal, &load, crates,
     ]
     .join("\t");
     let mut file = std::fs::OpenOptions::new()
