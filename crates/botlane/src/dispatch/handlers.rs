@@ -106,16 +106,15 @@ impl<D: Send + Sync + 'static> Runner<D> {
         let Some(command) = registry.get(ctx.name()) else {
             return;
         };
-        let run = Arc::clone(self).run(ctx, permit);
         if !command.pace.poll_in_place() {
-            tokio::spawn(run);
+            tokio::spawn(Arc::clone(self).run(ctx, permit, None));
             return;
         }
+        let started = Instant::now();
         // Boxed before the poll: a polled future must not move, and the
         // box is what the task holds if it has to be spawned.
-        let mut run = Box::pin(run);
+        let mut run = Box::pin(Arc::clone(self).run(ctx, permit, Some(started)));
         let mut cx = Context::from_waker(Waker::noop());
-        let started = Instant::now();
         // `run` catches the handler's panics; this catches an error hook's,
         // which must not unwind through the connection task.
         let polled = std::panic::catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(&mut cx)));
@@ -177,9 +176,16 @@ impl<D: Send + Sync + 'static> Runner<D> {
         self.handlers.clone().try_acquire_owned().ok()
     }
 
-    /// The checks, the cooldown and the handler under the timeout; then the
-    /// failure, if any, reported and its hook run, still under the permit.
-    async fn run(self: Arc<Self>, ctx: CommandContext<D>, permit: OwnedSemaphorePermit) {
+    /// The checks, the cooldown and the handler under the timeout, which
+    /// counts from `began` (the clock read just before a poll in place) or
+    /// from the first poll; then the failure, if any, reported and its hook
+    /// run, still under the permit.
+    async fn run(
+        self: Arc<Self>,
+        ctx: CommandContext<D>,
+        permit: OwnedSemaphorePermit,
+        began: Option<Instant>,
+    ) {
         let Some(registry) = ctx.registry_arc() else {
             return;
         };
@@ -189,15 +195,38 @@ impl<D: Send + Sync + 'static> Runner<D> {
         let hooks = self.hooks.load_full();
         let timeout = self.timeout_for(Some(&command.settings));
         let shared = ctx.shared_parts();
-        // The closures the attempt calls are the application's: a panic in
-        // one leaves nothing of ours half-updated (the cooldown tracker
-        // holds no lock across them).
-        let attempt = AssertUnwindSafe(self.attempt(ctx, &hooks.checks, command)).catch_unwind();
-        let ended = match timeout {
-            // On the deadline the attempt (with the handler's future) is
-            // dropped here, before anything is reported.
-            Some(limit) => tokio::time::timeout(limit, attempt).await.ok(),
-            None => Some(attempt.await),
+        // On the deadline the attempt (with the handler's future) is
+        // dropped at the end of this block, before anything is reported.
+        let ended = {
+            // The closures the attempt calls are the application's: a panic
+            // in one leaves nothing of ours half-updated (the cooldown
+            // tracker holds no lock across them).
+            let attempt = AssertUnwindSafe(self.attempt(ctx, &hooks.checks, command));
+            let mut attempt = std::pin::pin!(attempt.catch_unwind());
+            match timeout {
+                Some(limit) => {
+                    let began = began.unwrap_or_else(Instant::now);
+                    // Set only once the attempt waits: most finish at their
+                    // first poll, and a timer set for nothing costs a clock
+                    // read and a runtime lookup (docs/benchmarks.md, stage
+                    // 7). Boxed, so that the future of every invocation is
+                    // not sized for it.
+                    let mut timer = None;
+                    std::future::poll_fn(|cx| {
+                        if let Poll::Ready(done) = attempt.as_mut().poll(cx) {
+                            return Poll::Ready(Some(done));
+                        }
+                        // On the runtime's clock (which a test may pause),
+                        // less what the attempt took before it first waited.
+                        let timer = timer.get_or_insert_with(|| {
+                            Box::pin(tokio::time::sleep(limit.saturating_sub(began.elapsed())))
+                        });
+                        timer.as_mut().poll(cx).map(|()| None)
+                    })
+                    .await
+                }
+                None => Some(attempt.await),
+            }
         };
         let (reason, error) = match ended {
             Some(Ok(Outcome::Done)) => return,
