@@ -371,25 +371,25 @@ fn measure(batches: usize) {
          {:.0} bytes logged in and idle",
         built_held, idle_held
     );
-    let command = "cargo bench -p botlane --bench dispatch_allocs";
-    bench_table::row(
-        command,
+    let table = bench_table::Table::new(
+        "cargo bench -p botlane --bench dispatch_allocs",
+        bench_table::WEBSOCKET,
+    );
+    table.row(
         "allocations per dispatched message (half plain, half /tick)",
         &format!("{:.1}", mixed.allocations),
         &format!("raw receiver {:.1} per frame", raw.allocations),
         "—",
         "halve the before figure",
     );
-    bench_table::row(
-        command,
+    table.row(
         "bytes allocated per dispatched message (half plain, half /tick)",
         &format!("{:.0}", mixed.bytes),
         &format!("raw receiver {:.0} per frame", raw.bytes),
         "—",
         "— (information)",
     );
-    bench_table::row(
-        command,
+    table.row(
         "bytes allocated by Client::new (before login)",
         &format!(
             "{:.0} KiB in {:.0} allocations",
@@ -400,8 +400,7 @@ fn measure(batches: usize) {
         "—",
         "— (information)",
     );
-    bench_table::row(
-        command,
+    table.row(
         &format!("heap held per idle session ({idle_clients} bots after a first one)"),
         &format!(
             "{:.1} KiB ({:.1} KiB before login)",

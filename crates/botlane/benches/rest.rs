@@ -19,7 +19,7 @@
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::print_stdout)]
 
-// Only `row_of` is used here: the REST lane's row names no WebSocket crate.
+// `WEBSOCKET` is not used here: the REST lane's row names no WebSocket crate.
 #[allow(dead_code)]
 #[path = "support/bench_table.rs"]
 mod bench_table;
@@ -155,9 +155,7 @@ fn bench(c: &mut Criterion) {
     let (lane, bare) = (median(lane), median(bare));
     let ratio = lane.as_secs_f64() / bare.as_secs_f64();
     println!("rest_json interleaved pairs: lane {lane:?}, raw {bare:?}, median ratio {ratio:.3}");
-    bench_table::row_of(
-        "— (http)",
-        "cargo bench -p botlane --bench rest",
+    bench_table::Table::new("cargo bench -p botlane --bench rest", "— (http)").row(
         "rest.json, credential cached: 2,000 interleaved pairs (lane call, raw call)",
         &format!("{:.2} µs", lane.as_secs_f64() * 1e6),
         &format!(

@@ -375,9 +375,11 @@ fn report(mut figures: Figures) {
         median.as_secs_f64() * 1000.0
     );
 
-    let command = "cargo bench -p botlane --bench scale";
-    bench_table::row(
-        command,
+    let table = bench_table::Table::new(
+        "cargo bench -p botlane --bench scale",
+        bench_table::WEBSOCKET,
+    );
+    table.row(
         &format!("create {bots} keystores beforehand (first run)"),
         &format!(
             "{:.2} ms each ({:.1} s)",
@@ -388,8 +390,7 @@ fn report(mut figures: Figures) {
         "—",
         "— (information)",
     );
-    bench_table::row(
-        command,
+    table.row(
         &format!("log in {bots} bots, {CONCURRENCY} at a time (keystores existing)"),
         &format!(
             "{:.2} s (Client::new {:.2} ms each)",
@@ -400,24 +401,21 @@ fn report(mut figures: Figures) {
         &format!("{ratio:.2}×"),
         "≤ 2×",
     );
-    bench_table::row(
-        command,
+    table.row(
         &format!("resident memory per idle session ({bots} bots)"),
         &format!("{idle_kib} KiB ({built_kib} KiB before login)"),
         "—",
         "—",
         "≤ 64 KiB",
     );
-    bench_table::row(
-        command,
+    table.row(
         &format!("dispatch: one /tick to each of {bots} bots, pipelined"),
         &format!("{throughput:.0} messages/s"),
         "—",
         "—",
         "— (information)",
     );
-    bench_table::row(
-        command,
+    table.row(
         &format!("first run of {bots} bots with in-memory keystores (keystore_in_memory): login"),
         &format!("{:.2} s", in_memory_login.as_secs_f64()),
         &format!(
