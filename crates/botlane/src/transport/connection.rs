@@ -268,7 +268,8 @@ async fn read_loop(
     // The silence is counted from the same moment as before, when reading
     // finds nothing more.
     let mut idle = std::pin::pin!(tokio::time::sleep(settings.idle_timeout));
-    // The timer counts from the last time reading found nothing.
+    // Whether the timer was set since the last frame: it counts from the
+    // first time reading found nothing after one.
     let mut armed = true;
     loop {
         let next = std::future::poll_fn(|cx| {

@@ -19,8 +19,8 @@ use crate::wire::{self, OpCode, PayloadSeed};
 /// What a frame turned out to be. Small, as it is handed up through
 /// every layer of the envelope's reading: a message push's view (152
 /// bytes) goes straight to the slot of [`ByOpcode`], a control push
-/// (rare) is boxed. Returned by value, the view was copied at each layer,
-/// a tenth of the connection task's time (docs/benchmarks.md, stage 7).
+/// (rare) is boxed. Returned by value, the view was copied at each layer:
+/// about 7 % of the connection task's time (docs/benchmarks.md, stage 7).
 pub(super) enum Routed<'a> {
     /// In the slot given to [`ByOpcode`].
     Message,
