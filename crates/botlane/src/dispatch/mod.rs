@@ -109,7 +109,8 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     /// failure of the argument step reported, what is left to run returned.
     fn on_message(&self, view: MessageView<'_>) -> Step<D> {
         let membership = &self.session.membership;
-        let Some(content) = membership.open_content(&view.id, &view.channel_id, &view.content)
+        let Some((content, key)) =
+            membership.open_content(&view.id, &view.channel_id, &view.content)
         else {
             return Step::Done;
         };
@@ -119,10 +120,10 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         let verdict = if same_bot_id(&view.author_id, me) {
             Verdict::Plain
         } else {
-            let sidecar = view.command.as_deref().and_then(|sealed| {
-                let key = membership.key(&view.channel_id).ok()?;
-                key.open(sealed, view.channel_id.as_bytes()).ok()
-            });
+            let sidecar = view
+                .command
+                .as_deref()
+                .and_then(|sealed| key.open(sealed, view.channel_id.as_bytes()).ok());
             rule::decide(&registry, me, &content, sidecar.as_deref(), &self.prefix)
         };
         // Built only where it is used: a plain message nobody listens for
@@ -244,7 +245,7 @@ pub(crate) fn open_message(
     outbound: &Arc<dyn Outbound>,
     m: wire::WireMessage,
 ) -> Option<Message> {
-    let content = membership.open_content(&m.id, &m.channel_id, &m.content)?;
+    let (content, _) = membership.open_content(&m.id, &m.channel_id, &m.content)?;
     Some(message_of(MessageView::from(m), content, outbound))
 }
 

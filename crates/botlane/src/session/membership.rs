@@ -120,9 +120,15 @@ impl Membership {
             })
     }
 
-    /// The plaintext of a relayed message; `None` (with a rate-limited
+    /// The plaintext of a relayed message, and the key that opened it (its
+    /// sidecar, if any, opens with the same); `None` (with a rate-limited
     /// warning) when there is no key or it does not decrypt.
-    pub(crate) fn open_content(&self, id: &str, channel_id: &str, sealed: &str) -> Option<String> {
+    pub(crate) fn open_content(
+        &self,
+        id: &str,
+        channel_id: &str,
+        sealed: &str,
+    ) -> Option<(String, Arc<ChannelKey>)> {
         let Ok(key) = self.key(channel_id) else {
             if let Some(swallowed) = self.no_key.allow() {
                 tracing::warn!(channel = %channel_id, swallowed, "dropping a message: no key for its channel");
@@ -138,7 +144,7 @@ impl Membership {
                 tracing::warn!(message = %id, swallowed, "dropping a message whose content does not decrypt");
             }
         }
-        content
+        Some((content?, key))
     }
 
     /// A new session's `ready`: the full membership list. Keys of channels
