@@ -255,6 +255,9 @@ mod admin;
 mod body;
 mod config;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod limits;
 mod listener;
 mod playground;

@@ -4,7 +4,7 @@
 pub(crate) mod connection;
 pub(crate) mod dispatch;
 pub(crate) mod emoji;
-mod envelope;
+pub(crate) mod envelope;
 mod handlers;
 mod upgrade;
 

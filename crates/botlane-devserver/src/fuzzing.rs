@@ -1,0 +1,211 @@
+//! The checks behind the devserver's fuzz targets (`fuzz/`), each panicking
+//! when an invariant fails. Compiled only with the `fuzzing` feature (the
+//! fuzz crate and this crate's own tests enable it, to run the committed
+//! corpora); outside the stability promise.
+
+use std::collections::HashSet;
+
+use botlane_proto::{decode_frame, decode_payload, OpCode};
+use tokio::sync::watch;
+
+use crate::config::{AccountConfig, ChannelConfig, DevServerConfig, ServerConfig};
+use crate::realtime::dispatch::{handle_text, Flow};
+use crate::realtime::envelope::read_envelope;
+use crate::state::{outbox, Outbound, OutboxReader, State, Termination};
+
+/// The bot's login token in [`check_realtime_frames`].
+pub const FUZZ_BOT_TOKEN: &str = "fuzz-bot-token-5b1e9c";
+/// The human's login token in [`check_realtime_frames`].
+pub const FUZZ_USER_TOKEN: &str = "fuzz-user-token-8d04a7";
+/// The id of the bot account.
+pub const FUZZ_BOT_ID: &str = "00000000-0000-4000-8000-00000000b071";
+/// The id of the human account.
+pub const FUZZ_USER_ID: &str = "00000000-0000-4000-8000-000000005e12";
+/// The id of the channel both are members of.
+pub const FUZZ_CHANNEL_ID: &str = "00000000-0000-4000-8000-0000000c4a11";
+/// The byte that separates the frames of one input. It never occurs in
+/// UTF-8, so every text frame can be written between two of them.
+pub const FRAME_SEPARATOR: u8 = 0xff;
+
+/// What one run of [`check_realtime_frames`] went through, so that the
+/// corpus test can tell that its seeds reach the checks.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct FramesRun {
+    /// Frames handed to the service.
+    pub handled: usize,
+    /// Frames answered on their own opcode (the connection stayed open).
+    pub answered: usize,
+    /// Connections the service closed.
+    pub closed: usize,
+    /// Logins that succeeded.
+    pub logins: usize,
+    /// One-time REST secrets the service handed out.
+    pub secrets: usize,
+}
+
+/// One open connection of the fuzzed state.
+struct Peer {
+    id: u64,
+    reader: OutboxReader,
+    kill: watch::Receiver<Option<Termination>>,
+}
+
+/// Feeds text frames to the service's frame handler, as two connections of
+/// a fixed world (a bot and a human sharing a channel, REST minting on).
+///
+/// The input is a list of frames separated by [`FRAME_SEPARATOR`]; a frame's
+/// first byte picks the connection (even: the first, odd: the second) and
+/// the rest is its text (lossy UTF-8). Nothing may panic, and:
+/// - every frame the service queues is a frame a client can decode;
+/// - a frame whose envelope the service can read and that does not close
+///   the connection gets at least one frame back on its own opcode (no
+///   request is left without an answer);
+/// - no login reply holds a login token, and neither a login token nor a
+///   one-time REST secret reaches the service's frame records.
+pub fn check_realtime_frames(input: &[u8]) -> FramesRun {
+    let config = DevServerConfig::default()
+        .bot(AccountConfig::new("fuzzbot", FUZZ_BOT_TOKEN).id(FUZZ_BOT_ID))
+        .user(AccountConfig::new("fuzzuser", FUZZ_USER_TOKEN).id(FUZZ_USER_ID))
+        .server(
+            ServerConfig::new("fuzz").channel(
+                ChannelConfig::new("general")
+                    .id(FUZZ_CHANNEL_ID)
+                    .member("fuzzbot")
+                    .member("fuzzuser"),
+            ),
+        )
+        .bot_rest_credentials(true);
+    let mut state = State::from_config(&config).expect("the fixed fuzz world is a valid config");
+    let mut peers: Vec<Option<Peer>> = (0..2).map(|_| Some(connect(&mut state))).collect();
+    let mut secrets = HashSet::new();
+    let mut run = FramesRun::default();
+    for frame in input.split(|&b| b == FRAME_SEPARATOR) {
+        let Some((&pick, text)) = frame.split_first() else {
+            continue;
+        };
+        let slot = usize::from(pick % 2);
+        let Some(id) = peers[slot].as_ref().map(|peer| peer.id) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(text);
+        let flow = handle_text(&mut state, id, &text);
+        run.handled += 1;
+        let mut answered = Vec::new();
+        for (index, peer) in peers.iter_mut().enumerate() {
+            let Some(open) = peer else { continue };
+            let closed = drain(open, &mut secrets, |op| {
+                if index == slot {
+                    answered.push(op);
+                }
+            });
+            let killed = open.kill.borrow().is_some();
+            if closed || killed {
+                state.disconnect(open.id);
+                *peer = None;
+            }
+        }
+        if let Flow::Close { .. } = flow {
+            if let Some(open) = peers[slot].take() {
+                state.disconnect(open.id);
+            }
+            run.closed += 1;
+        } else {
+            run.logins += usize::from(flow == Flow::LoggedIn);
+            let op = read_envelope(&text)
+                .expect("a frame whose envelope cannot be read closes its connection")
+                .op;
+            assert!(
+                answered.contains(&op),
+                "no answer on opcode {op} to {text:?} (answers on {answered:?})"
+            );
+            run.answered += 1;
+        }
+    }
+    run.secrets = secrets.len();
+    for record in state.frames.items() {
+        for secret in [FUZZ_BOT_TOKEN, FUZZ_USER_TOKEN]
+            .into_iter()
+            .chain(secrets.iter().map(String::as_str))
+        {
+            if record.opcode == Some(OpCode::Login.code())
+                || record.opcode == Some(OpCode::RestMint.code())
+            {
+                assert!(
+                    !record.payload.contains(secret),
+                    "a secret reached the record of opcode {:?}",
+                    record.opcode
+                );
+            }
+        }
+    }
+    run
+}
+
+/// A new connection in the pre-login pool.
+fn connect(state: &mut State) -> Peer {
+    let (queue, reader, _backlog) = outbox(state.limits.outbound_queue_bytes);
+    let (kill, watched) = watch::channel(None);
+    let id = state
+        .connect(queue, kill)
+        .expect("the pre-login pool has room for two connections");
+    Peer {
+        id,
+        reader,
+        kill: watched,
+    }
+}
+
+/// Takes what the service queued for `peer`, checking each frame and
+/// passing its opcode to `seen`; true when a close was queued.
+fn drain(peer: &mut Peer, secrets: &mut HashSet<String>, mut seen: impl FnMut(u16)) -> bool {
+    let mut closed = false;
+    while let Some(item) = peer.reader.try_recv() {
+        match item {
+            Outbound::Frame(text) => {
+                peer.reader.release(text.len());
+                let frame = decode_frame(&text)
+                    .unwrap_or_else(|e| panic!("the service queued an undecodable frame: {e}"));
+                if frame.op == OpCode::Login.code() {
+                    assert!(
+                        !text.contains(FUZZ_BOT_TOKEN) && !text.contains(FUZZ_USER_TOKEN),
+                        "a login reply holds a token"
+                    );
+                }
+                if frame.op == OpCode::RestMint.code() {
+                    if let Ok(botlane_proto::payload::RestMintReply {
+                        secret: Some(secret),
+                        ..
+                    }) = decode_payload(frame.op, frame.d)
+                    {
+                        secrets.insert(secret);
+                    }
+                }
+                seen(frame.op);
+            }
+            Outbound::Close { .. } => closed = true,
+        }
+    }
+    closed
+}
+
+/// Reads arbitrary text as a devserver configuration file and builds the
+/// service's state from it: errors, never a panic, and an error never
+/// quotes a login token. (Only tokens of eight bytes or more that occur
+/// once in the text are looked for: a shorter or repeated one may also be
+/// a name the error rightly names.)
+pub fn check_config(input: &[u8]) {
+    let text = String::from_utf8_lossy(input);
+    let Ok(config) = DevServerConfig::from_json_str(&text) else {
+        return;
+    };
+    let Err(error) = State::from_config(&config) else {
+        return;
+    };
+    let shown = format!("{error} {error:?}");
+    for account in config.bots.iter().chain(&config.users) {
+        let token = account.token.as_str();
+        if token.len() >= 8 && text.matches(token).count() == 1 {
+            assert!(!shown.contains(token), "a config error quotes a token");
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! Runs every seed of the devserver's fuzz targets (`fuzz/corpus/<target>/`)
+//! through the same check as the target, so the corpora run in `cargo test`
+//! without a nightly toolchain.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use botlane_devserver::fuzzing::{check_config, check_realtime_frames, FramesRun};
+
+/// The seeds of `fuzz/corpus/<target>/`, sorted, at least ten.
+fn seeds(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus")
+        .join(target);
+    let mut files: Vec<_> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("corpus {}: {e}", dir.display()))
+        .map(|entry| entry.expect("a readable corpus entry").path())
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 10,
+        "corpus {target} has {} seeds",
+        files.len()
+    );
+    files
+        .into_iter()
+        .map(|file| {
+            let input = fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            (file, input)
+        })
+        .collect()
+}
+
+#[test]
+fn realtime_frames_corpus() {
+    let mut total = FramesRun::default();
+    for (file, input) in seeds("realtime_frames") {
+        let run = std::panic::catch_unwind(|| check_realtime_frames(&input))
+            .unwrap_or_else(|_| panic!("realtime_frames failed on seed {}", file.display()));
+        total.handled += run.handled;
+        total.answered += run.answered;
+        total.closed += run.closed;
+        total.logins += run.logins;
+        total.secrets += run.secrets;
+    }
+    // The seeds reach every check: answers, closes, logins of both
+    // accounts, and REST secrets whose absence from the records is checked.
+    assert!(total.handled >= 40, "{total:?}");
+    assert!(total.answered >= 30, "{total:?}");
+    assert!(total.closed >= 5, "{total:?}");
+    assert!(total.logins >= 10, "{total:?}");
+    assert!(total.secrets >= 2, "{total:?}");
+}
+
+#[test]
+fn realtime_frames_reach_a_logged_in_state() {
+    let login = |token: &str| {
+        format!(
+            r#"0{{"op":10,"d":{{"token":"{token}","public_key":"CQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=","client":"t"}}}}"#
+        )
+    };
+    let mut input = login(botlane_devserver::fuzzing::FUZZ_BOT_TOKEN).into_bytes();
+    input.push(botlane_devserver::fuzzing::FRAME_SEPARATOR);
+    input.extend_from_slice(br#"0{"op":638,"d":{}}"#);
+    let run = check_realtime_frames(&input);
+    assert_eq!(
+        run,
+        FramesRun {
+            handled: 2,
+            answered: 2,
+            closed: 0,
+            logins: 1,
+            secrets: 1,
+        }
+    );
+}
+
+#[test]
+fn devserver_config_corpus() {
+    for (file, input) in seeds("devserver_config") {
+        let outcome = std::panic::catch_unwind(|| check_config(&input));
+        assert!(
+            outcome.is_ok(),
+            "devserver_config failed on seed {}",
+            file.display()
+        );
+    }
+}

@@ -1,0 +1,7 @@
+//! Fuzz target: see `botlane_devserver::fuzzing::check_config` for what is
+//! checked.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| botlane_devserver::fuzzing::check_config(data));
