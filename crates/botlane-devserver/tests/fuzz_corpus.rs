@@ -39,14 +39,17 @@ fn realtime_frames_corpus() {
             .unwrap_or_else(|_| panic!("realtime_frames failed on seed {}", file.display()));
         total.handled += run.handled;
         total.answered += run.answered;
+        total.accepted += run.accepted;
         total.closed += run.closed;
         total.logins += run.logins;
         total.secrets += run.secrets;
     }
-    // The seeds reach every check: answers, closes, logins of both
-    // accounts, and REST secrets whose absence from the records is checked.
+    // The seeds reach every check: answers (refusals and successes),
+    // closes, logins, and REST secrets whose absence from the records is
+    // checked.
     assert!(total.handled >= 40, "{total:?}");
     assert!(total.answered >= 30, "{total:?}");
+    assert!(total.accepted >= 20, "{total:?}");
     assert!(total.closed >= 5, "{total:?}");
     assert!(total.logins >= 10, "{total:?}");
     assert!(total.secrets >= 2, "{total:?}");
@@ -68,6 +71,7 @@ fn realtime_frames_reach_a_logged_in_state() {
         FramesRun {
             handled: 2,
             answered: 2,
+            accepted: 2,
             closed: 0,
             logins: 1,
             secrets: 1,
