@@ -243,8 +243,8 @@
 //!   tokio's clock. Revoking a bot purges its rows. Bodies over
 //!   [`Limits::max_request_body`] get `413`, bodies slower than
 //!   [`Limits::request_body_timeout`] `408`.
-//! * Records: frames only from logged-in connections (a login frame, token
-//!   redacted, once it succeeds), HTTP requests with every header verbatim
+//! * Records: frames only from logged-in connections (a login frame, all
+//!   but its public key redacted, once it succeeds), HTTP requests with every header verbatim
 //!   and the body up to [`Limits::http_record_body_bytes`], notifications;
 //!   each in a ring capped by count (and bytes), the oldest dropped first.
 //!   Logs carry opcodes, sizes, counts, ids and error kinds: never a

@@ -108,10 +108,11 @@ pub struct FrameRecord {
     /// The payload's size in bytes (the whole text for an invalid envelope;
     /// 0 for a frame without `d`).
     pub payload_size: usize,
-    /// The payload's JSON text, with a login token and a 638 reply's
-    /// one-time secret replaced by `"[REDACTED]"`; `"[UNPARSED]"` for an
-    /// invalid envelope, which might hold a token; empty for a frame
-    /// without `d`.
+    /// The payload's JSON text, with a 638 reply's one-time secret replaced
+    /// by `"[REDACTED]"`; a login payload shows only its `public_key` (when
+    /// it reads as one) and its `token` and `client` keys with the values
+    /// replaced by `"[REDACTED]"`; `"[UNPARSED]"` for an invalid envelope,
+    /// which might hold a token; empty for a frame without `d`.
     pub payload: String,
 }
 

@@ -10,17 +10,30 @@ use tokio::time::Instant;
 use crate::realtime::dispatch::{decode, Flow, Refusal};
 use crate::state::State;
 
-/// The text a recorded login payload shows: the token replaced.
+/// The text a recorded login payload shows: `token` and `client` with
+/// their values replaced, `public_key` as sent when it reads as a key, and
+/// nothing else. Kept by an allow-list rather than by replacing the token
+/// alone: a token under a misspelt key (`tojen`), in another field, or as a
+/// key must not reach the records either (the fuzz target
+/// `realtime_frames` found the misspelt key).
 pub(crate) fn redact_login(payload: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(payload) {
-        Ok(serde_json::Value::Object(mut map)) => {
-            if map.contains_key("token") {
-                map.insert("token".into(), "[REDACTED]".into());
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str(payload) else {
+        return "\"[REDACTED]\"".to_owned();
+    };
+    let shown: serde_json::Map<String, serde_json::Value> = map
+        .into_iter()
+        .filter_map(|(key, value)| {
+            let is_key = value
+                .as_str()
+                .is_some_and(|text| PublicKey::from_base64(text).is_ok());
+            match key.as_str() {
+                "public_key" if is_key => Some((key, value)),
+                "token" | "client" | "public_key" => Some((key, "[REDACTED]".into())),
+                _ => None,
             }
-            serde_json::Value::Object(map).to_string()
-        }
-        _ => "\"[REDACTED]\"".to_owned(),
-    }
+        })
+        .collect();
+    serde_json::Value::Object(shown).to_string()
 }
 
 /// Checks an identity public key: canonical base64 of 32 bytes, and not a
@@ -152,12 +165,26 @@ mod tests {
 
     #[test]
     fn login_payloads_are_redacted() {
-        let shown = redact_login(r#"{"token":"tok-secret","public_key":"pk","client":"c"}"#);
-        assert!(
-            !shown.contains("tok-secret") && shown.contains("[REDACTED]"),
-            "{shown}"
+        let key = STANDARD.encode([9u8; 32]);
+        let shown = redact_login(&format!(
+            r#"{{"token":"tok-secret","public_key":"{key}","client":"c"}}"#
+        ));
+        assert_eq!(
+            shown,
+            format!(r#"{{"client":"[REDACTED]","public_key":"{key}","token":"[REDACTED]"}}"#)
         );
-        assert!(shown.contains(r#""client":"c""#), "{shown}");
-        assert_eq!(redact_login(r#""tok-secret""#), "\"[REDACTED]\"");
+        // The token anywhere else: a misspelt key, another field, a key.
+        for payload in [
+            r#"{"tojen":"tok-secret"}"#,
+            r#"{"public_key":"tok-secret","client":"my tok-secret"}"#,
+            r#"{"tok-secret":1}"#,
+            r#"{"token":{"nested":"tok-secret"}}"#,
+            r#""tok-secret""#,
+            r#"["tok-secret"]"#,
+            "not json tok-secret",
+        ] {
+            let shown = redact_login(payload);
+            assert!(!shown.contains("tok-secret"), "{payload} shown as {shown}");
+        }
     }
 }
