@@ -2,34 +2,8 @@
 //! through the same check as the target, so the corpora run in `cargo test`
 //! without a nightly toolchain.
 
-use std::fs;
-use std::path::{Path, PathBuf};
-
+use botlane::fuzzing::corpus_seeds as seeds;
 use botlane_devserver::fuzzing::{check_config, check_realtime_frames, FramesRun};
-
-/// The seeds of `fuzz/corpus/<target>/`, sorted, at least ten.
-fn seeds(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fuzz/corpus")
-        .join(target);
-    let mut files: Vec<_> = fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("corpus {}: {e}", dir.display()))
-        .map(|entry| entry.expect("a readable corpus entry").path())
-        .collect();
-    files.sort();
-    assert!(
-        files.len() >= 10,
-        "corpus {target} has {} seeds",
-        files.len()
-    );
-    files
-        .into_iter()
-        .map(|file| {
-            let input = fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-            (file, input)
-        })
-        .collect()
-}
 
 #[test]
 fn realtime_frames_corpus() {

@@ -1,5 +1,5 @@
 //! The checks run by the fuzz targets in `fuzz/` and, over their seed
-//! corpora, by `tests/fuzz_corpus.rs`. Not part of the public API.
+//! corpora, by `tests/pure/fuzz_corpus.rs`. Not part of the public API.
 //!
 //! Each `check_*` takes the raw fuzz input, runs one entry point on it and
 //! panics when an invariant fails. Invalid UTF-8 is read lossily so every
@@ -247,6 +247,34 @@ pub fn check_open_sealed(input: &[u8]) {
 /// Parses arbitrary bytes as a keystore document: an error, never a panic.
 pub fn check_keystore(input: &[u8]) {
     let _ = crate::keystore::parse(std::path::Path::new("fuzz.keystore"), input);
+}
+
+/// The seeds of the committed corpus `fuzz/corpus/<target>/`, sorted by
+/// name, each with its path: what the corpus tests of the workspace's
+/// crates (the devserver's too) run through the target's check, so the
+/// seeds run without a nightly toolchain. Panics naming the directory when
+/// it cannot be read, or when it holds fewer than ten seeds.
+pub fn corpus_seeds(target: &str) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus")
+        .join(target);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("corpus {}: {e}", dir.display()))
+        .map(|entry| entry.expect("a readable corpus entry").path())
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 10,
+        "corpus {target} has {} seeds",
+        files.len()
+    );
+    files
+        .into_iter()
+        .map(|file| {
+            let input = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            (file, input)
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -2,27 +2,10 @@
 //! through the same check as the target, so the corpora run in `cargo test`
 //! without a nightly toolchain.
 
-use std::fs;
-use std::path::Path;
-
-/// Runs `check` on every file of `fuzz/corpus/<target>/`, naming the file
+/// Runs `check` on every seed of `fuzz/corpus/<target>/`, naming the seed
 /// that fails.
 fn run_corpus(target: &str, check: fn(&[u8])) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fuzz/corpus")
-        .join(target);
-    let mut files: Vec<_> = fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("corpus {}: {e}", dir.display()))
-        .map(|entry| entry.expect("a readable corpus entry").path())
-        .collect();
-    files.sort();
-    assert!(
-        files.len() >= 10,
-        "corpus {target} has {} seeds",
-        files.len()
-    );
-    for file in files {
-        let input = fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    for (file, input) in botlane::fuzzing::corpus_seeds(target) {
         let outcome = std::panic::catch_unwind(|| check(&input));
         assert!(
             outcome.is_ok(),
