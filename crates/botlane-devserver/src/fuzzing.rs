@@ -11,7 +11,7 @@ use tokio::sync::watch;
 use crate::config::{AccountConfig, ChannelConfig, DevServerConfig, ServerConfig};
 use crate::realtime::dispatch::{handle_text, Flow};
 use crate::realtime::envelope::read_envelope;
-use crate::state::{outbox, Outbound, OutboxReader, State, Termination};
+use crate::state::{outbox, Outbound, OutboxReader, State, StateView, Termination};
 
 /// The bot's login token in [`check_realtime_frames`].
 pub const FUZZ_BOT_TOKEN: &str = "fuzz-bot-token-5b1e9c";
@@ -63,7 +63,9 @@ struct Peer {
 ///   the connection gets at least one frame back on its own opcode (no
 ///   request is left without an answer);
 /// - no login reply holds a login token, and neither a login token nor a
-///   one-time REST secret reaches the service's frame records.
+///   one-time REST secret reaches the service's frame records;
+/// - after every frame, the pre-login and session pools count exactly the
+///   open connections that have not logged in and those that have.
 pub fn check_realtime_frames(input: &[u8]) -> FramesRun {
     let config = DevServerConfig::default()
         .bot(AccountConfig::new("fuzzbot", FUZZ_BOT_TOKEN).id(FUZZ_BOT_ID))
@@ -123,6 +125,17 @@ pub fn check_realtime_frames(input: &[u8]) -> FramesRun {
             run.answered += 1;
             run.accepted += usize::from(code == Some(0));
         }
+        let open: Vec<u64> = peers.iter().flatten().map(|peer| peer.id).collect();
+        let sessions = open
+            .iter()
+            .filter(|id| state.account_of(**id).is_some())
+            .count();
+        let view = StateView { state: &state };
+        assert_eq!(
+            (view.prelogin_count(), view.session_count()),
+            (open.len() - sessions, sessions),
+            "the pools' counts drifted from the open connections"
+        );
     }
     run.secrets = secrets.len();
     for record in state.frames.items() {
