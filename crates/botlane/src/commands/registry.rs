@@ -479,6 +479,20 @@ impl<D> CommandRegistry<D> {
         canonical_menu_json_iter(self.list())
     }
 
+    /// Where [`get`](Self::get) finds `name`: for a holder of the registry's
+    /// `Arc` that must name a command without borrowing the registry.
+    pub(crate) fn position(&self, name: &str) -> Option<usize> {
+        self.commands
+            .iter()
+            .position(|c| c.decl.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The command at `index`, a [`position`](Self::position) in this
+    /// registry (a snapshot never changes, so the index stays valid).
+    pub(crate) fn at(&self, index: usize) -> &RegisteredCommand<D> {
+        &self.commands[index]
+    }
+
     fn find_decl(&self, name: &str) -> Option<&CommandDeclaration> {
         self.get(name).map(|c| &c.decl)
     }

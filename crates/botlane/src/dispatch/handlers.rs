@@ -4,10 +4,10 @@
 //! command's timeout; a refusal, an `Err`, a panic or the timeout becomes a
 //! [`CommandError`] (`failure.rs`).
 //!
-//! The future is polled once where dispatch stands, and spawned on a task
-//! of its own only if it waits, while its command's handler keeps finishing
-//! at once and quickly (`commands/pace.rs`); otherwise it is spawned
-//! straight away. A handler that finishes at once then costs no task and
+//! The future (`run.rs`) is polled once where dispatch stands, and spawned
+//! on a task of its own only if it waits, while its command's handler keeps
+//! finishing at once and quickly (`commands/pace.rs`); otherwise it is
+//! spawned straight away. A handler that finishes at once then costs no task and
 //! no wake-up of another worker (docs/benchmarks.md, stage 6).
 //!
 //! One future, not a handler task watched by a second one: the timeout drops
@@ -26,13 +26,13 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
-use futures_util::FutureExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::run::{Run, RunParts};
 use crate::commands::{
     run_checks, AnswerGate, ArgumentError, BoxError, Check, CommandContext, CommandError,
-    CommandErrorReason, CommandSettings, CooldownError, CooldownTracker, HandlerTimeout, OnError,
-    RegisteredCommand, SharedParts, UserError,
+    CommandErrorReason, CommandRegistry, CommandSettings, CooldownError, CooldownTracker, OnError,
+    SharedParts, UserError,
 };
 use crate::events::EventSender;
 use crate::throttle::Throttle;
@@ -40,7 +40,7 @@ use crate::throttle::Throttle;
 /// A handler panicked.
 #[derive(Debug, thiserror::Error)]
 #[error("handler panicked: {0}")]
-struct HandlerPanic(String);
+pub(super) struct HandlerPanic(pub(super) String);
 
 /// A typed command's conversion (`Command::from_args`) panicked.
 #[derive(Debug, thiserror::Error)]
@@ -88,7 +88,7 @@ pub(crate) struct Runner<D> {
 const HELD_UP_WARNING: Duration = Duration::from_millis(10);
 
 /// How the checks, the cooldown and the handler of one invocation ended.
-enum Outcome {
+pub(super) enum Outcome {
     Done,
     Refused(UserError),
     Cooling(CooldownError),
@@ -103,20 +103,33 @@ impl<D: Send + Sync + 'static> Runner<D> {
         let Some(registry) = ctx.registry_arc() else {
             return;
         };
-        let Some(command) = registry.get(ctx.name()) else {
+        let Some(index) = registry.position(ctx.name()) else {
             return;
         };
-        if !command.pace.poll_in_place() {
-            tokio::spawn(Arc::clone(self).run(ctx, permit, None));
+        let command = registry.at(index);
+        let in_place = command.pace.poll_in_place();
+        let started = in_place.then(Instant::now);
+        let parts = RunParts {
+            runner: Arc::clone(self),
+            registry: Arc::clone(&registry),
+            index,
+            shared: ctx.shared_parts(),
+            limit: self.timeout_for(Some(&command.settings)),
+            began: started,
+            permit,
+        };
+        let attempt = Arc::clone(self).attempt(ctx, Arc::clone(&registry), index);
+        let run = Run::new(parts, attempt);
+        let Some(started) = started else {
+            tokio::spawn(run);
             return;
-        }
-        let started = Instant::now();
+        };
         // Boxed before the poll: a polled future must not move, and the
         // box is what the task holds if it has to be spawned.
-        let mut run = Box::pin(Arc::clone(self).run(ctx, permit, Some(started)));
+        let mut run = Box::pin(run);
         let mut cx = Context::from_waker(Waker::noop());
-        // `run` catches the handler's panics; this catches an error hook's,
-        // which must not unwind through the connection task.
+        // The run catches the handler's panics; this catches an error
+        // hook's, which must not unwind through the connection task.
         let polled = std::panic::catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(&mut cx)));
         let waited = matches!(polled, Ok(Poll::Pending));
         let ran = started.elapsed();
@@ -176,83 +189,10 @@ impl<D: Send + Sync + 'static> Runner<D> {
         self.handlers.clone().try_acquire_owned().ok()
     }
 
-    /// The checks, the cooldown and the handler under the timeout, which
-    /// counts from `began` (the clock read just before a poll in place) or
-    /// from the first poll; then the failure, if any, reported and its hook
-    /// run, still under the permit.
-    async fn run(
-        self: Arc<Self>,
-        ctx: CommandContext<D>,
-        permit: OwnedSemaphorePermit,
-        began: Option<Instant>,
-    ) {
-        let Some(registry) = ctx.registry_arc() else {
-            return;
-        };
-        let Some(command) = registry.get(ctx.name()) else {
-            return;
-        };
-        let hooks = self.hooks.load_full();
-        let timeout = self.timeout_for(Some(&command.settings));
-        let shared = ctx.shared_parts();
-        // On the deadline the attempt (with the handler's future) is
-        // dropped at the end of this block, before anything is reported.
-        let ended = {
-            // The closures the attempt calls are the application's: a panic
-            // in one leaves nothing of ours half-updated (the cooldown
-            // tracker holds no lock across them).
-            let attempt = AssertUnwindSafe(self.attempt(ctx, &hooks.checks, command));
-            let mut attempt = std::pin::pin!(attempt.catch_unwind());
-            match timeout {
-                Some(limit) => {
-                    let began = began.unwrap_or_else(Instant::now);
-                    // Set only once the attempt waits: most finish at their
-                    // first poll, and a timer set for nothing costs a clock
-                    // read and a runtime lookup (docs/benchmarks.md, stage
-                    // 7). Boxed, so that the future of every invocation is
-                    // not sized for it.
-                    let mut timer = None;
-                    std::future::poll_fn(|cx| {
-                        if let Poll::Ready(done) = attempt.as_mut().poll(cx) {
-                            return Poll::Ready(Some(done));
-                        }
-                        // On the runtime's clock (which a test may pause),
-                        // less what the attempt took before it first waited.
-                        let timer = timer.get_or_insert_with(|| {
-                            Box::pin(tokio::time::sleep(limit.saturating_sub(began.elapsed())))
-                        });
-                        timer.as_mut().poll(cx).map(|()| None)
-                    })
-                    .await
-                }
-                None => Some(attempt.await),
-            }
-        };
-        let (reason, error) = match ended {
-            Some(Ok(Outcome::Done)) => return,
-            Some(Ok(Outcome::Refused(refusal))) => (CommandErrorReason::Check, refusal.into()),
-            Some(Ok(Outcome::Cooling(wait))) => (CommandErrorReason::Cooldown, wait.into()),
-            Some(Ok(Outcome::Failed(error))) => (CommandErrorReason::Handler, error),
-            Some(Err(payload)) => (
-                CommandErrorReason::Handler,
-                HandlerPanic(panic_text(payload.as_ref())).into(),
-            ),
-            None => {
-                let after = timeout.unwrap_or_default();
-                (CommandErrorReason::Timeout, HandlerTimeout { after }.into())
-            }
-        };
-        let on_error = self.on_error_for(Some(&command.settings));
-        // Boxed: the failure path's future is large and rare, and the task
-        // of every invocation would otherwise be sized for it.
-        Box::pin(self.failed(reason, error, shared, on_error, timeout)).await;
-        drop(permit);
-    }
-
     /// Builds the failure of an invocation whose context is gone, reports
     /// it and runs its hook.
-    async fn failed(
-        &self,
+    pub(super) async fn failed(
+        self: Arc<Self>,
         reason: CommandErrorReason,
         error: BoxError,
         shared: SharedParts,
@@ -278,13 +218,18 @@ impl<D: Send + Sync + 'static> Runner<D> {
         self.fail(failure, &on_error, timeout).await;
     }
 
+    /// The client's checks, the command's checks, the cooldown and the
+    /// handler of the command at `index` of `registry`. Owns what it reads,
+    /// so that [`Run`] can hold it beside nothing it borrows from.
     async fn attempt(
-        &self,
+        self: Arc<Self>,
         ctx: CommandContext<D>,
-        client_checks: &[Check<D>],
-        command: &RegisteredCommand<D>,
+        registry: Arc<CommandRegistry<D>>,
+        index: usize,
     ) -> Outcome {
-        if let Err(refusal) = run_checks(client_checks, &ctx).await {
+        let command = registry.at(index);
+        let hooks = self.hooks.load_full();
+        if let Err(refusal) = run_checks(&hooks.checks, &ctx).await {
             return Outcome::Refused(refusal);
         }
         if let Err(refusal) = run_checks(&command.settings.checks, &ctx).await {

@@ -18,6 +18,7 @@
 mod failure;
 mod handlers;
 mod rule;
+mod run;
 
 use std::borrow::Cow;
 use std::sync::Arc;

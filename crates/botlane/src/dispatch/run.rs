@@ -1,0 +1,158 @@
+//! One invocation as a future written by hand: the attempt (checks,
+//! cooldown, handler) under the command's timeout, then its failure, if
+//! any, reported and its hook run, all under the handler permit.
+//!
+//! By hand rather than as an `async fn` for its size, which every
+//! invocation pays (the box it is polled in place from, the task cell when
+//! it waits): an `async fn` keeps a slot for each argument it has moved
+//! out of (the context, 64 bytes, moved into the attempt) and room for its
+//! other locals beside the attempt; here the attempt is the only large
+//! field and the failure path is boxed. 240 bytes fewer per invocation;
+//! the task of one that waits went from 768 to 512 bytes
+//! (`docs/benchmarks.md`, stage 8).
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+use std::time::{Duration, Instant};
+
+use futures_util::future::CatchUnwind;
+use pin_project_lite::pin_project;
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Sleep;
+
+use super::handlers::{panic_text, HandlerPanic, Outcome, Runner};
+use crate::commands::{CommandErrorReason, CommandRegistry, HandlerTimeout, SharedParts};
+
+pin_project! {
+    /// The future of one invocation (see the module's documentation).
+    pub(super) struct Run<D, A> {
+        runner: Arc<Runner<D>>,
+        // `None` once it has ended: dropped in place, so that the
+        // handler's guards have run before a failure is reported.
+        #[pin]
+        attempt: Option<CatchUnwind<AssertUnwindSafe<A>>>,
+        // Set only once the attempt waits: most finish at their first poll,
+        // and a timer set for nothing costs a clock read and a runtime
+        // lookup. Boxed, so that the future is not sized for it.
+        timer: Option<Pin<Box<Sleep>>>,
+        limit: Option<Duration>,
+        // When the timeout counts from: the clock read before a poll in
+        // place, else the first poll.
+        began: Option<Instant>,
+        registry: Arc<CommandRegistry<D>>,
+        index: usize,
+        shared: Option<SharedParts>,
+        failing: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+        permit: Option<OwnedSemaphorePermit>,
+    }
+}
+
+/// What [`Run::new`] needs besides the attempt.
+pub(super) struct RunParts<D> {
+    pub(super) runner: Arc<Runner<D>>,
+    pub(super) registry: Arc<CommandRegistry<D>>,
+    pub(super) index: usize,
+    pub(super) shared: SharedParts,
+    pub(super) limit: Option<Duration>,
+    pub(super) began: Option<Instant>,
+    pub(super) permit: OwnedSemaphorePermit,
+}
+
+impl<D, A> Run<D, A>
+where
+    D: Send + Sync + 'static,
+    A: Future<Output = Outcome>,
+{
+    pub(super) fn new(parts: RunParts<D>, attempt: A) -> Self {
+        // The closures the attempt calls are the application's: a panic in
+        // one leaves nothing of ours half-updated (the cooldown tracker
+        // holds no lock across them).
+        let attempt = futures_util::FutureExt::catch_unwind(AssertUnwindSafe(attempt));
+        Self {
+            runner: parts.runner,
+            attempt: Some(attempt),
+            timer: None,
+            limit: parts.limit,
+            began: parts.began,
+            registry: parts.registry,
+            index: parts.index,
+            shared: Some(parts.shared),
+            failing: None,
+            permit: Some(parts.permit),
+        }
+    }
+}
+
+impl<D, A> Future for Run<D, A>
+where
+    D: Send + Sync + 'static,
+    A: Future<Output = Outcome>,
+{
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut this = self.project();
+        if let Some(attempt) = this.attempt.as_mut().as_pin_mut() {
+            if this.limit.is_some() && this.began.is_none() {
+                *this.began = Some(Instant::now());
+            }
+            let ended = match attempt.poll(cx) {
+                Poll::Ready(ended) => Some(ended),
+                Poll::Pending => {
+                    let (Some(limit), Some(began)) = (*this.limit, *this.began) else {
+                        return Poll::Pending;
+                    };
+                    // On the runtime's clock (which a test may pause), less
+                    // what the attempt took before it first waited.
+                    let timer = this.timer.get_or_insert_with(|| {
+                        Box::pin(tokio::time::sleep(limit.saturating_sub(began.elapsed())))
+                    });
+                    ready!(timer.as_mut().poll(cx));
+                    None
+                }
+            };
+            this.attempt.set(None);
+            *this.timer = None;
+            let (reason, error) = match ended {
+                Some(Ok(Outcome::Done)) => {
+                    *this.permit = None;
+                    return Poll::Ready(());
+                }
+                Some(Ok(Outcome::Refused(refusal))) => (CommandErrorReason::Check, refusal.into()),
+                Some(Ok(Outcome::Cooling(wait))) => (CommandErrorReason::Cooldown, wait.into()),
+                Some(Ok(Outcome::Failed(error))) => (CommandErrorReason::Handler, error),
+                Some(Err(payload)) => (
+                    CommandErrorReason::Handler,
+                    HandlerPanic(panic_text(payload.as_ref())).into(),
+                ),
+                None => {
+                    let after = this.limit.unwrap_or_default();
+                    (CommandErrorReason::Timeout, HandlerTimeout { after }.into())
+                }
+            };
+            let settings = &this.registry.at(*this.index).settings;
+            let on_error = this.runner.on_error_for(Some(settings));
+            let Some(shared) = this.shared.take() else {
+                // Taken only here, and the attempt ended only once.
+                return Poll::Ready(());
+            };
+            // Boxed: the failure path's future is large and rare.
+            *this.failing = Some(Box::pin(Arc::clone(this.runner).failed(
+                reason,
+                error,
+                shared,
+                on_error,
+                *this.limit,
+            )));
+        }
+        if let Some(failing) = this.failing.as_mut() {
+            ready!(failing.as_mut().poll(cx));
+            *this.failing = None;
+        }
+        *this.permit = None;
+        Poll::Ready(())
+    }
+}
