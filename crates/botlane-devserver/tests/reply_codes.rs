@@ -604,6 +604,9 @@ async fn ws_upgrade_answers() {
     // A bad key: 400.
     let headers = "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: short\r\n";
     assert_eq!(ws_http(&f, headers).await.0, 400);
+    // A Connection header without the upgrade token: 400.
+    let headers = "Upgrade: websocket\r\nConnection: keep-alive\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n";
+    assert_eq!(ws_http(&f, headers).await.0, 400);
     // A good one: 101 (the raw client's connect is one).
     Raw::connect(&f.url).await;
 }
