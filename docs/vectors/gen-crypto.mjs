@@ -7,8 +7,8 @@
 //
 // node >= 20, no packages: WebCrypto (the browser API) does the work, through
 // the reference code of lib.mjs. botlane's Rust tests read the file
-// (crates/botlane/tests/vectors.rs opens and unwraps every case through the
-// public API; the unit tests of crates/botlane/src/crypto.rs seal and wrap
+// (crates/botlane/tests/pure/vectors.rs opens and unwraps every case through the
+// public API; the unit tests of crates/botlane-proto/src/crypto/mod.rs seal and wrap
 // with the fixed nonces); check.mjs recomputes it without any Rust.
 
 import { readFileSync, writeFileSync } from "node:fs";

@@ -184,7 +184,7 @@ mod tests {
     /// The language-neutral vectors (WebCrypto-made): sealing and wrapping
     /// with their fixed nonces and ephemeral secrets gives every byte of
     /// them, the key-encryption key included. Opening and every refusal
-    /// are checked through the public API by `tests/vectors.rs`.
+    /// are checked through the public API by botlane's `tests/pure/vectors.rs`.
     #[test]
     fn seal_and_wrap_reproduce_docs_vectors() {
         let file: serde_json::Value =

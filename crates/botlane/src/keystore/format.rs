@@ -126,7 +126,10 @@ pub(crate) fn decode(path: &Path, bytes: &[u8]) -> Result<Contents, KeystoreErro
         },
     };
     let rest = &bytes[end..];
-    if version == VERSION_1 && !rest.iter().all(u8::is_ascii_whitespace) {
+    // JSON's whitespace (RFC 8259), which `u8::is_ascii_whitespace` is not:
+    // it also takes the form feed.
+    let json_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    if version == VERSION_1 && !rest.iter().all(json_space) {
         return Err(invalid(
             "the document",
             "is followed by bytes that are not json",
@@ -499,12 +502,14 @@ mod tests {
             assert!(message.contains(expected), "{message} lacks {expected}");
         }
         assert!(problem(&serde_json::json!([1])).contains("the document must be a json object"));
-        let trailing = format!("{} x", v1_doc());
-        let message = decode_str(&trailing).err().unwrap().to_string();
-        assert!(
-            message.contains("followed by bytes that are not json"),
-            "{message}"
-        );
+        for after in [" x", "\u{c}"] {
+            let trailing = format!("{}{after}", v1_doc());
+            let message = decode_str(&trailing).err().unwrap().to_string();
+            assert!(
+                message.contains("followed by bytes that are not json"),
+                "{after:?}: {message}"
+            );
+        }
     }
 
     #[test]
