@@ -4,15 +4,18 @@
 //! corpora); outside the stability promise.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
+use botlane_proto::payload::AccountKind;
 use botlane_proto::{decode_frame, decode_payload, OpCode};
 use tokio::sync::watch;
+use tower::ServiceExt as _;
 
-use crate::config::{AccountConfig, ChannelConfig, DevServerConfig, ServerConfig};
+use crate::config::{AccountConfig, ChannelConfig, DevServerConfig, FileConfig, ServerConfig};
 use crate::realtime::dispatch::{handle_text, Flow};
 use crate::realtime::envelope::read_envelope;
 use crate::records::Direction;
-use crate::state::{outbox, Outbound, OutboxReader, State, StateView, Termination};
+use crate::state::{outbox, Outbound, OutboxReader, Shared, State, StateView, Termination};
 
 /// The bot's login token in [`check_realtime_frames`].
 pub const FUZZ_BOT_TOKEN: &str = "fuzz-bot-token-5b1e9c";
@@ -24,6 +27,12 @@ pub const FUZZ_BOT_ID: &str = "00000000-0000-4000-8000-00000000b071";
 pub const FUZZ_USER_ID: &str = "00000000-0000-4000-8000-000000005e12";
 /// The id of the channel both are members of.
 pub const FUZZ_CHANNEL_ID: &str = "00000000-0000-4000-8000-0000000c4a11";
+/// The id of the server (room) of [`FUZZ_CHANNEL_ID`], which holds the file.
+pub const FUZZ_SERVER_ID: &str = "00000000-0000-4000-8000-00000005e7e7";
+/// The id of the one file of the fuzz world.
+pub const FUZZ_FILE_ID: &str = "fuzz-file";
+/// The content of that file.
+pub const FUZZ_FILE_CONTENT: &str = "what the download route serves";
 /// The byte that separates the frames of one input. It never occurs in
 /// UTF-8, so every text frame can be written between two of them.
 pub const FRAME_SEPARATOR: u8 = 0xff;
@@ -69,19 +78,7 @@ struct Peer {
 /// - after every frame, the pre-login and session pools count exactly the
 ///   open connections that have not logged in and those that have.
 pub fn check_realtime_frames(input: &[u8]) -> FramesRun {
-    let config = DevServerConfig::default()
-        .bot(AccountConfig::new("fuzzbot", FUZZ_BOT_TOKEN).id(FUZZ_BOT_ID))
-        .user(AccountConfig::new("fuzzuser", FUZZ_USER_TOKEN).id(FUZZ_USER_ID))
-        .server(
-            ServerConfig::new("fuzz").channel(
-                ChannelConfig::new("general")
-                    .id(FUZZ_CHANNEL_ID)
-                    .member("fuzzbot")
-                    .member("fuzzuser"),
-            ),
-        )
-        .bot_rest_credentials(true);
-    let mut state = State::from_config(&config).expect("the fixed fuzz world is a valid config");
+    let mut state = world();
     let mut peers: Vec<Option<Peer>> = (0..2).map(|_| Some(connect(&mut state))).collect();
     let mut secrets = HashSet::new();
     let mut run = FramesRun::default();
@@ -160,6 +157,27 @@ pub fn check_realtime_frames(input: &[u8]) -> FramesRun {
         }
     }
     run
+}
+
+/// The fixed world of the fuzz targets: a bot and a human sharing a
+/// channel of one server, which holds one file; REST minting on.
+fn world() -> State {
+    let config = DevServerConfig::default()
+        .bot(AccountConfig::new("fuzzbot", FUZZ_BOT_TOKEN).id(FUZZ_BOT_ID))
+        .user(AccountConfig::new("fuzzuser", FUZZ_USER_TOKEN).id(FUZZ_USER_ID))
+        .server(
+            ServerConfig::new("fuzz")
+                .id(FUZZ_SERVER_ID)
+                .channel(
+                    ChannelConfig::new("general")
+                        .id(FUZZ_CHANNEL_ID)
+                        .member("fuzzbot")
+                        .member("fuzzuser"),
+                )
+                .file(FileConfig::new("notes.txt", FUZZ_FILE_CONTENT).id(FUZZ_FILE_ID)),
+        )
+        .bot_rest_credentials(true);
+    State::from_config(&config).expect("the fixed fuzz world is a valid config")
 }
 
 /// A new connection in the pre-login pool.
@@ -241,4 +259,153 @@ pub fn check_config(input: &[u8]) {
             assert!(!shown.contains(token), "a config error quotes a token");
         }
     }
+}
+
+/// What one run of [`check_rest_requests`] went through.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RequestsRun {
+    /// Requests the router answered.
+    pub answered: usize,
+    /// Answers with status 200.
+    pub ok: usize,
+    /// Answers refusing a request to `/api` without the credential (401).
+    pub unauthenticated: usize,
+    /// Exchanges of the world's one-time secret that succeeded.
+    pub exchanged: usize,
+}
+
+/// Sends HTTP requests to the REST listener's router (in process, no
+/// socket), in the fuzz world with one credential already exchanged and
+/// one one-time secret not yet.
+///
+/// The input is a list of requests separated by [`FRAME_SEPARATOR`]; a
+/// request's first byte picks the method (GET, POST, PUT, DELETE, HEAD,
+/// PATCH, OPTIONS), the rest is text: the target (path and query) on the
+/// first line, then `name: value` header lines, an empty line and the
+/// body. In it, `{V}` stands for the valid `verification` value, `{S}` and
+/// `{R}` for the unused secret and its row id, `{F}` for the file's id and
+/// `{ROOM}` for its server's. Nothing may panic, and:
+/// - every status is one the REST lane documents, and every refusal is a
+///   JSON `{"error_code": <string>}` (but for HEAD, which has no body);
+/// - a request under `/api` without the valid credential is refused with
+///   401, whatever else is wrong with it (authentication first);
+/// - the one-time secret is exchanged at most once;
+/// - a download that succeeds serves the file's bytes.
+pub fn check_rest_requests(input: &[u8]) -> RequestsRun {
+    let mut state = world();
+    let now = tokio::time::Instant::now();
+    let (used, unused) = (
+        state.rest.mint(FUZZ_BOT_ID, AccountKind::Bot, now),
+        state.rest.mint(FUZZ_BOT_ID, AccountKind::Bot, now),
+    );
+    let (Some(used_secret), Some(used_row)) = (used.secret, used.row_id) else {
+        panic!("the fuzz world mints (code {})", used.code);
+    };
+    let (Some(secret), Some(row)) = (unused.secret, unused.row_id) else {
+        panic!("the fuzz world mints twice (code {})", unused.code);
+    };
+    let (verification, _) = state
+        .rest
+        .exchange(&used_secret, &used_row, now)
+        .unwrap_or_else(|_| panic!("the fuzz world's first secret exchanges"));
+    let limits = state.limits.clone();
+    let router = crate::rest::router(Arc::new(Shared::new(state)), limits);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime builds");
+    let mut run = RequestsRun::default();
+    for raw in input.split(|&b| b == FRAME_SEPARATOR) {
+        let Some((&pick, text)) = raw.split_first() else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(text)
+            .replace("{V}", &verification)
+            .replace("{S}", &secret)
+            .replace("{R}", &row)
+            .replace("{F}", FUZZ_FILE_ID)
+            .replace("{ROOM}", FUZZ_SERVER_ID);
+        let Some(request) = http_request(pick, &text) else {
+            continue;
+        };
+        let path = request.uri().path().to_owned();
+        // A response to HEAD has no body (RFC 9110 §9.3.2).
+        let head = request.method() == axum::http::Method::HEAD;
+        let authenticated = request
+            .headers()
+            .get("verification")
+            .is_some_and(|value| value.as_bytes() == verification.as_bytes());
+        let exchange = path == "/auth/verify-session";
+        let download = path == format!("/api/files/{FUZZ_FILE_ID}/download");
+        let (status, body) = runtime.block_on(async {
+            let response = router
+                .clone()
+                .oneshot(request)
+                .await
+                .unwrap_or_else(|never| match never {});
+            let status = response.status();
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .expect("a response body held in memory reads");
+            (status, body)
+        });
+        run.answered += 1;
+        let code = status.as_u16();
+        assert!(
+            [200, 400, 401, 403, 404, 405, 408, 413].contains(&code),
+            "status {code} for {path:?}"
+        );
+        if code == 200 {
+            run.ok += 1;
+        } else if !head {
+            let refusal: serde_json::Value = serde_json::from_slice(&body)
+                .unwrap_or_else(|_| panic!("a {code} refusal that is not JSON"));
+            assert!(
+                refusal["error_code"].is_string(),
+                "a {code} refusal without an error code: {refusal}"
+            );
+        }
+        if (path == "/api" || path.starts_with("/api/")) && !authenticated {
+            assert_eq!(code, 401, "{path:?} answered without the credential");
+            run.unauthenticated += 1;
+        }
+        if exchange && code == 200 {
+            run.exchanged += 1;
+            assert!(run.exchanged <= 1, "the one-time secret exchanged twice");
+        }
+        if download && code == 200 && !head {
+            assert_eq!(
+                &body[..],
+                FUZZ_FILE_CONTENT.as_bytes(),
+                "the download's bytes"
+            );
+        }
+    }
+    run
+}
+
+/// The request `text` describes (see [`check_rest_requests`]), with the
+/// method `pick` selects; `None` when its target or a header could not be
+/// sent over HTTP at all.
+fn http_request(pick: u8, text: &str) -> Option<axum::http::Request<axum::body::Body>> {
+    use axum::http::Method;
+    let methods = [
+        Method::GET,
+        Method::POST,
+        Method::PUT,
+        Method::DELETE,
+        Method::HEAD,
+        Method::PATCH,
+        Method::OPTIONS,
+    ];
+    let method = methods[usize::from(pick) % methods.len()].clone();
+    let (head, body) = text.split_once("\n\n").unwrap_or((text, ""));
+    let mut lines = head.lines();
+    let target = lines.next().unwrap_or("/");
+    let mut request = axum::http::Request::builder().method(method).uri(target);
+    for line in lines {
+        let (name, value) = line.split_once(':')?;
+        request = request.header(name.trim(), value.trim());
+    }
+    request.body(axum::body::Body::from(body.to_owned())).ok()
 }

@@ -3,7 +3,9 @@
 //! without a nightly toolchain.
 
 use botlane::fuzzing::corpus_seeds as seeds;
-use botlane_devserver::fuzzing::{check_config, check_realtime_frames, FramesRun};
+use botlane_devserver::fuzzing::{
+    check_config, check_realtime_frames, check_rest_requests, FramesRun, RequestsRun,
+};
 
 #[test]
 fn realtime_frames_corpus() {
@@ -63,4 +65,23 @@ fn devserver_config_corpus() {
             file.display()
         );
     }
+}
+
+#[test]
+fn rest_requests_corpus() {
+    let mut total = RequestsRun::default();
+    for (file, input) in seeds("rest_requests") {
+        let run = std::panic::catch_unwind(|| check_rest_requests(&input))
+            .unwrap_or_else(|_| panic!("rest_requests failed on seed {}", file.display()));
+        total.answered += run.answered;
+        total.ok += run.ok;
+        total.unauthenticated += run.unauthenticated;
+        total.exchanged += run.exchanged;
+    }
+    // The seeds reach the checks: successes (a download among them),
+    // refusals without the credential, and exchanges of the secret.
+    assert!(total.answered >= 30, "{total:?}");
+    assert!(total.ok >= 4, "{total:?}");
+    assert!(total.unauthenticated >= 6, "{total:?}");
+    assert!(total.exchanged >= 1, "{total:?}");
 }
