@@ -17,10 +17,30 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use crate::crypto::{ChannelKey, WrappedKey};
 use crate::error::ClientError;
-use crate::keystore::Saver;
+use crate::keystore::{Saver, MAX_CHANNEL_ID_BYTES};
 use crate::sync::{read_lock, write, write_lock};
 use crate::throttle::{Throttle, WARN_INTERVAL};
 use crate::wire;
+
+/// The most channels a session keeps: the keystore's default cap on channel
+/// keys (a bot in more channels could not keep their keys anyway). The
+/// list grows with the service's op 34 pushes, so it has a cap of its own.
+pub(crate) const MAX_CHANNELS: usize = 10_000;
+
+/// The longest channel name kept, in bytes (ids are kept up to
+/// [`MAX_CHANNEL_ID_BYTES`], what the keystore takes).
+pub(crate) const MAX_CHANNEL_NAME_BYTES: usize = 1024;
+
+/// Why a channel the service lists is not kept, if it is not.
+fn unkept(channel: &wire::ChannelInfo) -> Option<&'static str> {
+    if channel.id.len() > MAX_CHANNEL_ID_BYTES || channel.server_id.len() > MAX_CHANNEL_ID_BYTES {
+        Some("an id longer than the keystore takes")
+    } else if channel.name.len() > MAX_CHANNEL_NAME_BYTES {
+        Some("a name longer than 1024 bytes")
+    } else {
+        None
+    }
+}
 
 /// A channel the bot is in. Its server id is shared by the contexts of
 /// its invocations: one copy per channel, not one per invocation.
@@ -62,6 +82,7 @@ pub(crate) struct Membership {
     /// one, so that `channels()` is complete when `login` returns.
     readies: tokio::sync::watch::Sender<u64>,
     key_refused: Throttle,
+    channel_refused: Throttle,
     no_key: Throttle,
     undecryptable: Throttle,
 }
@@ -74,6 +95,7 @@ impl Membership {
             keystore: OnceLock::new(),
             readies: tokio::sync::watch::Sender::new(0),
             key_refused: Throttle::new(WARN_INTERVAL),
+            channel_refused: Throttle::new(WARN_INTERVAL),
             no_key: Throttle::new(WARN_INTERVAL),
             undecryptable: Throttle::new(WARN_INTERVAL),
         }
@@ -149,7 +171,13 @@ impl Membership {
 
     /// A new session's `ready`: the full membership list. Keys of channels
     /// no longer listed are forgotten.
-    pub(crate) fn on_ready(&self, channels: Vec<wire::ChannelInfo>) {
+    pub(crate) fn on_ready(&self, mut channels: Vec<wire::ChannelInfo>) {
+        let listed = channels.len();
+        channels.retain(|c| unkept(c).is_none());
+        channels.truncate(MAX_CHANNELS);
+        if channels.len() < listed {
+            self.refuse_channels(listed - channels.len(), "past the cap or too long");
+        }
         let gone: Vec<String> = read_lock(&self.keys)
             .keys()
             .filter(|id| !channels.iter().any(|c| &c.id == *id))
@@ -175,10 +203,29 @@ impl Membership {
 
     /// Op 34: the bot was added to a channel.
     pub(crate) fn on_added(&self, channel: wire::ChannelInfo) {
+        if let Some(why) = unkept(&channel) {
+            self.refuse_channels(1, why);
+            return;
+        }
         let mut channels = write_lock(&self.channels);
+        let full = channels.len() >= MAX_CHANNELS;
         match channels.iter_mut().find(|c| c.id == channel.id) {
             Some(known) => *known = Joined::from(channel),
+            None if full => {
+                drop(channels);
+                self.refuse_channels(1, "past the cap of 10000 channels");
+            }
             None => channels.push(Joined::from(channel)),
+        }
+    }
+
+    /// Says, at most once per `WARN_INTERVAL`, that channels the service
+    /// listed were not kept (their ids and names are the service's text,
+    /// and stay out of the log).
+    #[cold]
+    fn refuse_channels(&self, count: usize, why: &'static str) {
+        if let Some(swallowed) = self.channel_refused.allow() {
+            tracing::warn!(count, why, swallowed, "channels from the service not kept");
         }
     }
 
