@@ -102,7 +102,14 @@ pub(crate) struct Settings {
 }
 
 type Slot = oneshot::Sender<Result<String, ClientError>>;
-type Pending = Mutex<HashMap<u16, VecDeque<Slot>>>;
+/// The slots of the requests written and not yet answered, per opcode, in
+/// wire order, each with when it was written.
+type Pending = Mutex<HashMap<u16, VecDeque<(tokio::time::Instant, Slot)>>>;
+
+/// The most requests of one opcode left unanswered before the connection
+/// is ended: a backstop to [`unanswered`], which ends it sooner unless the
+/// requests are very many and very recent.
+const MAX_UNANSWERED: usize = 65_536;
 
 struct Outgoing {
     op: OpCode,
@@ -190,7 +197,7 @@ impl Connection {
             };
             let slots = std::mem::take(&mut *lock(&pending));
             for (opcode, slots) in slots {
-                for slot in slots {
+                for (_, slot) in slots {
                     let _ = slot.send(Err(ClientError::ConnectionClosed { opcode }));
                 }
             }
@@ -407,6 +414,9 @@ async fn write_loop(
                 ),
             },
             _ = heartbeat.tick() => {
+                if let Some(ended) = unanswered(pending, settings.request_timeout) {
+                    return ended;
+                }
                 // Nobody waits for the heartbeat's reply, but it still takes
                 // its place in the FIFO; arriving, it resets the idle timer.
                 let (slot, _) = oneshot::channel();
@@ -417,10 +427,17 @@ async fn write_loop(
                 }
             }
         };
-        lock(pending)
-            .entry(out.op.code())
-            .or_default()
-            .push_back(out.slot);
+        {
+            let mut pending = lock(pending);
+            let slots = pending.entry(out.op.code()).or_default();
+            if slots.len() >= MAX_UNANSWERED {
+                return unanswered_end(format!(
+                    "{MAX_UNANSWERED} requests of opcode {} went unanswered",
+                    out.op.code()
+                ));
+            }
+            slots.push_back((tokio::time::Instant::now(), out.slot));
+        }
         if settings.debug {
             tracing::debug!(op = out.op.code(), bytes = out.text.len(), "frame sent");
         }
@@ -523,7 +540,8 @@ fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) -> R
     };
     let slot = lock(pending)
         .get_mut(&frame.op)
-        .and_then(VecDeque::pop_front);
+        .and_then(VecDeque::pop_front)
+        .map(|(_, slot)| slot);
     match slot {
         // A dropped receiver means its caller gave up; the reply is consumed
         // here all the same, which keeps later replies in their places.
@@ -541,6 +559,33 @@ fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) -> R
         }
     }
     Ok(())
+}
+
+/// The end of a connection whose service leaves requests unanswered: its
+/// oldest request of some opcode has waited twice the request timeout (its
+/// caller gave up at once). Any frame keeps the idle timer quiet, and
+/// without request ids a slot must wait for its reply to keep the others
+/// in order, so this is what bounds the slots of a service that answers
+/// some opcodes and not others. Checked at each heartbeat.
+fn unanswered(pending: &Pending, timeout: Duration) -> Option<Ended> {
+    let limit = timeout.saturating_mul(2);
+    let (op, waited) = lock(pending).iter().find_map(|(op, slots)| {
+        let waited = slots.front()?.0.elapsed();
+        (waited > limit).then_some((*op, waited))
+    })?;
+    Some(unanswered_end(format!(
+        "a request of opcode {op} went unanswered for {}",
+        crate::human::duration(waited)
+    )))
+}
+
+fn unanswered_end(what: String) -> Ended {
+    Ended::new(
+        "unanswered",
+        format!("{what} (closed with 1008)"),
+        Some(1008),
+        Close::Send(CloseCode::POLICY_VIOLATION),
+    )
 }
 
 #[cfg(test)]
@@ -580,7 +625,10 @@ mod tests {
 
     fn slot(pending: &Pending, op: u16) -> oneshot::Receiver<Result<String, ClientError>> {
         let (slot, rx) = oneshot::channel();
-        lock(pending).entry(op).or_default().push_back(slot);
+        lock(pending)
+            .entry(op)
+            .or_default()
+            .push_back((tokio::time::Instant::now(), slot));
         rx
     }
 

@@ -1,0 +1,75 @@
+//! A service that stays alive (it answers heartbeats) but never answers
+//! one opcode: without request ids the client keeps a slot per request to
+//! keep replies in order, so such a service would grow them without end.
+//! The client ends the connection once the oldest has waited twice the
+//! request timeout. Over real sockets, against a fake service
+//! (`tests/peer`).
+
+mod peer;
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use botlane::{ClientError, Event};
+use peer::{behave, login, next_frame, send, serve, upgrade};
+
+#[tokio::test]
+async fn a_service_that_never_answers_an_opcode_is_closed_and_replaced() {
+    let (addr, accepted) = serve(|tcp, n| async move {
+        let mut ws = upgrade(tcp).await;
+        if login(&mut ws, n, &[]).await.is_none() {
+            return;
+        }
+        if n > 1 {
+            behave(&mut ws).await;
+            return;
+        }
+        // The first session: every request answered but op 240.
+        while let Some(frame) = next_frame(&mut ws).await {
+            let Some(op) = frame["op"].as_u64() else {
+                continue;
+            };
+            if op != 240 && !send(&mut ws, format!(r#"{{"op":{op},"d":{{"code":0}}}}"#)).await {
+                return;
+            }
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let options = peer::options(addr, &dir).request_timeout(Duration::from_millis(300));
+    let client = peer::client(options).await;
+    let mut events = client.events();
+    let unanswered = client.fetch_emojis().await;
+    assert!(
+        matches!(unanswered, Err(ClientError::Timeout { opcode: 240 })),
+        "{unanswered:?}"
+    );
+    let ended = tokio::time::timeout(peer::WAIT, async {
+        loop {
+            if let Ok(Event::Disconnected { reason, .. }) = events.recv().await {
+                return reason;
+            }
+        }
+    })
+    .await
+    .expect("the session is ended");
+    assert!(
+        ended.contains("unanswered") && ended.contains("opcode 240"),
+        "{ended}"
+    );
+    // The next session answers, and the client uses it.
+    let emojis = tokio::time::timeout(peer::WAIT, async {
+        loop {
+            if let Ok(emojis) = client.fetch_emojis().await {
+                return emojis;
+            }
+            // Refused at once while disconnected: let the reconnect run.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("a new session answers");
+    assert_eq!(emojis.len(), 1);
+    assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    client.shutdown();
+}
