@@ -242,14 +242,9 @@ async fn an_oversize_frame_is_closed_with_1009() {
         serve(move |tcp, n| {
             let close_code = close_code.clone();
             async move {
-                let mut ws = upgrade(tcp).await;
-                if login(&mut ws, n, &[]).await.is_none() {
+                let Some(ws) = peer::first_session_else_behave(tcp, n).await else {
                     return;
-                }
-                if n > 1 {
-                    behave(&mut ws).await;
-                    return;
-                }
+                };
                 let (mut tx, mut rx) = ws.split();
                 let big = format!(
                     r#"{{"op":33,"d":{{"kind":"{}","channel_id":"c","message_id":"m","from":"u"}}}}"#,

@@ -11,19 +11,14 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use botlane::{ClientError, Event};
-use peer::{behave, login, next_frame, send, serve, upgrade};
+use peer::{first_session_else_behave, next_frame, send, serve};
 
 #[tokio::test]
 async fn a_service_that_never_answers_an_opcode_is_closed_and_replaced() {
     let (addr, accepted) = serve(|tcp, n| async move {
-        let mut ws = upgrade(tcp).await;
-        if login(&mut ws, n, &[]).await.is_none() {
+        let Some(mut ws) = first_session_else_behave(tcp, n).await else {
             return;
-        }
-        if n > 1 {
-            behave(&mut ws).await;
-            return;
-        }
+        };
         // The first session: every request answered but op 240.
         while let Some(frame) = next_frame(&mut ws).await {
             let Some(op) = frame["op"].as_u64() else {

@@ -122,6 +122,19 @@ pub async fn login<S: Io>(
     }
 }
 
+/// Upgrades and logs in connection `n` with no channels. The first one is
+/// returned for the test to misbehave on; later ones (the client's
+/// reconnects) are served well-behaved here, and `None` is returned.
+pub async fn first_session_else_behave(tcp: TcpStream, n: usize) -> Option<Ws> {
+    let mut ws = upgrade(tcp).await;
+    login(&mut ws, n, &[]).await?;
+    if n > 1 {
+        behave(&mut ws).await;
+        return None;
+    }
+    Some(ws)
+}
+
 /// Answers every request with `{"code":0}` (op 240 with an empty catalog)
 /// until the client goes away.
 pub async fn behave<S: Io>(ws: &mut WebSocketStream<S>) {
