@@ -21,9 +21,8 @@
 //! (closed with 1009), when a write stalls for `request_timeout`, or at
 //! shutdown.
 
-use std::collections::{HashMap, VecDeque};
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -37,8 +36,9 @@ use tokio_websockets::{CloseCode, Message as WsMessage};
 
 use super::dial::Socket;
 use super::frames::{ByOpcode, MessageView, Routed};
+use super::pending::{Pending, Slot, MAX_UNANSWERED};
 use crate::error::ClientError;
-use crate::sync::{lock, stopped};
+use crate::sync::stopped;
 use crate::throttle::{Throttle, WARN_INTERVAL};
 use crate::wire::{self, FrameError, OpCode};
 
@@ -100,16 +100,6 @@ pub(crate) struct Settings {
     pub(crate) idle_timeout: Duration,
     pub(crate) debug: bool,
 }
-
-type Slot = oneshot::Sender<Result<String, ClientError>>;
-/// The slots of the requests written and not yet answered, per opcode, in
-/// wire order, each with when it was written.
-type Pending = Mutex<HashMap<u16, VecDeque<(tokio::time::Instant, Slot)>>>;
-
-/// The most requests of one opcode left unanswered before the connection
-/// is ended: a backstop to [`unanswered`], which ends it sooner unless the
-/// requests are very many and very recent.
-const MAX_UNANSWERED: usize = 65_536;
 
 struct Outgoing {
     op: OpCode,
@@ -184,7 +174,7 @@ impl Connection {
         let (tx, mut rx) = mpsc::channel::<Outgoing>(OUTGOING_CAPACITY);
         let task = tokio::spawn(async move {
             let (mut sink, mut stream) = socket.split();
-            let pending: Pending = Mutex::new(HashMap::new());
+            let pending = Pending::default();
             let ended = tokio::select! {
                 ended = read_loop(&mut stream, &pending, &*inbound, settings) => ended,
                 ended = write_loop(&mut sink, &mut rx, &pending, settings) => ended,
@@ -195,12 +185,7 @@ impl Connection {
                     Close::Send(CloseCode::NORMAL_CLOSURE),
                 ),
             };
-            let slots = std::mem::take(&mut *lock(&pending));
-            for (opcode, slots) in slots {
-                for (_, slot) in slots {
-                    let _ = slot.send(Err(ClientError::ConnectionClosed { opcode }));
-                }
-            }
+            pending.fail_all();
             finish(&mut sink, ended.close).await;
             ended
         });
@@ -427,16 +412,11 @@ async fn write_loop(
                 }
             }
         };
-        {
-            let mut pending = lock(pending);
-            let slots = pending.entry(out.op.code()).or_default();
-            if slots.len() >= MAX_UNANSWERED {
-                return unanswered_end(format!(
-                    "{MAX_UNANSWERED} requests of opcode {} went unanswered",
-                    out.op.code()
-                ));
-            }
-            slots.push_back((tokio::time::Instant::now(), out.slot));
+        if pending.push(out.op.code(), out.slot).is_err() {
+            return unanswered_end(format!(
+                "{MAX_UNANSWERED} requests of opcode {} went unanswered",
+                out.op.code()
+            ));
         }
         if settings.debug {
             tracing::debug!(op = out.op.code(), bytes = out.text.len(), "frame sent");
@@ -538,11 +518,7 @@ fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) -> R
             return Ok(());
         }
     };
-    let slot = lock(pending)
-        .get_mut(&frame.op)
-        .and_then(VecDeque::pop_front)
-        .map(|(_, slot)| slot);
-    match slot {
+    match pending.pop(frame.op) {
         // A dropped receiver means its caller gave up; the reply is consumed
         // here all the same, which keeps later replies in their places.
         Some(slot) => {
@@ -568,11 +544,7 @@ fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) -> R
 /// in order, so this is what bounds the slots of a service that answers
 /// some opcodes and not others. Checked at each heartbeat.
 fn unanswered(pending: &Pending, timeout: Duration) -> Option<Ended> {
-    let limit = timeout.saturating_mul(2);
-    let (op, waited) = lock(pending).iter().find_map(|(op, slots)| {
-        let waited = slots.front()?.0.elapsed();
-        (waited > limit).then_some((*op, waited))
-    })?;
+    let (op, waited) = pending.oldest_past(timeout.saturating_mul(2))?;
     Some(unanswered_end(format!(
         "a request of opcode {op} went unanswered for {}",
         crate::human::duration(waited)
@@ -591,7 +563,10 @@ fn unanswered_end(what: String) -> Ended {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use std::sync::Mutex;
+
     use super::*;
+    use crate::sync::lock;
 
     #[derive(Default)]
     struct Collect {
@@ -620,15 +595,12 @@ mod tests {
     }
 
     fn setup() -> (Pending, Collect) {
-        (Mutex::new(HashMap::new()), Collect::default())
+        (Pending::default(), Collect::default())
     }
 
     fn slot(pending: &Pending, op: u16) -> oneshot::Receiver<Result<String, ClientError>> {
         let (slot, rx) = oneshot::channel();
-        lock(pending)
-            .entry(op)
-            .or_default()
-            .push_back((tokio::time::Instant::now(), slot));
+        assert!(pending.push(op, slot).is_ok(), "far under the cap");
         rx
     }
 
@@ -646,7 +618,7 @@ mod tests {
         }
         assert!(lock(&inbound.pushes).is_empty(), "nothing was pushed");
         assert!(reply.try_recv().is_err(), "the waiting slot is untouched");
-        assert_eq!(lock(&pending)[&240].len(), 1);
+        assert_eq!(pending.waiting(240), 1);
     }
 
     #[test]

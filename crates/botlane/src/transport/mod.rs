@@ -13,6 +13,7 @@
 mod connection;
 mod dial;
 mod frames;
+mod pending;
 pub(crate) mod tls;
 
 pub(crate) use connection::{Closed, Connection, Ended, Inbound, Push, Settings, Warnings};
