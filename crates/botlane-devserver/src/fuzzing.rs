@@ -55,6 +55,19 @@ pub struct FramesRun {
     pub secrets: usize,
 }
 
+impl std::iter::Sum for FramesRun {
+    fn sum<I: Iterator<Item = Self>>(runs: I) -> Self {
+        runs.fold(Self::default(), |total, run| Self {
+            handled: total.handled + run.handled,
+            answered: total.answered + run.answered,
+            accepted: total.accepted + run.accepted,
+            closed: total.closed + run.closed,
+            logins: total.logins + run.logins,
+            secrets: total.secrets + run.secrets,
+        })
+    }
+}
+
 /// One open connection of the fuzzed state.
 struct Peer {
     id: u64,
@@ -272,6 +285,17 @@ pub struct RequestsRun {
     pub unauthenticated: usize,
     /// Exchanges of the world's one-time secret that succeeded.
     pub exchanged: usize,
+}
+
+impl std::iter::Sum for RequestsRun {
+    fn sum<I: Iterator<Item = Self>>(runs: I) -> Self {
+        runs.fold(Self::default(), |total, run| Self {
+            answered: total.answered + run.answered,
+            ok: total.ok + run.ok,
+            unauthenticated: total.unauthenticated + run.unauthenticated,
+            exchanged: total.exchanged + run.exchanged,
+        })
+    }
 }
 
 /// Sends HTTP requests to the REST listener's router (in process, no

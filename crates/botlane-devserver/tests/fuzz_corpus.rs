@@ -2,24 +2,16 @@
 //! through the same check as the target, so the corpora run in `cargo test`
 //! without a nightly toolchain.
 
-use botlane::fuzzing::corpus_seeds as seeds;
+use botlane::fuzzing::run_corpus;
 use botlane_devserver::fuzzing::{
     check_config, check_realtime_frames, check_rest_requests, FramesRun, RequestsRun,
 };
 
 #[test]
 fn realtime_frames_corpus() {
-    let mut total = FramesRun::default();
-    for (file, input) in seeds("realtime_frames") {
-        let run = std::panic::catch_unwind(|| check_realtime_frames(&input))
-            .unwrap_or_else(|_| panic!("realtime_frames failed on seed {}", file.display()));
-        total.handled += run.handled;
-        total.answered += run.answered;
-        total.accepted += run.accepted;
-        total.closed += run.closed;
-        total.logins += run.logins;
-        total.secrets += run.secrets;
-    }
+    let total: FramesRun = run_corpus("realtime_frames", check_realtime_frames)
+        .into_iter()
+        .sum();
     // The seeds reach every check: answers (refusals and successes),
     // closes, logins, and REST secrets whose absence from the records is
     // checked.
@@ -57,27 +49,14 @@ fn realtime_frames_reach_a_logged_in_state() {
 
 #[test]
 fn devserver_config_corpus() {
-    for (file, input) in seeds("devserver_config") {
-        let outcome = std::panic::catch_unwind(|| check_config(&input));
-        assert!(
-            outcome.is_ok(),
-            "devserver_config failed on seed {}",
-            file.display()
-        );
-    }
+    run_corpus("devserver_config", check_config);
 }
 
 #[test]
 fn rest_requests_corpus() {
-    let mut total = RequestsRun::default();
-    for (file, input) in seeds("rest_requests") {
-        let run = std::panic::catch_unwind(|| check_rest_requests(&input))
-            .unwrap_or_else(|_| panic!("rest_requests failed on seed {}", file.display()));
-        total.answered += run.answered;
-        total.ok += run.ok;
-        total.unauthenticated += run.unauthenticated;
-        total.exchanged += run.exchanged;
-    }
+    let total: RequestsRun = run_corpus("rest_requests", check_rest_requests)
+        .into_iter()
+        .sum();
     // The seeds reach the checks: successes (a download among them),
     // refusals without the credential, and exchanges of the secret.
     assert!(total.answered >= 30, "{total:?}");

@@ -249,12 +249,27 @@ pub fn check_keystore(input: &[u8]) {
     let _ = crate::keystore::parse(std::path::Path::new("fuzz.keystore"), input);
 }
 
-/// The seeds of the committed corpus `fuzz/corpus/<target>/`, sorted by
-/// name, each with its path: what the corpus tests of the workspace's
-/// crates (the devserver's too) run through the target's check, so the
-/// seeds run without a nightly toolchain. Panics naming the directory when
-/// it cannot be read, or when it holds fewer than ten seeds.
-pub fn corpus_seeds(target: &str) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+/// Runs `check` on every seed of the committed corpus
+/// `fuzz/corpus/<target>/`, in name order, and returns what each run gave:
+/// what the corpus tests of the workspace's crates (the devserver's too)
+/// do, so the seeds run without a nightly toolchain. Panics naming the seed
+/// whose check failed, or the directory when it cannot be read or holds
+/// fewer than ten seeds.
+pub fn run_corpus<R>(
+    target: &str,
+    check: impl Fn(&[u8]) -> R + std::panic::RefUnwindSafe,
+) -> Vec<R> {
+    corpus_seeds(target)
+        .into_iter()
+        .map(|(file, input)| {
+            std::panic::catch_unwind(|| check(&input))
+                .unwrap_or_else(|_| panic!("{target} failed on seed {}", file.display()))
+        })
+        .collect()
+}
+
+/// The seeds of `fuzz/corpus/<target>/`, sorted by name, with their paths.
+fn corpus_seeds(target: &str) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fuzz/corpus")
         .join(target);

@@ -353,9 +353,7 @@ impl<D> CommandRegistry<D> {
     /// # Ok::<(), botlane::DeclarationError>(())
     /// ```
     pub fn get(&self, name: &str) -> Option<&RegisteredCommand<D>> {
-        self.commands
-            .iter()
-            .find(|c| c.decl.name.eq_ignore_ascii_case(name))
+        self.position(name).map(|index| self.at(index))
     }
 
     /// The declarations in registration order.

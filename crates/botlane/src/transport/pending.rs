@@ -74,3 +74,65 @@ impl Pending {
         lock(&self.0).get(&op).map_or(0, VecDeque::len)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slot() -> Slot {
+        oneshot::channel().0
+    }
+
+    fn push(pending: &Pending, op: u16) {
+        assert!(pending.push(op, slot()).is_ok(), "under the cap");
+    }
+
+    #[test]
+    fn an_opcode_takes_at_most_max_unanswered_slots() {
+        let pending = Pending::default();
+        for _ in 0..MAX_UNANSWERED {
+            push(&pending, 30);
+        }
+        assert!(pending.push(30, slot()).is_err(), "one past the cap");
+        push(&pending, 12);
+        assert!(pending.pop(30).is_some());
+        push(&pending, 30);
+        assert_eq!(pending.waiting(30), MAX_UNANSWERED, "a reply made room");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_oldest_unanswered_request_is_the_one_that_counts() {
+        let limit = Duration::from_secs(60);
+        let pending = Pending::default();
+        push(&pending, 30);
+        tokio::time::advance(Duration::from_secs(40)).await;
+        push(&pending, 12);
+        push(&pending, 30);
+        tokio::time::advance(Duration::from_secs(30)).await;
+        assert_eq!(
+            pending.oldest_past(limit),
+            Some((30, Duration::from_secs(70))),
+            "op 30's first request waited 70 s"
+        );
+        // Its reply comes: what is left has waited 30 s.
+        assert!(pending.pop(30).is_some());
+        assert_eq!(pending.oldest_past(limit), None);
+        tokio::time::advance(Duration::from_secs(31)).await;
+        assert!(pending
+            .oldest_past(limit)
+            .is_some_and(|(_, waited)| waited > limit));
+    }
+
+    #[tokio::test]
+    async fn fail_all_fails_every_slot_with_its_opcode() {
+        let pending = Pending::default();
+        let (tx, rx) = oneshot::channel();
+        assert!(pending.push(240, tx).is_ok(), "under the cap");
+        pending.fail_all();
+        assert!(matches!(
+            rx.await,
+            Ok(Err(ClientError::ConnectionClosed { opcode: 240 }))
+        ));
+        assert_eq!(pending.waiting(240), 0);
+    }
+}

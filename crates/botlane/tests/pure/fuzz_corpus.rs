@@ -2,18 +2,7 @@
 //! through the same check as the target, so the corpora run in `cargo test`
 //! without a nightly toolchain.
 
-/// Runs `check` on every seed of `fuzz/corpus/<target>/`, naming the seed
-/// that fails.
-fn run_corpus(target: &str, check: fn(&[u8])) {
-    for (file, input) in botlane::fuzzing::corpus_seeds(target) {
-        let outcome = std::panic::catch_unwind(|| check(&input));
-        assert!(
-            outcome.is_ok(),
-            "{target} failed on seed {}",
-            file.display()
-        );
-    }
-}
+use botlane::fuzzing::run_corpus;
 
 #[test]
 fn decode_command_data_corpus() {

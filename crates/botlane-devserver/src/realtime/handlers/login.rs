@@ -22,15 +22,16 @@ pub(crate) fn redact_login(payload: &str) -> String {
     };
     let shown: serde_json::Map<String, serde_json::Value> = map
         .into_iter()
-        .filter_map(|(key, value)| {
-            let is_key = value
-                .as_str()
-                .is_some_and(|text| PublicKey::from_base64(text).is_ok());
-            match key.as_str() {
-                "public_key" if is_key => Some((key, value)),
-                "token" | "client" | "public_key" => Some((key, "[REDACTED]".into())),
-                _ => None,
+        .filter_map(|(key, value)| match key.as_str() {
+            "public_key"
+                if value
+                    .as_str()
+                    .is_some_and(|text| PublicKey::from_base64(text).is_ok()) =>
+            {
+                Some((key, value))
             }
+            "token" | "client" | "public_key" => Some((key, "[REDACTED]".into())),
+            _ => None,
         })
         .collect();
     serde_json::Value::Object(shown).to_string()
