@@ -526,3 +526,57 @@ async fn a_client_that_pipelines_faster_than_it_reads_is_slowed_not_closed() {
         (0, 2)
     );
 }
+
+#[tokio::test]
+async fn a_client_that_floods_pings_is_closed_and_its_pongs_stay_bounded() {
+    use botlane_proto::ping::MAX_PINGS_PER_WINDOW;
+    use tokio_tungstenite::MaybeTlsStream;
+
+    let (server, url) = start(small()).await;
+    let mut bot = logged_in(&url, BOT).await;
+    // The budget: every ping is answered.
+    let budget = MAX_PINGS_PER_WINDOW as usize;
+    for i in 0..budget {
+        let payload = vec![u8::try_from(i).unwrap()];
+        bot.ws.send(Message::Ping(payload.into())).await.unwrap();
+    }
+    let mut answered = 0;
+    while answered < budget {
+        match tokio::time::timeout(WAIT, bot.ws.next()).await.unwrap() {
+            Some(Ok(Message::Pong(_))) => answered += 1,
+            other => panic!("expected pongs, got {other:?} after {answered}"),
+        }
+    }
+    // The flood, written past the WebSocket layer: 0x89 ping, masked (with
+    // a zero mask) 125-byte payload, as a client's frames must be. The
+    // sockets' buffers take all of it (127 KiB) without the client reading.
+    let mut frame = vec![0x89, 0x80 | 125, 0, 0, 0, 0];
+    frame.extend_from_slice(&[b'p'; 125]);
+    let flood = frame.repeat(1_000);
+    let MaybeTlsStream::Plain(tcp) = bot.ws.get_mut() else {
+        panic!("the test connects without TLS");
+    };
+    let _ = tcp.write_all(&flood).await;
+    let mut after_flood = 0;
+    let end = loop {
+        match tokio::time::timeout(WAIT, bot.ws.next()).await.unwrap() {
+            Some(Ok(Message::Pong(_))) => after_flood += 1,
+            Some(Ok(Message::Close(frame))) => break frame,
+            Some(Ok(_)) => {}
+            Some(Err(_)) | None => break None,
+        }
+    };
+    // The window was spent: the flood's first ping is over the budget.
+    assert!(after_flood <= 1, "{after_flood} pongs after the flood");
+    let end = end.expect("the close frame leaves before the socket");
+    assert_eq!(u16::from(end.code), 1008);
+    assert_eq!(end.reason.as_str(), "more than 32 pings within 10 s");
+    server
+        .wait_for(|s| s.session_count() == 0, WAIT)
+        .await
+        .unwrap();
+    // The bot can come back.
+    let mut bot = logged_in(&url, BOT).await;
+    let reply = bot.request(OpCode::Heartbeat, json!({})).await;
+    assert_eq!(reply["code"], 0);
+}

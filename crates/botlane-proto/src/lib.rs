@@ -4,7 +4,8 @@
 //! The opcodes ([`OpCode`]), the frame envelope `{"op": u16, "d": payload}`
 //! ([`encode_frame`], [`decode_frame`], [`decode_frame_with`],
 //! [`MAX_FRAME_BYTES`]), the payload of every exchange ([`payload`]), the
-//! reply codes ([`ReplyCode`]), the command area's caps ([`limits`]), and the
+//! reply codes ([`ReplyCode`]), the command area's caps ([`limits`]), how
+//! many WebSocket pings an end answers ([`ping`]), and the
 //! end-to-end encryption as pure functions over bytes ([`crypto`]: AES-256-GCM
 //! sealing, X25519 + HKDF-SHA256 key wrapping). No tokio, no sockets: the
 //! client (`botlane`), the reference service (`botlane-devserver`) and the
@@ -38,6 +39,7 @@ pub mod limits;
 pub mod names;
 mod opcode;
 pub mod payload;
+pub mod ping;
 
 pub use codes::ReplyCode;
 pub use frame::{

@@ -5,10 +5,13 @@
 //! after the replies, or ahead of them when the client is not reading) gets
 //! [`Limits::flush_timeout`](crate::Limits::flush_timeout) to leave, and the
 //! closing handshake as long again to complete; then the socket is dropped.
+//! A client that sends more pings than [`PingBudget`] answers is closed
+//! with 1008 (the WebSocket layer queues a pong for each, read or not).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use botlane_proto::ping::PingBudget;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use hyper::upgrade::Upgraded;
@@ -79,6 +82,7 @@ pub(crate) async fn connection(
     ));
     let login_deadline = Instant::now() + limits.login_timeout;
     let mut logged_in = false;
+    let mut pings = PingBudget::new();
 
     let ending = loop {
         // While its own replies are backed up, the client's next requests
@@ -102,6 +106,16 @@ pub(crate) async fn connection(
                             code: 1003,
                             reason: "binary frames are not accepted: frames are JSON text".to_owned(),
                         });
+                    } else if message.is_ping() {
+                        // Its pong is queued already, read or not: a flood
+                        // would grow that queue without end.
+                        if let Err(flood) = pings.ping(std::time::Instant::now()) {
+                            tracing::debug!(connection = conn, "ping flood: closing with 1008");
+                            break Ending::Terminated(Termination::Close {
+                                code: 1008,
+                                reason: flood.to_string(),
+                            });
+                        }
                     } else if message.is_close() {
                         break Ending::PeerClosed;
                     }
@@ -146,20 +160,20 @@ pub(crate) async fn connection(
                 s.disconnect(conn)
             });
             finish_writer(&mut writer, limits.flush_timeout).await;
-            drain(&mut stream, limits.flush_timeout).await;
+            drain(&mut stream, &mut pings, limits.flush_timeout).await;
         }
         Ending::Terminated(Termination::Urgent { .. }) => {
             // The writer saw the same termination: it abandons the queue and
             // sends the close frame first.
             shared.update(|s| s.disconnect(conn));
             finish_writer(&mut writer, limits.flush_timeout).await;
-            drain(&mut stream, limits.flush_timeout).await;
+            drain(&mut stream, &mut pings, limits.flush_timeout).await;
         }
         Ending::PeerClosed => {
             shared.update(|s| s.disconnect(conn));
             writer.abort();
             let _ = writer.await;
-            drain(&mut stream, limits.flush_timeout).await;
+            drain(&mut stream, &mut pings, limits.flush_timeout).await;
         }
         Ending::Terminated(Termination::Abrupt) | Ending::Gone => {
             shared.update(|s| s.disconnect(conn));
@@ -188,10 +202,16 @@ async fn finish_writer(writer: &mut tokio::task::JoinHandle<()>, timeout: Durati
 /// close or the end of the stream, within `timeout`. Reading also flushes a
 /// close frame the WebSocket layer queued itself (the echo of a peer's
 /// close, or 1009), and leaves no unread bytes that would turn our FIN into
-/// a reset, which could cost the peer our close frame.
-async fn drain(stream: &mut SplitStream<Socket>, timeout: Duration) {
+/// a reset, which could cost the peer our close frame. A ping over the
+/// budget ends it: until our close frame is out, the WebSocket layer still
+/// queues a pong for every ping it reads.
+async fn drain(stream: &mut SplitStream<Socket>, pings: &mut PingBudget, timeout: Duration) {
     let _ = tokio::time::timeout(timeout, async {
-        while let Some(Ok(_)) = stream.next().await {}
+        while let Some(Ok(message)) = stream.next().await {
+            if message.is_ping() && pings.ping(std::time::Instant::now()).is_err() {
+                return;
+            }
+        }
     })
     .await;
 }

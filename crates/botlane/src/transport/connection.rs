@@ -18,8 +18,9 @@
 //! when no frame arrives for `idle_timeout` (the heartbeat's reply is a
 //! frame, so a healthy quiet session never gets there), when the service
 //! sends a message over [`MAX_FRAME_BYTES`](crate::wire::MAX_FRAME_BYTES)
-//! (closed with 1009), when a write stalls for `request_timeout`, or at
-//! shutdown.
+//! (closed with 1009), when it sends more pings than
+//! [`PingBudget`] answers (closed with 1008), when a write stalls for
+//! `request_timeout`, or at shutdown.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -33,6 +34,8 @@ use serde::Serialize;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_websockets::{CloseCode, Message as WsMessage};
+
+use botlane_proto::ping::PingBudget;
 
 use super::dial::Socket;
 use super::frames::{ByOpcode, MessageView, Routed};
@@ -263,6 +266,7 @@ async fn read_loop(
     // Whether the timer was set since the last frame: it counts from the
     // first time reading found nothing after one.
     let mut armed = true;
+    let mut pings = PingBudget::new();
     loop {
         let next = std::future::poll_fn(|cx| {
             if let Poll::Ready(next) = stream.poll_next_unpin(cx) {
@@ -332,6 +336,17 @@ async fn read_loop(
                 None,
                 Close::Flush,
             );
+        } else if message.is_ping() {
+            // The WebSocket layer has queued its pong already, read or not:
+            // a flood would grow that queue without end.
+            if let Err(flood) = pings.ping(std::time::Instant::now()) {
+                return Ended::new(
+                    "ping_flood",
+                    format!("the service sent {flood} (closed with 1008)"),
+                    Some(1008),
+                    Close::Send(CloseCode::POLICY_VIOLATION),
+                );
+            }
         } else if message.is_binary() {
             if let Some(swallowed) = inbound.warnings().malformed_frame.allow() {
                 tracing::warn!(
@@ -341,8 +356,7 @@ async fn read_loop(
                 );
             }
         }
-        // Pings are answered by the WebSocket layer; any frame, pongs
-        // included, has already reset the idle timer.
+        // Any frame, pongs included, has already reset the idle timer.
     }
 }
 
