@@ -290,10 +290,18 @@ async fn an_oversize_frame_is_closed_with_1009() {
     client.shutdown();
 }
 
-#[tokio::test]
-async fn a_push_flood_stays_bounded_and_replies_still_flow() {
-    const FLOOD: usize = 3000;
-    const CAPACITY: usize = 16;
+/// A service that floods `flood` message pushes while dispatch cannot keep
+/// up: the first `/slow` takes the only handler permit and waits for a gate
+/// that never opens, the second holds dispatch waiting for that permit, and
+/// the rest queue (`/slow` too, or plain text of `filler` bytes). Returns
+/// the client once the whole flood is read, a reply has flowed during it
+/// and the first handler has started, with how many handlers started and
+/// the keystore's directory.
+async fn flood_while_dispatch_waits(
+    flood: usize,
+    filler: Option<usize>,
+    options: impl FnOnce(botlane::ClientOptions) -> botlane::ClientOptions,
+) -> (botlane::Client, Arc<AtomicUsize>, tempfile::TempDir) {
     let key = Arc::new(ChannelKey::generate().unwrap());
     let sent = Arc::new(AtomicUsize::new(0));
     let (addr, _) = {
@@ -311,7 +319,8 @@ async fn a_push_flood_stays_bounded_and_replies_still_flow() {
                 let wrapped = wrap_channel_key(&key, &recipient, "c1").unwrap();
                 let push = serde_json::json!({"op": 50, "d": {"channel_id": "c1", "from": "u1", "wrapped": wrapped}});
                 send(&mut ws, push.to_string()).await;
-                let content = key.seal(b"/slow", b"c1").unwrap();
+                let slow = key.seal(b"/slow", b"c1").unwrap();
+                let filler = filler.map(|bytes| key.seal(&vec![b'x'; bytes], b"c1").unwrap());
                 let (mut tx, mut rx) = ws.split();
                 let (replies, mut outgoing) = tokio::sync::mpsc::unbounded_channel::<String>();
                 // Requests are answered in between the flood's frames.
@@ -329,10 +338,14 @@ async fn a_push_flood_stays_bounded_and_replies_still_flow() {
                         }
                     }
                 });
-                for i in 0..FLOOD {
+                for i in 0..flood {
                     while let Ok(reply) = outgoing.try_recv() {
                         let _ = tx.feed(Message::text(reply)).await;
                     }
+                    let content = match &filler {
+                        Some(filler) if i >= 2 => filler,
+                        _ => &slow,
+                    };
                     let push = format!(
                         r#"{{"op":32,"d":{{"message":{{"id":"m{i}","channel_id":"c1","author_id":"u1","content":"{content}","created_at":1}}}}}}"#
                     );
@@ -352,9 +365,7 @@ async fn a_push_flood_stays_bounded_and_replies_still_flow() {
         .await
     };
     let dir = tempfile::tempdir().unwrap();
-    let options = peer::options(addr, &dir)
-        .push_queue_capacity(CAPACITY)
-        .max_concurrent_handlers(1);
+    let options = options(peer::options(addr, &dir).max_concurrent_handlers(1));
     let client = botlane::Client::new(options).unwrap();
     let gate = Arc::new(Notify::new());
     let started = Arc::new(AtomicUsize::new(0));
@@ -387,13 +398,22 @@ async fn a_push_flood_stays_bounded_and_replies_still_flow() {
     let emojis = tokio::time::timeout(WAIT, client.fetch_emojis()).await;
     assert_eq!(emojis.expect("the reply flows").unwrap().len(), 1);
     eventually("the whole flood to be read", || {
-        sent.load(Ordering::SeqCst) == FLOOD && client.stats().frames_received >= FLOOD as u64
+        sent.load(Ordering::SeqCst) == flood && client.stats().frames_received >= flood as u64
     })
     .await;
     eventually("the first handler to start", || {
         started.load(Ordering::SeqCst) == 1
     })
     .await;
+    (client, started, dir)
+}
+
+#[tokio::test]
+async fn a_push_flood_stays_bounded_and_replies_still_flow() {
+    const FLOOD: usize = 3000;
+    const CAPACITY: usize = 16;
+    let (client, started, _dir) =
+        flood_while_dispatch_waits(FLOOD, None, |o| o.push_queue_capacity(CAPACITY)).await;
     let stats = client.stats();
     assert!(stats.push_queue_len <= CAPACITY, "{stats:?}");
     assert!(stats.push_queue_peak <= CAPACITY, "{stats:?}");
@@ -410,6 +430,25 @@ async fn a_push_flood_stays_bounded_and_replies_still_flow() {
     );
     assert!(stats.pushes_dropped <= FLOOD as u64, "{stats:?}");
     // And the session is still up and answering.
+    assert_eq!(client.fetch_emojis().await.unwrap().len(), 1);
+    assert_eq!(stats.sessions, 1);
+    client.shutdown();
+}
+
+#[tokio::test]
+async fn a_flood_of_large_messages_is_bounded_by_bytes_not_count() {
+    const FLOOD: usize = 40;
+    // Each sealed filler is ~267 KB of base64: a 1 MiB budget holds three.
+    const FILLER: usize = 200_000;
+    let (client, started, _dir) = flood_while_dispatch_waits(FLOOD, Some(FILLER), |o| {
+        o.push_queue_capacity(1024).push_queue_bytes(1024 * 1024)
+    })
+    .await;
+    let stats = client.stats();
+    assert!(stats.push_queue_peak <= 3, "{stats:?}");
+    assert!(stats.push_queue_peak >= 1, "{stats:?}");
+    assert_eq!(started.load(Ordering::SeqCst), 1);
+    assert!(stats.pushes_dropped >= (FLOOD - 3 - 2) as u64, "{stats:?}");
     assert_eq!(client.fetch_emojis().await.unwrap().len(), 1);
     assert_eq!(stats.sessions, 1);
     client.shutdown();

@@ -100,6 +100,12 @@ pub struct ClientOptions {
     /// ready and membership pushes, which share it in wire order, are never
     /// dropped.
     pub push_queue_capacity: usize,
+    /// How many bytes the message pushes waiting for dispatch may hold
+    /// (16 MiB; a message's bytes are those of its ids, sealed content and
+    /// sidecar). A message that would take the queue past it is dropped and
+    /// counted like one over [`push_queue_capacity`](Self::push_queue_capacity);
+    /// while no message waits, any one is taken (a frame is at most 1 MiB).
+    pub push_queue_bytes: usize,
     /// How many command handlers may run at once (64). When all are busy,
     /// dispatch waits for one to finish before starting the next, in arrival
     /// order; messages wait in the push queue meanwhile.
@@ -162,6 +168,7 @@ impl ClientOptions {
             reconnect_reset_after: Duration::from_secs(60),
             keystore_save_window: Duration::from_millis(500),
             push_queue_capacity: 1024,
+            push_queue_bytes: 16 * 1024 * 1024,
             max_concurrent_handlers: 64,
             handler_timeout: Some(DEFAULT_HANDLER_TIMEOUT),
             error_answer_burst: crate::commands::DEFAULT_ANSWER_BURST,
@@ -257,6 +264,13 @@ impl ClientOptions {
     #[must_use]
     pub fn push_queue_capacity(mut self, capacity: usize) -> Self {
         self.push_queue_capacity = capacity;
+        self
+    }
+
+    /// Sets how many bytes the message pushes waiting for dispatch may hold.
+    #[must_use]
+    pub fn push_queue_bytes(mut self, bytes: usize) -> Self {
+        self.push_queue_bytes = bytes;
         self
     }
 
@@ -430,6 +444,9 @@ impl ClientOptions {
         if self.push_queue_capacity == 0 {
             return Err(invalid("push_queue_capacity", "must be above zero".into()));
         }
+        if self.push_queue_bytes == 0 {
+            return Err(invalid("push_queue_bytes", "must be above zero".into()));
+        }
         if self.max_concurrent_handlers == 0 {
             return Err(invalid(
                 "max_concurrent_handlers",
@@ -560,6 +577,7 @@ mod tests {
             (base().connect_timeout(Duration::ZERO), "connect_timeout"),
             (base().idle_timeout(Duration::from_secs(15)), "idle_timeout"),
             (base().push_queue_capacity(0), "push_queue_capacity"),
+            (base().push_queue_bytes(0), "push_queue_bytes"),
             (base().max_concurrent_handlers(0), "max_concurrent_handlers"),
             (base().handler_timeout(Duration::ZERO), "handler_timeout"),
             (

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Weak};
 
-use super::push_queue::{Offer, CONTROL_CAPACITY};
+use super::push_queue::{Offer, CONTROL_BYTES, CONTROL_CAPACITY};
 use super::{Counters, Session};
 use crate::transport::{Inbound, MessageView, Push, Warnings};
 
@@ -52,6 +52,7 @@ fn offered(session: &Session, offer: Offer) -> Result<(), String> {
                 let (_, _, dropped) = session.queue.figures();
                 tracing::warn!(
                     capacity = session.config.push_queue_capacity,
+                    bytes = session.config.push_queue_bytes,
                     dropped_total = dropped,
                     swallowed,
                     "dropping a message push: dispatch is behind and the push queue is full"
@@ -60,8 +61,9 @@ fn offered(session: &Session, offer: Offer) -> Result<(), String> {
         }
         Offer::ControlOverflow => {
             return Err(format!(
-                "the service sent more than {CONTROL_CAPACITY} channel-key, ready and \
-                 membership pushes that dispatch has not applied yet (closed with 1008)"
+                "the service sent more channel-key, ready and membership pushes than wait for \
+                 dispatch ({CONTROL_CAPACITY} pushes or {} MiB; closed with 1008)",
+                CONTROL_BYTES >> 20
             ))
         }
     }

@@ -56,6 +56,7 @@ pub(crate) struct SessionConfig {
     pub(crate) reconnect_max: Duration,
     pub(crate) reconnect_reset_after: Duration,
     pub(crate) push_queue_capacity: usize,
+    pub(crate) push_queue_bytes: usize,
 }
 
 /// One client's session: the live connection, the bot's identity and
@@ -87,7 +88,7 @@ pub(crate) struct Session {
 impl Session {
     pub(crate) fn new(config: SessionConfig, menu: MenuFeed, events: EventSender) -> Self {
         Self {
-            queue: PushQueue::new(config.push_queue_capacity),
+            queue: PushQueue::new(config.push_queue_capacity, config.push_queue_bytes),
             config,
             menu,
             events,
@@ -218,6 +219,7 @@ mod tests {
             reconnect_max: SECOND,
             reconnect_reset_after: SECOND,
             push_queue_capacity: 1,
+            push_queue_bytes: 1,
         };
         Session::new(config, MenuFeed::default(), EventSender::default())
     }

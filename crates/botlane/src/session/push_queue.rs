@@ -4,12 +4,19 @@
 //! The connection task never waits on it, so the socket keeps being read and
 //! replies keep flowing however far dispatch falls behind. Two budgets:
 //!
-//! - message pushes (op 32): at most `push_queue_capacity` wait; when full,
-//!   the incoming message is dropped and counted;
+//! - message pushes (op 32): at most `push_queue_capacity` wait, holding at
+//!   most `push_queue_bytes`; when either is full, the incoming message is
+//!   dropped and counted;
 //! - control pushes (`ready`, channel keys, ops 34/35) are never dropped
 //!   (the service delivers each key once); at most [`CONTROL_CAPACITY`]
-//!   wait, more than a well-behaved service ever sends at once, and beyond
-//!   that the connection is closed with a stated reason instead.
+//!   wait, holding at most [`CONTROL_BYTES`], more than a well-behaved
+//!   service ever sends at once, and beyond that the connection is closed
+//!   with a stated reason instead.
+//!
+//! A push's bytes are those of its strings (what it holds beyond its fixed
+//! size), so a frame of at most 1 MiB is at most about 1 MiB here. Each
+//! byte budget takes any one push while nothing of its kind waits, so a
+//! budget smaller than one push never refuses everything.
 //!
 //! One queue for both keeps wire order: a key is applied before a later
 //! message of its channel is opened, and a message that arrived before its
@@ -34,6 +41,10 @@ use crate::transport::{MessageView, Push};
 /// The most control pushes that may wait for dispatch.
 pub(crate) const CONTROL_CAPACITY: usize = 4096;
 
+/// The most bytes of control pushes that may wait for dispatch: a `ready`
+/// of 10,000 channels (the most the client keeps) holds under 16 MiB.
+pub(crate) const CONTROL_BYTES: usize = 64 * 1024 * 1024;
+
 /// Dispatch's path that needs no waiting, run on the connection task.
 pub(crate) trait DispatchNow: Send + Sync {
     /// Dispatches `push` now, or gives it back when dispatching it would
@@ -52,12 +63,15 @@ pub(crate) enum Offer {
     /// A message, dropped (and counted) because the queue is full, or
     /// anything offered after `close`.
     Dropped,
-    /// A control push with [`CONTROL_CAPACITY`] already waiting.
+    /// A control push with [`CONTROL_CAPACITY`] already waiting, or that
+    /// would take those waiting past [`CONTROL_BYTES`].
     ControlOverflow,
 }
 
 pub(crate) struct PushQueue {
     capacity: usize,
+    /// The bytes message pushes may hold while they wait.
+    bytes: usize,
     state: Mutex<State>,
     ready: Notify,
 }
@@ -66,15 +80,19 @@ impl std::fmt::Debug for PushQueue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PushQueue")
             .field("capacity", &self.capacity)
+            .field("bytes", &self.bytes)
             .finish_non_exhaustive()
     }
 }
 
 #[derive(Default)]
 struct State {
-    items: VecDeque<Push>,
+    /// Each push with its bytes ([`weight`]).
+    items: VecDeque<(Push, usize)>,
     messages: usize,
+    message_bytes: usize,
     control: usize,
+    control_bytes: usize,
     peak: usize,
     dropped: u64,
     closed: bool,
@@ -85,9 +103,10 @@ struct State {
 }
 
 impl PushQueue {
-    pub(crate) fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize, bytes: usize) -> Self {
         Self {
             capacity,
+            bytes,
             state: Mutex::new(State::default()),
             ready: Notify::new(),
         }
@@ -140,20 +159,27 @@ impl PushQueue {
         if state.closed {
             return Offer::Dropped;
         }
+        let weight = weight(&push);
         if matches!(push, Push::Message(_)) {
-            if state.messages >= self.capacity {
+            if state.messages >= self.capacity
+                || !fits(state.messages, state.message_bytes, weight, self.bytes)
+            {
                 state.dropped += 1;
                 return Offer::Dropped;
             }
             state.messages += 1;
+            state.message_bytes += weight;
             state.peak = state.peak.max(state.messages);
         } else {
-            if state.control >= CONTROL_CAPACITY {
+            if state.control >= CONTROL_CAPACITY
+                || !fits(state.control, state.control_bytes, weight, CONTROL_BYTES)
+            {
                 return Offer::ControlOverflow;
             }
             state.control += 1;
+            state.control_bytes += weight;
         }
-        state.items.push_back(push);
+        state.items.push_back((push, weight));
         drop(state);
         self.ready.notify_one();
         Offer::Queued
@@ -169,12 +195,14 @@ impl PushQueue {
                 if state.closed {
                     return None;
                 }
-                if let Some(push) = state.items.pop_front() {
+                if let Some((push, weight)) = state.items.pop_front() {
                     state.busy = true;
                     if matches!(push, Push::Message(_)) {
                         state.messages -= 1;
+                        state.message_bytes -= weight;
                     } else {
                         state.control -= 1;
+                        state.control_bytes -= weight;
                     }
                     return Some(push);
                 }
@@ -191,7 +219,9 @@ impl PushQueue {
         state.closed = true;
         state.items.clear();
         state.messages = 0;
+        state.message_bytes = 0;
         state.control = 0;
+        state.control_bytes = 0;
         drop(state);
         self.ready.notify_one();
     }
@@ -200,6 +230,36 @@ impl PushQueue {
     pub(crate) fn figures(&self) -> (usize, usize, u64) {
         let state = lock(&self.state);
         (state.messages, state.peak, state.dropped)
+    }
+}
+
+/// Whether a push of `weight` bytes may join `count` pushes of its kind
+/// holding `held` bytes under a budget of `budget`: always when none wait.
+fn fits(count: usize, held: usize, weight: usize, budget: usize) -> bool {
+    count == 0 || held.saturating_add(weight) <= budget
+}
+
+/// The bytes a push holds in its strings (and a `ready`'s list).
+fn weight(push: &Push) -> usize {
+    fn channel(c: &crate::wire::ChannelInfo) -> usize {
+        std::mem::size_of_val(c) + c.id.len() + c.server_id.len() + c.name.len()
+    }
+    match push {
+        Push::Message(m) => {
+            m.id.len()
+                + m.channel_id.len()
+                + m.author_id.len()
+                + m.content.len()
+                + m.command.as_ref().map_or(0, String::len)
+                + m.reply_to.as_ref().map_or(0, String::len)
+        }
+        Push::Ready(r) => {
+            r.user_id.len() + r.name.len() + r.channels.iter().map(channel).sum::<usize>()
+        }
+        Push::ChannelKey(k) => k.channel_id.len() + k.from.len() + k.wrapped.get().len(),
+        Push::ChannelAdded(c) => channel(c),
+        Push::ChannelRemoved(id) => id.len(),
+        Push::Notification => 0,
     }
 }
 
@@ -237,7 +297,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_full_queue_drops_messages_and_counts_them_without_waiting() {
-        let q = PushQueue::new(3);
+        let q = PushQueue::new(3, usize::MAX);
         for i in 0..10 {
             q.offer(message(&i.to_string()));
         }
@@ -251,7 +311,7 @@ mod tests {
 
     #[tokio::test]
     async fn control_pushes_are_never_dropped_and_keep_wire_order() {
-        let q = PushQueue::new(1);
+        let q = PushQueue::new(1, usize::MAX);
         assert_eq!(q.offer(message("m1")), Offer::Queued);
         assert_eq!(q.offer(message("m2")), Offer::Dropped);
         assert_eq!(q.offer(removed("c1")), Offer::Queued);
@@ -278,9 +338,79 @@ mod tests {
         assert_eq!(q.offer(Push::Ready(ready)), Offer::ControlOverflow);
     }
 
+    fn sized(id: &str, content: usize) -> Push {
+        match message(id) {
+            Push::Message(mut m) => {
+                m.content = "x".repeat(content);
+                Push::Message(m)
+            }
+            _ => unreachable!("message() builds a message push"),
+        }
+    }
+
+    #[tokio::test]
+    async fn messages_are_dropped_past_the_byte_budget_and_one_always_fits() {
+        // "m0" + "c" + "u" + 96 bytes of content: 100 bytes each.
+        let q = PushQueue::new(100, 250);
+        assert_eq!(q.offer(sized("m0", 96)), Offer::Queued);
+        assert_eq!(q.offer(sized("m1", 96)), Offer::Queued);
+        assert_eq!(q.offer(sized("m2", 96)), Offer::Dropped);
+        assert_eq!(
+            q.offer(sized("m3", 46)),
+            Offer::Queued,
+            "50 bytes still fit"
+        );
+        assert_eq!(q.offer(sized("m4", 0)), Offer::Dropped, "250 are held");
+        assert_eq!(q.figures(), (3, 3, 2));
+        assert_eq!(id(q.next().await), "m0");
+        assert_eq!(
+            q.offer(sized("m5", 96)),
+            Offer::Queued,
+            "taking one frees its bytes"
+        );
+        for _ in 0..3 {
+            q.next().await.unwrap();
+        }
+        // Nothing waits: a message over the whole budget is still taken.
+        assert_eq!(q.offer(sized("big", 1_000)), Offer::Queued);
+        assert_eq!(q.offer(sized("m6", 0)), Offer::Dropped);
+        assert_eq!(id(q.next().await), "big");
+        // Control pushes have a budget of their own.
+        assert_eq!(q.offer(removed(&"k".repeat(1_000))), Offer::Queued);
+        assert_eq!(q.offer(sized("m7", 96)), Offer::Queued);
+    }
+
+    #[tokio::test]
+    async fn control_pushes_past_their_byte_budget_close_the_connection() {
+        let q = PushQueue::new(1, 1);
+        let half = CONTROL_BYTES / 2;
+        assert_eq!(q.offer(removed(&"a".repeat(half))), Offer::Queued);
+        assert_eq!(q.offer(removed(&"b".repeat(half))), Offer::Queued);
+        assert_eq!(q.offer(removed("c")), Offer::ControlOverflow);
+        assert_eq!(id(q.next().await).len(), half);
+        assert_eq!(q.offer(removed("c")), Offer::Queued);
+        q.close();
+        // Close forgets what waited: the budgets start empty again.
+        let ready = wire::Ready {
+            user_id: "b".into(),
+            name: "b".into(),
+            kind: wire::AccountKind::Bot,
+            channels: vec![
+                wire::ChannelInfo {
+                    id: "c1".into(),
+                    server_id: "s".into(),
+                    name: "n".into(),
+                };
+                2
+            ],
+        };
+        let each = std::mem::size_of::<wire::ChannelInfo>() + 4;
+        assert_eq!(weight(&Push::Ready(ready)), 2 + 2 * each);
+    }
+
     #[tokio::test]
     async fn a_waiting_consumer_is_woken_and_close_ends_it() {
-        let q = std::sync::Arc::new(PushQueue::new(4));
+        let q = std::sync::Arc::new(PushQueue::new(4, usize::MAX));
         let consumer = {
             let q = q.clone();
             tokio::spawn(async move {
@@ -333,7 +463,7 @@ mod tests {
 
     #[tokio::test]
     async fn pushes_are_dispatched_on_the_spot_only_while_nothing_waits() {
-        let q = PushQueue::new(8);
+        let q = PushQueue::new(8, usize::MAX);
         let now = Arc::new(Recording::default());
         now.open.store(true, std::sync::atomic::Ordering::SeqCst);
         let weak: Weak<dyn DispatchNow> = Arc::downgrade(&(now.clone() as Arc<dyn DispatchNow>));
