@@ -96,7 +96,7 @@ fn serve() {
         .enable_all()
         .build()
         .unwrap();
-    let mut service = FakeService::start();
+    let mut service = FakeService::start(0);
     let mixed = service.batch(BATCH, Mix::Alternating);
     let invocations = service.batch(BATCH, Mix::Invocations);
     println!("{}\n{}", service.url, mixed.frame_bytes());

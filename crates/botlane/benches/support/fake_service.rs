@@ -137,7 +137,9 @@ pub(crate) struct FakeService {
 }
 
 impl FakeService {
-    pub(crate) fn start() -> Self {
+    /// A service whose `ready` lists `others` channels (their ids as long
+    /// as the bench's, differing in the last digits) before the bench's.
+    pub(crate) fn start(others: usize) -> Self {
         let key = Arc::new(ChannelKey::generate().expect("a random source"));
         let (url_tx, url_rx) = std::sync::mpsc::channel();
         let (sessions_tx, sessions) = mpsc::channel(4);
@@ -154,7 +156,7 @@ impl FakeService {
                     .send(format!("ws://{addr}/ws"))
                     .expect("the bench waits");
                 while let Ok((tcp, _)) = listener.accept().await {
-                    tokio::spawn(serve(tcp, service_key.clone(), sessions_tx.clone()));
+                    tokio::spawn(serve(tcp, service_key.clone(), sessions_tx.clone(), others));
                 }
             });
         });
@@ -172,7 +174,12 @@ impl FakeService {
     }
 }
 
-async fn serve(tcp: TcpStream, key: Arc<ChannelKey>, sessions: mpsc::Sender<Session>) {
+async fn serve(
+    tcp: TcpStream,
+    key: Arc<ChannelKey>,
+    sessions: mpsc::Sender<Session>,
+    others: usize,
+) {
     tcp.set_nodelay(true).expect("TCP_NODELAY");
     let Ok((_request, mut ws)) = ServerBuilder::new()
         .limits(Limits::default().max_payload_len(Some(MAX_FRAME_BYTES)))
@@ -185,7 +192,7 @@ async fn serve(tcp: TcpStream, key: Arc<ChannelKey>, sessions: mpsc::Sender<Sess
     // Registered before the login is answered: a client that sees its
     // login done (and the bench that then asks for a replay) always finds
     // its session in place.
-    if handshake(&mut ws, &key, || sessions.send(Session { replays }))
+    if handshake(&mut ws, &key, others, || sessions.send(Session { replays }))
         .await
         .is_none()
     {
@@ -218,11 +225,13 @@ async fn serve(tcp: TcpStream, key: Arc<ChannelKey>, sessions: mpsc::Sender<Sess
 }
 
 /// Reads the login, calls `register` (the session exists from then on),
-/// answers the login and pushes `ready` and the channel key wrapped to the
-/// client's identity key; `None` if the client or the bench went away.
+/// answers the login and pushes `ready` (`others` channels, then the
+/// bench's) and the channel key wrapped to the client's identity key;
+/// `None` if the client or the bench went away.
 async fn handshake<F, R, E>(
     ws: &mut WebSocketStream<TcpStream>,
     key: &ChannelKey,
+    others: usize,
     register: F,
 ) -> Option<()>
 where
@@ -242,17 +251,27 @@ where
             user_id: Some(BOT_ID.to_owned()),
         },
     );
+    let server_id = "5e7e7000-0000-4000-8000-000000000004";
+    let mut channels: Vec<ChannelInfo> = (0..others)
+        .map(|i| ChannelInfo {
+            id: format!("{}f{i:05}", &CHANNEL_ID[..CHANNEL_ID.len() - 6]),
+            // Short, so that 10,000 fit in one frame.
+            server_id: "s".to_owned(),
+            name: "o".to_owned(),
+        })
+        .collect();
+    channels.push(ChannelInfo {
+        id: CHANNEL_ID.to_owned(),
+        server_id: server_id.to_owned(),
+        name: "bench".to_owned(),
+    });
     let ready = encode_frame(
         OpCode::Ready,
         &Ready {
             user_id: BOT_ID.to_owned(),
             name: "bench".to_owned(),
             kind: AccountKind::Bot,
-            channels: vec![ChannelInfo {
-                id: CHANNEL_ID.to_owned(),
-                server_id: "5e7e7000-0000-4000-8000-000000000004".to_owned(),
-                name: "bench".to_owned(),
-            }],
+            channels,
         },
     );
     let wrapped = wrap_channel_key(key, &public_key, CHANNEL_ID).expect("wrapping the key");

@@ -17,10 +17,14 @@ use tokio::runtime::Runtime;
 /// that a batch never overflows it while dispatch catches up.
 const BATCH: usize = 1000;
 
+/// The channels of the bot of `bot_in_10000_channels` (the most a session
+/// keeps), the bench's listed last.
+const MANY_CHANNELS: usize = 10_000;
+
 /// The bench, with its group named `group` (one per global allocator).
 pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let mut service = FakeService::start();
+    let mut service = FakeService::start(0);
     let batch = service.batch(BATCH, Mix::Alternating);
     let invocations = service.batch(BATCH, Mix::Invocations);
     let shapes = [
@@ -40,6 +44,14 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
         let opener = RawOpener::login(&service.url, &throwaway_public_key(), key).await;
         (opener, service.next_session().await)
     });
+    // A service of its own, whose ready lists the other channels.
+    let mut crowded = FakeService::start(MANY_CHANNELS - 1);
+    let crowded_batch = crowded.batch(BATCH, Mix::Alternating);
+    let (many, many_session) = rt.block_on(async {
+        let bot = TickBot::login(&crowded.url).await;
+        (bot, crowded.next_session().await)
+    });
+    assert_eq!(many.client.channels().len(), MANY_CHANNELS);
     eprintln!(
         "{group}: batches of {} pushes of {} bytes ({} invocations)",
         shapes[0].len,
@@ -48,21 +60,37 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
     );
 
     // Borrowed by every batch's future.
-    let (bot, raw, opener) = (&bot, &raw, &opener);
+    let (bot, raw, opener, many) = (&bot, &raw, &opener, &many);
     let (bot_session, raw_session, opener_session) = (&bot_session, &raw_session, &opener_session);
+    let (many_session, crowded_batch) = (&many_session, &crowded_batch);
     let (batch, invocations) = (&batch, &invocations);
     let mut group = c.benchmark_group(group);
     group.throughput(Throughput::Elements(BATCH as u64));
     group.sample_size(20);
     let runs = [
-        ("bot", batch, shapes[0]),
-        ("bot_invocations_only", invocations, shapes[1]),
+        ("bot", bot, bot_session, batch, shapes[0]),
+        (
+            "bot_invocations_only",
+            bot,
+            bot_session,
+            invocations,
+            shapes[1],
+        ),
+        // As information: an invocation looks its channel up among the
+        // bot's (its server for the context, docs/benchmarks.md stage 9).
+        (
+            "bot_in_10000_channels",
+            many,
+            many_session,
+            crowded_batch,
+            shapes[0],
+        ),
     ];
-    for (name, batch, shape) in runs {
+    for (name, bot, session, batch, shape) in runs {
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 time_batches(&rt, iters, &bot.handled, |start| async move {
-                    bot_session.replay(batch).await;
+                    session.replay(batch).await;
                     bot.wait_batch(start, shape).await;
                 })
             })
@@ -88,6 +116,7 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
     });
     group.finish();
     bot.assert_nothing_dropped();
+    many.assert_nothing_dropped();
     opener.assert_every_push_opened();
 }
 

@@ -42,39 +42,73 @@ fn unkept(channel: &wire::ChannelInfo) -> Option<&'static str> {
     }
 }
 
-/// A channel the bot is in. Its server id is shared by the contexts of
-/// its invocations: one copy per channel, not one per invocation.
+/// A channel the bot is in, under its id in [`Channels`]. Its server id is
+/// shared by the contexts of its invocations: one copy per channel, not
+/// one per invocation.
 #[derive(Debug)]
 struct Joined {
-    id: String,
+    /// Where the channel stands in the list `channels()` returns: the
+    /// order the service listed or added it in.
+    order: u64,
     server: Arc<str>,
     name: String,
 }
 
-impl From<wire::ChannelInfo> for Joined {
-    fn from(info: wire::ChannelInfo) -> Self {
-        Self {
-            id: info.id,
-            server: info.server_id.into(),
-            name: info.name,
-        }
-    }
+/// The channels by id. Every message's invocation, key push and
+/// membership push looks a channel up: with a list, a bot in 10,000
+/// channels compared ids 10,000 times per invocation
+/// (`docs/benchmarks.md`, stage 9).
+#[derive(Debug, Default)]
+struct Channels {
+    by_id: HashMap<String, Joined>,
+    next: u64,
 }
 
-impl From<&Joined> for wire::ChannelInfo {
-    fn from(joined: &Joined) -> Self {
-        Self {
-            id: joined.id.clone(),
-            server_id: joined.server.to_string(),
-            name: joined.name.clone(),
+impl Channels {
+    /// Adds `channel`, or updates it in place (keeping its order) when its
+    /// id is known; `false` when it is new and the list is at its cap.
+    fn upsert(&mut self, channel: wire::ChannelInfo) -> bool {
+        if let Some(known) = self.by_id.get_mut(&channel.id) {
+            known.server = channel.server_id.into();
+            known.name = channel.name;
+            return true;
         }
+        if self.by_id.len() >= MAX_CHANNELS {
+            return false;
+        }
+        let joined = Joined {
+            order: self.next,
+            server: channel.server_id.into(),
+            name: channel.name,
+        };
+        self.next += 1;
+        self.by_id.insert(channel.id, joined);
+        true
+    }
+
+    /// The list, in the order the channels were listed or added.
+    fn list(&self) -> Vec<wire::ChannelInfo> {
+        let mut list: Vec<(u64, wire::ChannelInfo)> = self
+            .by_id
+            .iter()
+            .map(|(id, joined)| {
+                let info = wire::ChannelInfo {
+                    id: id.clone(),
+                    server_id: joined.server.to_string(),
+                    name: joined.name.clone(),
+                };
+                (joined.order, info)
+            })
+            .collect();
+        list.sort_unstable_by_key(|(order, _)| *order);
+        list.into_iter().map(|(_, info)| info).collect()
     }
 }
 
 /// The bot's channels and the keys it holds for them.
 #[derive(Debug)]
 pub(crate) struct Membership {
-    channels: RwLock<Vec<Joined>>,
+    channels: RwLock<Channels>,
     keys: RwLock<HashMap<String, Arc<ChannelKey>>>,
     /// Opened by the first login; kept by a failed one for the retry.
     keystore: OnceLock<Saver>,
@@ -90,7 +124,7 @@ pub(crate) struct Membership {
 impl Membership {
     pub(crate) fn new() -> Self {
         Self {
-            channels: RwLock::new(Vec::new()),
+            channels: RwLock::new(Channels::default()),
             keys: RwLock::new(HashMap::new()),
             keystore: OnceLock::new(),
             readies: tokio::sync::watch::Sender::new(0),
@@ -118,17 +152,14 @@ impl Membership {
 
     /// The channels as of the last `ready` and membership pushes.
     pub(crate) fn channels(&self) -> Vec<wire::ChannelInfo> {
-        read_lock(&self.channels)
-            .iter()
-            .map(wire::ChannelInfo::from)
-            .collect()
+        read_lock(&self.channels).list()
     }
 
     /// The server a member channel belongs to.
     pub(crate) fn server_of(&self, channel_id: &str) -> Option<Arc<str>> {
         read_lock(&self.channels)
-            .iter()
-            .find(|c| c.id == channel_id)
+            .by_id
+            .get(channel_id)
             .map(|c| Arc::clone(&c.server))
     }
 
@@ -171,22 +202,23 @@ impl Membership {
 
     /// A new session's `ready`: the full membership list. Keys of channels
     /// no longer listed are forgotten.
-    pub(crate) fn on_ready(&self, mut channels: Vec<wire::ChannelInfo>) {
-        let listed = channels.len();
-        channels.retain(|c| unkept(c).is_none());
-        channels.truncate(MAX_CHANNELS);
-        if channels.len() < listed {
-            self.refuse_channels(listed - channels.len(), "past the cap or too long");
+    pub(crate) fn on_ready(&self, channels: Vec<wire::ChannelInfo>) {
+        let mut kept = Channels::default();
+        let mut refused = 0;
+        for channel in channels {
+            if unkept(&channel).is_some() || !kept.upsert(channel) {
+                refused += 1;
+            }
+        }
+        if refused > 0 {
+            self.refuse_channels(refused, "past the cap or too long");
         }
         let gone: Vec<String> = read_lock(&self.keys)
             .keys()
-            .filter(|id| !channels.iter().any(|c| &c.id == *id))
+            .filter(|id| !kept.by_id.contains_key(*id))
             .cloned()
             .collect();
-        write(
-            &self.channels,
-            channels.into_iter().map(Joined::from).collect(),
-        );
+        write(&self.channels, kept);
         self.evict(&gone);
         self.readies.send_modify(|n| *n += 1);
     }
@@ -207,15 +239,9 @@ impl Membership {
             self.refuse_channels(1, why);
             return;
         }
-        let mut channels = write_lock(&self.channels);
-        let full = channels.len() >= MAX_CHANNELS;
-        match channels.iter_mut().find(|c| c.id == channel.id) {
-            Some(known) => *known = Joined::from(channel),
-            None if full => {
-                drop(channels);
-                self.refuse_channels(1, "past the cap of 10000 channels");
-            }
-            None => channels.push(Joined::from(channel)),
+        let added = write_lock(&self.channels).upsert(channel);
+        if !added {
+            self.refuse_channels(1, "past the cap of 10000 channels");
         }
     }
 
@@ -231,12 +257,12 @@ impl Membership {
 
     /// Op 35: the bot was removed from a channel; its key goes too.
     pub(crate) fn on_removed(&self, channel_id: &str) {
-        write_lock(&self.channels).retain(|c| c.id != channel_id);
+        write_lock(&self.channels).by_id.remove(channel_id);
         self.evict(&[channel_id.to_owned()]);
     }
 
     fn is_member(&self, channel_id: &str) -> bool {
-        read_lock(&self.channels).iter().any(|c| c.id == channel_id)
+        read_lock(&self.channels).by_id.contains_key(channel_id)
     }
 
     /// Op 50: unwraps a channel key pushed to us and keeps it in memory and
@@ -302,5 +328,72 @@ impl Membership {
         if removed > 0 {
             tracing::debug!(count = removed, "channel keys evicted");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(id: &str, name: &str) -> wire::ChannelInfo {
+        wire::ChannelInfo {
+            id: id.into(),
+            server_id: "s".into(),
+            name: name.into(),
+        }
+    }
+
+    fn ids(membership: &Membership) -> Vec<(String, String)> {
+        membership
+            .channels()
+            .into_iter()
+            .map(|c| (c.id, c.name))
+            .collect()
+    }
+
+    #[test]
+    fn the_list_keeps_the_order_channels_came_in_and_renames_in_place() {
+        let membership = Membership::new();
+        membership.on_ready(vec![info("b", "1"), info("a", "2"), info("b", "3")]);
+        // A ready that lists a channel twice keeps its first place, last name.
+        assert_eq!(
+            ids(&membership),
+            [("b".into(), "3".into()), ("a".into(), "2".into())]
+        );
+        membership.on_added(info("c", "4"));
+        membership.on_added(info("a", "renamed"));
+        membership.on_removed("b");
+        assert_eq!(
+            ids(&membership),
+            [("a".into(), "renamed".into()), ("c".into(), "4".into())]
+        );
+        assert_eq!(membership.server_of("c").as_deref(), Some("s"));
+        assert!(membership.server_of("b").is_none());
+        assert!(membership.is_member("a") && !membership.is_member("b"));
+        // A new ready replaces the list.
+        membership.on_ready(vec![info("z", "5")]);
+        assert_eq!(ids(&membership), [("z".into(), "5".into())]);
+    }
+
+    #[test]
+    fn the_cap_counts_distinct_channels_and_a_known_one_is_still_updated() {
+        let membership = Membership::new();
+        let mut listed: Vec<_> = (0..MAX_CHANNELS)
+            .map(|i| info(&format!("c{i}"), "n"))
+            .collect();
+        listed.push(info("c0", "again"));
+        listed.push(info("over", "n"));
+        membership.on_ready(listed);
+        let channels = membership.channels();
+        assert_eq!(channels.len(), MAX_CHANNELS);
+        assert_eq!(
+            (channels[0].id.as_str(), channels[0].name.as_str()),
+            ("c0", "again")
+        );
+        assert!(!membership.is_member("over"));
+        membership.on_added(info("late", "n"));
+        assert!(!membership.is_member("late"));
+        membership.on_added(info("c1", "renamed"));
+        assert_eq!(membership.channels()[1].name, "renamed");
     }
 }
