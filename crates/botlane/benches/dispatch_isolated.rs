@@ -5,7 +5,10 @@
 //! to a logged-in bot and, in the same run, to a raw tokio-websockets
 //! client that only counts the frames it reads. The service runs on a
 //! thread of its own; the receivers share one runtime.
-//! `bot_invocations_only` replays 1,000 `/tick`, as information.
+//! `bot_invocations_only` replays 1,000 `/tick`, as information;
+//! `bot_in_10000_channels` replays the first batch to a bot whose `ready`
+//! listed 9,999 other channels before the bench's (from a second fake
+//! service), as information: a message's cost must not grow with them.
 //! `baseline_raw_open` is the floor of any bot built on the bot's crates: a
 //! raw client that reads each frame, parses its JSON and opens its content
 //! (serde_json, base64, aes-gcm; `support/raw_opener.rs`), on one task.
