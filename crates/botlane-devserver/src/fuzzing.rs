@@ -148,6 +148,19 @@ pub fn check_realtime_frames(input: &[u8]) -> FramesRun {
             (open.len() - sessions, sessions),
             "the pools' counts drifted from the open connections"
         );
+        assert_eq!(
+            state.indexed_sessions(),
+            sessions,
+            "the account index drifted from the logged-in connections"
+        );
+        for id in &open {
+            if let Some(account) = state.account_of(*id) {
+                assert!(
+                    state.connections_of(account).contains(id),
+                    "a logged-in connection is missing from its account's index"
+                );
+            }
+        }
     }
     run.secrets = secrets.len();
     let tokens = [FUZZ_BOT_TOKEN, FUZZ_USER_TOKEN].map(str::to_owned);

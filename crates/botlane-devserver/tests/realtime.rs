@@ -520,6 +520,36 @@ async fn a_send_reaches_every_member_and_history() {
 }
 
 #[tokio::test]
+async fn every_connection_of_an_account_gets_its_pushes_until_it_leaves() {
+    let f = fixture().await;
+    let mut alice = logged_in(&f.url, ALICE).await;
+    let mut first = logged_in(&f.url, BOB).await;
+    let mut second = logged_in(&f.url, BOB).await;
+    let send = json!({"channel_id": f.channel, "content": sealed("to both")});
+    assert_eq!(code(&alice.request(OpCode::Send, send.clone()).await), 0);
+    let one = first.expect(OpCode::MessageCreate).await;
+    let other = second.expect(OpCode::MessageCreate).await;
+    assert_eq!(one, other, "the same frame on both connections");
+    assert_eq!(one["message"]["content"], sealed("to both"));
+    // The first connection leaves: the account is still online on the other.
+    drop(first);
+    f.server
+        .wait_for(|s| s.session_count() == 2, WAIT)
+        .await
+        .unwrap();
+    assert!(f.server.view(|s| s.is_online(&f.bob)));
+    assert_eq!(code(&alice.request(OpCode::Send, send).await), 0);
+    second.expect(OpCode::MessageCreate).await;
+    drop(second);
+    f.server
+        .wait_for(|s| s.session_count() == 1, WAIT)
+        .await
+        .unwrap();
+    assert!(!f.server.view(|s| s.is_online(&f.bob)));
+    assert!(f.server.view(|s| s.is_online(&f.alice)));
+}
+
+#[tokio::test]
 async fn history_is_capped_at_one_hundred() {
     let f = fixture().await;
     let mut bob = logged_in(&f.url, BOB).await;

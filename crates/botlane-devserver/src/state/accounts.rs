@@ -129,8 +129,8 @@ impl State {
         account.revoked = true;
         self.tokens.remove(&account.token_hash);
         self.rest.purge(bot_id);
-        for connection in self.connections.values() {
-            if connection.account_id.as_deref() == Some(bot_id) {
+        for id in self.connections_of(bot_id) {
+            if let Some(connection) = self.connections.get(id) {
                 connection.terminate(Termination::Close {
                     code: 1008,
                     reason: "token revoked".to_owned(),

@@ -70,12 +70,35 @@ impl State {
 
     pub(crate) fn disconnect(&mut self, connection_id: u64) -> Option<String> {
         let connection = self.connections.remove(&connection_id)?;
-        if connection.account_id.is_some() {
-            self.sessions -= 1;
-        } else {
-            self.prelogin -= 1;
+        match &connection.account_id {
+            Some(account_id) => {
+                self.sessions -= 1;
+                self.unindex(account_id, connection_id);
+            }
+            None => self.prelogin -= 1,
         }
         connection.account_id
+    }
+
+    /// Takes `connection_id` off the index of `account_id`'s connections.
+    fn unindex(&mut self, account_id: &str, connection_id: u64) {
+        if let Some(ids) = self.by_account.get_mut(account_id) {
+            ids.retain(|id| *id != connection_id);
+            if ids.is_empty() {
+                self.by_account.remove(account_id);
+            }
+        }
+    }
+
+    /// How many connections the account index lists, all accounts together.
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn indexed_sessions(&self) -> usize {
+        self.by_account.values().map(Vec::len).sum()
+    }
+
+    /// The logged-in connections of an account, in login order.
+    pub(crate) fn connections_of(&self, account_id: &str) -> &[u64] {
+        self.by_account.get(account_id).map_or(&[], Vec::as_slice)
     }
 
     pub(crate) fn terminate_all(&self, how: &Termination) {
@@ -91,9 +114,7 @@ impl State {
     }
 
     pub(crate) fn is_online(&self, account_id: &str) -> bool {
-        self.connections
-            .values()
-            .any(|c| c.account_id.as_deref() == Some(account_id))
+        self.by_account.contains_key(account_id)
     }
 
     /// Whether the session pool has room for one more login.
@@ -103,13 +124,21 @@ impl State {
 
     /// Moves a connection from the pre-login pool to the session pool.
     pub(crate) fn set_account(&mut self, connection_id: u64, account_id: &str) {
-        if let Some(connection) = self.connections.get_mut(&connection_id) {
-            if connection.account_id.is_none() {
+        let Some(connection) = self.connections.get_mut(&connection_id) else {
+            return;
+        };
+        match connection.account_id.replace(account_id.to_owned()) {
+            None => {
                 self.prelogin -= 1;
                 self.sessions += 1;
             }
-            connection.account_id = Some(account_id.to_owned());
+            Some(before) if before == account_id => return,
+            Some(before) => self.unindex(&before, connection_id),
         }
+        self.by_account
+            .entry(account_id.to_owned())
+            .or_default()
+            .push(connection_id);
     }
 
     /// Records a frame received on a logged-in connection; nothing is
@@ -195,15 +224,36 @@ impl State {
         payload: &T,
         recorded: Option<String>,
     ) {
+        if self
+            .connections
+            .get(&connection_id)
+            .is_none_or(|c| c.ending)
+        {
+            return;
+        }
+        // The envelope and the payload written once, into the frame itself
+        // (no intermediate payload string, no re-parse of it).
+        let (text, d) = frame_text(op, payload);
+        self.queue_frame(connection_id, op, text, d, recorded);
+    }
+
+    /// Queues the frame `text`, whose payload is `text[d]`, on one
+    /// connection and records it (`recorded` instead of the payload, when
+    /// given).
+    fn queue_frame(
+        &mut self,
+        connection_id: u64,
+        op: u16,
+        text: String,
+        d: std::ops::Range<usize>,
+        recorded: Option<String>,
+    ) {
         let Some(connection) = self.connections.get_mut(&connection_id) else {
             return;
         };
         if connection.ending {
             return;
         }
-        // The envelope and the payload written once, into the frame itself
-        // (no intermediate payload string, no re-parse of it).
-        let (text, d) = frame_text(op, payload);
         let size = d.len();
         tracing::debug!(connection = connection_id, op, size, "frame sent");
         let own = self.handling == Some(connection_id);
@@ -256,16 +306,20 @@ impl State {
         op: u16,
         payload: &T,
     ) -> bool {
-        let targets: Vec<u64> = self
-            .connections
-            .iter()
-            .filter(|(_, c)| c.account_id.as_deref() == Some(account_id))
-            .map(|(id, _)| *id)
-            .collect();
-        for connection_id in &targets {
-            self.send_recorded_as(*connection_id, op, payload, None);
+        let targets = match self.by_account.get(account_id).map(Vec::as_slice) {
+            None | Some([]) => return false,
+            Some(&[one]) => {
+                self.send_recorded_as(one, op, payload, None);
+                return true;
+            }
+            Some(targets) => targets.to_owned(),
+        };
+        // Written once for all of the account's connections.
+        let (text, d) = frame_text(op, payload);
+        for connection_id in targets {
+            self.queue_frame(connection_id, op, text.clone(), d.clone(), None);
         }
-        !targets.is_empty()
+        true
     }
 
     /// Queues a close frame after what is queued; nothing is queued after it.

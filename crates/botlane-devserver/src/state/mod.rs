@@ -67,6 +67,10 @@ pub(crate) struct State {
     pub(crate) menus: HashMap<String, StoredMenu>,
     pub(crate) pending_keys: HashMap<String, Vec<ChannelKeyPush>>,
     pub(crate) connections: BTreeMap<u64, Connection>,
+    /// The logged-in connections of each account: a message to a channel
+    /// pushes to each member's connections, which a scan of every
+    /// connection per member made cost members × connections.
+    by_account: HashMap<String, Vec<u64>>,
     next_connection: u64,
     /// The connection whose frame is being handled: frames queued for it are
     /// its own (see `outbox`).
@@ -100,6 +104,7 @@ impl State {
             menus: HashMap::new(),
             pending_keys: HashMap::new(),
             connections: BTreeMap::new(),
+            by_account: HashMap::new(),
             next_connection: 1,
             handling: None,
             prelogin: 0,
