@@ -215,7 +215,10 @@
 //!   opcode's `-5` with a reason (naming fields, never quoting values); an
 //!   unknown opcode, or a push sent by a client, gets `{"code": -5,
 //!   "reason": "unknown opcode N"}` on opcode N; a binary frame closes with
-//!   1003; a message over [`MAX_FRAME_BYTES`] with 1009.
+//!   1003; a message over [`MAX_FRAME_BYTES`] with 1009; more than 32
+//!   WebSocket pings in one 10 s window (`botlane_proto::ping`) with 1008
+//!   `more than 32 pings within 10 s` (the WebSocket layer queues a pong
+//!   for each, read or not).
 //! * Budgets (all in [`Limits`]): connections that have not logged in and
 //!   logged-in sessions are separate pools (`503` before the upgrade when
 //!   the first is full; close 1008 `no login within N s` after the login

@@ -566,8 +566,13 @@ async fn a_client_that_floods_pings_is_closed_and_its_pongs_stay_bounded() {
             Some(Err(_)) | None => break None,
         }
     };
-    // The window was spent: the flood's first ping is over the budget.
-    assert!(after_flood <= 1, "{after_flood} pongs after the flood");
+    // The window was spent: the flood's first ping is over the budget (on
+    // a machine so slow that the window ended first, a new one answers 32
+    // more; without the budget, all 1,000 would be).
+    assert!(
+        after_flood <= budget + 1,
+        "{after_flood} pongs after the flood"
+    );
     let end = end.expect("the close frame leaves before the socket");
     assert_eq!(u16::from(end.code), 1008);
     assert_eq!(end.reason.as_str(), "more than 32 pings within 10 s");

@@ -438,17 +438,18 @@ async fn a_push_flood_stays_bounded_and_replies_still_flow() {
 #[tokio::test]
 async fn a_flood_of_large_messages_is_bounded_by_bytes_not_count() {
     const FLOOD: usize = 40;
-    // Each sealed filler is ~267 KB of base64: a 1 MiB budget holds three.
+    // Each sealed filler is ~267 KB of base64: a 1 MiB budget holds three,
+    // beside the second `/slow` while it waits in the queue for dispatch.
     const FILLER: usize = 200_000;
     let (client, started, _dir) = flood_while_dispatch_waits(FLOOD, Some(FILLER), |o| {
         o.push_queue_capacity(1024).push_queue_bytes(1024 * 1024)
     })
     .await;
     let stats = client.stats();
-    assert!(stats.push_queue_peak <= 3, "{stats:?}");
+    assert!(stats.push_queue_peak <= 4, "{stats:?}");
     assert!(stats.push_queue_peak >= 1, "{stats:?}");
     assert_eq!(started.load(Ordering::SeqCst), 1);
-    assert!(stats.pushes_dropped >= (FLOOD - 3 - 2) as u64, "{stats:?}");
+    assert!(stats.pushes_dropped >= (FLOOD - 4 - 2) as u64, "{stats:?}");
     assert_eq!(client.fetch_emojis().await.unwrap().len(), 1);
     assert_eq!(stats.sessions, 1);
     client.shutdown();

@@ -109,9 +109,13 @@ async fn a_service_that_floods_pings_is_closed_and_its_pongs_stay_bounded() {
         .expect("the fake service reports")
         .unwrap();
     assert_eq!(seen.answered, MAX_PINGS_PER_WINDOW as usize, "{seen:?}");
-    // The window was spent: the flood's first ping is over the budget, and
-    // at most the pongs of one window could have been queued.
-    assert!(seen.after_flood <= 1, "{seen:?}");
+    // The window was spent: the flood's first ping is over the budget. On
+    // a machine so slow that the window ended before the flood, a new one
+    // answers 32 more; without the budget, all 1,000 would be.
+    assert!(
+        seen.after_flood <= MAX_PINGS_PER_WINDOW as usize + 1,
+        "{seen:?}"
+    );
     if let Some(close) = &seen.close {
         assert_eq!(u16::from(close.code), 1008, "{seen:?}");
     }

@@ -94,7 +94,8 @@ pub struct ClientOptions {
     /// the last one.
     pub keystore_save_window: Duration,
     /// How many message pushes may wait for dispatch (1024). When the queue
-    /// is full, further messages are dropped and counted
+    /// is full (by this count or by [`push_queue_bytes`](Self::push_queue_bytes)),
+    /// further messages are dropped and counted
     /// ([`ClientStats::pushes_dropped`](crate::ClientStats)), with a
     /// rate-limited warning. Replies never wait in it, and channel-key,
     /// ready and membership pushes, which share it in wire order, are never

@@ -17,7 +17,8 @@ pub struct ClientStats {
     pub sessions: u64,
     /// Frames received from the service, of every kind.
     pub frames_received: u64,
-    /// Message pushes dropped because the push queue was full.
+    /// Message pushes dropped because the push queue was full (by count or
+    /// by bytes: `push_queue_capacity`, `push_queue_bytes`).
     pub pushes_dropped: u64,
     /// Message pushes waiting for dispatch now.
     pub push_queue_len: usize,

@@ -61,8 +61,8 @@ fn offered(session: &Session, offer: Offer) -> Result<(), String> {
         }
         Offer::ControlOverflow => {
             return Err(format!(
-                "the service sent more channel-key, ready and membership pushes than wait for \
-                 dispatch ({CONTROL_CAPACITY} pushes or {} MiB; closed with 1008)",
+                "the service sent more channel-key, ready and membership pushes than may wait \
+                 for dispatch ({CONTROL_CAPACITY} pushes or {} MiB; closed with 1008)",
                 CONTROL_BYTES >> 20
             ))
         }

@@ -13,10 +13,11 @@
 //!   service ever sends at once, and beyond that the connection is closed
 //!   with a stated reason instead.
 //!
-//! A push's bytes are those of its strings (what it holds beyond its fixed
-//! size), so a frame of at most 1 MiB is at most about 1 MiB here. Each
-//! byte budget takes any one push while nothing of its kind waits, so a
-//! budget smaller than one push never refuses everything.
+//! A push's bytes are those of its strings, and for a `ready` also the
+//! fixed size of each channel it lists (a 1 MiB `ready` of empty channels
+//! holds about 2 MiB). Each byte budget takes any one push while nothing
+//! of its kind waits, so a budget smaller than one push never refuses
+//! everything.
 //!
 //! One queue for both keeps wire order: a key is applied before a later
 //! message of its channel is opened, and a message that arrived before its
@@ -389,8 +390,10 @@ mod tests {
         assert_eq!(q.offer(removed("c")), Offer::ControlOverflow);
         assert_eq!(id(q.next().await).len(), half);
         assert_eq!(q.offer(removed("c")), Offer::Queued);
-        q.close();
-        // Close forgets what waited: the budgets start empty again.
+    }
+
+    #[test]
+    fn a_ready_weighs_its_strings_and_each_listed_channel() {
         let ready = wire::Ready {
             user_id: "b".into(),
             name: "b".into(),
