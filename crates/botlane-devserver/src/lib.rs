@@ -218,7 +218,9 @@
 //!   1003; a message over [`MAX_FRAME_BYTES`] with 1009; more than 32
 //!   WebSocket pings in one 10 s window (`botlane_proto::ping`) with 1008
 //!   `more than 32 pings within 10 s` (the WebSocket layer queues a pong
-//!   for each, read or not).
+//!   for each, read or not), and a 9th ping while the socket has taken no
+//!   byte from the service since the 1st (a client that does not read)
+//!   with 1008 too.
 //! * Budgets (all in [`Limits`]): connections that have not logged in and
 //!   logged-in sessions are separate pools (`503` before the upgrade when
 //!   the first is full; close 1008 `no login within N s` after the login

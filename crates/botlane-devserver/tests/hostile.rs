@@ -585,3 +585,84 @@ async fn a_client_that_floods_pings_is_closed_and_its_pongs_stay_bounded() {
     let reply = bot.request(OpCode::Heartbeat, json!({})).await;
     assert_eq!(reply["code"], 0);
 }
+
+#[tokio::test]
+async fn a_client_that_stops_reading_and_keeps_pinging_is_closed() {
+    // A queue large enough that the client's own replies never fill it: the
+    // service keeps reading its frames, pings included, while the socket
+    // takes nothing more.
+    let limits = small()
+        .login_timeout(Duration::from_secs(30))
+        .outbound_queue_bytes(64 * 1024 * 1024);
+    let (server, url) = start(limits).await;
+    // History to ask for: five messages of 53 KB.
+    let mut alice = logged_in(&url, ALICE).await;
+    let content = sealed(&"m".repeat(40_000));
+    for _ in 0..5 {
+        let reply = alice
+            .request(
+                OpCode::Send,
+                json!({"channel_id": "c-1", "content": content}),
+            )
+            .await;
+        assert_eq!(reply["code"], 0);
+    }
+    drop(alice);
+    server
+        .wait_for(|s| s.session_count() == 0, WAIT)
+        .await
+        .unwrap();
+    // The sink: a small receive buffer, and it never reads.
+    let addr: std::net::SocketAddr = url
+        .trim_start_matches("ws://")
+        .trim_end_matches("/ws")
+        .parse()
+        .unwrap();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let tcp = socket.connect(addr).await.unwrap();
+    let (mut sink, _) = tokio_tungstenite::client_async(url.as_str(), tcp)
+        .await
+        .unwrap();
+    let login = json!({"op": 10, "d": {"token": SINK, "public_key": common::fake_key('S'), "client": "raw-test/0"}});
+    sink.send(Message::text(login.to_string())).await.unwrap();
+    server
+        .wait_for(|s| s.session_count() == 1, WAIT)
+        .await
+        .unwrap();
+    // About 10.7 MB of replies, more than the sockets' buffers hold. Once
+    // the service has queued them all, its writer fills the buffers within
+    // moments and the socket takes nothing more.
+    const FETCHES: usize = 40;
+    for _ in 0..FETCHES {
+        let fetch = json!({"op": 40, "d": {"channel_id": "c-1", "limit": 5}});
+        sink.send(Message::text(fetch.to_string())).await.unwrap();
+    }
+    let replies = |s: &botlane_devserver::StateView<'_>| {
+        s.frames()
+            .iter()
+            .filter(|f| f.opcode == Some(40) && f.direction == botlane_devserver::Direction::Sent)
+            .count()
+    };
+    server
+        .wait_for(|s| replies(s) == FETCHES, WAIT)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // A drip of pings, fewer than the ping budget allows in a window.
+    let mut pings = 0;
+    while server.view(|s| s.session_count()) == 1 {
+        assert!(
+            pings < botlane_proto::ping::MAX_PINGS_PER_WINDOW,
+            "the session outlived {pings} pings with its socket full"
+        );
+        sink.send(Message::Ping(vec![1].into())).await.unwrap();
+        pings += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Closed by the count of pings the socket took nothing after (the
+    // ninth once the socket is full; a loaded machine may take a few more
+    // to fill it), not by the budget; its queue was far from full.
+    assert!((9..=24).contains(&pings), "{pings}");
+    assert_eq!(server.view(|s| s.queue_overflows()), 0);
+}

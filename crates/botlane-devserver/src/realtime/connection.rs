@@ -6,7 +6,9 @@
 //! [`Limits::flush_timeout`](crate::Limits::flush_timeout) to leave, and the
 //! closing handshake as long again to complete; then the socket is dropped.
 //! A client that sends more pings than [`PingBudget`] answers is closed
-//! with 1008 (the WebSocket layer queues a pong for each, read or not).
+//! with 1008 (the WebSocket layer queues a pong for each, read or not), as
+//! is one that sends more than [`MAX_PINGS_UNWRITTEN`] while its socket
+//! takes nothing from the service.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -21,11 +23,12 @@ use tokio::time::Instant;
 use tokio_websockets::{CloseCode, Message, WebSocketStream};
 
 use super::dispatch::{handle_text, Flow};
+use super::written::{Unwritten, Written, MAX_PINGS_UNWRITTEN};
 use super::RealtimeApp;
 use crate::state::{Backlog, Outbound, OutboxReader, Termination};
 
-/// The socket of one connection.
-pub(crate) type Socket = WebSocketStream<TokioIo<Upgraded>>;
+/// The socket of one connection, counting what it writes.
+pub(crate) type Socket = WebSocketStream<Written<TokioIo<Upgraded>>>;
 
 /// How a connection's reader loop ended.
 enum Ending {
@@ -73,6 +76,7 @@ pub(crate) async fn connection(
         _done,
     } = app;
     tracing::info!(connection = conn, "connected");
+    let mut unwritten = Unwritten::new(socket.get_ref().counter());
     let (sink, mut stream) = socket.split();
     let mut writer = tokio::spawn(write_loop(
         sink,
@@ -115,6 +119,24 @@ pub(crate) async fn connection(
                                 code: 1008,
                                 reason: flood.to_string(),
                             });
+                        }
+                        // Within the budget, a client that never reads
+                        // would still grow the pongs by a drip.
+                        if !unwritten.ping() {
+                            tracing::debug!(connection = conn, "pinging without reading: closing with 1008");
+                            let how = Termination::Urgent {
+                                code: 1008,
+                                reason: format!(
+                                    "more than {MAX_PINGS_UNWRITTEN} pings while the socket took nothing: the client is not reading"
+                                ),
+                            };
+                            // The writer sends the close frame ahead of its queue.
+                            shared.update(|s| {
+                                if let Some(connection) = s.connections.get(&conn) {
+                                    connection.terminate(how.clone());
+                                }
+                            });
+                            break Ending::Terminated(how);
                         }
                     } else if message.is_close() {
                         break Ending::PeerClosed;

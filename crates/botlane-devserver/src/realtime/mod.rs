@@ -7,6 +7,7 @@ pub(crate) mod emoji;
 pub(crate) mod envelope;
 mod handlers;
 mod upgrade;
+mod written;
 
 use std::sync::Arc;
 

@@ -12,6 +12,8 @@ use axum::response::{IntoResponse, Response};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use hyper_util::rt::TokioIo;
+
+use super::written::Written;
 use tokio::sync::watch;
 use tokio_websockets::{Limits, ServerBuilder};
 
@@ -126,7 +128,7 @@ pub(crate) async fn upgrade(
                 let limits = Limits::default().max_payload_len(Some(MAX_FRAME_BYTES));
                 let socket = ServerBuilder::new()
                     .limits(limits)
-                    .serve(TokioIo::new(upgraded));
+                    .serve(Written::new(TokioIo::new(upgraded)));
                 connection(app, conn, socket, (reader, backlog), killed).await;
             }
             Err(e) => {
