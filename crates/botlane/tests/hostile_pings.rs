@@ -7,7 +7,6 @@ mod peer;
 
 use std::sync::atomic::Ordering;
 
-use botlane::Event;
 use botlane_proto::ping::MAX_PINGS_PER_WINDOW;
 use futures_util::{SinkExt, StreamExt};
 use peer::{first_session_else_behave, serve};
@@ -91,15 +90,7 @@ async fn a_service_that_floods_pings_is_closed_and_its_pongs_stay_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let client = peer::client(peer::options(addr, &dir)).await;
     let mut events = client.events();
-    let reason = tokio::time::timeout(peer::WAIT, async {
-        loop {
-            if let Ok(Event::Disconnected { reason, .. }) = events.recv().await {
-                return reason;
-            }
-        }
-    })
-    .await
-    .expect("the flooded session ends");
+    let reason = peer::disconnect_reason(&mut events).await;
     assert_eq!(
         reason,
         "the service sent more than 32 pings within 10 s (closed with 1008)"
@@ -120,17 +111,7 @@ async fn a_service_that_floods_pings_is_closed_and_its_pongs_stay_bounded() {
         assert_eq!(u16::from(close.code), 1008, "{seen:?}");
     }
     // The client reconnects to a service that behaves.
-    let emojis = tokio::time::timeout(peer::WAIT, async {
-        loop {
-            if let Ok(emojis) = client.fetch_emojis().await {
-                return emojis;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("a new session answers");
-    assert_eq!(emojis.len(), 1);
+    assert_eq!(peer::emojis_after_reconnect(&client).await.len(), 1);
     assert_eq!(accepted.load(Ordering::SeqCst), 2);
     client.shutdown();
 }

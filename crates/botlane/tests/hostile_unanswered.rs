@@ -10,7 +10,7 @@ mod peer;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use botlane::{ClientError, Event};
+use botlane::ClientError;
 use peer::{first_session_else_behave, next_frame, send, serve};
 
 #[tokio::test]
@@ -39,32 +39,13 @@ async fn a_service_that_never_answers_an_opcode_is_closed_and_replaced() {
         matches!(unanswered, Err(ClientError::Timeout { opcode: 240 })),
         "{unanswered:?}"
     );
-    let ended = tokio::time::timeout(peer::WAIT, async {
-        loop {
-            if let Ok(Event::Disconnected { reason, .. }) = events.recv().await {
-                return reason;
-            }
-        }
-    })
-    .await
-    .expect("the session is ended");
+    let ended = peer::disconnect_reason(&mut events).await;
     assert!(
         ended.contains("unanswered") && ended.contains("opcode 240"),
         "{ended}"
     );
     // The next session answers, and the client uses it.
-    let emojis = tokio::time::timeout(peer::WAIT, async {
-        loop {
-            if let Ok(emojis) = client.fetch_emojis().await {
-                return emojis;
-            }
-            // Refused at once while disconnected: let the reconnect run.
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("a new session answers");
-    assert_eq!(emojis.len(), 1);
+    assert_eq!(peer::emojis_after_reconnect(&client).await.len(), 1);
     assert_eq!(accepted.load(Ordering::SeqCst), 2);
     client.shutdown();
 }

@@ -153,6 +153,35 @@ pub async fn behave<S: Io>(ws: &mut WebSocketStream<S>) {
     }
 }
 
+/// The reason of the next `Event::Disconnected`, within [`WAIT`].
+pub async fn disconnect_reason(events: &mut botlane::Events) -> String {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            if let Ok(botlane::Event::Disconnected { reason, .. }) = events.recv().await {
+                return reason;
+            }
+        }
+    })
+    .await
+    .expect("the session ends")
+}
+
+/// The emoji catalog from the client's next session, once it has
+/// reconnected to a service that behaves (`behave` serves one emoji).
+pub async fn emojis_after_reconnect(client: &Client) -> Vec<botlane::Emoji> {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            if let Ok(emojis) = client.fetch_emojis().await {
+                return emojis;
+            }
+            // Refused at once while disconnected: let the reconnect run.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("a new session answers")
+}
+
 /// A logged-in client of `addr`.
 pub async fn client(options: ClientOptions) -> Client {
     let client = Client::new(options).unwrap();
