@@ -224,13 +224,6 @@ impl State {
         payload: &T,
         recorded: Option<String>,
     ) {
-        if self
-            .connections
-            .get(&connection_id)
-            .is_none_or(|c| c.ending)
-        {
-            return;
-        }
         // The envelope and the payload written once, into the frame itself
         // (no intermediate payload string, no re-parse of it).
         let (text, d) = frame_text(op, payload);
@@ -306,19 +299,16 @@ impl State {
         op: u16,
         payload: &T,
     ) -> bool {
-        let targets = match self.by_account.get(account_id).map(Vec::as_slice) {
-            None | Some([]) => return false,
-            Some(&[one]) => {
-                self.send_recorded_as(one, op, payload, None);
-                return true;
-            }
-            Some(targets) => targets.to_owned(),
+        let targets = self.connections_of(account_id).to_vec();
+        let Some((&last, others)) = targets.split_last() else {
+            return false;
         };
         // Written once for all of the account's connections.
         let (text, d) = frame_text(op, payload);
-        for connection_id in targets {
+        for &connection_id in others {
             self.queue_frame(connection_id, op, text.clone(), d.clone(), None);
         }
+        self.queue_frame(last, op, text, d, None);
         true
     }
 

@@ -70,19 +70,58 @@ pub(crate) enum Offer {
 }
 
 pub(crate) struct PushQueue {
-    capacity: usize,
-    /// The bytes message pushes may hold while they wait.
-    bytes: usize,
     state: Mutex<State>,
     ready: Notify,
 }
 
 impl std::fmt::Debug for PushQueue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PushQueue")
-            .field("capacity", &self.capacity)
-            .field("bytes", &self.bytes)
-            .finish_non_exhaustive()
+        // The state is behind the queue's lock, which `Debug` never takes.
+        f.debug_struct("PushQueue").finish_non_exhaustive()
+    }
+}
+
+/// What one kind of push may hold while it waits, and what it holds.
+#[derive(Debug, Default)]
+struct Budget {
+    max_count: usize,
+    max_bytes: usize,
+    count: usize,
+    bytes: usize,
+}
+
+impl Budget {
+    const fn new(max_count: usize, max_bytes: usize) -> Self {
+        Self {
+            max_count,
+            max_bytes,
+            count: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Takes a push of `weight` bytes if it fits: under the count, and
+    /// under the bytes or the only one waiting (a budget smaller than one
+    /// push never refuses everything).
+    fn take(&mut self, weight: usize) -> bool {
+        let fits = self.count < self.max_count
+            && (self.count == 0 || self.bytes.saturating_add(weight) <= self.max_bytes);
+        if fits {
+            self.count += 1;
+            self.bytes += weight;
+        }
+        fits
+    }
+
+    /// Gives back what a push of `weight` bytes took.
+    fn give(&mut self, weight: usize) {
+        self.count -= 1;
+        self.bytes -= weight;
+    }
+
+    fn clear(&mut self) {
+        self.count = 0;
+        self.bytes = 0;
     }
 }
 
@@ -90,10 +129,8 @@ impl std::fmt::Debug for PushQueue {
 struct State {
     /// Each push with its bytes ([`weight`]).
     items: VecDeque<(Push, usize)>,
-    messages: usize,
-    message_bytes: usize,
-    control: usize,
-    control_bytes: usize,
+    messages: Budget,
+    control: Budget,
     peak: usize,
     dropped: u64,
     closed: bool,
@@ -104,11 +141,14 @@ struct State {
 }
 
 impl PushQueue {
+    /// A queue of at most `capacity` message pushes holding at most `bytes`.
     pub(crate) fn new(capacity: usize, bytes: usize) -> Self {
         Self {
-            capacity,
-            bytes,
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                messages: Budget::new(capacity, bytes),
+                control: Budget::new(CONTROL_CAPACITY, CONTROL_BYTES),
+                ..State::default()
+            }),
             ready: Notify::new(),
         }
     }
@@ -162,23 +202,13 @@ impl PushQueue {
         }
         let weight = weight(&push);
         if matches!(push, Push::Message(_)) {
-            if state.messages >= self.capacity
-                || !fits(state.messages, state.message_bytes, weight, self.bytes)
-            {
+            if !state.messages.take(weight) {
                 state.dropped += 1;
                 return Offer::Dropped;
             }
-            state.messages += 1;
-            state.message_bytes += weight;
-            state.peak = state.peak.max(state.messages);
-        } else {
-            if state.control >= CONTROL_CAPACITY
-                || !fits(state.control, state.control_bytes, weight, CONTROL_BYTES)
-            {
-                return Offer::ControlOverflow;
-            }
-            state.control += 1;
-            state.control_bytes += weight;
+            state.peak = state.peak.max(state.messages.count);
+        } else if !state.control.take(weight) {
+            return Offer::ControlOverflow;
         }
         state.items.push_back((push, weight));
         drop(state);
@@ -199,11 +229,9 @@ impl PushQueue {
                 if let Some((push, weight)) = state.items.pop_front() {
                     state.busy = true;
                     if matches!(push, Push::Message(_)) {
-                        state.messages -= 1;
-                        state.message_bytes -= weight;
+                        state.messages.give(weight);
                     } else {
-                        state.control -= 1;
-                        state.control_bytes -= weight;
+                        state.control.give(weight);
                     }
                     return Some(push);
                 }
@@ -219,10 +247,8 @@ impl PushQueue {
         let mut state = lock(&self.state);
         state.closed = true;
         state.items.clear();
-        state.messages = 0;
-        state.message_bytes = 0;
-        state.control = 0;
-        state.control_bytes = 0;
+        state.messages.clear();
+        state.control.clear();
         drop(state);
         self.ready.notify_one();
     }
@@ -230,14 +256,8 @@ impl PushQueue {
     /// Messages waiting, the most that ever waited, messages dropped so far.
     pub(crate) fn figures(&self) -> (usize, usize, u64) {
         let state = lock(&self.state);
-        (state.messages, state.peak, state.dropped)
+        (state.messages.count, state.peak, state.dropped)
     }
-}
-
-/// Whether a push of `weight` bytes may join `count` pushes of its kind
-/// holding `held` bytes under a budget of `budget`: always when none wait.
-fn fits(count: usize, held: usize, weight: usize, budget: usize) -> bool {
-    count == 0 || held.saturating_add(weight) <= budget
 }
 
 /// The bytes a push holds in its strings (and a `ready`'s list).

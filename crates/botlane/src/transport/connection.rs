@@ -27,6 +27,7 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
+use botlane_proto::ping::PingBudget;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use serde::de::DeserializeOwned;
@@ -34,8 +35,6 @@ use serde::Serialize;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tokio_websockets::{CloseCode, Message as WsMessage};
-
-use botlane_proto::ping::PingBudget;
 
 use super::dial::Socket;
 use super::frames::{ByOpcode, MessageView, Routed};
