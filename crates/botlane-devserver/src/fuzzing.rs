@@ -237,9 +237,12 @@ fn drain(
     let mut closed = false;
     while let Some(item) = peer.reader.try_recv() {
         match item {
-            Outbound::Frame(text) => {
-                peer.reader.release(text.len());
-                let frame = decode_frame(&text)
+            Outbound::Frame(bytes) => {
+                peer.reader.release(bytes.len());
+                let text = std::str::from_utf8(&bytes).unwrap_or_else(|e| {
+                    panic!("the service queued a frame that is not UTF-8: {e}")
+                });
+                let frame = decode_frame(text)
                     .unwrap_or_else(|e| panic!("the service queued an undecodable frame: {e}"));
                 if frame.op == OpCode::Login.code() {
                     assert!(

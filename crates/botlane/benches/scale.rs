@@ -18,7 +18,14 @@
 //! 5. `alice` (a devserver `TestUser`) shares every channel's key, then
 //!    sends one `/tick` into each channel, pipelined; the clock stops when
 //!    every bot's handler has run: dispatch spread over all N;
-//! 6. the N bots close; N new clients with in-memory keystores
+//! 6. fan-out: `alice` shares the key of one channel that every bot is in
+//!    (`everyone`), then sends K plain messages into it, pipelined; the
+//!    clock stops when every bot has seen all K as events. Beside the
+//!    deliveries per second, the devserver child's CPU time (utime and
+//!    stime from `/proc/<pid>/stat`) over the phase, per push it wrote
+//!    (N + 1 members, `alice` included): what a message to a big channel
+//!    costs the service;
+//! 7. the N bots close; N new clients with in-memory keystores
 //!    (`keystore_in_memory`, a first run that touches no file) log in, 32
 //!    at a time: the first-run cost without keystore files, beside the
 //!    cost of creating the files in step 1.
@@ -44,7 +51,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use botlane::keystore::Keystore;
-use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration};
+use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration, Event, EventRecvError};
 use botlane_devserver::{
     AccountConfig, ChannelConfig, DevServer, DevServerConfig, ServerConfig, TestUser,
 };
@@ -61,6 +68,11 @@ const TEST_MODE_BOTS: usize = 4;
 /// connection pool, so that none is refused for being early.
 const CONCURRENCY: usize = 32;
 const ALICE_TOKEN: &str = "scale-alice-token";
+/// The channel every bot and `alice` are in (step 6).
+const EVERYONE: &str = "everyone";
+/// Messages sent into it in bench mode, and in test mode.
+const FAN_OUT_MESSAGES: usize = 200;
+const TEST_MODE_FAN_OUT_MESSAGES: usize = 5;
 /// How long any phase may take before the bench gives up.
 const PHASE_LIMIT: Duration = Duration::from_secs(600);
 
@@ -84,7 +96,11 @@ fn main() {
         TEST_MODE_BOTS
     };
     raise_nofile(bots);
-    measure(bots, if bench { 3 } else { 1 });
+    if bench {
+        measure(bots, 3, FAN_OUT_MESSAGES);
+    } else {
+        measure(bots, 1, TEST_MODE_FAN_OUT_MESSAGES);
+    }
 }
 
 /// Raises the soft open-file limit to what N sockets (and the other side
@@ -103,16 +119,18 @@ fn raise_nofile(bots: usize) {
 fn devserver(bots: usize) {
     let mut space = ServerConfig::new("scale");
     let mut config = DevServerConfig::default().user(AccountConfig::new("alice", ALICE_TOKEN));
+    let mut everyone = ChannelConfig::new(EVERYONE).member("alice");
     for i in 0..bots {
         let name = format!("bot{i}");
         config = config.bot(AccountConfig::new(&name, bot_token(i)));
+        everyone = everyone.member(&name);
         space = space.channel(
             ChannelConfig::new(format!("c{i}"))
                 .member(name)
                 .member("alice"),
         );
     }
-    let config = config.server(space);
+    let config = config.server(space.channel(everyone));
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let server = DevServer::start(config).await.unwrap();
@@ -153,6 +171,21 @@ impl ChildDevServer {
     }
 }
 
+impl ChildDevServer {
+    /// The CPU time the child has used so far (user and system, all
+    /// threads), from `/proc/<pid>/stat` in clock ticks of 10 ms (Linux
+    /// reports these fields in `USER_HZ`, 100 per second).
+    fn cpu_time(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
+        // The fields after the command name, which is in parentheses and
+        // may hold spaces: state is field 3, utime 14, stime 15.
+        let after_name = &stat[stat.rfind(')').expect("/proc/<pid>/stat has (comm)") + 2..];
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        Duration::from_millis(ticks * 10)
+    }
+}
+
 impl Drop for ChildDevServer {
     fn drop(&mut self) {
         drop(self.child.stdin.take());
@@ -187,11 +220,20 @@ struct Figures {
     built_kib: u64,
     idle_kib: u64,
     dispatch: Vec<Duration>,
+    fan_out: FanOut,
     /// `Client::new` and `login` of N clients with in-memory keystores.
     in_memory_login: Duration,
 }
 
-fn measure(bots: usize, rounds: usize) {
+/// Step 6's figures.
+struct FanOut {
+    messages: usize,
+    elapsed: Duration,
+    /// The devserver child's CPU time over the phase.
+    service_cpu: Duration,
+}
+
+fn measure(bots: usize, rounds: usize, messages: usize) {
     let devserver = ChildDevServer::spawn(bots);
     let url = devserver.url.clone();
     let dir = tempfile::tempdir().unwrap();
@@ -265,7 +307,12 @@ fn measure(bots: usize, rounds: usize) {
         let idle_kib = rss_kib().saturating_sub(rss_before) / bots as u64;
 
         let alice = TestUser::connect(&url, ALICE_TOKEN).await.unwrap();
-        let channels: Vec<String> = alice.channels().iter().map(|c| c.id.clone()).collect();
+        let (everyone, channels): (Vec<_>, Vec<_>) = alice
+            .channels()
+            .into_iter()
+            .partition(|c| c.name == EVERYONE);
+        let everyone = everyone[0].id.clone();
+        let channels: Vec<String> = channels.into_iter().map(|c| c.id).collect();
         assert_eq!(channels.len(), bots, "one channel per bot");
         let shares = futures_util::stream::iter(&channels).for_each_concurrent(CONCURRENCY, |c| {
             let alice = &alice;
@@ -288,6 +335,7 @@ fn measure(bots: usize, rounds: usize) {
             handled.wait_for(start + bots as u64, PHASE_LIMIT).await;
             dispatch.push(clock.elapsed());
         }
+        let fan_out = fan_out(&devserver, &alice, &everyone, &clients, messages).await;
         for client in &clients {
             assert_eq!(client.stats().pushes_dropped, 0, "a bot dropped a push");
         }
@@ -325,11 +373,64 @@ fn measure(bots: usize, rounds: usize) {
             built_kib,
             idle_kib,
             dispatch,
+            fan_out,
             in_memory_login,
         }
     });
     drop(devserver);
     report(figures);
+}
+
+/// Step 6: `messages` plain messages into the channel of every bot.
+async fn fan_out(
+    devserver: &ChildDevServer,
+    alice: &TestUser,
+    everyone: &str,
+    clients: &[Client],
+    messages: usize,
+) -> FanOut {
+    let seen = Arc::new(Progress::default());
+    let watchers: Vec<_> = clients
+        .iter()
+        .map(|client| {
+            let mut events = client.events();
+            let (seen, everyone) = (seen.clone(), everyone.to_owned());
+            tokio::spawn(async move {
+                loop {
+                    match events.recv().await {
+                        Ok(Event::Message(m)) if m.channel_id == everyone => seen.bump(),
+                        Ok(_) => {}
+                        // Delivered, then dropped from this subscriber's view.
+                        Err(EventRecvError::Lagged(n)) => (0..n).for_each(|_| seen.bump()),
+                        Err(_) => return,
+                    }
+                }
+            })
+        })
+        .collect();
+    let shared = alice.open_channel(everyone).await.unwrap();
+    assert_eq!(shared, clients.len(), "the key went to every bot");
+    let cpu = devserver.cpu_time();
+    let clock = Instant::now();
+    let sends = futures_util::stream::iter(0..messages).for_each_concurrent(16, |i| async move {
+        alice
+            .send_text(everyone, &format!("hello {i}"))
+            .await
+            .unwrap();
+    });
+    tokio::time::timeout(PHASE_LIMIT, sends).await.unwrap();
+    seen.wait_for((clients.len() * messages) as u64, PHASE_LIMIT)
+        .await;
+    let elapsed = clock.elapsed();
+    let service_cpu = devserver.cpu_time().saturating_sub(cpu);
+    for watcher in watchers {
+        watcher.abort();
+    }
+    FanOut {
+        messages,
+        elapsed,
+        service_cpu,
+    }
 }
 
 fn report(mut figures: Figures) {
@@ -342,8 +443,12 @@ fn report(mut figures: Figures) {
         built_kib,
         idle_kib,
         in_memory_login,
+        ref fan_out,
         ..
     } = figures;
+    let pushes = (bots + 1) * fan_out.messages;
+    let deliveries = (bots * fan_out.messages) as f64 / fan_out.elapsed.as_secs_f64();
+    let cpu_per_push = fan_out.service_cpu.as_secs_f64() * 1e6 / pushes as f64;
     figures.dispatch.sort();
     let rounds = figures.dispatch.len();
     let median = figures.dispatch[rounds / 2];
@@ -373,6 +478,12 @@ fn report(mut figures: Figures) {
     println!(
         "  dispatch, one /tick to each bot: median {:.1} ms of {rounds} rounds, {throughput:.0} messages/s",
         median.as_secs_f64() * 1000.0
+    );
+
+    println!(
+        "  fan-out, {} messages to a channel of all {bots} bots: {deliveries:.0} deliveries/s; devserver CPU {:.2} s, {cpu_per_push:.2} µs per push written",
+        fan_out.messages,
+        fan_out.service_cpu.as_secs_f64()
     );
 
     let table = bench_table::Table::new(
@@ -411,6 +522,18 @@ fn report(mut figures: Figures) {
     table.row(
         &format!("dispatch: one /tick to each of {bots} bots, pipelined"),
         &format!("{throughput:.0} messages/s"),
+        "—",
+        "—",
+        "— (information)",
+    );
+    table.row(
+        &format!(
+            "fan-out: {} messages to a channel of all {bots} bots (and alice)",
+            fan_out.messages
+        ),
+        &format!(
+            "devserver CPU {cpu_per_push:.2} µs per push written ({deliveries:.0} deliveries/s)"
+        ),
         "—",
         "—",
         "— (information)",

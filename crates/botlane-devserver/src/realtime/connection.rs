@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use botlane_proto::ping::PingBudget;
+use bytes::Bytes;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use hyper::upgrade::Upgraded;
@@ -273,7 +274,7 @@ enum Burst {
 async fn write_burst(
     sink: &mut SplitSink<Socket, Message>,
     outbox: &mut OutboxReader,
-    first: String,
+    first: Bytes,
     taken: &AtomicUsize,
 ) -> Burst {
     if sink.feed(Message::text(first)).await.is_err() {

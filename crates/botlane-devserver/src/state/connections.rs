@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use botlane_proto::OpCode;
+use bytes::Bytes;
 use serde::Serialize;
 use tokio::sync::watch;
 
@@ -226,19 +227,17 @@ impl State {
     ) {
         // The envelope and the payload written once, into the frame itself
         // (no intermediate payload string, no re-parse of it).
-        let (text, d) = frame_text(op, payload);
-        self.queue_frame(connection_id, op, text, d, recorded);
+        let frame = Frame::new(op, payload);
+        self.queue_frame(connection_id, op, &frame, recorded);
     }
 
-    /// Queues the frame `text`, whose payload is `text[d]`, on one
-    /// connection and records it (`recorded` instead of the payload, when
-    /// given).
+    /// Queues `frame` on one connection (sharing its bytes) and records it
+    /// (`recorded` instead of the payload, when given).
     fn queue_frame(
         &mut self,
         connection_id: u64,
         op: u16,
-        text: String,
-        d: std::ops::Range<usize>,
+        frame: &Frame,
         recorded: Option<String>,
     ) {
         let Some(connection) = self.connections.get_mut(&connection_id) else {
@@ -247,7 +246,7 @@ impl State {
         if connection.ending {
             return;
         }
-        let size = d.len();
+        let size = frame.d.len();
         tracing::debug!(connection = connection_id, op, size, "frame sent");
         let own = self.handling == Some(connection_id);
         // Nothing is recorded for a connection that has not logged in, so
@@ -258,9 +257,9 @@ impl State {
             direction: Direction::Sent,
             opcode: Some(op),
             payload_size: size,
-            payload: recorded.unwrap_or_else(|| text[d].to_owned()),
+            payload: recorded.unwrap_or_else(|| frame.payload().to_owned()),
         });
-        if !connection.outbox.push_frame(text, own) {
+        if !connection.outbox.push_frame(frame.text.clone(), own) {
             connection.ending = true;
             connection.terminate(Termination::Urgent {
                 code: 1008,
@@ -299,17 +298,31 @@ impl State {
         op: u16,
         payload: &T,
     ) -> bool {
-        let targets = self.connections_of(account_id).to_vec();
-        let Some((&last, others)) = targets.split_last() else {
-            return false;
-        };
-        // Written once for all of the account's connections.
-        let (text, d) = frame_text(op, payload);
-        for &connection_id in others {
-            self.queue_frame(connection_id, op, text.clone(), d.clone(), None);
+        self.push_to_all(std::iter::once(account_id), op, payload) > 0
+    }
+
+    /// Pushes one frame to every logged-in connection of each of
+    /// `accounts` (a message to its channel's members), written once for
+    /// all of them; returns how many connections it was queued for.
+    pub(crate) fn push_to_all<'a, T: Serialize + ?Sized>(
+        &mut self,
+        accounts: impl IntoIterator<Item = &'a str>,
+        op: u16,
+        payload: &T,
+    ) -> usize {
+        let targets: Vec<u64> = accounts
+            .into_iter()
+            .flat_map(|account_id| self.connections_of(account_id))
+            .copied()
+            .collect();
+        if targets.is_empty() {
+            return 0;
         }
-        self.queue_frame(last, op, text, d, None);
-        true
+        let frame = Frame::new(op, payload);
+        for &connection_id in &targets {
+            self.queue_frame(connection_id, op, &frame, None);
+        }
+        targets.len()
     }
 
     /// Queues a close frame after what is queued; nothing is queued after it.
@@ -321,29 +334,89 @@ impl State {
     }
 }
 
-/// The text of a frame `{"op":N,"d":payload}` and where `d`'s JSON lies in it.
-fn frame_text<T: Serialize + ?Sized>(op: u16, payload: &T) -> (String, std::ops::Range<usize>) {
-    let mut frame = format!(r#"{{"op":{op},"d":"#).into_bytes();
-    let start = frame.len();
-    // Our payload types hold only plain data, so serializing cannot fail.
-    serde_json::to_writer(&mut frame, payload).expect("wire payloads always serialize");
-    let end = frame.len();
-    frame.push(b'}');
-    let text = String::from_utf8(frame).expect("serde_json writes UTF-8");
-    (text, start..end)
+/// A frame `{"op":N,"d":payload}`, written once and shared by every
+/// connection it is queued for.
+struct Frame {
+    text: Bytes,
+    /// Where `d`'s JSON lies in `text`.
+    d: std::ops::Range<usize>,
+}
+
+impl Frame {
+    fn new<T: Serialize + ?Sized>(op: u16, payload: &T) -> Self {
+        let mut frame = format!(r#"{{"op":{op},"d":"#).into_bytes();
+        let start = frame.len();
+        // Our payload types hold only plain data, so serializing cannot fail.
+        serde_json::to_writer(&mut frame, payload).expect("wire payloads always serialize");
+        let end = frame.len();
+        frame.push(b'}');
+        Self {
+            text: Bytes::from(frame),
+            d: start..end,
+        }
+    }
+
+    /// The payload's JSON text.
+    fn payload(&self) -> &str {
+        std::str::from_utf8(&self.text[self.d.clone()]).expect("serde_json writes UTF-8")
+    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use super::super::outbox::{outbox, Outbound};
     use super::*;
 
     #[test]
     fn a_frame_is_the_envelope_around_the_payload_it_points_at() {
         let payload = serde_json::json!({"code": 0, "text": "é\"}"});
-        let (text, d) = frame_text(30, &payload);
-        let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let frame = Frame::new(30, &payload);
+        let parsed: serde_json::Value = serde_json::from_slice(&frame.text).unwrap();
         assert_eq!(parsed, serde_json::json!({"op": 30, "d": payload}));
-        assert_eq!(&text[d], serde_json::to_string(&payload).unwrap());
+        assert_eq!(frame.payload(), serde_json::to_string(&payload).unwrap());
+    }
+
+    #[test]
+    fn a_push_to_many_accounts_is_written_once_and_recorded_per_connection() {
+        let mut state = State::from_config(&crate::DevServerConfig::default()).unwrap();
+        let mut readers = Vec::new();
+        for account in ["alice", "bob", "bob", "carol"] {
+            let (outbox, reader, _) = outbox(1 << 20);
+            let (kill, _) = watch::channel(None);
+            let id = state.connect(outbox, kill).unwrap();
+            state.set_account(id, account);
+            readers.push((account, reader));
+        }
+        let queued = state.push_to_all(["bob", "alice", "nobody"], 30, &"hi");
+        assert_eq!(queued, 3, "bob's two connections and alice's one");
+        let mut frames = Vec::new();
+        for (account, reader) in &mut readers {
+            match (*account, reader.try_recv()) {
+                ("carol", None) => {}
+                (_, Some(Outbound::Frame(text))) => frames.push(text),
+                (account, other) => panic!("{account}: {other:?}"),
+            }
+        }
+        assert_eq!(frames.len(), 3);
+        assert!(
+            frames.iter().all(|f| f.as_ptr() == frames[0].as_ptr()),
+            "one frame's bytes shared by every queue, not one copy each"
+        );
+        assert_eq!(&frames[0][..], br#"{"op":30,"d":"hi"}"#);
+        let recorded: Vec<_> = state
+            .frames
+            .items()
+            .iter()
+            .map(|r| (r.account_id.as_deref(), r.payload.as_str()))
+            .collect();
+        assert_eq!(
+            recorded,
+            [
+                (Some("bob"), r#""hi""#),
+                (Some("bob"), r#""hi""#),
+                (Some("alice"), r#""hi""#)
+            ]
+        );
     }
 }

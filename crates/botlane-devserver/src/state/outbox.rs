@@ -11,13 +11,15 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use tokio::sync::{mpsc, watch};
 
 /// What a connection's writer task is told to do.
 #[derive(Debug)]
 pub(crate) enum Outbound {
-    /// Write this text frame.
-    Frame(String),
+    /// Write this text frame (UTF-8; its bytes may be shared with other
+    /// connections' queues).
+    Frame(Bytes),
     /// Write a close frame and stop.
     Close { code: u16, reason: String },
 }
@@ -62,7 +64,7 @@ impl Outbox {
     /// Queues a frame. One caused by the connection's own request is always
     /// queued; one caused by others is refused (`false`, nothing queued)
     /// when it does not fit under the cap.
-    pub(crate) fn push_frame(&self, text: String, own: bool) -> bool {
+    pub(crate) fn push_frame(&self, text: Bytes, own: bool) -> bool {
         let len = text.len();
         let queued = *self.queued.borrow();
         if !own && queued > 0 && queued.saturating_add(len) > self.cap {
@@ -123,16 +125,16 @@ mod tests {
     async fn the_cap_counts_bytes_for_others_and_backpressures_own_frames() {
         let (outbox, mut reader, mut backlog) = outbox(10);
         assert!(
-            outbox.push_frame("x".repeat(25), false),
+            outbox.push_frame("x".repeat(25).into(), false),
             "an empty queue takes any frame"
         );
         assert!(
-            !outbox.push_frame("y".into(), false),
+            !outbox.push_frame(Bytes::from_static(b"y"), false),
             "a full queue takes no one else's"
         );
         assert!(backlog.full());
         assert!(
-            outbox.push_frame("own".into(), true),
+            outbox.push_frame(Bytes::from_static(b"own"), true),
             "own frames always queue"
         );
         let Some(Outbound::Frame(text)) = reader.recv().await else {
@@ -141,9 +143,9 @@ mod tests {
         reader.release(text.len());
         assert!(!backlog.full());
         backlog.drained().await;
-        assert!(outbox.push_frame("a".repeat(3), false));
-        assert!(outbox.push_frame("b".repeat(4), false));
-        assert!(!outbox.push_frame("c".into(), false));
+        assert!(outbox.push_frame("a".repeat(3).into(), false));
+        assert!(outbox.push_frame("b".repeat(4).into(), false));
+        assert!(!outbox.push_frame(Bytes::from_static(b"c"), false));
         outbox.push_close(1008, "bye".into());
     }
 }

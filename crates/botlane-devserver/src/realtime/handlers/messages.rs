@@ -137,9 +137,11 @@ pub(crate) fn send(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Hand
         },
     );
     let push = MessageCreate { message };
-    for member in &members {
-        state.push(member, OpCode::MessageCreate, &push);
-    }
+    state.push_to_all(
+        members.iter().map(String::as_str),
+        OpCode::MessageCreate.code(),
+        &push,
+    );
     if let Some(author) = replied_author.filter(|author| author != me) {
         let notification = Notification {
             kind: "reply".into(),
