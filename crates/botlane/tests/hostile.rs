@@ -16,7 +16,7 @@ use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
 use botlane::{ClientError, CommandContext, CommandDeclaration, ConnectErrorKind, Event};
 use botlane::{EventRecvError, Events};
 use futures_util::{SinkExt, StreamExt};
-use peer::{behave, login, next_frame, send, serve, upgrade, WAIT};
+use peer::{behave, eventually, login, next_frame, send, serve, upgrade, WAIT};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -43,15 +43,6 @@ fn disconnected_reason(e: &Event) -> Option<&str> {
             will_reconnect: true,
         } => Some(reason),
         _ => None,
-    }
-}
-
-/// Waits until `check` holds, polling; fails after `WAIT`.
-async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 

@@ -173,6 +173,7 @@ impl<D: Send + Sync + 'static> Client<D> {
             reconnect_reset_after: options.reconnect_reset_after,
             push_queue_capacity: options.push_queue_capacity,
             push_queue_bytes: options.push_queue_bytes,
+            control_queue_bytes: options.control_queue_bytes,
         };
         let session = Arc::new(Session::new(config, commands.menu_feed(), events.clone()));
         let rest = lane.bind(mint::RealtimeMint::handle(Arc::downgrade(&session)));

@@ -107,6 +107,15 @@ pub struct ClientOptions {
     /// counted like one over [`push_queue_capacity`](Self::push_queue_capacity);
     /// while no message waits, any one is taken (a frame is at most 1 MiB).
     pub push_queue_bytes: usize,
+    /// How many bytes the channel-key, ready and membership pushes waiting
+    /// for dispatch may hold (64 MiB). These are never dropped (the service
+    /// delivers each key once): a service that sends more while dispatch is
+    /// behind is closed with 1008 and a stated reason, and the client
+    /// reconnects. A well-behaved service sends a few KiB of keys at a time;
+    /// a `ready` listing the 10,000 channels a session keeps holds under
+    /// 16 MiB, and while no control push waits any one is taken. Lower it to
+    /// bound what a hostile service can make each of many bots hold.
+    pub control_queue_bytes: usize,
     /// How many command handlers may run at once (64). When all are busy,
     /// dispatch waits for one to finish before starting the next, in arrival
     /// order; messages wait in the push queue meanwhile.
@@ -170,6 +179,7 @@ impl ClientOptions {
             keystore_save_window: Duration::from_millis(500),
             push_queue_capacity: 1024,
             push_queue_bytes: 16 * 1024 * 1024,
+            control_queue_bytes: 64 * 1024 * 1024,
             max_concurrent_handlers: 64,
             handler_timeout: Some(DEFAULT_HANDLER_TIMEOUT),
             error_answer_burst: crate::commands::DEFAULT_ANSWER_BURST,
@@ -272,6 +282,14 @@ impl ClientOptions {
     #[must_use]
     pub fn push_queue_bytes(mut self, bytes: usize) -> Self {
         self.push_queue_bytes = bytes;
+        self
+    }
+
+    /// Sets how many bytes the channel-key, ready and membership pushes
+    /// waiting for dispatch may hold.
+    #[must_use]
+    pub fn control_queue_bytes(mut self, bytes: usize) -> Self {
+        self.control_queue_bytes = bytes;
         self
     }
 
@@ -448,6 +466,9 @@ impl ClientOptions {
         if self.push_queue_bytes == 0 {
             return Err(invalid("push_queue_bytes", "must be above zero".into()));
         }
+        if self.control_queue_bytes == 0 {
+            return Err(invalid("control_queue_bytes", "must be above zero".into()));
+        }
         if self.max_concurrent_handlers == 0 {
             return Err(invalid(
                 "max_concurrent_handlers",
@@ -579,6 +600,7 @@ mod tests {
             (base().idle_timeout(Duration::from_secs(15)), "idle_timeout"),
             (base().push_queue_capacity(0), "push_queue_capacity"),
             (base().push_queue_bytes(0), "push_queue_bytes"),
+            (base().control_queue_bytes(0), "control_queue_bytes"),
             (base().max_concurrent_handlers(0), "max_concurrent_handlers"),
             (base().handler_timeout(Duration::ZERO), "handler_timeout"),
             (

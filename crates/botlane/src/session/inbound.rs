@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Weak};
 
-use super::push_queue::{Offer, CONTROL_BYTES, CONTROL_CAPACITY};
+use super::push_queue::{Offer, CONTROL_CAPACITY};
 use super::{Counters, Session};
 use crate::transport::{Inbound, MessageView, Push, Warnings};
 
@@ -62,8 +62,9 @@ fn offered(session: &Session, offer: Offer) -> Result<(), String> {
         Offer::ControlOverflow => {
             return Err(format!(
                 "the service sent more channel-key, ready and membership pushes than may wait \
-                 for dispatch ({CONTROL_CAPACITY} pushes or {} MiB; closed with 1008)",
-                CONTROL_BYTES >> 20
+                 for dispatch ({CONTROL_CAPACITY} pushes or control_queue_bytes = {} bytes; \
+                 closed with 1008)",
+                session.config.control_queue_bytes
             ))
         }
     }

@@ -57,6 +57,7 @@ pub(crate) struct SessionConfig {
     pub(crate) reconnect_reset_after: Duration,
     pub(crate) push_queue_capacity: usize,
     pub(crate) push_queue_bytes: usize,
+    pub(crate) control_queue_bytes: usize,
 }
 
 /// One client's session: the live connection, the bot's identity and
@@ -88,7 +89,11 @@ pub(crate) struct Session {
 impl Session {
     pub(crate) fn new(config: SessionConfig, menu: MenuFeed, events: EventSender) -> Self {
         Self {
-            queue: PushQueue::new(config.push_queue_capacity, config.push_queue_bytes),
+            queue: PushQueue::new(
+                config.push_queue_capacity,
+                config.push_queue_bytes,
+                config.control_queue_bytes,
+            ),
             config,
             menu,
             events,
@@ -220,6 +225,7 @@ mod tests {
             reconnect_reset_after: SECOND,
             push_queue_capacity: 1,
             push_queue_bytes: 1,
+            control_queue_bytes: 1,
         };
         Session::new(config, MenuFeed::default(), EventSender::default())
     }

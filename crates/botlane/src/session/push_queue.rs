@@ -9,9 +9,9 @@
 //!   dropped and counted;
 //! - control pushes (`ready`, channel keys, ops 34/35) are never dropped
 //!   (the service delivers each key once); at most [`CONTROL_CAPACITY`]
-//!   wait, holding at most [`CONTROL_BYTES`], more than a well-behaved
-//!   service ever sends at once, and beyond that the connection is closed
-//!   with a stated reason instead.
+//!   wait, holding at most `control_queue_bytes` (64 MiB by default), more
+//!   than a well-behaved service ever sends at once, and beyond that the
+//!   connection is closed with a stated reason instead.
 //!
 //! A push's bytes are those of its strings, and for a `ready` also the
 //! fixed size of each channel it lists (a 1 MiB `ready` of empty channels
@@ -42,10 +42,6 @@ use crate::transport::{MessageView, Push};
 /// The most control pushes that may wait for dispatch.
 pub(crate) const CONTROL_CAPACITY: usize = 4096;
 
-/// The most bytes of control pushes that may wait for dispatch: a `ready`
-/// of 10,000 channels (the most the client keeps) holds under 16 MiB.
-pub(crate) const CONTROL_BYTES: usize = 64 * 1024 * 1024;
-
 /// Dispatch's path that needs no waiting, run on the connection task.
 pub(crate) trait DispatchNow: Send + Sync {
     /// Dispatches `push` now, or gives it back when dispatching it would
@@ -65,7 +61,7 @@ pub(crate) enum Offer {
     /// anything offered after `close`.
     Dropped,
     /// A control push with [`CONTROL_CAPACITY`] already waiting, or that
-    /// would take those waiting past [`CONTROL_BYTES`].
+    /// would take those waiting past their byte budget.
     ControlOverflow,
 }
 
@@ -141,12 +137,13 @@ struct State {
 }
 
 impl PushQueue {
-    /// A queue of at most `capacity` message pushes holding at most `bytes`.
-    pub(crate) fn new(capacity: usize, bytes: usize) -> Self {
+    /// A queue of at most `capacity` message pushes holding at most `bytes`,
+    /// and of control pushes holding at most `control_bytes`.
+    pub(crate) fn new(capacity: usize, bytes: usize, control_bytes: usize) -> Self {
         Self {
             state: Mutex::new(State {
                 messages: Budget::new(capacity, bytes),
-                control: Budget::new(CONTROL_CAPACITY, CONTROL_BYTES),
+                control: Budget::new(CONTROL_CAPACITY, control_bytes),
                 ..State::default()
             }),
             ready: Notify::new(),
@@ -318,7 +315,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_full_queue_drops_messages_and_counts_them_without_waiting() {
-        let q = PushQueue::new(3, usize::MAX);
+        let q = PushQueue::new(3, usize::MAX, usize::MAX);
         for i in 0..10 {
             q.offer(message(&i.to_string()));
         }
@@ -332,7 +329,7 @@ mod tests {
 
     #[tokio::test]
     async fn control_pushes_are_never_dropped_and_keep_wire_order() {
-        let q = PushQueue::new(1, usize::MAX);
+        let q = PushQueue::new(1, usize::MAX, usize::MAX);
         assert_eq!(q.offer(message("m1")), Offer::Queued);
         assert_eq!(q.offer(message("m2")), Offer::Dropped);
         assert_eq!(q.offer(removed("c1")), Offer::Queued);
@@ -372,7 +369,7 @@ mod tests {
     #[tokio::test]
     async fn messages_are_dropped_past_the_byte_budget_and_one_always_fits() {
         // "m0" + "c" + "u" + 96 bytes of content: 100 bytes each.
-        let q = PushQueue::new(100, 250);
+        let q = PushQueue::new(100, 250, usize::MAX);
         assert_eq!(q.offer(sized("m0", 96)), Offer::Queued);
         assert_eq!(q.offer(sized("m1", 96)), Offer::Queued);
         assert_eq!(q.offer(sized("m2", 96)), Offer::Dropped);
@@ -403,13 +400,16 @@ mod tests {
 
     #[tokio::test]
     async fn control_pushes_past_their_byte_budget_close_the_connection() {
-        let q = PushQueue::new(1, 1);
-        let half = CONTROL_BYTES / 2;
-        assert_eq!(q.offer(removed(&"a".repeat(half))), Offer::Queued);
-        assert_eq!(q.offer(removed(&"b".repeat(half))), Offer::Queued);
+        let q = PushQueue::new(1, 1, 1000);
+        assert_eq!(q.offer(removed(&"a".repeat(500))), Offer::Queued);
+        assert_eq!(q.offer(removed(&"b".repeat(500))), Offer::Queued);
         assert_eq!(q.offer(removed("c")), Offer::ControlOverflow);
-        assert_eq!(id(q.next().await).len(), half);
+        assert_eq!(id(q.next().await).len(), 500);
         assert_eq!(q.offer(removed("c")), Offer::Queued);
+        // Nothing waits: one push over the whole budget is still taken.
+        let q = PushQueue::new(1, 1, 10);
+        assert_eq!(q.offer(removed(&"d".repeat(100))), Offer::Queued);
+        assert_eq!(q.offer(removed("e")), Offer::ControlOverflow);
     }
 
     #[test]
@@ -433,7 +433,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_waiting_consumer_is_woken_and_close_ends_it() {
-        let q = std::sync::Arc::new(PushQueue::new(4, usize::MAX));
+        let q = std::sync::Arc::new(PushQueue::new(4, usize::MAX, usize::MAX));
         let consumer = {
             let q = q.clone();
             tokio::spawn(async move {
@@ -486,7 +486,7 @@ mod tests {
 
     #[tokio::test]
     async fn pushes_are_dispatched_on_the_spot_only_while_nothing_waits() {
-        let q = PushQueue::new(8, usize::MAX);
+        let q = PushQueue::new(8, usize::MAX, usize::MAX);
         let now = Arc::new(Recording::default());
         now.open.store(true, std::sync::atomic::Ordering::SeqCst);
         let weak: Weak<dyn DispatchNow> = Arc::downgrade(&(now.clone() as Arc<dyn DispatchNow>));

@@ -153,6 +153,18 @@ pub async fn behave<S: Io>(ws: &mut WebSocketStream<S>) {
     }
 }
 
+/// Waits, within [`WAIT`], until `check` holds.
+pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + WAIT;
+    while !check() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// The reason of the next `Event::Disconnected`, within [`WAIT`].
 pub async fn disconnect_reason(events: &mut botlane::Events) -> String {
     tokio::time::timeout(WAIT, async {

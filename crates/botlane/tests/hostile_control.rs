@@ -1,0 +1,190 @@
+//! A service that floods channel-key pushes while the bot's dispatch is
+//! stuck: control pushes are never dropped, so what may wait is bounded by
+//! `control_queue_bytes` and the client closes with 1008 past it, then
+//! reconnects. Over real sockets, against a fake service (`tests/peer`).
+
+#![allow(clippy::unwrap_used)]
+
+mod peer;
+
+use std::sync::Arc;
+
+use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
+use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration, Events};
+use futures_util::{SinkExt, StreamExt};
+use peer::{
+    behave, disconnect_reason, emojis_after_reconnect, eventually, login, serve, upgrade, WAIT,
+};
+use tokio::sync::{mpsc, Notify};
+use tokio_tungstenite::tungstenite::Message;
+
+/// Key pushes in the flood: under the 4,096 control pushes that may wait,
+/// so only a byte budget can close the session.
+const FLOOD: usize = 3_000;
+
+/// A client logged in on [`flood_keys`]' service, and what that service
+/// reports.
+struct Flood {
+    client: Client,
+    events: Events,
+    /// Key pushes the service wrote, once the flood is over.
+    written: mpsc::Receiver<usize>,
+    /// The code of the client's close frame, when it sends one.
+    closed: mpsc::Receiver<Option<u16>>,
+    /// Opens the `/slow` handler's wait.
+    gate: Arc<Notify>,
+    _dir: tempfile::TempDir,
+}
+
+/// Logs a bot in on a service whose first session sends two `/slow`
+/// invocations (the first holds the only handler permit until the gate
+/// opens, the second holds dispatch waiting for it), then `FLOOD` key
+/// pushes, all queued behind them, and then answers requests until the
+/// client goes; later sessions behave. The service reports how many key
+/// pushes it wrote and the code of the client's close frame, if one comes;
+/// the events are subscribed before login.
+async fn flood_keys(options: impl FnOnce(ClientOptions) -> ClientOptions) -> Flood {
+    let key = Arc::new(ChannelKey::generate().unwrap());
+    let (written_tx, written) = mpsc::channel(1);
+    let (closed_tx, closed) = mpsc::channel(1);
+    let (addr, _) = serve(move |tcp, n| {
+        let (key, written_tx, closed_tx) = (key.clone(), written_tx.clone(), closed_tx.clone());
+        async move {
+            let mut ws = upgrade(tcp).await;
+            let Some(public_key) = login(&mut ws, n, &["c1"]).await else {
+                return;
+            };
+            if n > 1 {
+                return behave(&mut ws).await;
+            }
+            let recipient = PublicKey::from_base64(&public_key).unwrap();
+            let wrapped = wrap_channel_key(&key, &recipient, "c1").unwrap();
+            let key_push = serde_json::json!({"op": 50, "d": {"channel_id": "c1", "from": "u1", "wrapped": wrapped}}).to_string();
+            let slow = key.seal(b"/slow", b"c1").unwrap();
+            let (mut tx, mut rx) = ws.split();
+            let _ = tx.send(Message::text(key_push.clone())).await;
+            for i in 0..2 {
+                let push = format!(
+                    r#"{{"op":32,"d":{{"message":{{"id":"m{i}","channel_id":"c1","author_id":"u1","content":"{slow}","created_at":1}}}}}}"#
+                );
+                let _ = tx.send(Message::text(push)).await;
+            }
+            // Requests (heartbeats) are answered in between the flood's
+            // frames; the client's close frame is reported.
+            let (replies, mut outgoing) = mpsc::unbounded_channel::<String>();
+            tokio::spawn(async move {
+                while let Some(Ok(message)) = rx.next().await {
+                    match message {
+                        Message::Text(text) => {
+                            let frame: serde_json::Value =
+                                serde_json::from_str(text.as_str()).unwrap();
+                            let op = frame["op"].as_u64().unwrap();
+                            let _ = replies.send(format!(r#"{{"op":{op},"d":{{"code":0}}}}"#));
+                        }
+                        Message::Close(frame) => {
+                            let _ = closed_tx.send(frame.map(|f| u16::from(f.code))).await;
+                            return;
+                        }
+                        _ => {}
+                    }
+                }
+            });
+            let mut written = 0;
+            for _ in 0..FLOOD {
+                while let Ok(reply) = outgoing.try_recv() {
+                    let _ = tx.feed(Message::text(reply)).await;
+                }
+                if tx.send(Message::text(key_push.clone())).await.is_err() {
+                    break;
+                }
+                written += 1;
+            }
+            let _ = written_tx.send(written).await;
+            while let Some(reply) = outgoing.recv().await {
+                if tx.send(Message::text(reply)).await.is_err() {
+                    return;
+                }
+            }
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let options = options(peer::options(addr, &dir).max_concurrent_handlers(1));
+    let client = Client::new(options).unwrap();
+    let events = client.events();
+    let gate = Arc::new(Notify::new());
+    {
+        let gate = gate.clone();
+        client
+            .commands()
+            .register(
+                CommandDeclaration::new("slow", "Waits for the gate"),
+                move |_ctx: CommandContext| {
+                    let gate = gate.clone();
+                    async move {
+                        gate.notified().await;
+                        Ok::<(), std::io::Error>(())
+                    }
+                },
+            )
+            .unwrap();
+    }
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .unwrap()
+        .unwrap();
+    Flood {
+        client,
+        events,
+        written,
+        closed,
+        gate,
+        _dir: dir,
+    }
+}
+
+#[tokio::test]
+async fn key_pushes_past_control_queue_bytes_close_the_session_and_it_recovers() {
+    const BUDGET: usize = 64 * 1024;
+    let mut flood = flood_keys(|o| o.control_queue_bytes(BUDGET)).await;
+    let reason = disconnect_reason(&mut flood.events).await;
+    assert!(
+        reason.contains("control_queue_bytes = 65536 bytes") && reason.contains("1008"),
+        "{reason}"
+    );
+    let code = tokio::time::timeout(WAIT, flood.closed.recv()).await;
+    assert_eq!(
+        code.expect("the client sends a close frame"),
+        Some(Some(1008))
+    );
+    // A key push holds ~130 bytes (ids and the wrapped key): ~500 fit
+    // before the client closes, and it reads nothing after.
+    let read = flood.client.stats().frames_received;
+    assert!(
+        read < (FLOOD / 2) as u64,
+        "the client read {read} frames of a flood of {FLOOD} before closing"
+    );
+    flood.gate.notify_waiters();
+    let emojis = emojis_after_reconnect(&flood.client).await;
+    assert_eq!(emojis.len(), 1, "the next session is served");
+    flood.client.shutdown();
+}
+
+#[tokio::test]
+async fn the_same_flood_under_the_default_budget_waits_without_closing() {
+    let mut flood = flood_keys(|o| o).await;
+    let written = tokio::time::timeout(WAIT, flood.written.recv()).await;
+    assert_eq!(written.expect("the flood ends"), Some(FLOOD));
+    eventually("the whole flood to be read", || {
+        flood.client.stats().frames_received >= FLOOD as u64
+    })
+    .await;
+    assert!(flood.closed.try_recv().is_err(), "no close frame");
+    assert_eq!(
+        flood.client.stats().connect_attempts,
+        1,
+        "never disconnected"
+    );
+    flood.gate.notify_waiters();
+    flood.client.shutdown();
+}
