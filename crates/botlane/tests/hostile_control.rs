@@ -18,8 +18,8 @@ use peer::{
 use tokio::sync::{mpsc, Notify};
 use tokio_tungstenite::tungstenite::Message;
 
-/// Key pushes in the flood: under the 4,096 control pushes that may wait,
-/// so only a byte budget can close the session.
+/// Key pushes in the byte budget's flood: under the 4,096 control pushes
+/// that may wait, so only a byte budget can close the session.
 const FLOOD: usize = 3_000;
 
 /// A client logged in on [`flood_keys`]' service, and what that service
@@ -38,12 +38,12 @@ struct Flood {
 
 /// Logs a bot in on a service whose first session sends two `/slow`
 /// invocations (the first holds the only handler permit until the gate
-/// opens, the second holds dispatch waiting for it), then `FLOOD` key
+/// opens, the second holds dispatch waiting for it), then `flood` key
 /// pushes, all queued behind them, and then answers requests until the
 /// client goes; later sessions behave. The service reports how many key
 /// pushes it wrote and the code of the client's close frame, if one comes;
 /// the events are subscribed before login.
-async fn flood_keys(options: impl FnOnce(ClientOptions) -> ClientOptions) -> Flood {
+async fn flood_keys(flood: usize, options: impl FnOnce(ClientOptions) -> ClientOptions) -> Flood {
     let key = Arc::new(ChannelKey::generate().unwrap());
     let (written_tx, written) = mpsc::channel(1);
     let (closed_tx, closed) = mpsc::channel(1);
@@ -90,7 +90,7 @@ async fn flood_keys(options: impl FnOnce(ClientOptions) -> ClientOptions) -> Flo
                 }
             });
             let mut written = 0;
-            for _ in 0..FLOOD {
+            for _ in 0..flood {
                 while let Ok(reply) = outgoing.try_recv() {
                     let _ = tx.feed(Message::text(reply)).await;
                 }
@@ -146,7 +146,7 @@ async fn flood_keys(options: impl FnOnce(ClientOptions) -> ClientOptions) -> Flo
 #[tokio::test]
 async fn key_pushes_past_control_queue_bytes_close_the_session_and_it_recovers() {
     const BUDGET: usize = 64 * 1024;
-    let mut flood = flood_keys(|o| o.control_queue_bytes(BUDGET)).await;
+    let mut flood = flood_keys(FLOOD, |o| o.control_queue_bytes(BUDGET)).await;
     let reason = disconnect_reason(&mut flood.events).await;
     assert!(
         reason.contains("control_queue_bytes = 65536 bytes") && reason.contains("1008"),
@@ -172,7 +172,7 @@ async fn key_pushes_past_control_queue_bytes_close_the_session_and_it_recovers()
 
 #[tokio::test]
 async fn the_same_flood_under_the_default_budget_waits_without_closing() {
-    let mut flood = flood_keys(|o| o).await;
+    let mut flood = flood_keys(FLOOD, |o| o).await;
     let written = tokio::time::timeout(WAIT, flood.written.recv()).await;
     assert_eq!(written.expect("the flood ends"), Some(FLOOD));
     eventually("the whole flood to be read", || {
@@ -186,5 +186,31 @@ async fn the_same_flood_under_the_default_budget_waits_without_closing() {
         "never disconnected"
     );
     flood.gate.notify_waiters();
+    flood.client.shutdown();
+}
+
+#[tokio::test]
+async fn more_than_4096_waiting_key_pushes_close_the_session_whatever_their_bytes() {
+    const COUNT: u64 = 4096;
+    let mut flood = flood_keys(6_000, |o| o).await;
+    let reason = disconnect_reason(&mut flood.events).await;
+    assert!(
+        reason.contains("4096 pushes") && reason.contains("1008"),
+        "{reason}"
+    );
+    let code = tokio::time::timeout(WAIT, flood.closed.recv()).await;
+    assert_eq!(
+        code.expect("the client sends a close frame"),
+        Some(Some(1008))
+    );
+    // Login, ready, menu, the first key and two invocations, a few heartbeat
+    // replies, then 4,096 waiting key pushes and the one over.
+    let read = flood.client.stats().frames_received;
+    assert!(
+        (COUNT..COUNT + 64).contains(&read),
+        "the client read {read} frames before closing"
+    );
+    flood.gate.notify_waiters();
+    assert_eq!(emojis_after_reconnect(&flood.client).await.len(), 1);
     flood.client.shutdown();
 }
