@@ -87,10 +87,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
     // 2. The bot: three commands and the built-in help. A failing command
     //    is answered by default (`OnError::answer`): the option, the rule it
     //    broke and the usage line for a mistake in the arguments.
-    let keystore = std::env::temp_dir().join(format!(
-        "botlane-quickstart-{}.keystore",
-        std::process::id()
-    ));
+    //    Its keystore (identity and channel keys) lives in a directory of
+    //    its own, removed with everything in it at the end.
+    let dir = tempfile::tempdir()?;
+    let keystore = dir.path().join("quickstart.keystore");
     let client = Client::new(ClientOptions::new(
         bot.token.clone(),
         &keystore,
@@ -184,9 +184,11 @@ async fn main() -> Result<(), Box<dyn Error>> {
         tokio::signal::ctrl_c().await?;
     }
 
-    client.shutdown();
+    // `close` waits for the keystore's last write (writes are batched off
+    // the runtime), so nothing lands in the directory after it is removed.
+    client.close().await?;
     server.shutdown().await;
-    let _ = std::fs::remove_file(&keystore);
+    dir.close()?;
     println!("done");
     Ok(())
 }
