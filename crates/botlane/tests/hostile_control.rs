@@ -7,15 +7,17 @@
 
 mod peer;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
-use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration, Events};
+use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration, Event, Events};
 use futures_util::{SinkExt, StreamExt};
 use peer::{
     behave, disconnect_reason, emojis_after_reconnect, eventually, login, serve, upgrade, WAIT,
 };
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::{mpsc, watch};
 use tokio_tungstenite::tungstenite::Message;
 
 /// Key pushes in the byte budget's flood: under the 4,096 control pushes
@@ -31,8 +33,10 @@ struct Flood {
     written: mpsc::Receiver<usize>,
     /// The code of the client's close frame, when it sends one.
     closed: mpsc::Receiver<Option<u16>>,
-    /// Opens the `/slow` handler's wait.
-    gate: Arc<Notify>,
+    /// Opens the `/slow` handlers' wait, for good.
+    gate: watch::Sender<bool>,
+    /// `/slow` invocations started.
+    started: Arc<AtomicUsize>,
     _dir: tempfile::TempDir,
 }
 
@@ -109,20 +113,26 @@ async fn flood_keys(flood: usize, options: impl FnOnce(ClientOptions) -> ClientO
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let options = options(peer::options(addr, &dir).max_concurrent_handlers(1));
-    let client = Client::new(options).unwrap();
+    // No heartbeats during the flood: every frame the client reads is the
+    // service's login, `ready`, menu reply, pushes, or the next session's.
+    let quiet = peer::options(addr, &dir)
+        .heartbeat_interval(Duration::from_secs(5))
+        .idle_timeout(Duration::from_secs(10));
+    let client = Client::new(options(quiet.max_concurrent_handlers(1))).unwrap();
     let events = client.events();
-    let gate = Arc::new(Notify::new());
+    let (gate, opened) = watch::channel(false);
+    let started = Arc::new(AtomicUsize::new(0));
     {
-        let gate = gate.clone();
+        let started = started.clone();
         client
             .commands()
             .register(
                 CommandDeclaration::new("slow", "Waits for the gate"),
                 move |_ctx: CommandContext| {
-                    let gate = gate.clone();
+                    started.fetch_add(1, Ordering::SeqCst);
+                    let mut opened = opened.clone();
                     async move {
-                        gate.notified().await;
+                        let _ = opened.wait_for(|open| *open).await;
                         Ok::<(), std::io::Error>(())
                     }
                 },
@@ -139,7 +149,23 @@ async fn flood_keys(flood: usize, options: impl FnOnce(ClientOptions) -> ClientO
         written,
         closed,
         gate,
+        started,
         _dir: dir,
+    }
+}
+
+/// Frames the client reads before the flood: the login reply, `ready`, the
+/// menu reply, the first key push and the two invocations.
+const BEFORE_FLOOD: u64 = 6;
+
+impl Flood {
+    /// Opens the gate; the waiting invocation runs after the first.
+    async fn both_invocations_run(&self) {
+        self.gate.send_replace(true);
+        eventually("the second /slow to run", || {
+            self.started.load(Ordering::SeqCst) == 2
+        })
+        .await;
     }
 }
 
@@ -149,7 +175,7 @@ async fn key_pushes_past_control_queue_bytes_close_the_session_and_it_recovers()
     let mut flood = flood_keys(FLOOD, |o| o.control_queue_bytes(BUDGET)).await;
     let reason = disconnect_reason(&mut flood.events).await;
     assert!(
-        reason.contains("control_queue_bytes = 65536 bytes") && reason.contains("1008"),
+        reason.contains("(control_queue_bytes = 65536 bytes; closed with 1008)"),
         "{reason}"
     );
     let code = tokio::time::timeout(WAIT, flood.closed.recv()).await;
@@ -157,14 +183,14 @@ async fn key_pushes_past_control_queue_bytes_close_the_session_and_it_recovers()
         code.expect("the client sends a close frame"),
         Some(Some(1008))
     );
-    // A key push holds ~130 bytes (ids and the wrapped key): ~500 fit
-    // before the client closes, and it reads nothing after.
+    // A key push weighs ~160 bytes (ids and the wrapped key): ~410 fit
+    // before the client closes, and it reads nothing more of the flood.
     let read = flood.client.stats().frames_received;
     assert!(
         read < (FLOOD / 2) as u64,
         "the client read {read} frames of a flood of {FLOOD} before closing"
     );
-    flood.gate.notify_waiters();
+    flood.both_invocations_run().await;
     let emojis = emojis_after_reconnect(&flood.client).await;
     assert_eq!(emojis.len(), 1, "the next session is served");
     flood.client.shutdown();
@@ -176,16 +202,22 @@ async fn the_same_flood_under_the_default_budget_waits_without_closing() {
     let written = tokio::time::timeout(WAIT, flood.written.recv()).await;
     assert_eq!(written.expect("the flood ends"), Some(FLOOD));
     eventually("the whole flood to be read", || {
-        flood.client.stats().frames_received >= FLOOD as u64
+        flood.client.stats().frames_received >= BEFORE_FLOOD + FLOOD as u64
     })
     .await;
+    // Each push is taken or refused as it is read: a close would follow
+    // the last one at once.
+    tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(flood.closed.try_recv().is_err(), "no close frame");
+    while let Ok(Some(event)) = flood.events.try_recv() {
+        assert!(!matches!(event, Event::Disconnected { .. }), "{event:?}");
+    }
     assert_eq!(
         flood.client.stats().connect_attempts,
         1,
         "never disconnected"
     );
-    flood.gate.notify_waiters();
+    flood.both_invocations_run().await;
     flood.client.shutdown();
 }
 
@@ -195,7 +227,7 @@ async fn more_than_4096_waiting_key_pushes_close_the_session_whatever_their_byte
     let mut flood = flood_keys(6_000, |o| o).await;
     let reason = disconnect_reason(&mut flood.events).await;
     assert!(
-        reason.contains("4096 pushes") && reason.contains("1008"),
+        reason.contains("(4096 pushes; closed with 1008)"),
         "{reason}"
     );
     let code = tokio::time::timeout(WAIT, flood.closed.recv()).await;
@@ -203,14 +235,15 @@ async fn more_than_4096_waiting_key_pushes_close_the_session_whatever_their_byte
         code.expect("the client sends a close frame"),
         Some(Some(1008))
     );
-    // Login, ready, menu, the first key and two invocations, a few heartbeat
-    // replies, then 4,096 waiting key pushes and the one over.
+    // The 4,096 waiting key pushes and the one over, then at most the next
+    // session's few frames.
     let read = flood.client.stats().frames_received;
+    let closed_at = BEFORE_FLOOD + COUNT + 1;
     assert!(
-        (COUNT..COUNT + 64).contains(&read),
+        (closed_at..closed_at + 16).contains(&read),
         "the client read {read} frames before closing"
     );
-    flood.gate.notify_waiters();
+    flood.both_invocations_run().await;
     assert_eq!(emojis_after_reconnect(&flood.client).await.len(), 1);
     flood.client.shutdown();
 }

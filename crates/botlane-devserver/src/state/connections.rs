@@ -246,7 +246,7 @@ impl State {
         if connection.ending {
             return;
         }
-        let size = frame.d.len();
+        let size = frame.payload.len();
         tracing::debug!(connection = connection_id, op, size, "frame sent");
         let own = self.handling == Some(connection_id);
         // Nothing is recorded for a connection that has not logged in, so
@@ -257,7 +257,7 @@ impl State {
             direction: Direction::Sent,
             opcode: Some(op),
             payload_size: size,
-            payload: recorded.unwrap_or_else(|| frame.payload().to_owned()),
+            payload: recorded.unwrap_or_else(|| frame.payload.clone()),
         });
         if !connection.outbox.push_frame(frame.text.clone(), own) {
             connection.ending = true;
@@ -303,7 +303,8 @@ impl State {
 
     /// Pushes one frame to every logged-in connection of each of
     /// `accounts` (a message to its channel's members), written once for
-    /// all of them; returns how many connections it was queued for.
+    /// all of them; returns how many connections it was addressed to (one
+    /// that is ending, or whose queue is full, is among them).
     pub(crate) fn push_to_all<'a, T: Serialize + ?Sized>(
         &mut self,
         accounts: impl IntoIterator<Item = &'a str>,
@@ -337,28 +338,21 @@ impl State {
 /// A frame `{"op":N,"d":payload}`, written once and shared by every
 /// connection it is queued for.
 struct Frame {
+    /// The whole frame, UTF-8 (it was a `String`).
     text: Bytes,
-    /// Where `d`'s JSON lies in `text`.
-    d: std::ops::Range<usize>,
+    /// The payload's JSON text, copied once for the records.
+    payload: String,
 }
 
 impl Frame {
     fn new<T: Serialize + ?Sized>(op: u16, payload: &T) -> Self {
-        let mut frame = format!(r#"{{"op":{op},"d":"#).into_bytes();
-        let start = frame.len();
         // Our payload types hold only plain data, so serializing cannot fail.
-        serde_json::to_writer(&mut frame, payload).expect("wire payloads always serialize");
-        let end = frame.len();
-        frame.push(b'}');
+        let json = serde_json::to_string(payload).expect("wire payloads always serialize");
+        let frame = format!(r#"{{"op":{op},"d":{json}}}"#);
         Self {
             text: Bytes::from(frame),
-            d: start..end,
+            payload: json,
         }
-    }
-
-    /// The payload's JSON text.
-    fn payload(&self) -> &str {
-        std::str::from_utf8(&self.text[self.d.clone()]).expect("serde_json writes UTF-8")
     }
 }
 
@@ -374,7 +368,7 @@ mod tests {
         let frame = Frame::new(30, &payload);
         let parsed: serde_json::Value = serde_json::from_slice(&frame.text).unwrap();
         assert_eq!(parsed, serde_json::json!({"op": 30, "d": payload}));
-        assert_eq!(frame.payload(), serde_json::to_string(&payload).unwrap());
+        assert_eq!(frame.payload, serde_json::to_string(&payload).unwrap());
     }
 
     #[test]

@@ -114,7 +114,10 @@ pub struct ClientOptions {
     /// reconnects. A well-behaved service sends a few KiB of keys at a time;
     /// a `ready` listing the 10,000 channels a session keeps holds under
     /// 16 MiB, and while no control push waits any one is taken. Lower it to
-    /// bound what a hostile service can make each of many bots hold.
+    /// bound what a hostile service can make each of many bots hold, but
+    /// keep room for a `ready` beside what may still wait from the session
+    /// before (it is kept across a reconnect): a budget too small for both
+    /// closes each new session until dispatch has drained.
     pub control_queue_bytes: usize,
     /// How many command handlers may run at once (64). When all are busy,
     /// dispatch waits for one to finish before starting the next, in arrival

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Weak};
 
-use super::push_queue::{Offer, CONTROL_CAPACITY};
+use super::push_queue::{Limit, Offer, CONTROL_CAPACITY};
 use super::{Counters, Session};
 use crate::transport::{Inbound, MessageView, Push, Warnings};
 
@@ -59,13 +59,18 @@ fn offered(session: &Session, offer: Offer) -> Result<(), String> {
                 );
             }
         }
-        Offer::ControlOverflow => {
+        Offer::ControlOverflow(limit) => {
+            let limit = match limit {
+                Limit::Count => format!("{CONTROL_CAPACITY} pushes"),
+                Limit::Bytes => format!(
+                    "control_queue_bytes = {} bytes",
+                    session.config.control_queue_bytes
+                ),
+            };
             return Err(format!(
                 "the service sent more channel-key, ready and membership pushes than may wait \
-                 for dispatch ({CONTROL_CAPACITY} pushes or control_queue_bytes = {} bytes; \
-                 closed with 1008)",
-                session.config.control_queue_bytes
-            ))
+                 for dispatch ({limit}; closed with 1008)"
+            ));
         }
     }
     Ok(())

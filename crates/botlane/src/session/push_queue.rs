@@ -60,9 +60,17 @@ pub(crate) enum Offer {
     /// A message, dropped (and counted) because the queue is full, or
     /// anything offered after `close`.
     Dropped,
-    /// A control push with [`CONTROL_CAPACITY`] already waiting, or that
-    /// would take those waiting past their byte budget.
-    ControlOverflow,
+    /// A control push with [`CONTROL_CAPACITY`] already waiting
+    /// ([`Limit::Count`]), or that would take those waiting past their byte
+    /// budget ([`Limit::Bytes`]).
+    ControlOverflow(Limit),
+}
+
+/// Which of a budget's two limits a refused push would have passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Limit {
+    Count,
+    Bytes,
 }
 
 pub(crate) struct PushQueue {
@@ -98,15 +106,17 @@ impl Budget {
 
     /// Takes a push of `weight` bytes if it fits: under the count, and
     /// under the bytes or the only one waiting (a budget smaller than one
-    /// push never refuses everything).
-    fn take(&mut self, weight: usize) -> bool {
-        let fits = self.count < self.max_count
-            && (self.count == 0 || self.bytes.saturating_add(weight) <= self.max_bytes);
-        if fits {
-            self.count += 1;
-            self.bytes += weight;
+    /// push never refuses everything); else names the limit it would pass.
+    fn take(&mut self, weight: usize) -> Result<(), Limit> {
+        if self.count >= self.max_count {
+            return Err(Limit::Count);
         }
-        fits
+        if self.count > 0 && self.bytes.saturating_add(weight) > self.max_bytes {
+            return Err(Limit::Bytes);
+        }
+        self.count += 1;
+        self.bytes += weight;
+        Ok(())
     }
 
     /// Gives back what a push of `weight` bytes took.
@@ -199,13 +209,13 @@ impl PushQueue {
         }
         let weight = weight(&push);
         if matches!(push, Push::Message(_)) {
-            if !state.messages.take(weight) {
+            if state.messages.take(weight).is_err() {
                 state.dropped += 1;
                 return Offer::Dropped;
             }
             state.peak = state.peak.max(state.messages.count);
-        } else if !state.control.take(weight) {
-            return Offer::ControlOverflow;
+        } else if let Err(limit) = state.control.take(weight) {
+            return Offer::ControlOverflow(limit);
         }
         state.items.push_back((push, weight));
         drop(state);
@@ -341,7 +351,10 @@ mod tests {
         for i in 0..CONTROL_CAPACITY {
             assert_eq!(q.offer(removed(&i.to_string())), Offer::Queued);
         }
-        assert_eq!(q.offer(removed("one too many")), Offer::ControlOverflow);
+        assert_eq!(
+            q.offer(removed("one too many")),
+            Offer::ControlOverflow(Limit::Count)
+        );
         assert_eq!(
             q.offer(message("m5")),
             Offer::Queued,
@@ -353,7 +366,10 @@ mod tests {
             kind: wire::AccountKind::Bot,
             channels: vec![],
         };
-        assert_eq!(q.offer(Push::Ready(ready)), Offer::ControlOverflow);
+        assert_eq!(
+            q.offer(Push::Ready(ready)),
+            Offer::ControlOverflow(Limit::Count)
+        );
     }
 
     fn sized(id: &str, content: usize) -> Push {
@@ -403,13 +419,13 @@ mod tests {
         let q = PushQueue::new(1, 1, 1000);
         assert_eq!(q.offer(removed(&"a".repeat(500))), Offer::Queued);
         assert_eq!(q.offer(removed(&"b".repeat(500))), Offer::Queued);
-        assert_eq!(q.offer(removed("c")), Offer::ControlOverflow);
+        assert_eq!(q.offer(removed("c")), Offer::ControlOverflow(Limit::Bytes));
         assert_eq!(id(q.next().await).len(), 500);
         assert_eq!(q.offer(removed("c")), Offer::Queued);
         // Nothing waits: one push over the whole budget is still taken.
         let q = PushQueue::new(1, 1, 10);
         assert_eq!(q.offer(removed(&"d".repeat(100))), Offer::Queued);
-        assert_eq!(q.offer(removed("e")), Offer::ControlOverflow);
+        assert_eq!(q.offer(removed("e")), Offer::ControlOverflow(Limit::Bytes));
     }
 
     #[test]
