@@ -47,7 +47,15 @@ where
     F: Fn(TcpStream, usize) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    serve_on(TcpListener::bind("127.0.0.1:0").await.unwrap(), handler)
+}
+
+/// [`serve`] on a listener the test has set up.
+pub fn serve_on<F, Fut>(listener: TcpListener, handler: F) -> (SocketAddr, Arc<AtomicUsize>)
+where
+    F: Fn(TcpStream, usize) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let addr = listener.local_addr().unwrap();
     let accepted = Arc::new(AtomicUsize::new(0));
     let count = accepted.clone();

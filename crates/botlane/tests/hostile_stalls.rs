@@ -1,0 +1,180 @@
+//! A service that stalls where the client waits on it: it stops reading
+//! (the client's writes stall), it never sends `ready` after the login
+//! reply, or it ignores the client's close frame. Each wait of the client
+//! is bounded, and the client goes on: a new session, a login that
+//! returns, a socket that is let go. Over real sockets, against a fake
+//! service (`tests/peer`).
+
+#![allow(clippy::unwrap_used)]
+
+mod peer;
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
+use botlane::ClientError;
+use futures_util::{SinkExt, StreamExt};
+use peer::{
+    behave, emojis_after_reconnect, login, next_frame, send, serve, serve_on, upgrade, WAIT,
+};
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpSocket;
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Message;
+
+// Two workers: sealing megabytes in a debug build must not starve the
+// client's reading (its idle timer) or the service's pushes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_that_stops_reading_is_closed_after_a_stalled_write_and_replaced() {
+    // The smallest receive buffer on the service's sockets; the client's
+    // send buffer on loopback still takes about 4 MB before a write stalls.
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let (addr, accepted) = serve_on(socket.listen(16).unwrap(), |tcp, n| async move {
+        let mut ws = upgrade(tcp).await;
+        let Some(public_key) = login(&mut ws, n, &["c1"]).await else {
+            return;
+        };
+        if n > 1 {
+            return behave(&mut ws).await;
+        }
+        let key = ChannelKey::generate().unwrap();
+        let recipient = PublicKey::from_base64(&public_key).unwrap();
+        let wrapped = wrap_channel_key(&key, &recipient, "c1").unwrap();
+        send(
+            &mut ws,
+            serde_json::json!({"op": 50, "d": {"channel_id": "c1", "from": "u1", "wrapped": wrapped}})
+                .to_string(),
+        )
+        .await;
+        // Never read again, but keep the session looking alive: a frame of
+        // an unknown opcode (ignored by the client) every 50 ms.
+        let (mut tx, _rx) = ws.split();
+        loop {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            if tx
+                .send(Message::text(r#"{"op":9999,"d":{}}"#))
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    // The write stall (request timeout after the socket stops taking
+    // bytes) must come before the probe below goes unanswered for twice
+    // the request timeout.
+    let options = peer::options(addr, &dir)
+        .request_timeout(Duration::from_secs(2))
+        .idle_timeout(Duration::from_secs(2));
+    let client = peer::client(options).await;
+    let mut events = client.events();
+    // The channel's key is applied once a send waits for its reply
+    // instead of failing at once for want of a key.
+    loop {
+        match tokio::time::timeout(Duration::from_millis(50), client.send("c1", "probe")).await {
+            Err(_waiting) => break,
+            Ok(Err(ClientError::NoChannelKey { .. })) => {}
+            Ok(other) => panic!("{other:?}"),
+        }
+    }
+    // Sealed messages of 80 KB, 1.4 times what the client's send buffer
+    // may grow to (the most of `tcp_wmem`): more than the sockets take while
+    // the service reads nothing. Each send fails once the session ends.
+    let text = "x".repeat(60_000);
+    let most = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_wmem")
+        .ok()
+        .and_then(|t| t.split_whitespace().last()?.parse::<usize>().ok())
+        .unwrap_or(4 << 20);
+    let sends: Vec<_> = (0..most * 14 / 10 / 80_000)
+        .map(|_| {
+            let (client, text) = (client.clone(), text.clone());
+            tokio::spawn(async move { client.send("c1", &text).await })
+        })
+        .collect();
+    let ended = peer::disconnect_reason(&mut events).await;
+    assert!(
+        ended.contains("writing to the service stalled") && ended.contains("does not read"),
+        "{ended}"
+    );
+    for send in sends {
+        assert!(send.await.unwrap().is_err(), "no send was answered");
+    }
+    assert_eq!(emojis_after_reconnect(&client).await.len(), 1);
+    assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    client.shutdown();
+}
+
+#[tokio::test]
+async fn a_login_without_ready_returns_after_the_request_timeout() {
+    let (addr, _) = serve(|tcp, _| async move {
+        let mut ws = upgrade(tcp).await;
+        // The login reply, then no `ready`: every request answered.
+        let Some(frame) = next_frame(&mut ws).await else {
+            return;
+        };
+        assert_eq!(frame["op"], 10, "the first frame is the login");
+        send(&mut ws, r#"{"op":10,"d":{"code":0,"user_id":"bot-1"}}"#).await;
+        behave(&mut ws).await;
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let options = peer::options(addr, &dir).request_timeout(Duration::from_millis(500));
+    let client = botlane::Client::new(options).unwrap();
+    let login = tokio::time::timeout(WAIT, client.login()).await;
+    login.expect("login returns without a ready").unwrap();
+    assert!(client.channels().is_empty());
+    // The session is up and used.
+    assert_eq!(client.fetch_emojis().await.unwrap().len(), 1);
+    client.shutdown();
+}
+
+#[tokio::test]
+async fn a_service_that_ignores_the_close_frame_is_let_go() {
+    let (eof_tx, mut eof_rx) = mpsc::channel(1);
+    let (addr, _) = serve(move |tcp, n| {
+        let eof_tx = eof_tx.clone();
+        async move {
+            let mut ws = upgrade(tcp).await;
+            if login(&mut ws, n, &[]).await.is_none() {
+                return;
+            }
+            // From here the socket is read raw, below the WebSocket layer,
+            // which would otherwise answer the client's close frame.
+            let tcp = ws.get_mut();
+            let mut read = 0;
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = tcp.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                read += n;
+            }
+            let _ = eof_tx.send(read).await;
+            // Keep the socket open: only the client may end it.
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    // No heartbeat and no idle end before the close: the close is the
+    // client's only reason to end the session.
+    let options = peer::options(addr, &dir)
+        .heartbeat_interval(Duration::from_secs(5))
+        .idle_timeout(Duration::from_secs(10));
+    let client = peer::client(options).await;
+    tokio::time::timeout(WAIT, client.close())
+        .await
+        .expect("close returns")
+        .unwrap();
+    let read = tokio::time::timeout(WAIT, eof_rx.recv())
+        .await
+        .expect("the client lets the socket go though its close is never answered");
+    assert!(
+        read.is_some_and(|bytes| bytes > 0),
+        "the close frame arrived before the end"
+    );
+}
