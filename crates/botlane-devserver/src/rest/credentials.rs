@@ -34,6 +34,16 @@ pub const DEFAULT_MINT_WINDOW: Duration = Duration::from_secs(60);
 /// Random bytes in a one-time secret and in a `verification` value.
 const VALUE_BYTES: usize = 32;
 
+/// The most ended `verification` values remembered, so that `/api` answers
+/// `session_expired` rather than `unauthorized` for them; the oldest are
+/// forgotten first (2 MiB of hashes at most).
+pub(crate) const MAX_ENDED: usize = 65_536;
+
+/// Live sessions below which expired ones are not looked for: pruning
+/// runs when the map has doubled since the last prune, so it costs O(1)
+/// per exchange on average.
+const PRUNE_FLOOR: usize = 1_024;
+
 /// The SHA-256 of a secret or a `verification` value: the only form kept.
 type ValueHash = [u8; 32];
 
@@ -100,9 +110,13 @@ pub(crate) struct RestState {
     session_lifetime: Duration,
     secrets: HashMap<ValueHash, PendingSecret>,
     sessions: HashMap<ValueHash, Session>,
+    /// Expired sessions are looked for when `sessions` reaches this size.
+    prune_at: usize,
     /// Values that were valid once; kept so that `/api` can tell
-    /// `session_expired` from `unauthorized`.
+    /// `session_expired` from `unauthorized`: the newest [`MAX_ENDED`],
+    /// in the order they ended.
     ended: HashSet<ValueHash>,
+    ended_order: VecDeque<ValueHash>,
     pub(crate) mints: u64,
     pub(crate) exchanges: u64,
     pub(crate) http: Ring<HttpRecord>,
@@ -121,7 +135,9 @@ impl RestState {
             session_lifetime: DEFAULT_SESSION_LIFETIME,
             secrets: HashMap::new(),
             sessions: HashMap::new(),
+            prune_at: PRUNE_FLOOR,
             ended: HashSet::new(),
+            ended_order: VecDeque::new(),
             mints: 0,
             exchanges: 0,
             http: Ring::new(limits.http_records, limits.http_record_bytes),
@@ -217,6 +233,11 @@ impl RestState {
         }
         let value = random_value(VALUE_BYTES).ok_or(ExchangeRefusal::ServerError)?;
         let value = URL_SAFE_NO_PAD.encode(value);
+        // A bot that exchanges and never presents its old values would
+        // otherwise grow the map by one entry per exchange, forever.
+        if self.sessions.len() >= self.prune_at {
+            self.prune(now);
+        }
         self.sessions.insert(
             hash_value(&value),
             Session {
@@ -240,7 +261,7 @@ impl RestState {
             Some(session) if session.expires > now => Ok(session.bot_id.clone()),
             Some(_) => {
                 self.sessions.remove(&hash);
-                self.ended.insert(hash);
+                self.end(hash);
                 Err(AuthRefusal::SessionExpired)
             }
             None if self.ended.contains(&hash) => Err(AuthRefusal::SessionExpired),
@@ -261,9 +282,37 @@ impl RestState {
             .collect();
         for hash in ended {
             self.sessions.remove(&hash);
-            self.ended.insert(hash);
+            self.end(hash);
         }
         before - self.secrets.len() - self.sessions.len()
+    }
+
+    /// Ends every expired session, and sets the size of the next prune.
+    fn prune(&mut self, now: Instant) {
+        let expired: Vec<ValueHash> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.expires <= now)
+            .map(|(hash, _)| *hash)
+            .collect();
+        for hash in expired {
+            self.sessions.remove(&hash);
+            self.end(hash);
+        }
+        self.prune_at = (2 * self.sessions.len()).max(PRUNE_FLOOR);
+    }
+
+    /// Remembers that `hash` was valid once, forgetting the oldest such
+    /// value past [`MAX_ENDED`].
+    fn end(&mut self, hash: ValueHash) {
+        if self.ended.insert(hash) {
+            self.ended_order.push_back(hash);
+        }
+        if self.ended_order.len() > MAX_ENDED {
+            if let Some(oldest) = self.ended_order.pop_front() {
+                self.ended.remove(&oldest);
+            }
+        }
     }
 
     pub(crate) fn redirect(&mut self, path: &str, to: &str) {
@@ -376,6 +425,46 @@ mod tests {
                 now + SECRET_LIFETIME
             ),
             Err(ExchangeRefusal::InvalidSecret)
+        );
+    }
+
+    #[test]
+    fn expired_sessions_and_ended_values_stay_bounded() {
+        let start = Instant::now();
+        let mut rest = enabled();
+        rest.set_mint_rate_limit(u32::MAX, Duration::from_secs(60));
+        rest.set_session_lifetime(Duration::from_secs(1));
+        // 3,000 exchanges a second apart, none presented again: at most
+        // one session is live at a time.
+        let mut first = None;
+        let mut most = 0;
+        for i in 0..3_000 {
+            let now = start + Duration::from_secs(i);
+            let reply = rest.mint("b", AccountKind::Bot, now);
+            let row = reply.row_id.unwrap();
+            let (value, _) = rest.exchange(&reply.secret.unwrap(), &row, now).unwrap();
+            first.get_or_insert(value);
+            most = most.max(rest.sessions.len());
+        }
+        assert!(most <= PRUNE_FLOOR, "{most} sessions kept at once");
+        // A pruned value was valid once: still `session_expired`.
+        let later = start + Duration::from_secs(3_000);
+        assert_eq!(
+            rest.authenticate(first.as_deref(), later),
+            Err(AuthRefusal::SessionExpired)
+        );
+        // Ended values are remembered up to the cap, the oldest forgotten.
+        for i in 0..MAX_ENDED + 10 {
+            let mut hash = [0u8; 32];
+            hash[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            rest.end(hash);
+        }
+        assert_eq!(rest.ended.len(), MAX_ENDED);
+        assert_eq!(rest.ended_order.len(), MAX_ENDED);
+        assert_eq!(
+            rest.authenticate(first.as_deref(), later),
+            Err(AuthRefusal::Unauthorized),
+            "the oldest ended value is forgotten"
         );
     }
 }
