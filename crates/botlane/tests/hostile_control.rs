@@ -159,6 +159,22 @@ async fn flood_keys(flood: usize, options: impl FnOnce(ClientOptions) -> ClientO
 const BEFORE_FLOOD: u64 = 6;
 
 impl Flood {
+    /// Waits for the session to end over `limit` (as the reason names it)
+    /// with a 1008 close frame; returns the frames the client had read.
+    async fn closed_over(&mut self, limit: &str) -> u64 {
+        let reason = disconnect_reason(&mut self.events).await;
+        assert!(
+            reason.contains(&format!("({limit}; closed with 1008)")),
+            "{reason}"
+        );
+        let code = tokio::time::timeout(WAIT, self.closed.recv()).await;
+        assert_eq!(
+            code.expect("the client sends a close frame"),
+            Some(Some(1008))
+        );
+        self.client.stats().frames_received
+    }
+
     /// Opens the gate; the waiting invocation runs after the first.
     async fn both_invocations_run(&self) {
         self.gate.send_replace(true);
@@ -173,19 +189,9 @@ impl Flood {
 async fn key_pushes_past_control_queue_bytes_close_the_session_and_it_recovers() {
     const BUDGET: usize = 64 * 1024;
     let mut flood = flood_keys(FLOOD, |o| o.control_queue_bytes(BUDGET)).await;
-    let reason = disconnect_reason(&mut flood.events).await;
-    assert!(
-        reason.contains("(control_queue_bytes = 65536 bytes; closed with 1008)"),
-        "{reason}"
-    );
-    let code = tokio::time::timeout(WAIT, flood.closed.recv()).await;
-    assert_eq!(
-        code.expect("the client sends a close frame"),
-        Some(Some(1008))
-    );
     // A key push weighs ~160 bytes (ids and the wrapped key): ~410 fit
     // before the client closes, and it reads nothing more of the flood.
-    let read = flood.client.stats().frames_received;
+    let read = flood.closed_over("control_queue_bytes = 65536 bytes").await;
     assert!(
         read < (FLOOD / 2) as u64,
         "the client read {read} frames of a flood of {FLOOD} before closing"
@@ -225,19 +231,9 @@ async fn the_same_flood_under_the_default_budget_waits_without_closing() {
 async fn more_than_4096_waiting_key_pushes_close_the_session_whatever_their_bytes() {
     const COUNT: u64 = 4096;
     let mut flood = flood_keys(6_000, |o| o).await;
-    let reason = disconnect_reason(&mut flood.events).await;
-    assert!(
-        reason.contains("(4096 pushes; closed with 1008)"),
-        "{reason}"
-    );
-    let code = tokio::time::timeout(WAIT, flood.closed.recv()).await;
-    assert_eq!(
-        code.expect("the client sends a close frame"),
-        Some(Some(1008))
-    );
     // The 4,096 waiting key pushes and the one over, then at most the next
     // session's few frames.
-    let read = flood.client.stats().frames_received;
+    let read = flood.closed_over("4096 pushes").await;
     let closed_at = BEFORE_FLOOD + COUNT + 1;
     assert!(
         (closed_at..closed_at + 16).contains(&read),

@@ -35,13 +35,14 @@ pub const DEFAULT_MINT_WINDOW: Duration = Duration::from_secs(60);
 const VALUE_BYTES: usize = 32;
 
 /// The most ended `verification` values remembered, so that `/api` answers
-/// `session_expired` rather than `unauthorized` for them; the oldest are
-/// forgotten first (2 MiB of hashes at most).
+/// `session_expired` rather than `unauthorized` for them; the first ended
+/// are forgotten first (about 6 MiB at most: the set's table and the
+/// order's ring of 32-byte hashes).
 pub(crate) const MAX_ENDED: usize = 65_536;
 
-/// Live sessions below which expired ones are not looked for: pruning
-/// runs when the map has doubled since the last prune, so it costs O(1)
-/// per exchange on average.
+/// Sessions (live or expired, not yet pruned) below which expired ones are
+/// not looked for: pruning runs when the map has doubled since the last
+/// prune, so it costs O(1) per exchange on average.
 const PRUNE_FLOOR: usize = 1_024;
 
 /// The SHA-256 of a secret or a `verification` value: the only form kept.
@@ -302,17 +303,20 @@ impl RestState {
         self.prune_at = (2 * self.sessions.len()).max(PRUNE_FLOOR);
     }
 
-    /// Remembers that `hash` was valid once, forgetting the oldest such
-    /// value past [`MAX_ENDED`].
+    /// Remembers that `hash` was valid once, forgetting the first ended
+    /// value when [`MAX_ENDED`] are remembered (before the new one is
+    /// added, so neither collection grows past the cap).
     fn end(&mut self, hash: ValueHash) {
-        if self.ended.insert(hash) {
-            self.ended_order.push_back(hash);
+        if self.ended.contains(&hash) {
+            return;
         }
-        if self.ended_order.len() > MAX_ENDED {
-            if let Some(oldest) = self.ended_order.pop_front() {
-                self.ended.remove(&oldest);
+        if self.ended_order.len() == MAX_ENDED {
+            if let Some(first) = self.ended_order.pop_front() {
+                self.ended.remove(&first);
             }
         }
+        self.ended.insert(hash);
+        self.ended_order.push_back(hash);
     }
 
     pub(crate) fn redirect(&mut self, path: &str, to: &str) {
@@ -453,7 +457,12 @@ mod tests {
             rest.authenticate(first.as_deref(), later),
             Err(AuthRefusal::SessionExpired)
         );
-        // Ended values are remembered up to the cap, the oldest forgotten.
+        // A value ended twice is remembered once.
+        let again = hash_value(first.as_deref().unwrap());
+        let before = rest.ended_order.len();
+        rest.end(again);
+        assert_eq!(rest.ended_order.len(), before);
+        // Ended values are remembered up to the cap, the first forgotten.
         for i in 0..MAX_ENDED + 10 {
             let mut hash = [0u8; 32];
             hash[..8].copy_from_slice(&(i as u64).to_le_bytes());

@@ -299,7 +299,8 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// Opens the keystore (creating the identity on first run), connects,
     /// logs in with the token, publishes the canonical menu and starts
     /// dispatch. Returns once the session is ready and its `ready` push (the
-    /// bot's channels) applied. A client runs one
+    /// bot's channels) applied, or after `request_timeout` without one (with
+    /// a warning; the session is used all the same). A client runs one
     /// session: a second call fails with [`ClientError::AlreadyLoggedIn`]
     /// (a failed login may be retried).
     pub async fn login(&self) -> Result<(), ClientError> {
