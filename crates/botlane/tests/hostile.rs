@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
-use botlane::{ClientError, CommandContext, CommandDeclaration, ConnectErrorKind, Event};
+use botlane::{ClientError, ConnectErrorKind, Event};
 use botlane::{EventRecvError, Events};
 use futures_util::{SinkExt, StreamExt};
 use peer::{behave, eventually, login, next_frame, send, serve, upgrade, WAIT};
@@ -286,13 +286,13 @@ async fn an_oversize_frame_is_closed_with_1009() {
 /// that never opens, the second holds dispatch waiting for that permit, and
 /// the rest queue (`/slow` too, or plain text of `filler` bytes). Returns
 /// the client once the whole flood is read, a reply has flowed during it
-/// and the first handler has started, with how many handlers started and
+/// and the first handler has started, with its `/slow` (held shut) and
 /// the keystore's directory.
 async fn flood_while_dispatch_waits(
     flood: usize,
     filler: Option<usize>,
     options: impl FnOnce(botlane::ClientOptions) -> botlane::ClientOptions,
-) -> (botlane::Client, Arc<AtomicUsize>, tempfile::TempDir) {
+) -> (botlane::Client, peer::Slow, tempfile::TempDir) {
     let key = Arc::new(ChannelKey::generate().unwrap());
     let sent = Arc::new(AtomicUsize::new(0));
     let (addr, _) = {
@@ -358,27 +358,7 @@ async fn flood_while_dispatch_waits(
     let dir = tempfile::tempdir().unwrap();
     let options = options(peer::options(addr, &dir).max_concurrent_handlers(1));
     let client = botlane::Client::new(options).unwrap();
-    let gate = Arc::new(Notify::new());
-    let started = Arc::new(AtomicUsize::new(0));
-    {
-        let gate = gate.clone();
-        let started = started.clone();
-        client
-            .commands()
-            .register(
-                CommandDeclaration::new("slow", "Waits for the gate"),
-                move |_ctx: CommandContext| {
-                    let gate = gate.clone();
-                    let started = started.clone();
-                    async move {
-                        started.fetch_add(1, Ordering::SeqCst);
-                        gate.notified().await;
-                        Ok::<(), std::io::Error>(())
-                    }
-                },
-            )
-            .unwrap();
-    }
+    let slow = peer::register_slow(&client);
     tokio::time::timeout(WAIT, client.login())
         .await
         .unwrap()
@@ -393,24 +373,24 @@ async fn flood_while_dispatch_waits(
     })
     .await;
     eventually("the first handler to start", || {
-        started.load(Ordering::SeqCst) == 1
+        slow.started.load(Ordering::SeqCst) == 1
     })
     .await;
-    (client, started, dir)
+    (client, slow, dir)
 }
 
 #[tokio::test]
 async fn a_push_flood_stays_bounded_and_replies_still_flow() {
     const FLOOD: usize = 3000;
     const CAPACITY: usize = 16;
-    let (client, started, _dir) =
+    let (client, slow, _dir) =
         flood_while_dispatch_waits(FLOOD, None, |o| o.push_queue_capacity(CAPACITY)).await;
     let stats = client.stats();
     assert!(stats.push_queue_len <= CAPACITY, "{stats:?}");
     assert!(stats.push_queue_peak <= CAPACITY, "{stats:?}");
     assert_eq!(stats.handlers_running, 1, "{stats:?}");
     assert_eq!(
-        started.load(Ordering::SeqCst),
+        slow.started.load(Ordering::SeqCst),
         1,
         "one handler ran, the rest wait"
     );
@@ -432,14 +412,14 @@ async fn a_flood_of_large_messages_is_bounded_by_bytes_not_count() {
     // Each sealed filler is ~267 KB of base64: a 1 MiB budget holds three,
     // beside the second `/slow` while it waits in the queue for dispatch.
     const FILLER: usize = 200_000;
-    let (client, started, _dir) = flood_while_dispatch_waits(FLOOD, Some(FILLER), |o| {
+    let (client, slow, _dir) = flood_while_dispatch_waits(FLOOD, Some(FILLER), |o| {
         o.push_queue_capacity(1024).push_queue_bytes(1024 * 1024)
     })
     .await;
     let stats = client.stats();
     assert!(stats.push_queue_peak <= 4, "{stats:?}");
     assert!(stats.push_queue_peak >= 1, "{stats:?}");
-    assert_eq!(started.load(Ordering::SeqCst), 1);
+    assert_eq!(slow.started.load(Ordering::SeqCst), 1);
     assert!(stats.pushes_dropped >= (FLOOD - 4 - 2) as u64, "{stats:?}");
     assert_eq!(client.fetch_emojis().await.unwrap().len(), 1);
     assert_eq!(stats.sessions, 1);
@@ -450,17 +430,7 @@ async fn a_flood_of_large_messages_is_bounded_by_bytes_not_count() {
 /// loopback: the writer's send buffer and the reader's receive buffer at
 /// their largest.
 fn socket_buffers() -> u64 {
-    let max = |path: &str| {
-        std::fs::read_to_string(path)
-            .ok()
-            .and_then(|s| {
-                s.split_whitespace()
-                    .last()
-                    .and_then(|v| v.parse::<u64>().ok())
-            })
-            .unwrap_or(16 * 1024 * 1024)
-    };
-    max("/proc/sys/net/ipv4/tcp_wmem") + max("/proc/sys/net/ipv4/tcp_rmem")
+    peer::most_of("/proc/sys/net/ipv4/tcp_wmem") + peer::most_of("/proc/sys/net/ipv4/tcp_rmem")
 }
 
 #[tokio::test]

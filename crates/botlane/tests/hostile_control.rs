@@ -7,17 +7,18 @@
 
 mod peer;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
-use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration, Event, Events};
+use botlane::{Client, ClientOptions, Event, Events};
 use futures_util::{SinkExt, StreamExt};
 use peer::{
-    behave, disconnect_reason, emojis_after_reconnect, eventually, login, serve, upgrade, WAIT,
+    behave, disconnect_reason, emojis_after_reconnect, eventually, login, register_slow, serve,
+    upgrade, Slow, WAIT,
 };
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 
 /// Key pushes in the byte budget's flood: under the 4,096 control pushes
@@ -33,10 +34,7 @@ struct Flood {
     written: mpsc::Receiver<usize>,
     /// The code of the client's close frame, when it sends one.
     closed: mpsc::Receiver<Option<u16>>,
-    /// Opens the `/slow` handlers' wait, for good.
-    gate: watch::Sender<bool>,
-    /// `/slow` invocations started.
-    started: Arc<AtomicUsize>,
+    slow: Slow,
     _dir: tempfile::TempDir,
 }
 
@@ -120,25 +118,7 @@ async fn flood_keys(flood: usize, options: impl FnOnce(ClientOptions) -> ClientO
         .idle_timeout(Duration::from_secs(10));
     let client = Client::new(options(quiet.max_concurrent_handlers(1))).unwrap();
     let events = client.events();
-    let (gate, opened) = watch::channel(false);
-    let started = Arc::new(AtomicUsize::new(0));
-    {
-        let started = started.clone();
-        client
-            .commands()
-            .register(
-                CommandDeclaration::new("slow", "Waits for the gate"),
-                move |_ctx: CommandContext| {
-                    started.fetch_add(1, Ordering::SeqCst);
-                    let mut opened = opened.clone();
-                    async move {
-                        let _ = opened.wait_for(|open| *open).await;
-                        Ok::<(), std::io::Error>(())
-                    }
-                },
-            )
-            .unwrap();
-    }
+    let slow = register_slow(&client);
     tokio::time::timeout(WAIT, client.login())
         .await
         .unwrap()
@@ -148,8 +128,7 @@ async fn flood_keys(flood: usize, options: impl FnOnce(ClientOptions) -> ClientO
         events,
         written,
         closed,
-        gate,
-        started,
+        slow,
         _dir: dir,
     }
 }
@@ -177,9 +156,9 @@ impl Flood {
 
     /// Opens the gate; the waiting invocation runs after the first.
     async fn both_invocations_run(&self) {
-        self.gate.send_replace(true);
+        self.slow.gate.send_replace(true);
         eventually("the second /slow to run", || {
-            self.started.load(Ordering::SeqCst) == 2
+            self.slow.started.load(Ordering::SeqCst) == 2
         })
         .await;
     }

@@ -93,14 +93,12 @@ async fn a_service_that_stops_reading_is_closed_after_a_stalled_write_and_replac
         .await
         .expect("the channel key is applied");
     // Sealed messages of 80 KB, 1.4 times what the client's send buffer
-    // may grow to (the most of `tcp_wmem`, 4 MiB here): more than the
-    // sockets take while the service reads nothing. At most 256, the
-    // requests that may wait to be written.
+    // may grow to (the most of `tcp_wmem`, 4 MiB here; the service's
+    // receive buffer is fixed above): more than the sockets take while the
+    // service reads nothing. At most 256, the requests that may wait to be
+    // written.
     let text = "x".repeat(60_000);
-    let most = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_wmem")
-        .ok()
-        .and_then(|t| t.split_whitespace().last()?.parse::<usize>().ok())
-        .unwrap_or(4 << 20);
+    let most = peer::most_of("/proc/sys/net/ipv4/tcp_wmem");
     let sends: Vec<_> = (0..(most * 14 / 10 / 80_000).min(256))
         .map(|_| {
             let (client, text) = (client.clone(), text.clone());

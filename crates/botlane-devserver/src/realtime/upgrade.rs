@@ -12,12 +12,11 @@ use axum::response::{IntoResponse, Response};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use hyper_util::rt::TokioIo;
-
-use super::written::Written;
 use tokio::sync::watch;
 use tokio_websockets::{Limits, ServerBuilder};
 
 use super::connection::connection;
+use super::written::Written;
 use super::{RealtimeApp, MAX_FRAME_BYTES};
 use crate::state::outbox;
 

@@ -225,20 +225,21 @@ impl State {
         payload: &T,
         recorded: Option<String>,
     ) {
-        // The envelope and the payload written once, into the frame itself
-        // (no intermediate payload string, no re-parse of it).
         let frame = Frame::new(op, payload);
-        self.queue_frame(connection_id, op, &frame, recorded);
+        let size = frame.payload.len();
+        let record = recorded.unwrap_or(frame.payload);
+        self.queue_frame(connection_id, op, frame.text, size, record);
     }
 
-    /// Queues `frame` on one connection (sharing its bytes) and records it
-    /// (`recorded` instead of the payload, when given).
+    /// Queues the frame `text` on one connection and records it with
+    /// `record` as its payload (`size` bytes on the wire).
     fn queue_frame(
         &mut self,
         connection_id: u64,
         op: u16,
-        frame: &Frame,
-        recorded: Option<String>,
+        text: Bytes,
+        size: usize,
+        record: String,
     ) {
         let Some(connection) = self.connections.get_mut(&connection_id) else {
             return;
@@ -246,20 +247,18 @@ impl State {
         if connection.ending {
             return;
         }
-        let size = frame.payload.len();
         tracing::debug!(connection = connection_id, op, size, "frame sent");
         let own = self.handling == Some(connection_id);
-        // Nothing is recorded for a connection that has not logged in, so
-        // the payload is copied for the record only for one that has.
+        // Nothing is recorded for a connection that has not logged in.
         let record = connection.account_id.clone().map(|account_id| FrameRecord {
             connection_id,
             account_id: Some(account_id),
             direction: Direction::Sent,
             opcode: Some(op),
             payload_size: size,
-            payload: recorded.unwrap_or_else(|| frame.payload.clone()),
+            payload: record,
         });
-        if !connection.outbox.push_frame(frame.text.clone(), own) {
+        if !connection.outbox.push_frame(text, own) {
             connection.ending = true;
             connection.terminate(Termination::Urgent {
                 code: 1008,
@@ -316,13 +315,16 @@ impl State {
             .flat_map(|account_id| self.connections_of(account_id))
             .copied()
             .collect();
-        if targets.is_empty() {
+        let Some((&last, others)) = targets.split_last() else {
             return 0;
+        };
+        let Frame { text, payload } = Frame::new(op, payload);
+        let size = payload.len();
+        // Each connection its own record; the frame's bytes are shared.
+        for &connection_id in others {
+            self.queue_frame(connection_id, op, text.clone(), size, payload.clone());
         }
-        let frame = Frame::new(op, payload);
-        for &connection_id in &targets {
-            self.queue_frame(connection_id, op, &frame, None);
-        }
+        self.queue_frame(last, op, text, size, payload);
         targets.len()
     }
 
@@ -340,7 +342,7 @@ impl State {
 struct Frame {
     /// The whole frame, UTF-8 (it was a `String`).
     text: Bytes,
-    /// The payload's JSON text, copied once for the records.
+    /// The payload's JSON text, for the records.
     payload: String,
 }
 

@@ -12,9 +12,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use botlane::{Client, ClientOptions};
+use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration};
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
@@ -210,4 +211,44 @@ pub async fn client(options: ClientOptions) -> Client {
         .expect("login finishes")
         .unwrap();
     client
+}
+
+/// A `/slow` command: each invocation counts itself in `started`, then
+/// waits until `gate` is opened (for good). With one handler permit, the
+/// first holds it and the next holds dispatch waiting for it.
+pub struct Slow {
+    pub gate: watch::Sender<bool>,
+    pub started: Arc<AtomicUsize>,
+}
+
+/// Registers `/slow` on `client` (before its login).
+pub fn register_slow(client: &Client) -> Slow {
+    let (gate, opened) = watch::channel(false);
+    let started = Arc::new(AtomicUsize::new(0));
+    let counter = started.clone();
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("slow", "Waits for the gate"),
+            move |_ctx: CommandContext| {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let mut opened = opened.clone();
+                async move {
+                    let _ = opened.wait_for(|open| *open).await;
+                    Ok::<(), std::io::Error>(())
+                }
+            },
+        )
+        .unwrap();
+    Slow { gate, started }
+}
+
+/// The largest of the values in a `/proc/sys` file such as
+/// `net/ipv4/tcp_wmem` (min, default, max): what a socket buffer may grow
+/// to; 16 MiB where the file cannot be read.
+pub fn most_of(path: &str) -> u64 {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|s| s.split_whitespace().last()?.parse().ok())
+        .unwrap_or(16 * 1024 * 1024)
 }
