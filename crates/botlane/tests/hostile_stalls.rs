@@ -1,16 +1,16 @@
 //! A service that stalls where the client waits on it: it stops reading
-//! (the client's writes stall), it never sends `ready` after the login
-//! reply, or it ignores the client's close frame. Each wait of the client
-//! is bounded, and the client goes on: a new session, a login that
-//! returns, a socket that is let go. Over real sockets, against a fake
-//! service (`tests/peer`).
+//! (the client's writes stall, its close frame too), it never sends
+//! `ready` after the login reply, or it ignores the client's close frame.
+//! Each wait of the client is bounded, and the client goes on: a new
+//! session, a login that returns, a socket that is let go. Over real
+//! sockets, against a fake service (`tests/peer`).
 
 #![allow(clippy::unwrap_used)]
 
 mod peer;
 
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
 use botlane::ClientError;
@@ -192,4 +192,96 @@ async fn close_sends_a_close_frame_and_lets_go_of_a_service_that_never_answers_i
         .unwrap();
     // FIN and opcode 8: the first frame after the login is the close.
     assert_eq!(read.first(), Some(&0x88), "{read:?}");
+}
+
+/// A service that logs the bot in and then never reads again, while a
+/// request larger than every socket buffer on the way is being written:
+/// the client's send path is full for good, so its close frame can never
+/// be written. It proves the close grace (1 s) holds when the socket
+/// itself is stalled: the connection task gives up its close and drops the
+/// socket. Still not reading, the service sees that as a reset on its own
+/// next write (data sent to a closed socket is answered with a reset), no
+/// sooner than the grace after the shutdown; a client that waited on the
+/// close would keep the socket open and the service's writes would go on
+/// succeeding.
+#[tokio::test]
+async fn close_drops_a_socket_it_cannot_write_its_close_frame_to() {
+    // What the client's send buffer and the service's receive buffer may
+    // grow to together: a message longer than that stays partly unwritten
+    // while the service reads nothing.
+    let buffers =
+        peer::most_of("/proc/sys/net/ipv4/tcp_wmem") + peer::most_of("/proc/sys/net/ipv4/tcp_rmem");
+    let (header_tx, mut header_rx) = mpsc::channel(1);
+    let (reset_tx, mut reset_rx) = mpsc::channel(1);
+    let (addr, _) = serve(move |tcp, n| {
+        let (header_tx, reset_tx) = (header_tx.clone(), reset_tx.clone());
+        async move {
+            let mut ws = upgrade(tcp).await;
+            if login(&mut ws, n, &[]).await.is_none() {
+                return;
+            }
+            // The next frame's header, peeked: the socket is never read
+            // again, so its receive window stays shut.
+            let mut header = [0u8; 10];
+            while ws.get_ref().peek(&mut header).await.unwrap() < header.len() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            let _ = header_tx.send(header).await;
+            // Frames of an unknown opcode (ignored by the client), until
+            // writing fails.
+            while send(&mut ws, r#"{"op":9999,"d":{}}"#).await {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let _ = reset_tx.send(Instant::now()).await;
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    // Nothing but the close may end the session: no heartbeat, no idle
+    // end, and no write stall detected before the test is over.
+    let options = peer::options(addr, &dir)
+        .request_timeout(Duration::from_secs(60))
+        .heartbeat_interval(Duration::from_secs(60))
+        .idle_timeout(Duration::from_secs(120));
+    let client = peer::client(options).await;
+    // A channel id is not checked by the client: a history request that
+    // long is one message of that size. The WebSocket layer queues all its
+    // frames at once, so the close frame can only come after them.
+    let channel = "x".repeat(usize::try_from(buffers).unwrap());
+    let history = tokio::spawn({
+        let client = client.clone();
+        async move { client.history(&channel, 1).await }
+    });
+    let header = tokio::time::timeout(WAIT, header_rx.recv())
+        .await
+        .expect("the long request starts to be written")
+        .unwrap();
+    // The first frame of the long request: text (the message may be split
+    // into frames, so FIN may be clear), masked, with a 64-bit length.
+    assert!(
+        header[0] & 0x0f == 1 && header[1] == 0x80 | 127,
+        "{header:?}"
+    );
+    let shut_down = Instant::now();
+    tokio::time::timeout(WAIT, client.close())
+        .await
+        .expect("close returns")
+        .unwrap();
+    // The caller is failed, not left to its 60 s request timeout.
+    let history = tokio::time::timeout(WAIT, history)
+        .await
+        .expect("the request returns")
+        .unwrap();
+    assert!(
+        matches!(history, Err(ClientError::ConnectionClosed { .. })),
+        "{history:?}"
+    );
+    let reset = tokio::time::timeout(WAIT, reset_rx.recv())
+        .await
+        .expect("the client drops the socket it cannot write its close frame to")
+        .unwrap();
+    assert!(
+        reset.duration_since(shut_down) >= Duration::from_secs(1),
+        "the socket was dropped only after the close grace"
+    );
 }

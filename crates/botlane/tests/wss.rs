@@ -1,16 +1,18 @@
 //! `wss://` for real: the client against a TLS WebSocket service started
 //! here (tokio-rustls and tokio-tungstenite on loopback, a root and a
 //! `localhost` leaf from rcgen), trusting the root through
-//! `root_certificate`. Its own test binary, because one test installs a
-//! process-wide default rustls provider.
+//! `root_certificate`; and services that stall the TLS handshake, or the
+//! upgrade after it, against `connect_timeout`. Its own test binary,
+//! because one test installs a process-wide default rustls provider.
 
 #![allow(clippy::unwrap_used)]
 
 mod peer;
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use botlane::{Client, ClientError, ClientOptions, ConnectErrorKind};
 use rcgen::{
@@ -21,9 +23,9 @@ use rustls::pki_types::PrivateKeyDer;
 use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
-/// A TLS WebSocket service on loopback answering like `peer::behave`; returns
-/// its address and the root certificate (DER) it chains to.
-async fn tls_service() -> (SocketAddr, Vec<u8>) {
+/// A TLS acceptor for `localhost` and the root certificate (DER) its leaf
+/// chains to.
+fn tls_acceptor() -> (tokio_rustls::TlsAcceptor, Vec<u8>) {
     let mut root_params = CertificateParams::new(Vec::<String>::new()).unwrap();
     root_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     root_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
@@ -46,7 +48,16 @@ async fn tls_service() -> (SocketAddr, Vec<u8>) {
             PrivateKeyDer::from(leaf_key),
         )
         .unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    (
+        tokio_rustls::TlsAcceptor::from(Arc::new(config)),
+        root.der().to_vec(),
+    )
+}
+
+/// A TLS WebSocket service on loopback answering like `peer::behave`; returns
+/// its address and the root certificate (DER) it chains to.
+async fn tls_service() -> (SocketAddr, Vec<u8>) {
+    let (acceptor, root) = tls_acceptor();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
@@ -70,7 +81,7 @@ async fn tls_service() -> (SocketAddr, Vec<u8>) {
             });
         }
     });
-    (addr, root.der().to_vec())
+    (addr, root)
 }
 
 fn options(addr: SocketAddr, dir: &tempfile::TempDir) -> ClientOptions {
@@ -80,6 +91,99 @@ fn options(addr: SocketAddr, dir: &tempfile::TempDir) -> ClientOptions {
         format!("wss://localhost:{}/ws", addr.port()),
     )
     .connect_timeout(Duration::from_secs(10))
+}
+
+/// Logs in with `options`, which must fail by itself (within `peer::WAIT`)
+/// with its connect timeout (`timeout`, written `in_words`) naming the step
+/// `stalled_in`, in full and once.
+async fn assert_login_times_out(
+    options: ClientOptions,
+    addr: SocketAddr,
+    (timeout, in_words): (Duration, &str),
+    stalled_in: &str,
+) {
+    let client = Client::new(options).unwrap();
+    let started = Instant::now();
+    let err = tokio::time::timeout(peer::WAIT, client.login())
+        .await
+        .expect("login gives up by itself")
+        .unwrap_err();
+    let ClientError::Connect(connect) = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(connect.kind(), ConnectErrorKind::Timeout);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "could not connect to the realtime wire at wss://localhost:{}: no connection within \
+             the connect timeout of {in_words} (stalled in {stalled_in})",
+            addr.port()
+        )
+    );
+    assert!(
+        std::error::Error::source(&err).is_none(),
+        "the reason is printed once"
+    );
+    assert!(started.elapsed() >= timeout);
+}
+
+/// A listener that accepts TCP and never speaks TLS: the client's hello
+/// goes unanswered. `connect_timeout` bounds the TLS handshake as it does
+/// the upgrade (`tests/hostile.rs` drives a `ws://` listener that never
+/// answers): login returns by itself, saying where it stalled.
+#[tokio::test]
+async fn a_listener_that_never_speaks_tls_fails_login_within_the_connect_timeout() {
+    let (addr, accepted) = peer::serve(|tcp, _| async move {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        drop(tcp);
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let timeout = Duration::from_millis(300);
+    let options = options(addr, &dir).connect_timeout(timeout);
+    assert_login_times_out(options, addr, (timeout, "300 ms"), "the tls handshake").await;
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+}
+
+/// A service that completes TLS with a root the client trusts and then
+/// never answers the WebSocket upgrade: the same one bound covers the
+/// upgrade after a handshake that went through, and the error names the
+/// upgrade, not the handshake.
+#[tokio::test]
+async fn a_tls_service_that_never_answers_the_upgrade_fails_login_within_the_connect_timeout() {
+    let (acceptor, root) = tls_acceptor();
+    let handshakes = Arc::new(AtomicUsize::new(0));
+    let completed = handshakes.clone();
+    let (addr, _) = peer::serve(move |tcp, _| {
+        let (acceptor, completed) = (acceptor.clone(), completed.clone());
+        async move {
+            let Ok(tls) = acceptor.accept(tcp).await else {
+                return;
+            };
+            completed.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            drop(tls);
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    // Room for a debug build's TLS handshake on a loaded machine: the
+    // whole attempt, handshake included, must stall in the upgrade.
+    let timeout = Duration::from_secs(2);
+    let options = options(addr, &dir)
+        .root_certificate(root)
+        .connect_timeout(timeout);
+    assert_login_times_out(
+        options,
+        addr,
+        (timeout, "2 s"),
+        "the websocket upgrade (the service accepted tcp but did not answer)",
+    )
+    .await;
+    peer::eventually("the tls handshake completed", || {
+        handshakes.load(Ordering::SeqCst) == 1
+    })
+    .await;
 }
 
 #[tokio::test]
