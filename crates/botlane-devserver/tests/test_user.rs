@@ -9,7 +9,9 @@ use botlane::{
     canonical_bot_id, decode_command_data, format_invocation_text, CommandArgValue, CommandArgs,
     CommandDeclaration, CommandOption, CommandOptionType,
 };
-use botlane_devserver::{Denial, DevServer, TestUser, TestUserError};
+use botlane_devserver::{
+    Denial, DevServer, TestUser, TestUserError, MAX_QUEUED_MESSAGES, MAX_UNSENT_BYTES,
+};
 use botlane_proto::crypto::{ChannelKey, IdentityKeyPair, WrappedKey};
 use botlane_proto::OpCode;
 use common::Raw;
@@ -324,4 +326,94 @@ async fn two_users_talk_over_wss_with_the_generated_root() {
     // The PEM form is the same root.
     let pem = server.realtime_root_certificate_pem().unwrap();
     assert!(pem.starts_with("-----BEGIN CERTIFICATE-----"), "{pem}");
+}
+
+#[tokio::test]
+async fn a_user_that_never_reads_holds_the_bound_and_its_requests_still_get_replies() {
+    let w = world().await;
+    w.alice.open_channel(&w.channel).await.unwrap();
+    w.bob.wait_for_key(&w.channel, WAIT).await.unwrap();
+    let extra = 50;
+    let total = MAX_QUEUED_MESSAGES + extra;
+    // A few sends in flight at a time; their frames leave in order, so the
+    // messages are numbered in the order the service stores them.
+    let numbers: Vec<_> = (0..total).map(|i| i.to_string()).collect();
+    for chunk in numbers.chunks(32) {
+        let sends = chunk.iter().map(|i| w.alice.send_text(&w.channel, i));
+        for sent in futures_util::future::join_all(sends).await {
+            sent.unwrap();
+        }
+    }
+    // bob's queue is full and nobody reads it, yet his requests are answered
+    // at once: the replies come behind the pushes on the same socket. Once
+    // this one is in, his reader has seen every push.
+    tokio::time::timeout(WAIT, w.bob.heartbeat())
+        .await
+        .expect("a full message queue held up a reply")
+        .unwrap();
+    assert_eq!(w.bob.messages_dropped(), extra as u64);
+    let newest = w.bob.history(&w.channel).await.unwrap();
+    assert_eq!(newest.last().unwrap().content, (total - 1).to_string());
+    // alice never reads either: her own messages were bounded the same way.
+    w.alice.heartbeat().await.unwrap();
+    assert_eq!(w.alice.messages_dropped(), extra as u64);
+
+    // The oldest are kept, the newest were dropped.
+    for i in 0..MAX_QUEUED_MESSAGES {
+        assert_eq!(
+            w.bob.next_message(WAIT).await.unwrap().content,
+            i.to_string()
+        );
+    }
+    let empty = w.bob.next_message(Duration::from_millis(100)).await;
+    assert!(matches!(empty, Err(TestUserError::Timeout(_))), "{empty:?}");
+    // Read, the queue takes messages again.
+    w.alice.send_text(&w.channel, "after").await.unwrap();
+    assert_eq!(w.bob.next_message(WAIT).await.unwrap().content, "after");
+    assert_eq!(w.bob.messages_dropped(), extra as u64);
+}
+
+#[tokio::test]
+async fn frames_not_yet_sent_are_bounded_in_bytes() {
+    let w = world().await;
+    w.alice.open_channel(&w.channel).await.unwrap();
+    let pad = "p".repeat(64 * 1024);
+    let frame = format!(r#"{{"op":12,"d":{{"pad":"{pad}"}}}}"#);
+    let fits = MAX_UNSENT_BYTES / frame.len();
+    // The test's runtime has one thread and this loop never awaits, so the
+    // writer task sends nothing meanwhile: every frame stays queued.
+    for _ in 0..fits {
+        w.alice.send_raw(&frame).unwrap();
+    }
+    let refused = w.alice.send_raw(&frame).unwrap_err();
+    let TestUserError::SendQueueFull {
+        queued,
+        frame: size,
+    } = refused
+    else {
+        panic!("{refused:?}");
+    };
+    assert_eq!((queued, size), (fits * frame.len(), frame.len()));
+    assert!(
+        refused.to_string().contains("MAX_UNSENT_BYTES"),
+        "{refused}"
+    );
+    // A request that does not fit is refused the same way, at once.
+    let room = MAX_UNSENT_BYTES - queued;
+    let refused = w.alice.send_text(&w.channel, &"b".repeat(room)).await;
+    assert!(
+        matches!(refused, Err(TestUserError::SendQueueFull { .. })),
+        "{refused:?}"
+    );
+    // Once the writer runs the queue drains: the history reply comes after
+    // the service has read every frame sent before its request.
+    w.alice.history(&w.channel).await.unwrap();
+    for _ in 0..fits {
+        w.alice.send_raw(&frame).unwrap();
+    }
+    // The refused send left no reply slot behind to take this one's reply.
+    tokio::time::timeout(WAIT, w.alice.send_text(&w.channel, "fits"))
+        .await
+        .unwrap()
+        .unwrap();
 }
