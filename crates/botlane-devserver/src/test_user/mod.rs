@@ -39,9 +39,10 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// (counted by [`TestUser::messages_dropped`]).
 pub const MAX_QUEUED_MESSAGES: usize = 4096;
 
-/// The most bytes of frames a [`TestUser`] holds that the service has not
-/// yet taken from its socket; a frame that does not fit (into a queue that is
-/// not empty) is refused with [`TestUserError::SendQueueFull`].
+/// The most bytes of frames a [`TestUser`] holds that are not yet written to
+/// its socket (the service is not reading, or the writer task has not run);
+/// a frame that does not fit (into a queue that is not empty) is refused
+/// with [`TestUserError::SendQueueFull`].
 pub const MAX_UNSENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// A message as a [`TestUser`] sees it: decrypted.
@@ -265,6 +266,11 @@ impl TestUser {
 
     /// Hands a frame to the writer task if it fits within [`MAX_UNSENT_BYTES`].
     fn enqueue(&self, text: String) -> Result<(), TestUserError> {
+        // A writer that ended left the count of the frames it dropped: the
+        // answer is `Closed`, not a full queue.
+        if self.out.is_closed() {
+            return Err(TestUserError::Closed);
+        }
         let frame = text.len();
         self.shared
             .unsent_bytes
