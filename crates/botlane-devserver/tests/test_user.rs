@@ -10,7 +10,8 @@ use botlane::{
     CommandDeclaration, CommandOption, CommandOptionType,
 };
 use botlane_devserver::{
-    Denial, DevServer, TestUser, TestUserError, MAX_QUEUED_MESSAGES, MAX_UNSENT_BYTES,
+    Denial, DevServer, DevServerConfig, Limits, TestUser, TestUserError, MAX_KEPT_NOTIFICATIONS,
+    MAX_QUEUED_MESSAGES, MAX_UNSENT_BYTES,
 };
 use botlane_proto::crypto::{ChannelKey, IdentityKeyPair, WrappedKey};
 use botlane_proto::OpCode;
@@ -28,7 +29,13 @@ struct World {
 
 /// alice and bob, both logged in, both members of one channel.
 async fn world() -> World {
-    let server = DevServer::start(Default::default()).await.unwrap();
+    world_with(Limits::default()).await
+}
+
+async fn world_with(limits: Limits) -> World {
+    let server = DevServer::start(DevServerConfig::default().limits(limits))
+        .await
+        .unwrap();
     let channel = server
         .create_channel(&server.create_server("lobby"), "general")
         .unwrap();
@@ -260,8 +267,6 @@ async fn a_dropped_connection_shows_as_closed() {
 
 #[tokio::test]
 async fn two_users_talk_over_wss_with_the_generated_root() {
-    use botlane_devserver::DevServerConfig;
-
     let server = DevServer::start(DevServerConfig::default().realtime_tls(true))
         .await
         .unwrap();
@@ -328,6 +333,24 @@ async fn two_users_talk_over_wss_with_the_generated_root() {
     assert!(pem.starts_with("-----BEGIN CERTIFICATE-----"), "{pem}");
 }
 
+/// Sends "0", "1", … as `n` messages (replies to `reply_to` if given), a
+/// few in flight at a time; their frames leave in order, so the service
+/// stores them in that order.
+async fn send_numbered(user: &TestUser, channel: &str, n: usize, reply_to: Option<&str>) {
+    let numbers: Vec<_> = (0..n).map(|i| i.to_string()).collect();
+    for chunk in numbers.chunks(32) {
+        let sends = chunk.iter().map(|i| async move {
+            match reply_to {
+                Some(id) => user.reply_to(channel, id, i).await,
+                None => user.send_text(channel, i).await,
+            }
+        });
+        for sent in futures_util::future::join_all(sends).await {
+            sent.unwrap();
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_user_that_never_reads_holds_the_bound_and_its_requests_still_get_replies() {
     let w = world().await;
@@ -335,15 +358,7 @@ async fn a_user_that_never_reads_holds_the_bound_and_its_requests_still_get_repl
     w.bob.wait_for_key(&w.channel, WAIT).await.unwrap();
     let extra = 50;
     let total = MAX_QUEUED_MESSAGES + extra;
-    // A few sends in flight at a time; their frames leave in order, so the
-    // messages are numbered in the order the service stores them.
-    let numbers: Vec<_> = (0..total).map(|i| i.to_string()).collect();
-    for chunk in numbers.chunks(32) {
-        let sends = chunk.iter().map(|i| w.alice.send_text(&w.channel, i));
-        for sent in futures_util::future::join_all(sends).await {
-            sent.unwrap();
-        }
-    }
+    send_numbered(&w.alice, &w.channel, total, None).await;
     // bob's queue is full and nobody reads it, yet his requests are answered
     // at once: the replies come behind the pushes on the same socket. Once
     // this one is in, his reader has seen every push.
@@ -416,4 +431,30 @@ async fn frames_not_yet_sent_are_bounded_in_bytes() {
         .await
         .unwrap()
         .unwrap();
+}
+
+#[tokio::test]
+async fn notifications_past_the_bound_are_counted_not_kept() {
+    // Every reply must still find the message it replies to.
+    let w = world_with(Limits::default().channel_history(2 * MAX_KEPT_NOTIFICATIONS)).await;
+    w.alice.open_channel(&w.channel).await.unwrap();
+    w.bob.wait_for_key(&w.channel, WAIT).await.unwrap();
+    let first = w.alice.send_text(&w.channel, "reply to me").await.unwrap();
+    let extra = 10;
+    send_numbered(
+        &w.bob,
+        &w.channel,
+        MAX_KEPT_NOTIFICATIONS + extra,
+        Some(&first),
+    )
+    .await;
+    // Each notification comes before this reply on alice's socket.
+    w.alice.heartbeat().await.unwrap();
+    let kept = w.alice.notifications();
+    assert_eq!(kept.len(), MAX_KEPT_NOTIFICATIONS);
+    assert_eq!(w.alice.notifications_dropped(), extra as u64);
+    // The first ones are kept.
+    let records = w.server.notifications_for(w.alice.user_id());
+    assert_eq!(records.len(), MAX_KEPT_NOTIFICATIONS + extra);
+    assert_eq!(kept[..], records[..MAX_KEPT_NOTIFICATIONS]);
 }

@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{TestUserError, MAX_QUEUED_MESSAGES, REQUEST_TIMEOUT};
+use super::{TestUserError, MAX_KEPT_NOTIFICATIONS, MAX_QUEUED_MESSAGES, REQUEST_TIMEOUT};
 
 /// State shared by the handle and its reader task.
 #[derive(Default)]
@@ -24,7 +24,10 @@ pub(super) struct Inner {
     /// One FIFO of reply slots per opcode (the wire has no request ids).
     pub(super) pending: HashMap<u16, VecDeque<oneshot::Sender<Box<RawValue>>>>,
     pub(super) keys: HashMap<String, ChannelKey>,
+    /// The first [`MAX_KEPT_NOTIFICATIONS`] pushed.
     pub(super) notifications: Vec<Notification>,
+    /// Those pushed after the first [`MAX_KEPT_NOTIFICATIONS`].
+    pub(super) notifications_dropped: u64,
     /// The channels this user is a member of: `ready`, then ops 34 and 35.
     pub(super) channels: Vec<ChannelInfo>,
     pub(super) closed: bool,
@@ -143,7 +146,12 @@ pub(super) fn on_frame(
         }
         Some(OpCode::Notification) => {
             if let Ok(notification) = serde_json::from_str::<Notification>(frame.d.get()) {
-                shared.lock().notifications.push(notification);
+                let mut inner = shared.lock();
+                if inner.notifications.len() < MAX_KEPT_NOTIFICATIONS {
+                    inner.notifications.push(notification);
+                } else {
+                    inner.notifications_dropped += 1;
+                }
             }
         }
         Some(OpCode::ChannelKey) => {

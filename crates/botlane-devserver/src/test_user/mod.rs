@@ -39,6 +39,11 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// (counted by [`TestUser::messages_dropped`]).
 pub const MAX_QUEUED_MESSAGES: usize = 4096;
 
+/// The most notifications a [`TestUser`] keeps for
+/// [`notifications`](TestUser::notifications): the first ones, later ones
+/// are only counted ([`TestUser::notifications_dropped`]).
+pub const MAX_KEPT_NOTIFICATIONS: usize = 4096;
+
 /// The most bytes of frames a [`TestUser`] holds that are not yet written to
 /// its socket (the service is not reading, or the writer task has not run);
 /// a frame that does not fit (into a queue that is not empty) is refused
@@ -107,7 +112,9 @@ pub struct ReceivedMessage {
 /// reads cannot grow it without end. The user does not stop reading its
 /// socket instead: the replies to its requests come on the same socket,
 /// behind the pushes, so every request would then wait [`REQUEST_TIMEOUT`]
-/// for a reply stuck behind messages nobody reads.
+/// for a reply stuck behind messages nobody reads. Notifications are kept
+/// up to [`MAX_KEPT_NOTIFICATIONS`], the later ones only counted
+/// ([`notifications_dropped`](Self::notifications_dropped)).
 ///
 /// Frames to send wait for the socket in a queue of at most
 /// [`MAX_UNSENT_BYTES`]: one that does not fit is refused with
@@ -432,9 +439,16 @@ impl TestUser {
         }
     }
 
-    /// The notifications pushed to this user so far.
+    /// The notifications pushed to this user so far, the first
+    /// [`MAX_KEPT_NOTIFICATIONS`] of them.
     pub fn notifications(&self) -> Vec<Notification> {
         self.shared.lock().notifications.clone()
+    }
+
+    /// How many notifications came after the first
+    /// [`MAX_KEPT_NOTIFICATIONS`] and were not kept.
+    pub fn notifications_dropped(&self) -> u64 {
+        self.shared.lock().notifications_dropped
     }
 
     /// A channel's history (op 40, up to the service's cap), decrypted, oldest first.
