@@ -301,5 +301,6 @@ pub use server::DevServer;
 pub use state::menu::{MenuRejection, StoredCommand, StoredMenu, StoredOption};
 pub use state::{BotAccount, Denial, StateView, UserAccount};
 pub use test_user::{
-    ReceivedMessage, Sidecar, TestUser, TestUserError, CONNECT_TIMEOUT, REQUEST_TIMEOUT,
+    ReceivedMessage, Sidecar, TestUser, TestUserError, CONNECT_TIMEOUT, MAX_KEPT_NOTIFICATIONS,
+    MAX_QUEUED_MESSAGES, MAX_UNSENT_BYTES, REQUEST_TIMEOUT,
 };

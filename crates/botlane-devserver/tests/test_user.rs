@@ -9,7 +9,10 @@ use botlane::{
     canonical_bot_id, decode_command_data, format_invocation_text, CommandArgValue, CommandArgs,
     CommandDeclaration, CommandOption, CommandOptionType,
 };
-use botlane_devserver::{Denial, DevServer, TestUser, TestUserError};
+use botlane_devserver::{
+    Denial, DevServer, DevServerConfig, Limits, TestUser, TestUserError, MAX_KEPT_NOTIFICATIONS,
+    MAX_QUEUED_MESSAGES, MAX_UNSENT_BYTES,
+};
 use botlane_proto::crypto::{ChannelKey, IdentityKeyPair, WrappedKey};
 use botlane_proto::OpCode;
 use common::Raw;
@@ -26,7 +29,13 @@ struct World {
 
 /// alice and bob, both logged in, both members of one channel.
 async fn world() -> World {
-    let server = DevServer::start(Default::default()).await.unwrap();
+    world_with(Limits::default()).await
+}
+
+async fn world_with(limits: Limits) -> World {
+    let server = DevServer::start(DevServerConfig::default().limits(limits))
+        .await
+        .unwrap();
     let channel = server
         .create_channel(&server.create_server("lobby"), "general")
         .unwrap();
@@ -258,8 +267,6 @@ async fn a_dropped_connection_shows_as_closed() {
 
 #[tokio::test]
 async fn two_users_talk_over_wss_with_the_generated_root() {
-    use botlane_devserver::DevServerConfig;
-
     let server = DevServer::start(DevServerConfig::default().realtime_tls(true))
         .await
         .unwrap();
@@ -324,4 +331,130 @@ async fn two_users_talk_over_wss_with_the_generated_root() {
     // The PEM form is the same root.
     let pem = server.realtime_root_certificate_pem().unwrap();
     assert!(pem.starts_with("-----BEGIN CERTIFICATE-----"), "{pem}");
+}
+
+/// Sends "0", "1", … as `n` messages (replies to `reply_to` if given), a
+/// few in flight at a time; their frames leave in order, so the service
+/// stores them in that order.
+async fn send_numbered(user: &TestUser, channel: &str, n: usize, reply_to: Option<&str>) {
+    let numbers: Vec<_> = (0..n).map(|i| i.to_string()).collect();
+    for chunk in numbers.chunks(32) {
+        let sends = chunk.iter().map(|i| async move {
+            match reply_to {
+                Some(id) => user.reply_to(channel, id, i).await,
+                None => user.send_text(channel, i).await,
+            }
+        });
+        for sent in futures_util::future::join_all(sends).await {
+            sent.unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_user_that_never_reads_holds_the_bound_and_its_requests_still_get_replies() {
+    let w = world().await;
+    w.alice.open_channel(&w.channel).await.unwrap();
+    w.bob.wait_for_key(&w.channel, WAIT).await.unwrap();
+    let extra = 50;
+    let total = MAX_QUEUED_MESSAGES + extra;
+    send_numbered(&w.alice, &w.channel, total, None).await;
+    // bob's queue is full and nobody reads it, yet his requests are answered
+    // at once: the replies come behind the pushes on the same socket. Once
+    // this one is in, his reader has seen every push.
+    tokio::time::timeout(WAIT, w.bob.heartbeat())
+        .await
+        .expect("a full message queue held up a reply")
+        .unwrap();
+    assert_eq!(w.bob.messages_dropped(), extra as u64);
+    let newest = w.bob.history(&w.channel).await.unwrap();
+    assert_eq!(newest.last().unwrap().content, (total - 1).to_string());
+    // alice never reads either: her own messages were bounded the same way.
+    w.alice.heartbeat().await.unwrap();
+    assert_eq!(w.alice.messages_dropped(), extra as u64);
+
+    // The oldest are kept, the newest were dropped.
+    for i in 0..MAX_QUEUED_MESSAGES {
+        assert_eq!(
+            w.bob.next_message(WAIT).await.unwrap().content,
+            i.to_string()
+        );
+    }
+    let empty = w.bob.next_message(Duration::from_millis(100)).await;
+    assert!(matches!(empty, Err(TestUserError::Timeout(_))), "{empty:?}");
+    // Read, the queue takes messages again.
+    w.alice.send_text(&w.channel, "after").await.unwrap();
+    assert_eq!(w.bob.next_message(WAIT).await.unwrap().content, "after");
+    assert_eq!(w.bob.messages_dropped(), extra as u64);
+}
+
+#[tokio::test]
+async fn frames_not_yet_sent_are_bounded_in_bytes() {
+    let w = world().await;
+    w.alice.open_channel(&w.channel).await.unwrap();
+    let pad = "p".repeat(64 * 1024);
+    let frame = format!(r#"{{"op":12,"d":{{"pad":"{pad}"}}}}"#);
+    let fits = MAX_UNSENT_BYTES / frame.len();
+    // The test's runtime has one thread and this loop never awaits, so the
+    // writer task sends nothing meanwhile: every frame stays queued.
+    for _ in 0..fits {
+        w.alice.send_raw(&frame).unwrap();
+    }
+    let refused = w.alice.send_raw(&frame).unwrap_err();
+    let TestUserError::SendQueueFull {
+        queued,
+        frame: size,
+    } = refused
+    else {
+        panic!("{refused:?}");
+    };
+    assert_eq!((queued, size), (fits * frame.len(), frame.len()));
+    assert!(
+        refused.to_string().contains("MAX_UNSENT_BYTES"),
+        "{refused}"
+    );
+    // A request that does not fit is refused the same way, at once.
+    let room = MAX_UNSENT_BYTES - queued;
+    let refused = w.alice.send_text(&w.channel, &"b".repeat(room)).await;
+    assert!(
+        matches!(refused, Err(TestUserError::SendQueueFull { .. })),
+        "{refused:?}"
+    );
+    // Once the writer runs the queue drains: the history reply comes after
+    // the service has read every frame sent before its request.
+    w.alice.history(&w.channel).await.unwrap();
+    for _ in 0..fits {
+        w.alice.send_raw(&frame).unwrap();
+    }
+    // The refused send left no reply slot behind to take this one's reply.
+    tokio::time::timeout(WAIT, w.alice.send_text(&w.channel, "fits"))
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn notifications_past_the_bound_are_counted_not_kept() {
+    // Every reply must still find the message it replies to.
+    let w = world_with(Limits::default().channel_history(2 * MAX_KEPT_NOTIFICATIONS)).await;
+    w.alice.open_channel(&w.channel).await.unwrap();
+    w.bob.wait_for_key(&w.channel, WAIT).await.unwrap();
+    let first = w.alice.send_text(&w.channel, "reply to me").await.unwrap();
+    let extra = 10;
+    send_numbered(
+        &w.bob,
+        &w.channel,
+        MAX_KEPT_NOTIFICATIONS + extra,
+        Some(&first),
+    )
+    .await;
+    // Each notification comes before this reply on alice's socket.
+    w.alice.heartbeat().await.unwrap();
+    let kept = w.alice.notifications();
+    assert_eq!(kept.len(), MAX_KEPT_NOTIFICATIONS);
+    assert_eq!(w.alice.notifications_dropped(), extra as u64);
+    // The first ones are kept.
+    let records = w.server.notifications_for(w.alice.user_id());
+    assert_eq!(records.len(), MAX_KEPT_NOTIFICATIONS + extra);
+    assert_eq!(kept[..], records[..MAX_KEPT_NOTIFICATIONS]);
 }

@@ -34,6 +34,16 @@ pub enum TestUserError {
     /// No reply or message came in time.
     #[error("nothing arrived within {0:?}")]
     Timeout(Duration),
+    /// The frame would take the bytes waiting to be sent past
+    /// [`MAX_UNSENT_BYTES`](crate::MAX_UNSENT_BYTES): the service is not
+    /// reading, or the caller sends faster than the writer task may run.
+    #[error("send queue full: {queued} bytes wait to be sent and a frame of {frame} bytes would pass MAX_UNSENT_BYTES ({})", crate::MAX_UNSENT_BYTES)]
+    SendQueueFull {
+        /// Bytes already waiting.
+        queued: usize,
+        /// The size of the refused frame.
+        frame: usize,
+    },
     /// The connection is closed.
     #[error("the connection is closed")]
     Closed,

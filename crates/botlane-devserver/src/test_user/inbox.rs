@@ -2,6 +2,7 @@
 //! opcode, and what the pushes bring (messages, keys, notifications).
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use botlane_proto::crypto::{ChannelKey, IdentityKeyPair, WrappedKey};
@@ -12,9 +13,10 @@ use botlane_proto::{decode_frame, OpCode};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{TestUserError, REQUEST_TIMEOUT};
+use super::{TestUserError, MAX_KEPT_NOTIFICATIONS, MAX_QUEUED_MESSAGES, REQUEST_TIMEOUT};
 
 /// State shared by the handle and its reader task.
 #[derive(Default)]
@@ -22,7 +24,10 @@ pub(super) struct Inner {
     /// One FIFO of reply slots per opcode (the wire has no request ids).
     pub(super) pending: HashMap<u16, VecDeque<oneshot::Sender<Box<RawValue>>>>,
     pub(super) keys: HashMap<String, ChannelKey>,
+    /// The first [`MAX_KEPT_NOTIFICATIONS`] pushed.
     pub(super) notifications: Vec<Notification>,
+    /// Those pushed after the first [`MAX_KEPT_NOTIFICATIONS`].
+    pub(super) notifications_dropped: u64,
     /// The channels this user is a member of: `ready`, then ops 34 and 35.
     pub(super) channels: Vec<ChannelInfo>,
     pub(super) closed: bool,
@@ -49,11 +54,25 @@ const CHANNEL_REMOVED: u16 = 35;
 pub(super) struct Shared {
     pub(super) inner: Mutex<Inner>,
     pub(super) identity: IdentityKeyPair,
+    /// Messages dropped because the queue held [`MAX_QUEUED_MESSAGES`].
+    pub(super) messages_dropped: AtomicU64,
+    /// Bytes of frames handed to the writer task and not yet sent.
+    pub(super) unsent_bytes: AtomicUsize,
 }
 
 impl Shared {
     pub(super) fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn drop_message(&self) {
+        // Once: a flood would otherwise log a line per message.
+        if self.messages_dropped.fetch_add(1, Ordering::Relaxed) == 0 {
+            tracing::warn!(
+                limit = MAX_QUEUED_MESSAGES,
+                "test user's message queue is full: newest messages are dropped until next_message is called"
+            );
+        }
     }
 }
 
@@ -90,7 +109,7 @@ pub(super) fn check(op: OpCode, code: i32, reason: Option<String>) -> Result<(),
 /// Handles one frame in the reader task.
 pub(super) fn on_frame(
     shared: &Shared,
-    messages: &mpsc::UnboundedSender<WireMessage>,
+    messages: &mpsc::Sender<WireMessage>,
     key_arrived: &tokio::sync::Notify,
     text: &str,
 ) {
@@ -118,12 +137,21 @@ pub(super) fn on_frame(
     match OpCode::from(frame.op) {
         Some(OpCode::MessageCreate) => {
             if let Ok(push) = serde_json::from_str::<MessageCreate>(frame.d.get()) {
-                let _ = messages.send(push.message);
+                // Never wait for room: the replies behind this push must
+                // still reach their requests.
+                if let Err(TrySendError::Full(_)) = messages.try_send(push.message) {
+                    shared.drop_message();
+                }
             }
         }
         Some(OpCode::Notification) => {
             if let Ok(notification) = serde_json::from_str::<Notification>(frame.d.get()) {
-                shared.lock().notifications.push(notification);
+                let mut inner = shared.lock();
+                if inner.notifications.len() < MAX_KEPT_NOTIFICATIONS {
+                    inner.notifications.push(notification);
+                } else {
+                    inner.notifications_dropped += 1;
+                }
             }
         }
         Some(OpCode::ChannelKey) => {

@@ -11,6 +11,8 @@ use inbox::{await_slot, check, on_frame, parse, Inner, Shared};
 pub use sidecar::Sidecar;
 pub use socket::CONNECT_TIMEOUT;
 
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -31,6 +33,22 @@ use tokio_websockets::Message as WsMessage;
 
 /// How long a request waits for its reply before [`TestUserError::Timeout`].
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The most pushed messages a [`TestUser`] holds for
+/// [`next_message`](TestUser::next_message) before it drops the newest
+/// (counted by [`TestUser::messages_dropped`]).
+pub const MAX_QUEUED_MESSAGES: usize = 4096;
+
+/// The most notifications a [`TestUser`] keeps for
+/// [`notifications`](TestUser::notifications): the first ones, later ones
+/// are only counted ([`TestUser::notifications_dropped`]).
+pub const MAX_KEPT_NOTIFICATIONS: usize = 4096;
+
+/// The most bytes of frames a [`TestUser`] holds that are not yet written to
+/// its socket (the service is not reading, or the writer task has not run);
+/// a frame that does not fit (into a queue that is not empty) is refused
+/// with [`TestUserError::SendQueueFull`].
+pub const MAX_UNSENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// A message as a [`TestUser`] sees it: decrypted.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,12 +102,30 @@ pub struct ReceivedMessage {
 /// # Ok(())
 /// # }
 /// ```
+///
+/// # Bounds
+///
+/// Pushed messages wait for [`next_message`](Self::next_message) in a queue
+/// of at most [`MAX_QUEUED_MESSAGES`]. When it is full the newest message is
+/// dropped, counted by [`messages_dropped`](Self::messages_dropped) and
+/// logged once as a warning, so a bot that floods a channel this user never
+/// reads cannot grow it without end. The user does not stop reading its
+/// socket instead: the replies to its requests come on the same socket,
+/// behind the pushes, so every request would then wait [`REQUEST_TIMEOUT`]
+/// for a reply stuck behind messages nobody reads. Notifications are kept
+/// up to [`MAX_KEPT_NOTIFICATIONS`], the later ones only counted
+/// ([`notifications_dropped`](Self::notifications_dropped)).
+///
+/// Frames to send wait for the socket in a queue of at most
+/// [`MAX_UNSENT_BYTES`]: one that does not fit is refused with
+/// [`TestUserError::SendQueueFull`] (a service that stopped reading, or a
+/// loop of [`send_raw`](Self::send_raw) that never lets the writer task run).
 pub struct TestUser {
     user_id: String,
     name: String,
     shared: Arc<Shared>,
     out: mpsc::UnboundedSender<String>,
-    messages: tokio::sync::Mutex<mpsc::UnboundedReceiver<WireMessage>>,
+    messages: tokio::sync::Mutex<mpsc::Receiver<WireMessage>>,
     key_arrived: Arc<tokio::sync::Notify>,
     reader: JoinHandle<()>,
 }
@@ -119,18 +155,28 @@ impl TestUser {
         let shared = Arc::new(Shared {
             inner: Mutex::new(Inner::default()),
             identity: IdentityKeyPair::generate()?,
+            messages_dropped: AtomicU64::new(0),
+            unsent_bytes: AtomicUsize::new(0),
         });
+        // Unbounded as a channel, bounded in bytes by `enqueue`: the bound
+        // must hold for `send_raw`, which cannot wait for room.
         let (out, mut out_rx) = mpsc::unbounded_channel::<String>();
+        let writer_shared = Arc::clone(&shared);
         tokio::spawn(async move {
             while let Some(text) = out_rx.recv().await {
-                if sink.send(WsMessage::text(text)).await.is_err() {
+                let len = text.len();
+                let sent = sink.send(WsMessage::text(text)).await;
+                // Counted until the socket took it: a frame stuck in `send`
+                // is still held.
+                writer_shared.unsent_bytes.fetch_sub(len, Ordering::Relaxed);
+                if sent.is_err() {
                     return;
                 }
             }
             // The handle is gone: say goodbye properly.
             let _ = sink.close().await;
         });
-        let (messages_tx, messages_rx) = mpsc::unbounded_channel();
+        let (messages_tx, messages_rx) = mpsc::channel(MAX_QUEUED_MESSAGES);
         let key_arrived = Arc::new(tokio::sync::Notify::new());
         let reader = {
             let shared = Arc::clone(&shared);
@@ -215,9 +261,36 @@ impl TestUser {
         if self.shared.lock().closed {
             return Err(TestUserError::Closed);
         }
-        self.out
-            .send(text.to_owned())
-            .map_err(|_| TestUserError::Closed)
+        self.enqueue(text.to_owned())
+    }
+
+    /// How many pushed messages were dropped because
+    /// [`MAX_QUEUED_MESSAGES`] were already waiting for
+    /// [`next_message`](Self::next_message).
+    pub fn messages_dropped(&self) -> u64 {
+        self.shared.messages_dropped.load(Ordering::Relaxed)
+    }
+
+    /// Hands a frame to the writer task if it fits within [`MAX_UNSENT_BYTES`].
+    fn enqueue(&self, text: String) -> Result<(), TestUserError> {
+        // A writer that ended left the count of the frames it dropped: the
+        // answer is `Closed`, not a full queue.
+        if self.out.is_closed() {
+            return Err(TestUserError::Closed);
+        }
+        let frame = text.len();
+        self.shared
+            .unsent_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |queued| {
+                // An empty queue takes any frame, so no frame is refused forever.
+                (queued == 0 || queued.saturating_add(frame) <= MAX_UNSENT_BYTES)
+                    .then_some(queued.saturating_add(frame))
+            })
+            .map_err(|queued| TestUserError::SendQueueFull { queued, frame })?;
+        self.out.send(text).map_err(|_| {
+            self.shared.unsent_bytes.fetch_sub(frame, Ordering::Relaxed);
+            TestUserError::Closed
+        })
     }
 
     /// This user's identity public key (as registered at login).
@@ -366,9 +439,16 @@ impl TestUser {
         }
     }
 
-    /// The notifications pushed to this user so far.
+    /// The notifications pushed to this user so far, the first
+    /// [`MAX_KEPT_NOTIFICATIONS`] of them.
     pub fn notifications(&self) -> Vec<Notification> {
         self.shared.lock().notifications.clone()
+    }
+
+    /// How many notifications came after the first
+    /// [`MAX_KEPT_NOTIFICATIONS`] and were not kept.
+    pub fn notifications_dropped(&self) -> u64 {
+        self.shared.lock().notifications_dropped
     }
 
     /// A channel's history (op 40, up to the service's cap), decrypted, oldest first.
@@ -431,9 +511,14 @@ impl TestUser {
             }
             let (tx, rx) = oneshot::channel();
             inner.pending.entry(op.code()).or_default().push_back(tx);
-            self.out
-                .send(encode_frame(op, payload))
-                .map_err(|_| TestUserError::Closed)?;
+            if let Err(e) = self.enqueue(encode_frame(op, payload)) {
+                // No reply will come for a frame that was never sent.
+                inner
+                    .pending
+                    .get_mut(&op.code())
+                    .and_then(VecDeque::pop_back);
+                return Err(e);
+            }
             rx
         };
         parse(op, &await_slot(slot).await?)
