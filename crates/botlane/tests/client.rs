@@ -532,6 +532,41 @@ async fn an_oversized_sidecar_is_refused_before_any_frame() {
     assert!(stored.last().unwrap().command.is_some());
 }
 
+/// A request the service would close the session over (a message over
+/// `MAX_FRAME_BYTES` gets 1009) fails alone, before any frame, naming the
+/// limit; the session goes on.
+#[tokio::test]
+async fn a_request_over_the_frame_limit_fails_alone_before_any_frame() {
+    let world = World::new().await;
+    let client = world.client();
+    client.login().await.unwrap();
+    let frames_before = world.server.frames().len();
+    let err = client
+        .history(&"x".repeat(botlane_proto::MAX_FRAME_BYTES), 1)
+        .await
+        .unwrap_err();
+    let ClientError::RequestTooLarge { opcode, len, max } = err else {
+        panic!("{err:?}");
+    };
+    assert_eq!((opcode, max), (40, 1_048_576));
+    assert!(len > max, "{len}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "the request of opcode 40 is {len} bytes, over the limit of 1048576 bytes for one \
+             message (MAX_FRAME_BYTES); it was not sent"
+        )
+    );
+    assert_eq!(
+        world.server.frames().len(),
+        frames_before,
+        "nothing was sent"
+    );
+    // The same session answers the next request.
+    assert!(client.fetch_emojis().await.is_ok());
+    assert_eq!(client.stats().sessions, 1);
+}
+
 #[tokio::test]
 async fn fetch_emojis_returns_the_static_unicode_catalog() {
     let world = World::new().await;

@@ -194,8 +194,9 @@ async fn close_sends_a_close_frame_and_lets_go_of_a_service_that_never_answers_i
     assert_eq!(read.first(), Some(&0x88), "{read:?}");
 }
 
-/// A service that logs the bot in and then never reads again, while a
-/// request larger than every socket buffer on the way is being written:
+/// A service that logs the bot in and then never reads again, while
+/// requests larger together than every socket buffer on the way are being
+/// written:
 /// the client's send path is full for good, so its close frame can never
 /// be written. It proves the close grace (1 s) holds when the socket
 /// itself is stalled: the connection task gives up its close and drops the
@@ -244,19 +245,22 @@ async fn close_drops_a_socket_it_cannot_write_its_close_frame_to() {
         .heartbeat_interval(Duration::from_secs(60))
         .idle_timeout(Duration::from_secs(120));
     let client = peer::client(options).await;
-    // A channel id is not checked by the client: a history request that
-    // long is one message of that size. The WebSocket layer queues all its
-    // frames at once, so the close frame can only come after them.
-    let channel = "x".repeat(usize::try_from(buffers).unwrap());
-    let history = tokio::spawn({
-        let client = client.clone();
-        async move { client.history(&channel, 1).await }
-    });
+    // History requests with long channel ids (the client checks only that
+    // each frame is under the protocol's 1 MiB), enough of them to fill
+    // both buffers: the close frame can only come after them.
+    let chunk = 1_000_000;
+    let requests = usize::try_from(buffers).unwrap() / chunk + 1;
+    let history: Vec<_> = (0..requests)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move { client.history(&"x".repeat(chunk), 1).await })
+        })
+        .collect();
     let header = tokio::time::timeout(WAIT, header_rx.recv())
         .await
         .expect("the long request starts to be written")
         .unwrap();
-    // The first frame of the long request: text (the message may be split
+    // The first frame of a long request: text (the message may be split
     // into frames, so FIN may be clear), masked, with a 64-bit length.
     assert!(
         header[0] & 0x0f == 1 && header[1] == 0x80 | 127,
@@ -267,15 +271,17 @@ async fn close_drops_a_socket_it_cannot_write_its_close_frame_to() {
         .await
         .expect("close returns")
         .unwrap();
-    // The caller is failed, not left to its 60 s request timeout.
-    let history = tokio::time::timeout(WAIT, history)
-        .await
-        .expect("the request returns")
-        .unwrap();
-    assert!(
-        matches!(history, Err(ClientError::ConnectionClosed { .. })),
-        "{history:?}"
-    );
+    // The callers are failed, not left to their 60 s request timeout.
+    for request in history {
+        let history = tokio::time::timeout(WAIT, request)
+            .await
+            .expect("the request returns")
+            .unwrap();
+        assert!(
+            matches!(history, Err(ClientError::ConnectionClosed { .. })),
+            "{history:?}"
+        );
+    }
     let reset = tokio::time::timeout(WAIT, reset_rx.recv())
         .await
         .expect("the client drops the socket it cannot write its close frame to")

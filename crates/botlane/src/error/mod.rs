@@ -97,6 +97,19 @@ pub enum ClientError {
         /// What does not fit, naming the option and the command.
         reason: String,
     },
+    /// The request's frame is over the protocol's limit for one WebSocket
+    /// message (`MAX_FRAME_BYTES`), which the service answers by closing
+    /// the session with 1009; it was not sent. Only the caller's own input
+    /// can make a request that long (a channel id or a query).
+    #[error("the request of opcode {opcode} is {len} bytes, over the limit of {max} bytes for one message (MAX_FRAME_BYTES); it was not sent")]
+    RequestTooLarge {
+        /// The request's opcode.
+        opcode: u16,
+        /// Its frame's length in bytes.
+        len: usize,
+        /// `MAX_FRAME_BYTES`.
+        max: usize,
+    },
     /// The encrypted sidecar is over `MAX_COMMAND_WIRE` characters.
     #[error("the encrypted command sidecar is {len} characters, over the limit of {max} (MAX_COMMAND_WIRE)")]
     SidecarTooLarge {

@@ -223,12 +223,23 @@ impl Connection {
 
     /// Queues a request frame and returns the receiver of its reply. The
     /// reply is matched by position even if the receiver is dropped, so a
-    /// cancelled caller never shifts replies onto later callers.
+    /// cancelled caller never shifts replies onto later callers. A frame
+    /// over [`MAX_FRAME_BYTES`](wire::MAX_FRAME_BYTES) is refused, never
+    /// queued.
     pub(crate) async fn enqueue(
         &self,
         op: OpCode,
         text: String,
     ) -> Result<oneshot::Receiver<Result<String, ClientError>>, ClientError> {
+        // The service would close the whole session with 1009 over it:
+        // only this request fails, naming the limit.
+        if text.len() > wire::MAX_FRAME_BYTES {
+            return Err(ClientError::RequestTooLarge {
+                opcode: op.code(),
+                len: text.len(),
+                max: wire::MAX_FRAME_BYTES,
+            });
+        }
         let (slot, rx) = oneshot::channel();
         self.tx
             .send(Outgoing { op, text, slot })
