@@ -120,6 +120,9 @@ pub struct ReceivedMessage {
 /// [`MAX_UNSENT_BYTES`]: one that does not fit is refused with
 /// [`TestUserError::SendQueueFull`] (a service that stopped reading, or a
 /// loop of [`send_raw`](Self::send_raw) that never lets the writer task run).
+/// A write the service does not take within [`REQUEST_TIMEOUT`] ends the
+/// connection: the user lets go of its socket, and every request after it
+/// fails with [`TestUserError::Closed`].
 pub struct TestUser {
     user_id: String,
     name: String,
@@ -162,19 +165,26 @@ impl TestUser {
         // must hold for `send_raw`, which cannot wait for room.
         let (out, mut out_rx) = mpsc::unbounded_channel::<String>();
         let writer_shared = Arc::clone(&shared);
+        // Set when the writer gave up on the socket: the reader lets go too.
+        let writer_gone = Arc::new(tokio::sync::Notify::new());
+        let gone = Arc::clone(&writer_gone);
         tokio::spawn(async move {
             while let Some(text) = out_rx.recv().await {
                 let len = text.len();
-                let sent = sink.send(WsMessage::text(text)).await;
+                // A service that stops reading must not hold this task and
+                // its socket for good.
+                let sent =
+                    tokio::time::timeout(REQUEST_TIMEOUT, sink.send(WsMessage::text(text))).await;
                 // Counted until the socket took it: a frame stuck in `send`
                 // is still held.
                 writer_shared.unsent_bytes.fetch_sub(len, Ordering::Relaxed);
-                if sent.is_err() {
+                if !matches!(sent, Ok(Ok(()))) {
+                    gone.notify_one();
                     return;
                 }
             }
-            // The handle is gone: say goodbye properly.
-            let _ = sink.close().await;
+            // The handle is gone: say goodbye properly, if the service reads.
+            let _ = tokio::time::timeout(REQUEST_TIMEOUT, sink.close()).await;
         });
         let (messages_tx, messages_rx) = mpsc::channel(MAX_QUEUED_MESSAGES);
         let key_arrived = Arc::new(tokio::sync::Notify::new());
@@ -182,7 +192,14 @@ impl TestUser {
             let shared = Arc::clone(&shared);
             let key_arrived = Arc::clone(&key_arrived);
             tokio::spawn(async move {
-                while let Some(Ok(frame)) = stream.next().await {
+                loop {
+                    let frame = tokio::select! {
+                        frame = stream.next() => frame,
+                        () = writer_gone.notified() => None,
+                    };
+                    let Some(Ok(frame)) = frame else {
+                        break;
+                    };
                     if let Some(text) = frame.as_text() {
                         on_frame(&shared, &messages_tx, &key_arrived, text);
                     } else if let Some((code, reason)) = frame.as_close() {
