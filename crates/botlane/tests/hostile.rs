@@ -10,7 +10,7 @@ mod peer;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
 use botlane::{ClientError, ConnectErrorKind, Event};
@@ -55,29 +55,13 @@ async fn a_silent_listener_fails_login_within_the_connect_timeout() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let client = botlane::Client::new(peer::options(addr, &dir)).unwrap();
-    let started = Instant::now();
-    let err = tokio::time::timeout(WAIT, client.login())
-        .await
-        .expect("login gives up by itself")
-        .unwrap_err();
-    let ClientError::Connect(connect) = &err else {
-        panic!("{err:?}");
-    };
-    assert_eq!(connect.kind(), ConnectErrorKind::Timeout);
-    assert_eq!(
-        err.to_string(),
-        format!(
-            "could not connect to the realtime wire at ws://{addr}: no connection within the \
-             connect timeout of 300 ms (stalled in the websocket upgrade (the service accepted \
-             tcp but did not answer))"
-        )
-    );
-    assert!(
-        std::error::Error::source(&err).is_none(),
-        "the reason is printed once"
-    );
-    assert!(started.elapsed() >= Duration::from_millis(300));
+    peer::assert_login_times_out(
+        peer::options(addr, &dir),
+        &format!("ws://{addr}"),
+        (Duration::from_millis(300), "300 ms"),
+        "the websocket upgrade (the service accepted tcp but did not answer)",
+    )
+    .await;
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
 }
 

@@ -8,10 +8,8 @@
 mod peer;
 
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::Duration;
 
-use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
 use botlane::{Client, ClientOptions, Event, Events};
 use futures_util::{SinkExt, StreamExt};
 use peer::{
@@ -46,11 +44,10 @@ struct Flood {
 /// pushes it wrote and the code of the client's close frame, if one comes;
 /// the events are subscribed before login.
 async fn flood_keys(flood: usize, options: impl FnOnce(ClientOptions) -> ClientOptions) -> Flood {
-    let key = Arc::new(ChannelKey::generate().unwrap());
     let (written_tx, written) = mpsc::channel(1);
     let (closed_tx, closed) = mpsc::channel(1);
     let (addr, _) = serve(move |tcp, n| {
-        let (key, written_tx, closed_tx) = (key.clone(), written_tx.clone(), closed_tx.clone());
+        let (written_tx, closed_tx) = (written_tx.clone(), closed_tx.clone());
         async move {
             let mut ws = upgrade(tcp).await;
             let Some(public_key) = login(&mut ws, n, &["c1"]).await else {
@@ -59,9 +56,7 @@ async fn flood_keys(flood: usize, options: impl FnOnce(ClientOptions) -> ClientO
             if n > 1 {
                 return behave(&mut ws).await;
             }
-            let recipient = PublicKey::from_base64(&public_key).unwrap();
-            let wrapped = wrap_channel_key(&key, &recipient, "c1").unwrap();
-            let key_push = serde_json::json!({"op": 50, "d": {"channel_id": "c1", "from": "u1", "wrapped": wrapped}}).to_string();
+            let (key, key_push) = peer::channel_key_for(&public_key, "c1");
             let slow = key.seal(b"/slow", b"c1").unwrap();
             let (mut tx, mut rx) = ws.split();
             let _ = tx.send(Message::text(key_push.clone())).await;

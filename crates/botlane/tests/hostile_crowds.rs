@@ -14,7 +14,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
 use botlane::{
     Answered, Client, ClientOptions, CommandContext, CommandDeclaration, CommandFailure,
     CommandSettings, Cooldown, CooldownError, Event, EventRecvError, OnError, UserError,
@@ -47,12 +46,9 @@ async fn crowd(crowd: Vec<(String, &'static str)>) -> (SocketAddr, Arc<AtomicUsi
             if n > 1 {
                 return behave(&mut ws).await;
             }
-            let key = ChannelKey::generate().unwrap();
-            let recipient = PublicKey::from_base64(&public_key).unwrap();
-            let wrapped = wrap_channel_key(&key, &recipient, "c1").unwrap();
-            let key_push = serde_json::json!({"op": 50, "d": {"channel_id": "c1", "from": "u0", "wrapped": wrapped}});
+            let (key, key_push) = peer::channel_key_for(&public_key, "c1");
             let (mut tx, mut rx) = ws.split();
-            let _ = tx.send(Message::text(key_push.to_string())).await;
+            let _ = tx.send(Message::text(key_push)).await;
             let (replies, mut outgoing) = mpsc::unbounded_channel::<String>();
             tokio::spawn(async move {
                 while let Some(Ok(Message::Text(text))) = rx.next().await {

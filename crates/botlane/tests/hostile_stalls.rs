@@ -12,7 +12,6 @@ mod peer;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
 use botlane::ClientError;
 use futures_util::{SinkExt, StreamExt};
 use peer::{
@@ -40,15 +39,8 @@ async fn a_service_that_stops_reading_is_closed_after_a_stalled_write_and_replac
         if n > 1 {
             return behave(&mut ws).await;
         }
-        let key = ChannelKey::generate().unwrap();
-        let recipient = PublicKey::from_base64(&public_key).unwrap();
-        let wrapped = wrap_channel_key(&key, &recipient, "c1").unwrap();
-        send(
-            &mut ws,
-            serde_json::json!({"op": 50, "d": {"channel_id": "c1", "from": "u1", "wrapped": wrapped}})
-                .to_string(),
-        )
-        .await;
+        let (_key, key_push) = peer::channel_key_for(&public_key, "c1");
+        send(&mut ws, key_push).await;
         // Never read again, but keep the session looking alive: a frame of
         // an unknown opcode (ignored by the client) every 50 ms.
         let (mut tx, _rx) = ws.split();
@@ -240,10 +232,7 @@ async fn close_drops_a_socket_it_cannot_write_its_close_frame_to() {
     let dir = tempfile::tempdir().unwrap();
     // Nothing but the close may end the session: no heartbeat, no idle
     // end, and no write stall detected before the test is over.
-    let options = peer::options(addr, &dir)
-        .request_timeout(Duration::from_secs(60))
-        .heartbeat_interval(Duration::from_secs(60))
-        .idle_timeout(Duration::from_secs(120));
+    let options = peer::patient(peer::options(addr, &dir));
     let client = peer::client(options).await;
     // History requests with long channel ids (the client checks only that
     // each frame is under the protocol's 1 MiB), enough of them to fill

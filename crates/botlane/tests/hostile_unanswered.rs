@@ -72,10 +72,7 @@ async fn a_service_that_never_answers_an_opcode_is_closed_and_replaced() {
 async fn a_service_leaving_65536_requests_of_an_opcode_unanswered_is_closed_and_replaced() {
     let (addr, accepted) = serve(all_but_240_on_the_first_session).await;
     let dir = tempfile::tempdir().unwrap();
-    let options = peer::options(addr, &dir)
-        .request_timeout(Duration::from_secs(60))
-        .heartbeat_interval(Duration::from_secs(60))
-        .idle_timeout(Duration::from_secs(120));
+    let options = peer::patient(peer::options(addr, &dir));
     let client = peer::client(options).await;
     let mut events = client.events();
     // A task each: 65,537 futures polled inside one task (`join_all`) took

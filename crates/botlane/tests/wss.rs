@@ -12,7 +12,7 @@ mod peer;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use botlane::{Client, ClientError, ClientOptions, ConnectErrorKind};
 use rcgen::{
@@ -93,40 +93,6 @@ fn options(addr: SocketAddr, dir: &tempfile::TempDir) -> ClientOptions {
     .connect_timeout(Duration::from_secs(10))
 }
 
-/// Logs in with `options`, which must fail by itself (within `peer::WAIT`)
-/// with its connect timeout (`timeout`, written `in_words`) naming the step
-/// `stalled_in`, in full and once.
-async fn assert_login_times_out(
-    options: ClientOptions,
-    addr: SocketAddr,
-    (timeout, in_words): (Duration, &str),
-    stalled_in: &str,
-) {
-    let client = Client::new(options).unwrap();
-    let started = Instant::now();
-    let err = tokio::time::timeout(peer::WAIT, client.login())
-        .await
-        .expect("login gives up by itself")
-        .unwrap_err();
-    let ClientError::Connect(connect) = &err else {
-        panic!("{err:?}");
-    };
-    assert_eq!(connect.kind(), ConnectErrorKind::Timeout);
-    assert_eq!(
-        err.to_string(),
-        format!(
-            "could not connect to the realtime wire at wss://localhost:{}: no connection within \
-             the connect timeout of {in_words} (stalled in {stalled_in})",
-            addr.port()
-        )
-    );
-    assert!(
-        std::error::Error::source(&err).is_none(),
-        "the reason is printed once"
-    );
-    assert!(started.elapsed() >= timeout);
-}
-
 /// A listener that accepts TCP and never speaks TLS: the client's hello
 /// goes unanswered. `connect_timeout` bounds the TLS handshake as it does
 /// the upgrade (`tests/hostile.rs` drives a `ws://` listener that never
@@ -141,7 +107,8 @@ async fn a_listener_that_never_speaks_tls_fails_login_within_the_connect_timeout
     let dir = tempfile::tempdir().unwrap();
     let timeout = Duration::from_millis(300);
     let options = options(addr, &dir).connect_timeout(timeout);
-    assert_login_times_out(options, addr, (timeout, "300 ms"), "the tls handshake").await;
+    let url = format!("wss://localhost:{}", addr.port());
+    peer::assert_login_times_out(options, &url, (timeout, "300 ms"), "the tls handshake").await;
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
 }
 
@@ -173,9 +140,9 @@ async fn a_tls_service_that_never_answers_the_upgrade_fails_login_within_the_con
     let options = options(addr, &dir)
         .root_certificate(root)
         .connect_timeout(timeout);
-    assert_login_times_out(
+    peer::assert_login_times_out(
         options,
-        addr,
+        &format!("wss://localhost:{}", addr.port()),
         (timeout, "2 s"),
         "the websocket upgrade (the service accepted tcp but did not answer)",
     )

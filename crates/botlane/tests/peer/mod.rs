@@ -10,9 +10,12 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration};
+use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
+use botlane::{
+    Client, ClientError, ClientOptions, CommandContext, CommandDeclaration, ConnectErrorKind,
+};
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -40,6 +43,15 @@ pub fn options(addr: SocketAddr, dir: &tempfile::TempDir) -> ClientOptions {
     .heartbeat_interval(Duration::from_millis(100))
     .request_timeout(Duration::from_secs(5))
     .reconnect_delays(Duration::from_millis(20), Duration::from_millis(200))
+}
+
+/// `options` with nothing but the test's own doing to end a session: no
+/// heartbeat, idle end or stalled request within a test's time.
+pub fn patient(options: ClientOptions) -> ClientOptions {
+    options
+        .request_timeout(Duration::from_secs(60))
+        .heartbeat_interval(Duration::from_secs(60))
+        .idle_timeout(Duration::from_secs(120))
 }
 
 /// A listener whose every connection runs `handler` with its ordinal (1, 2…).
@@ -251,4 +263,48 @@ pub fn most_of(path: &str) -> u64 {
         .ok()
         .and_then(|s| s.split_whitespace().last()?.parse().ok())
         .unwrap_or(16 * 1024 * 1024)
+}
+
+/// A new channel key for `channel`, and the key push (op 50) that wraps it
+/// to the bot whose identity is `public_key` (as [`login`] returns it).
+pub fn channel_key_for(public_key: &str, channel: &str) -> (ChannelKey, String) {
+    let key = ChannelKey::generate().unwrap();
+    let recipient = PublicKey::from_base64(public_key).unwrap();
+    let wrapped = wrap_channel_key(&key, &recipient, channel).unwrap();
+    let push = serde_json::json!({"op": 50, "d": {"channel_id": channel, "from": "u0", "wrapped": wrapped}});
+    (key, push.to_string())
+}
+
+/// Logs in with `options`, which must fail by itself (within [`WAIT`])
+/// with its connect timeout (`timeout`, written `in_words`) naming the step
+/// `stalled_in`, in full and once; `url` is the wire's address as the
+/// error names it (`ws://127.0.0.1:PORT`).
+pub async fn assert_login_times_out(
+    options: ClientOptions,
+    url: &str,
+    (timeout, in_words): (Duration, &str),
+    stalled_in: &str,
+) {
+    let client = Client::new(options).unwrap();
+    let started = Instant::now();
+    let err = tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("login gives up by itself")
+        .unwrap_err();
+    let ClientError::Connect(connect) = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(connect.kind(), ConnectErrorKind::Timeout);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "could not connect to the realtime wire at {url}: no connection within the connect \
+             timeout of {in_words} (stalled in {stalled_in})"
+        )
+    );
+    assert!(
+        std::error::Error::source(&err).is_none(),
+        "the reason is printed once"
+    );
+    assert!(started.elapsed() >= timeout);
 }
