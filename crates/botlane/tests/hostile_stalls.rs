@@ -173,16 +173,30 @@ async fn close_sends_a_close_frame_and_lets_go_of_a_service_that_never_answers_i
     let options = peer::options(addr, &dir)
         .heartbeat_interval(Duration::from_secs(5))
         .idle_timeout(Duration::from_secs(10));
-    let client = peer::client(options).await;
-    tokio::time::timeout(WAIT, client.close())
-        .await
-        .expect("close returns")
-        .unwrap();
+    // The client runs on a runtime of its own, dropped as soon as `close`
+    // returns, as a process that exits then would: what `close` did not
+    // wait for never happens.
+    tokio::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let client = peer::client(options).await;
+            tokio::time::timeout(WAIT, client.close())
+                .await
+                .expect("close returns")
+                .unwrap();
+        });
+    })
+    .await
+    .unwrap();
     let read = tokio::time::timeout(WAIT, eof_rx.recv())
         .await
         .expect("the client lets the socket go though its close is never answered")
         .unwrap();
-    // FIN and opcode 8: the first frame after the login is the close.
+    // FIN and opcode 8: the first frame after the login is the close,
+    // written before `close` returned.
     assert_eq!(read.first(), Some(&0x88), "{read:?}");
 }
 

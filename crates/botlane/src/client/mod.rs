@@ -506,8 +506,12 @@ impl<D: Send + Sync + 'static> Client<D> {
         }
     }
 
-    /// [`shutdown`](Self::shutdown), then waits until every keystore change
-    /// (a channel key received or evicted) is on disk.
+    /// [`shutdown`](Self::shutdown), then waits until the connection has
+    /// written its close frame and let go of its socket (at most the
+    /// closing handshake's grace of 1 s, for a service that does not read:
+    /// the socket is then dropped) and every keystore change (a channel key
+    /// received or evicted) is on disk. A process may exit as soon as it
+    /// returns: the service has been told goodbye.
     ///
     /// ```no_run
     /// # async fn demo(client: botlane::Client) -> Result<(), botlane::ClientError> {
@@ -516,6 +520,7 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// ```
     pub async fn close(&self) -> Result<(), ClientError> {
         self.shutdown();
+        self.inner.session.released().await;
         match self.inner.session.membership.keystore() {
             Some(saver) => saver.flush().await.map_err(ClientError::Keystore),
             None => Ok(()),

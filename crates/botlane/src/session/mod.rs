@@ -60,6 +60,10 @@ pub(crate) struct SessionConfig {
     pub(crate) control_queue_bytes: usize,
 }
 
+/// How long [`Session::released`] waits: the closing handshake's grace,
+/// and a second for the tasks to be scheduled on a busy runtime.
+const RELEASE_WAIT: Duration = Duration::from_secs(1).saturating_add(transport::CLOSE_GRACE);
+
 /// One client's session: the live connection, the bot's identity and
 /// channels, and what is waiting for dispatch.
 pub(crate) struct Session {
@@ -82,6 +86,9 @@ pub(crate) struct Session {
     /// The hash of the menu published on the current connection.
     published_hash: Mutex<Option<String>>,
     shutdown: watch::Sender<bool>,
+    /// False while a supervisor holds a connection: set again when it has
+    /// ended, after the connection's closing handshake at shutdown.
+    released: watch::Sender<bool>,
     /// Set by the first successful `start`; a client runs one session.
     started: AtomicBool,
 }
@@ -106,6 +113,7 @@ impl Session {
             publishing: tokio::sync::Mutex::new(()),
             published_hash: Mutex::new(None),
             shutdown: watch::channel(false).0,
+            released: watch::channel(true).0,
             started: AtomicBool::new(false),
         }
     }
@@ -141,6 +149,7 @@ impl Session {
         };
         let public_key = keystore.identity().public_key().to_base64();
         let closed = self.connect(&public_key).await?;
+        self.released.send_replace(false);
         tokio::spawn(supervisor::republish(self.clone()));
         tokio::spawn(supervisor::supervise(self.clone(), closed, public_key));
         Ok(())
@@ -188,6 +197,14 @@ impl Session {
         self.shutdown.send_replace(true);
         self.conn.send_replace(None);
         self.queue.close();
+    }
+
+    /// Waits until the supervisor has ended, after [`shutdown`](Self::shutdown):
+    /// the connection's close frame written and its socket let go, or the
+    /// closing handshake's grace over. Bounded by [`RELEASE_WAIT`].
+    pub(crate) async fn released(&self) {
+        let mut released = self.released.subscribe();
+        let _ = tokio::time::timeout(RELEASE_WAIT, released.wait_for(|r| *r)).await;
     }
 
     fn emit(&self, event: Event) {

@@ -45,7 +45,7 @@ use crate::throttle::{Throttle, WARN_INTERVAL};
 use crate::wire::{self, FrameError, OpCode};
 
 /// How long a closing handshake may take before the socket is dropped.
-const CLOSE_GRACE: Duration = Duration::from_secs(1);
+pub(crate) const CLOSE_GRACE: Duration = Duration::from_secs(1);
 
 /// How many requests may wait to be written.
 const OUTGOING_CAPACITY: usize = 256;

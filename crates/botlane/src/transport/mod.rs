@@ -16,7 +16,9 @@ mod frames;
 mod pending;
 pub(crate) mod tls;
 
-pub(crate) use connection::{Closed, Connection, Ended, Inbound, Push, Settings, Warnings};
+pub(crate) use connection::{
+    Closed, Connection, Ended, Inbound, Push, Settings, Warnings, CLOSE_GRACE,
+};
 pub(crate) use dial::{dial, endpoint};
 #[cfg(feature = "fuzzing")]
 pub(crate) use frames::read_message;
