@@ -742,7 +742,7 @@ async fn a_raw_admin_call_purges_credentials_and_the_client_re_mints() {
     );
     // No admin call reached the REST listener's records.
     assert!(statuses.iter().all(|(p, _)| !p.starts_with("/admin")));
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 /// The binary: `--admin` prints the URL and the token; the endpoint

@@ -304,7 +304,7 @@ async fn user_errors_are_answered_as_they_are_and_never_read_as_an_invocation() 
             other => panic!("modbot failed a command: {other:?}"),
         }
     }
-    modbot.shutdown();
+    modbot.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -529,7 +529,7 @@ async fn several_bots_with_the_same_command_each_answer_a_bad_text_line() {
         Event::Message(_) => {}
         other => panic!("the bot not addressed failed the command: {other:?}"),
     }
-    second.shutdown();
+    second.close().await.unwrap();
 }
 
 /// What the custom hook below records in the client's shared state.

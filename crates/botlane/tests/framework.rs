@@ -622,7 +622,7 @@ async fn a_bot_sends_a_typed_command_another_bot_runs_it_typed() {
         Event::Message(m) => assert!(m.command.is_none()),
         _ => unreachable!("filtered above"),
     }
-    caller.shutdown();
+    caller.close().await.unwrap();
 }
 
 /// A hand-written typed command whose conversion panics: a bug of the

@@ -112,7 +112,7 @@ async fn reconnect_keeps_trying_through_a_stalled_peer_and_recovers() {
     assert_eq!(client.stats().sessions, 2);
     client.wait_until_connected(WAIT).await.unwrap();
     assert_eq!(client.fetch_emojis().await.unwrap().len(), 1);
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -141,7 +141,7 @@ async fn a_peer_that_goes_silent_mid_session_is_noticed_and_replaced() {
     next_event(&mut events, |e| matches!(e, Event::Reconnected)).await;
     assert_eq!(accepted.load(Ordering::SeqCst), 2);
     assert_eq!(client.fetch_emojis().await.unwrap().len(), 1);
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -161,7 +161,7 @@ async fn a_healthy_quiet_session_is_never_cut_by_the_idle_timer() {
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
     assert_eq!(client.stats().sessions, 1);
     assert!(client.stats().frames_received >= 10, "{:?}", client.stats());
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -206,7 +206,7 @@ async fn malformed_frames_and_unknown_opcodes_are_ignored() {
     );
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
     assert_eq!(client.stats().sessions, 1);
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -262,7 +262,7 @@ async fn an_oversize_frame_is_closed_with_1009() {
         u64::from(u16::from(CloseCode::Size))
     );
     next_event(&mut events, |e| matches!(e, Event::Reconnected)).await;
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 /// A service that floods `flood` message pushes while dispatch cannot keep
@@ -387,7 +387,7 @@ async fn a_push_flood_stays_bounded_and_replies_still_flow() {
     // And the session is still up and answering.
     assert_eq!(client.fetch_emojis().await.unwrap().len(), 1);
     assert_eq!(stats.sessions, 1);
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -407,7 +407,7 @@ async fn a_flood_of_large_messages_is_bounded_by_bytes_not_count() {
     assert!(stats.pushes_dropped >= (FLOOD - 4 - 2) as u64, "{stats:?}");
     assert_eq!(client.fetch_emojis().await.unwrap().len(), 1);
     assert_eq!(stats.sessions, 1);
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 /// The most bytes the kernel may buffer between a writer and a reader on
@@ -512,7 +512,7 @@ async fn a_service_that_drops_every_session_after_login_is_not_hammered() {
     // about 16 logins fit in 2 s; resetting after each login would allow ~100.
     assert!(count >= 3, "it keeps trying: {count} logins");
     assert!(count <= 20, "{count} logins in 2 s: the backoff was reset");
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -558,5 +558,5 @@ async fn a_service_closing_with_a_code_is_reported_in_words() {
         disconnected_reason(&event),
         Some("the service closed the connection (1001)")
     );
-    client.shutdown();
+    client.close().await.unwrap();
 }

@@ -173,7 +173,7 @@ async fn key_pushes_past_control_queue_bytes_close_the_session_and_it_recovers()
     flood.both_invocations_run().await;
     let emojis = emojis_after_reconnect(&flood.client).await;
     assert_eq!(emojis.len(), 1, "the next session is served");
-    flood.client.shutdown();
+    flood.client.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -198,7 +198,7 @@ async fn the_same_flood_under_the_default_budget_waits_without_closing() {
         "never disconnected"
     );
     flood.both_invocations_run().await;
-    flood.client.shutdown();
+    flood.client.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -215,5 +215,5 @@ async fn more_than_4096_waiting_key_pushes_close_the_session_whatever_their_byte
     );
     flood.both_invocations_run().await;
     assert_eq!(emojis_after_reconnect(&flood.client).await.len(), 1);
-    flood.client.shutdown();
+    flood.client.close().await.unwrap();
 }

@@ -70,5 +70,5 @@ async fn membership_pushes_past_the_cap_or_too_long_are_not_kept() {
         "no overlong channel is kept, from the ready or an op 34"
     );
     assert_eq!(client.stats().sessions, 1, "the session goes on");
-    client.shutdown();
+    client.close().await.unwrap();
 }

@@ -113,5 +113,5 @@ async fn a_service_that_floods_pings_is_closed_and_its_pongs_stay_bounded() {
     // The client reconnects to a service that behaves.
     assert_eq!(peer::emojis_after_reconnect(&client).await.len(), 1);
     assert_eq!(accepted.load(Ordering::SeqCst), 2);
-    client.shutdown();
+    client.close().await.unwrap();
 }

@@ -113,7 +113,7 @@ async fn a_service_that_stops_reading_is_closed_after_a_stalled_write_and_replac
     }
     assert_eq!(emojis_after_reconnect(&client).await.len(), 1);
     assert_eq!(accepted.load(Ordering::SeqCst), 2);
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -137,7 +137,7 @@ async fn a_login_without_ready_returns_after_the_request_timeout() {
     assert!(client.channels().is_empty());
     // The session is up and used.
     assert_eq!(client.fetch_emojis().await.unwrap().len(), 1);
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 #[tokio::test]

@@ -57,7 +57,7 @@ async fn a_service_that_never_answers_an_opcode_is_closed_and_replaced() {
     // The next session answers, and the client uses it.
     assert_eq!(peer::emojis_after_reconnect(&client).await.len(), 1);
     assert_eq!(accepted.load(Ordering::SeqCst), 2);
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 /// 65,537 requests of op 240 at once, one more than the client leaves

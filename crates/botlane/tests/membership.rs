@@ -160,5 +160,5 @@ async fn keys_follow_membership() {
         ["c3"],
         "c2's key left the keystore"
     );
-    client.shutdown();
+    client.close().await.unwrap();
 }

@@ -569,7 +569,7 @@ async fn an_endless_500_body_is_cut_at_4_kib() {
         "the REST service answered 500 to /api/files/list"
     );
     assert_bounded(&origin.sent(1).await[0], 4096);
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -603,7 +603,7 @@ async fn endless_401_bodies_are_cut_at_4_kib_on_the_call_and_its_retry() {
             "/api/files/list"
         ]
     );
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -700,7 +700,7 @@ async fn binary_over_its_cap_fails_and_request_streams_past_it() {
     assert_bounded(&sent[1], 0);
     assert_bounded(&sent[2], read as u64);
     assert!(sent[2].written >= read as u64);
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 // ---------------------------------------------------------------------------
@@ -787,5 +787,5 @@ async fn an_origin_that_never_answers_times_out_with_status_0() {
     };
     assert_eq!((e.status, e.path.as_str()), (0, "/auth/verify-session"));
     assert!(err.to_string().contains("timed out"), "{err}");
-    client.shutdown();
+    client.close().await.unwrap();
 }

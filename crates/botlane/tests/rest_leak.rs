@@ -208,8 +208,8 @@ async fn no_secret_reaches_a_log_line_a_debug_output_an_error_or_an_http_header(
             assert!(!body.contains(c.as_str()), "a credential in a body");
         }
     }
-    offline.shutdown();
-    capped.shutdown();
-    client.shutdown();
+    offline.close().await.unwrap();
+    capped.close().await.unwrap();
+    client.close().await.unwrap();
     server.shutdown().await;
 }

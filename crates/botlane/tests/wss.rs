@@ -160,7 +160,7 @@ async fn wss_works_with_the_callers_root() {
     let client = peer::client(options(addr, &dir).root_certificate(root)).await;
     assert_eq!(client.fetch_emojis().await.unwrap().len(), 1);
     assert_eq!(client.bot_id().as_deref(), Some("bot-1"));
-    client.shutdown();
+    client.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -203,5 +203,5 @@ async fn a_process_default_provider_does_not_matter() {
     let dir = tempfile::tempdir().unwrap();
     let client = peer::client(options(addr, &dir).root_certificate(root)).await;
     assert_eq!(client.fetch_emojis().await.unwrap().len(), 1);
-    client.shutdown();
+    client.close().await.unwrap();
 }

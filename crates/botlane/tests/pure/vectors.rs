@@ -796,5 +796,5 @@ async fn the_client_follows_the_login_transcript() {
         .unwrap();
     assert_eq!(client.bot_id().as_deref(), Some(concrete[1].1));
     assert_eq!(key.len(), 44);
-    client.shutdown();
+    client.close().await.unwrap();
 }
