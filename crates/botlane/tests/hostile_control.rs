@@ -13,8 +13,7 @@ use std::time::Duration;
 use botlane::{Client, ClientOptions, Event, Events};
 use futures_util::{SinkExt, StreamExt};
 use peer::{
-    behave, disconnect_reason, emojis_after_reconnect, eventually, login, register_slow, serve,
-    upgrade, Slow, WAIT,
+    disconnect_reason, emojis_after_reconnect, eventually, register_slow, serve, Slow, WAIT,
 };
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
@@ -49,14 +48,9 @@ async fn flood_keys(flood: usize, options: impl FnOnce(ClientOptions) -> ClientO
     let (addr, _) = serve(move |tcp, n| {
         let (written_tx, closed_tx) = (written_tx.clone(), closed_tx.clone());
         async move {
-            let mut ws = upgrade(tcp).await;
-            let Some(public_key) = login(&mut ws, n, &["c1"]).await else {
+            let Some((ws, key, key_push)) = peer::first_session_with_key(tcp, n, "c1").await else {
                 return;
             };
-            if n > 1 {
-                return behave(&mut ws).await;
-            }
-            let (key, key_push) = peer::channel_key_for(&public_key, "c1");
             let slow = key.seal(b"/slow", b"c1").unwrap();
             let (mut tx, mut rx) = ws.split();
             let _ = tx.send(Message::text(key_push.clone())).await;

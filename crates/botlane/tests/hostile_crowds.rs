@@ -20,7 +20,7 @@ use botlane::{
     ANSWER_LIMIT_CAPACITY, DEFAULT_COOLDOWN_CAPACITY, EVENT_CAPACITY,
 };
 use futures_util::{SinkExt, StreamExt};
-use peer::{behave, login, serve, upgrade, WAIT};
+use peer::{serve, WAIT};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -39,14 +39,9 @@ async fn crowd(crowd: Vec<(String, &'static str)>) -> (SocketAddr, Arc<AtomicUsi
     let (addr, _) = serve(move |tcp, n| {
         let (crowd, sends) = (crowd.clone(), sends.clone());
         async move {
-            let mut ws = upgrade(tcp).await;
-            let Some(public_key) = login(&mut ws, n, &["c1"]).await else {
+            let Some((ws, key, key_push)) = peer::first_session_with_key(tcp, n, "c1").await else {
                 return;
             };
-            if n > 1 {
-                return behave(&mut ws).await;
-            }
-            let (key, key_push) = peer::channel_key_for(&public_key, "c1");
             let (mut tx, mut rx) = ws.split();
             let _ = tx.send(Message::text(key_push)).await;
             let (replies, mut outgoing) = mpsc::unbounded_channel::<String>();
@@ -111,19 +106,6 @@ fn distinct_users_then_newcomer_and_first(
         .collect()
 }
 
-/// Waits within `within` until `check` holds (the crowds take seconds in
-/// a debug build).
-async fn settle(within: Duration, what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + within;
-    while !check() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// How long a crowd of ten thousand may take on a loaded 2-core CI.
 const CROWD_WAIT: Duration = Duration::from_secs(120);
 
@@ -170,7 +152,7 @@ async fn a_full_cooldown_table_refuses_a_newcomer_and_evicts_nobody() {
         .await
         .unwrap()
         .unwrap();
-    settle(CROWD_WAIT, "the crowd's invocations", || {
+    peer::eventually_within(CROWD_WAIT, "the crowd's invocations", || {
         ran.load(Ordering::SeqCst) + refusals.lock().unwrap().len() == users + 2
     })
     .await;
@@ -221,7 +203,7 @@ async fn a_full_answer_limit_table_keeps_newcomers_silent() {
         .await
         .unwrap()
         .unwrap();
-    settle(CROWD_WAIT, "the crowd's answers", || {
+    peer::eventually_within(CROWD_WAIT, "the crowd's answers", || {
         answered.lock().unwrap().len() == users + 2
     })
     .await;
@@ -234,7 +216,7 @@ async fn a_full_answer_limit_table_keeps_newcomers_silent() {
     // 10,001 distinct pairs and u0 twice: the table admits its capacity,
     // the pair left out and u0's second answer stay silent.
     assert_eq!((sent, limited), (users, 2));
-    settle(WAIT, "the answers to reach the service", || {
+    peer::eventually("the answers to reach the service", || {
         sends.load(Ordering::SeqCst) >= users
     })
     .await;

@@ -32,14 +32,10 @@ async fn a_service_that_stops_reading_is_closed_after_a_stalled_write_and_replac
     socket.set_recv_buffer_size(4096).unwrap();
     socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let (addr, accepted) = serve_on(socket.listen(16).unwrap(), |tcp, n| async move {
-        let mut ws = upgrade(tcp).await;
-        let Some(public_key) = login(&mut ws, n, &["c1"]).await else {
+        let Some((mut ws, _key, key_push)) = peer::first_session_with_key(tcp, n, "c1").await
+        else {
             return;
         };
-        if n > 1 {
-            return behave(&mut ws).await;
-        }
-        let (_key, key_push) = peer::channel_key_for(&public_key, "c1");
         send(&mut ws, key_push).await;
         // Never read again, but keep the session looking alive: a frame of
         // an unknown opcode (ignored by the client) every 50 ms.

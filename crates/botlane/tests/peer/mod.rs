@@ -156,6 +156,25 @@ pub async fn first_session_else_behave(tcp: TcpStream, n: usize) -> Option<Ws> {
     Some(ws)
 }
 
+/// Upgrades and logs in connection `n` as a member of `channel`. The first
+/// one is returned for the test to misbehave on, with a new key for the
+/// channel and its key push (op 50, not sent yet); later ones are served
+/// well-behaved here, and `None` is returned.
+pub async fn first_session_with_key(
+    tcp: TcpStream,
+    n: usize,
+    channel: &str,
+) -> Option<(Ws, ChannelKey, String)> {
+    let mut ws = upgrade(tcp).await;
+    let public_key = login(&mut ws, n, &[channel]).await?;
+    if n > 1 {
+        behave(&mut ws).await;
+        return None;
+    }
+    let (key, key_push) = channel_key_for(&public_key, channel);
+    Some((ws, key, key_push))
+}
+
 /// Answers every request with `{"code":0}` (op 240 with an empty catalog)
 /// until the client goes away.
 pub async fn behave<S: Io>(ws: &mut WebSocketStream<S>) {
@@ -175,8 +194,13 @@ pub async fn behave<S: Io>(ws: &mut WebSocketStream<S>) {
 }
 
 /// Waits, within [`WAIT`], until `check` holds.
-pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = std::time::Instant::now() + WAIT;
+pub async fn eventually(what: &str, check: impl FnMut() -> bool) {
+    eventually_within(WAIT, what, check).await;
+}
+
+/// Waits, within `within`, until `check` holds.
+pub async fn eventually_within(within: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + within;
     while !check() {
         assert!(
             std::time::Instant::now() < deadline,
