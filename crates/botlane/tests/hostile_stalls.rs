@@ -196,6 +196,80 @@ async fn close_sends_a_close_frame_and_lets_go_of_a_service_that_never_answers_i
     assert_eq!(read.first(), Some(&0x88), "{read:?}");
 }
 
+/// The first byte of each client frame in `read` (masked frames, as a
+/// client sends them).
+fn frame_starts(read: &[u8]) -> Vec<u8> {
+    let mut starts = Vec::new();
+    let mut at = 0;
+    while at + 2 <= read.len() {
+        starts.push(read[at]);
+        let (len, header) = match read[at + 1] & 0x7f {
+            126 if at + 4 <= read.len() => {
+                (u16::from_be_bytes([read[at + 2], read[at + 3]]) as usize, 4)
+            }
+            127 if at + 10 <= read.len() => {
+                let bytes: [u8; 8] = read[at + 2..at + 10].try_into().unwrap();
+                (usize::try_from(u64::from_be_bytes(bytes)).unwrap(), 10)
+            }
+            short => (usize::from(short), 2),
+        };
+        at += header + 4 + len;
+    }
+    starts
+}
+
+/// A login the application gave up on (its future dropped, as a
+/// `select!` against Ctrl-C does) leaves a connection no supervisor
+/// watches; `close()` still waits until it has written its close frame.
+/// The client's runtime is dropped as soon as `close()` returns.
+#[tokio::test]
+async fn close_waits_for_the_connection_of_a_login_given_up_on() {
+    let (eof_tx, mut eof_rx) = mpsc::channel(1);
+    let (addr, _) = serve(move |tcp, _| {
+        let eof_tx = eof_tx.clone();
+        async move {
+            // The login is never answered; the socket is read raw.
+            let mut ws = upgrade(tcp).await;
+            let tcp = ws.get_mut();
+            let mut read = Vec::new();
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = tcp.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                read.extend_from_slice(&buf[..n]);
+            }
+            let _ = eof_tx.send(read).await;
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let options = peer::patient(peer::options(addr, &dir));
+    tokio::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let client = botlane::Client::new(options).unwrap();
+            let gave_up = tokio::time::timeout(Duration::from_millis(300), client.login()).await;
+            assert!(gave_up.is_err(), "the login is never answered");
+            tokio::time::timeout(WAIT, client.close())
+                .await
+                .expect("close returns")
+                .unwrap();
+        });
+    })
+    .await
+    .unwrap();
+    let read = tokio::time::timeout(WAIT, eof_rx.recv())
+        .await
+        .expect("the client lets the socket go")
+        .unwrap();
+    // The login (a text frame), then the close frame (FIN and opcode 8).
+    assert_eq!(frame_starts(&read), [0x81, 0x88], "{read:?}");
+}
+
 /// A service that logs the bot in and then never reads again, while
 /// requests larger together than every socket buffer on the way are being
 /// written:

@@ -178,9 +178,15 @@ impl TestUser {
                 // Counted until the socket took it: a frame stuck in `send`
                 // is still held.
                 writer_shared.unsent_bytes.fetch_sub(len, Ordering::Relaxed);
-                if !matches!(sent, Ok(Ok(()))) {
-                    gone.notify_one();
-                    return;
+                match sent {
+                    Ok(Ok(())) => {}
+                    // A write error ends the read side by itself, after the
+                    // frames already received (a close frame among them).
+                    Ok(Err(_)) => return,
+                    Err(_stalled) => {
+                        gone.notify_one();
+                        return;
+                    }
                 }
             }
             // The handle is gone: say goodbye properly, if the service reads.
@@ -273,7 +279,9 @@ impl TestUser {
     }
 
     /// Sends `text` as one text frame, as is, and waits for nothing: for
-    /// tests of how a service treats malformed input.
+    /// tests of how a service treats malformed input. Refused with
+    /// [`TestUserError::SendQueueFull`] when [`MAX_UNSENT_BYTES`] would be
+    /// passed.
     pub fn send_raw(&self, text: &str) -> Result<(), TestUserError> {
         if self.shared.lock().closed {
             return Err(TestUserError::Closed);

@@ -359,7 +359,8 @@ impl<D: Send + Sync + 'static> Client<D> {
 
     /// Posts a plain message. Fire-and-forget: a denial arrives as
     /// [`Event::SendRejected`](crate::Event::SendRejected) and does not fail
-    /// the future.
+    /// the future. A text too long for one message of the wire (over about
+    /// 768 KiB) fails it with [`ClientError::RequestTooLarge`], unsent.
     pub async fn send(&self, channel_id: &str, text: &str) -> Result<(), ClientError> {
         self.inner.session.post(channel_id, text, None, None).await
     }
@@ -506,11 +507,11 @@ impl<D: Send + Sync + 'static> Client<D> {
         }
     }
 
-    /// [`shutdown`](Self::shutdown), then waits until the connection has
-    /// written its close frame and let go of its socket (at most the
-    /// closing handshake's grace of 1 s, for a service that does not read:
-    /// the socket is then dropped) and every keystore change (a channel key
-    /// received or evicted) is on disk. A process may exit as soon as it
+    /// [`shutdown`](Self::shutdown), then waits until every connection has
+    /// written its close frame and let go of its socket (a service that
+    /// does not read gets the closing handshake's grace of 1 s, then the
+    /// socket is dropped; the wait is at most 2 s), and every keystore
+    /// change (a channel key received or evicted) is on disk. A process may exit as soon as it
     /// returns: the service has been told goodbye.
     ///
     /// ```no_run

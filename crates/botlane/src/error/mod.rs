@@ -100,7 +100,8 @@ pub enum ClientError {
     /// The request's frame is over the protocol's limit for one WebSocket
     /// message (`MAX_FRAME_BYTES`), which the service answers by closing
     /// the session with 1009; it was not sent. Only the caller's own input
-    /// can make a request that long (a channel id or a query).
+    /// can make a request that long (a channel id, or a message text of over
+    /// about 768 KiB, which sealing and base64 make over 1 MiB).
     #[error("the request of opcode {opcode} is {len} bytes, over the limit of {max} bytes for one message (MAX_FRAME_BYTES); it was not sent")]
     RequestTooLarge {
         /// The request's opcode.

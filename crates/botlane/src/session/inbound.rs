@@ -3,6 +3,8 @@
 
 use std::sync::{Arc, Weak};
 
+use tokio::sync::watch;
+
 use super::push_queue::{Limit, Offer, CONTROL_CAPACITY};
 use super::{Counters, Session};
 use crate::transport::{Inbound, MessageView, Push, Warnings};
@@ -13,6 +15,26 @@ pub(super) struct SessionInbound {
     pub(super) session: Weak<Session>,
     pub(super) counters: Arc<Counters>,
     pub(super) warnings: Arc<Warnings>,
+    /// The connection task holds its inbound side until it has ended
+    /// (closing handshake included), so this counts the task as live.
+    pub(super) _live: Live,
+}
+
+/// One running connection task in the session's count, from creation to
+/// drop.
+pub(super) struct Live(Arc<watch::Sender<usize>>);
+
+impl Live {
+    pub(super) fn new(count: &Arc<watch::Sender<usize>>) -> Self {
+        count.send_modify(|n| *n += 1);
+        Self(Arc::clone(count))
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
+    }
 }
 
 impl Inbound for SessionInbound {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use secrecy::ExposeSecret;
 use serde_json::value::RawValue;
 
-use super::inbound::SessionInbound;
+use super::inbound::{Live, SessionInbound};
 use super::{Counters, Session};
 use crate::error::ClientError;
 use crate::sync::{lock, write};
@@ -31,6 +31,7 @@ impl Session {
             session: Arc::downgrade(self),
             counters: self.counters.clone(),
             warnings: self.transport_warnings.clone(),
+            _live: Live::new(&self.live),
         });
         let (conn, mut closed) = Connection::start(
             socket,

@@ -86,9 +86,10 @@ pub(crate) struct Session {
     /// The hash of the menu published on the current connection.
     published_hash: Mutex<Option<String>>,
     shutdown: watch::Sender<bool>,
-    /// False while a supervisor holds a connection: set again when it has
-    /// ended, after the connection's closing handshake at shutdown.
-    released: watch::Sender<bool>,
+    /// How many connection tasks are running (each holds an
+    /// [`inbound::Live`] until it has ended): what [`Session::released`]
+    /// waits to see at zero.
+    live: Arc<watch::Sender<usize>>,
     /// Set by the first successful `start`; a client runs one session.
     started: AtomicBool,
 }
@@ -113,7 +114,7 @@ impl Session {
             publishing: tokio::sync::Mutex::new(()),
             published_hash: Mutex::new(None),
             shutdown: watch::channel(false).0,
-            released: watch::channel(true).0,
+            live: Arc::new(watch::channel(0).0),
             started: AtomicBool::new(false),
         }
     }
@@ -149,7 +150,6 @@ impl Session {
         };
         let public_key = keystore.identity().public_key().to_base64();
         let closed = self.connect(&public_key).await?;
-        self.released.send_replace(false);
         tokio::spawn(supervisor::republish(self.clone()));
         tokio::spawn(supervisor::supervise(self.clone(), closed, public_key));
         Ok(())
@@ -199,12 +199,14 @@ impl Session {
         self.queue.close();
     }
 
-    /// Waits until the supervisor has ended, after [`shutdown`](Self::shutdown):
-    /// the connection's close frame written and its socket let go, or the
-    /// closing handshake's grace over. Bounded by [`RELEASE_WAIT`].
+    /// Waits until every connection task has ended, after
+    /// [`shutdown`](Self::shutdown): each close frame written and socket
+    /// let go, or the closing handshake's grace over. That covers every
+    /// connection, the supervised one and one whose login was cancelled or
+    /// failed alike. Bounded by [`RELEASE_WAIT`].
     pub(crate) async fn released(&self) {
-        let mut released = self.released.subscribe();
-        let _ = tokio::time::timeout(RELEASE_WAIT, released.wait_for(|r| *r)).await;
+        let mut live = self.live.subscribe();
+        let _ = tokio::time::timeout(RELEASE_WAIT, live.wait_for(|n| *n == 0)).await;
     }
 
     fn emit(&self, event: Event) {

@@ -35,20 +35,8 @@ pub(super) async fn republish(session: Arc<Session>) {
     }
 }
 
-/// Marks the session released when the supervisor ends, on every path.
-struct Released(Arc<Session>);
-
-impl Drop for Released {
-    fn drop(&mut self) {
-        self.0.released.send_replace(true);
-    }
-}
-
-/// When the connection ends, reports why and reconnects with backoff. At
-/// shutdown, waits for the connection task's closing handshake (bounded by
-/// its grace), so that [`Session::released`] means the socket is let go.
+/// When the connection ends, reports why and reconnects with backoff.
 pub(super) async fn supervise(session: Arc<Session>, mut closed: Closed, public_key: String) {
-    let _released = Released(session.clone());
     let config = &session.config;
     let mut backoff = Backoff::new(
         config.reconnect_initial,
@@ -60,10 +48,7 @@ pub(super) async fn supervise(session: Arc<Session>, mut closed: Closed, public_
     loop {
         let ended = tokio::select! {
             ended = &mut closed => ended,
-            () = stopped(&mut shutdown) => {
-                let _ = (&mut closed).await;
-                return;
-            }
+            () = stopped(&mut shutdown) => return,
         };
         session.conn.send_replace(None);
         if *shutdown.borrow() {
