@@ -364,3 +364,56 @@ async fn close_drops_a_socket_it_cannot_write_its_close_frame_to() {
         "the socket was dropped only after the close grace"
     );
 }
+
+/// A caller that gives up on a login (a timeout around `login()`) may call
+/// `login()` again: the first attempt is not taken for a session. Its
+/// connection is closed (the service reads a close frame), and the second
+/// attempt logs in on a connection of its own.
+#[tokio::test]
+async fn a_login_given_up_on_may_be_tried_again() {
+    let (login_read_tx, mut login_read_rx) = mpsc::channel(1);
+    let (closed_tx, mut closed_rx) = mpsc::channel(1);
+    let (addr, accepted) = serve(move |tcp, n| {
+        let login_read_tx = login_read_tx.clone();
+        let closed_tx = closed_tx.clone();
+        async move {
+            let mut ws = upgrade(tcp).await;
+            if n > 1 {
+                if login(&mut ws, n, &[]).await.is_some() {
+                    behave(&mut ws).await;
+                }
+                return;
+            }
+            // The first login is read and never answered.
+            let frame = next_frame(&mut ws).await.unwrap();
+            assert_eq!(frame["op"], 10, "the first frame is the login");
+            let _ = login_read_tx.send(()).await;
+            let _ = closed_tx.send(next_frame(&mut ws).await).await;
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
+    tokio::select! {
+        _ = client.login() => panic!("the first login is never answered"),
+        _ = login_read_rx.recv() => {}
+    }
+    let after = tokio::time::timeout(WAIT, closed_rx.recv())
+        .await
+        .expect("the connection of the login given up on is closed");
+    assert_eq!(
+        after,
+        Some(None),
+        "nothing but a close frame follows the login"
+    );
+
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("the second login returns")
+        .expect("the second login succeeds");
+    assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    assert_eq!(client.bot_id().as_deref(), Some("bot-2"));
+    let again = client.login().await.unwrap_err();
+    assert!(matches!(again, ClientError::AlreadyLoggedIn), "{again}");
+    client.close().await.unwrap();
+}

@@ -302,7 +302,8 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// bot's channels) applied, or after `request_timeout` without one (with
     /// a warning; the session is used all the same). A client runs one
     /// session: a second call fails with [`ClientError::AlreadyLoggedIn`]
-    /// (a failed login may be retried).
+    /// (a login that failed, or whose future was dropped before it
+    /// returned, may be retried).
     pub async fn login(&self) -> Result<(), ClientError> {
         let inner = &self.inner;
         inner.session.start().await?;

@@ -122,14 +122,17 @@ impl Session {
     /// Logs in for the first time and starts the supervisor and the menu
     /// task. A failed first login may be retried; a successful one may not
     /// be repeated ([`ClientError::AlreadyLoggedIn`]).
+    /// A login given up on (its future dropped) may be retried too.
     pub(crate) async fn start(self: &Arc<Self>) -> Result<(), ClientError> {
         if self.started.swap(true, Ordering::SeqCst) {
             return Err(ClientError::AlreadyLoggedIn);
         }
+        let attempt = Attempt {
+            started: &self.started,
+            succeeded: false,
+        };
         let started = self.first_login().await;
-        if started.is_err() {
-            self.started.store(false, Ordering::SeqCst);
-        }
+        attempt.end(started.is_ok());
         started
     }
 
@@ -211,6 +214,28 @@ impl Session {
 
     fn emit(&self, event: Event) {
         self.events.send(event);
+    }
+}
+
+/// The first login under way: unless it ends in success, the session is
+/// left unstarted, also when the caller drops the login's future (a
+/// timeout, a `select!`), so that a later `login()` may try again.
+struct Attempt<'a> {
+    started: &'a AtomicBool,
+    succeeded: bool,
+}
+
+impl Attempt<'_> {
+    fn end(mut self, succeeded: bool) {
+        self.succeeded = succeeded;
+    }
+}
+
+impl Drop for Attempt<'_> {
+    fn drop(&mut self) {
+        if !self.succeeded {
+            self.started.store(false, Ordering::SeqCst);
+        }
     }
 }
 
