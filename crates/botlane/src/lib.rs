@@ -100,7 +100,7 @@ pub use client::{
 };
 pub use commands::*;
 pub use error::{ClientError, ConnectError, ConnectErrorKind};
-pub use events::{Event, EventRecvError, Events, SendRejected, EVENT_CAPACITY};
+pub use events::{Event, EventRecvError, Events, SendRejected, EVENT_BYTES, EVENT_CAPACITY};
 pub use rest::{
     BinaryResponse, RequestInit, RestError, RestLane, ServiceActionError, ServiceRestError,
 };

@@ -17,7 +17,7 @@ use std::time::Duration;
 use botlane::{
     Answered, Client, ClientOptions, CommandContext, CommandDeclaration, CommandFailure,
     CommandSettings, Cooldown, CooldownError, Event, EventRecvError, OnError, UserError,
-    ANSWER_LIMIT_CAPACITY, DEFAULT_COOLDOWN_CAPACITY, EVENT_CAPACITY,
+    ANSWER_LIMIT_CAPACITY, DEFAULT_COOLDOWN_CAPACITY, EVENT_BYTES, EVENT_CAPACITY,
 };
 use futures_util::{SinkExt, StreamExt};
 use peer::{serve, WAIT};
@@ -279,5 +279,71 @@ async fn a_subscriber_that_does_not_read_keeps_the_newest_events_and_counts_the_
         }
     }
     assert!(idle.try_recv().unwrap().is_none());
+    client.close().await.unwrap();
+}
+
+/// Large messages for a subscriber that does not read: it holds the
+/// newest that fit in `EVENT_BYTES`, not `EVENT_CAPACITY` of them (which
+/// would be a gigabyte of plaintext for messages of a frame each), and
+/// the rest are counted as missed.
+#[tokio::test]
+async fn a_subscriber_that_does_not_read_holds_at_most_event_bytes_of_large_messages() {
+    const LARGE: usize = 512 * 1024;
+    let large: &'static str = Box::leak("x".repeat(LARGE).into_boxed_str());
+    let count = 3 * EVENT_BYTES / (2 * LARGE);
+    let mut lines: Vec<(String, &'static str)> =
+        (0..count).map(|_| ("u1".to_owned(), large)).collect();
+    lines.push(("u1".to_owned(), "/done"));
+    let (addr, _) = crowd(lines).await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = Client::new(crowd_options(addr, &dir)).unwrap();
+    let (done_tx, mut done) = mpsc::channel::<()>(1);
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("done", "The last push"),
+            move |_ctx: CommandContext| {
+                let done_tx = done_tx.clone();
+                async move {
+                    let _ = done_tx.send(()).await;
+                    Ok::<(), std::io::Error>(())
+                }
+            },
+        )
+        .unwrap();
+    let mut idle = client.events();
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .unwrap()
+        .unwrap();
+    tokio::time::timeout(CROWD_WAIT, done.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(client.stats().pushes_dropped, 0, "every message dispatched");
+
+    let held = idle.len();
+    let bytes = idle.unread_bytes();
+    assert!(bytes <= EVENT_BYTES, "{bytes} bytes held");
+    assert!(
+        bytes + LARGE > EVENT_BYTES,
+        "only what did not fit was dropped: {held} events of {bytes} bytes"
+    );
+    assert!(held < count, "{held} of {count} large messages held");
+    // `Ready`, the large messages and `/done` were sent; the oldest missed.
+    let total = 1 + count + 1;
+    let missed = u64::try_from(total - held).unwrap();
+    assert_eq!(
+        idle.recv().await.unwrap_err(),
+        EventRecvError::Lagged(missed)
+    );
+    for i in count + 1 - held..=count {
+        match idle.recv().await.unwrap() {
+            Event::Message(message) => assert_eq!(message.id, format!("m{i}")),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(idle.try_recv().unwrap().is_none());
+    assert_eq!(idle.unread_bytes(), 0, "reading gives the bytes back");
     client.close().await.unwrap();
 }

@@ -289,8 +289,9 @@ impl<D: Send + Sync + 'static> Client<D> {
 
     /// Subscribes to the client's events. Subscribe before `login` to see
     /// [`Event::Ready`](crate::Event::Ready). A subscriber holds at most
-    /// [`EVENT_CAPACITY`](crate::EVENT_CAPACITY) unread events; when it
-    /// falls further behind it loses the oldest and is told how many
+    /// [`EVENT_CAPACITY`](crate::EVENT_CAPACITY) unread events, and at most
+    /// [`EVENT_BYTES`](crate::EVENT_BYTES) of them; when it falls further
+    /// behind it loses the oldest and is told how many
     /// ([`EventRecvError::Lagged`](crate::EventRecvError::Lagged)).
     pub fn events(&self) -> Events {
         self.inner.runner.events.subscribe()

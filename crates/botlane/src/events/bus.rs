@@ -8,10 +8,17 @@
 //! subscribers as one `Arc`.
 //!
 //! **Lag policy**: a subscriber holds at most [`EVENT_CAPACITY`] unread
-//! events. When one more arrives, the oldest is dropped and counted; the
+//! events, holding at most [`EVENT_BYTES`] between them. When one more
+//! arrives and either is exceeded, the oldest are dropped and counted; the
 //! next [`Events::recv`] then returns [`EventRecvError::Lagged`] with the
 //! count, and the one after it the oldest event still held. Sending never
 //! waits, so a subscriber that does not read never slows the client.
+//!
+//! The byte budget is there because a message event carries its plaintext,
+//! and a service may send messages of up to a frame (1 MiB) each: 1,024 of
+//! them held for a subscriber that stopped reading would be a gigabyte.
+//! An event's bytes are those of its strings and its fixed size, as for
+//! the push queue; the newest event is always kept, whatever its size.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -20,16 +27,22 @@ use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::Notify;
 
 use super::Event;
+use crate::commands::{CommandArgValue, CommandInvocation, Message};
 use crate::sync::lock;
 
 /// How many unread events a subscriber holds before it loses the oldest.
 pub const EVENT_CAPACITY: usize = 1024;
 
+/// How many bytes of unread events (their strings and fixed size) a
+/// subscriber holds before it loses the oldest: 16 MiB, as the push
+/// queue's default budget.
+pub const EVENT_BYTES: usize = 16 * 1024 * 1024;
+
 /// Why [`Events::recv`] returned no event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum EventRecvError {
-    /// The subscriber fell more than [`EVENT_CAPACITY`] events behind:
-    /// this many of the oldest were dropped. The next `recv` returns the
+    /// The subscriber fell more than [`EVENT_CAPACITY`] events (or
+    /// [`EVENT_BYTES`]) behind: this many of the oldest were dropped. The next `recv` returns the
     /// oldest event still held.
     #[error("the subscriber fell behind and missed {0} events")]
     Lagged(u64),
@@ -42,7 +55,10 @@ pub enum EventRecvError {
 /// One subscriber's queue.
 #[derive(Default)]
 struct Queue {
-    events: VecDeque<Arc<Event>>,
+    /// Each event with its weight.
+    events: VecDeque<(Arc<Event>, usize)>,
+    /// The sum of the weights in `events`.
+    bytes: usize,
     /// Events dropped since the subscriber last heard about it.
     missed: u64,
     closed: bool,
@@ -111,14 +127,20 @@ impl EventSender {
         if subscribers.is_empty() {
             return;
         }
+        let weight = weight(&event);
         let event = Arc::new(event);
         for subscriber in subscribers {
             let mut queue = lock(&subscriber.queue);
-            if queue.events.len() >= EVENT_CAPACITY {
-                queue.events.pop_front();
-                queue.missed += 1;
+            queue.bytes += weight;
+            queue.events.push_back((event.clone(), weight));
+            while queue.events.len() > EVENT_CAPACITY
+                || (queue.bytes > EVENT_BYTES && queue.events.len() > 1)
+            {
+                if let Some((_, dropped)) = queue.events.pop_front() {
+                    queue.bytes -= dropped;
+                    queue.missed += 1;
+                }
             }
-            queue.events.push_back(event.clone());
             drop(queue);
             subscriber.ready.notify_one();
         }
@@ -178,9 +200,12 @@ impl Events {
         }
         match queue.events.pop_front() {
             // The last subscriber holding an event takes it without a copy.
-            Some(event) => Ok(Some(
-                Arc::try_unwrap(event).unwrap_or_else(|shared| (*shared).clone()),
-            )),
+            Some((event, weight)) => {
+                queue.bytes -= weight;
+                Ok(Some(
+                    Arc::try_unwrap(event).unwrap_or_else(|shared| (*shared).clone()),
+                ))
+            }
             None if queue.closed => Err(EventRecvError::Closed),
             None => Ok(None),
         }
@@ -195,6 +220,61 @@ impl Events {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// How many bytes the events waiting to be read hold, as counted
+    /// against [`EVENT_BYTES`] (their strings and fixed size).
+    pub fn unread_bytes(&self) -> usize {
+        lock(&self.subscriber.queue).bytes
+    }
+}
+
+/// What an event holds, as counted against [`EVENT_BYTES`]: its fixed
+/// size and its strings. The texts of a parse or argument error (names and
+/// a usage line, bounded by the declaration) and a handler's error are
+/// counted as their fixed size only.
+fn weight(event: &Event) -> usize {
+    std::mem::size_of::<Event>()
+        + match event {
+            Event::Ready { bot_id } => bot_id.len(),
+            Event::Message(message) => message_weight(message),
+            Event::CommandError(error) => {
+                error.command.len()
+                    + message_weight(&error.message)
+                    + error.invocation.as_ref().map_or(0, invocation_weight)
+            }
+            Event::SendRejected(rejected) => {
+                rejected.channel_id.len()
+                    + rejected.reply_to.as_ref().map_or(0, String::len)
+                    + rejected.reason.as_ref().map_or(0, String::len)
+            }
+            Event::Disconnected { reason, .. } => reason.len(),
+            Event::Reconnected => 0,
+        }
+}
+
+fn message_weight(message: &Message) -> usize {
+    message.id.len()
+        + message.channel_id.len()
+        + message.author_id.len()
+        + message.content.len()
+        + message.reply_to.as_ref().map_or(0, String::len)
+        + message.command.as_ref().map_or(0, invocation_weight)
+}
+
+fn invocation_weight(invocation: &CommandInvocation) -> usize {
+    invocation.name.len()
+        + invocation
+            .args
+            .iter()
+            .map(|(name, value)| {
+                std::mem::size_of::<CommandArgValue>()
+                    + name.len()
+                    + match value {
+                        CommandArgValue::String(s) => s.len(),
+                        _ => 0,
+                    }
+            })
+            .sum::<usize>()
 }
 
 #[cfg(test)]
@@ -248,6 +328,51 @@ mod tests {
         assert_eq!(slow.recv().await.unwrap_err(), EventRecvError::Lagged(5));
         assert_eq!(id(slow.recv().await.unwrap()), "5", "then the oldest kept");
         assert_eq!(slow.len(), EVENT_CAPACITY - 1);
+    }
+
+    fn large(n: usize, bytes: usize) -> Event {
+        let mut reason = n.to_string();
+        reason.push_str(&" ".repeat(bytes - reason.len()));
+        Event::Disconnected {
+            reason,
+            will_reconnect: true,
+        }
+    }
+
+    fn reason(event: Event) -> String {
+        match event {
+            Event::Disconnected { reason, .. } => reason.trim_end().to_owned(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_holds_at_most_event_bytes_and_loses_the_oldest() {
+        let sender = EventSender::default();
+        let mut slow = sender.subscribe();
+        let quarter = EVENT_BYTES / 4;
+        for n in 0..6 {
+            sender.send(large(n, quarter));
+        }
+        // Four quarters and their fixed size are over the budget: three fit.
+        assert_eq!(slow.len(), 3);
+        assert_eq!(slow.unread_bytes(), 3 * (quarter + size_of::<Event>()));
+        assert_eq!(slow.recv().await.unwrap_err(), EventRecvError::Lagged(3));
+        for n in 3..6 {
+            assert_eq!(reason(slow.recv().await.unwrap()), n.to_string());
+        }
+        assert_eq!(slow.unread_bytes(), 0, "reading gives the bytes back");
+    }
+
+    #[tokio::test]
+    async fn an_event_over_the_byte_budget_alone_is_still_delivered() {
+        let sender = EventSender::default();
+        let mut slow = sender.subscribe();
+        sender.send(ready(1));
+        sender.send(large(2, EVENT_BYTES + 1));
+        assert_eq!(slow.len(), 1, "the newest is kept, the older dropped");
+        assert_eq!(slow.recv().await.unwrap_err(), EventRecvError::Lagged(1));
+        assert_eq!(reason(slow.recv().await.unwrap()), "2");
     }
 
     #[tokio::test]

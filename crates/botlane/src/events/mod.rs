@@ -4,7 +4,7 @@
 mod bus;
 
 pub(crate) use bus::EventSender;
-pub use bus::{EventRecvError, Events, EVENT_CAPACITY};
+pub use bus::{EventRecvError, Events, EVENT_BYTES, EVENT_CAPACITY};
 
 use crate::commands::{CommandError, Message};
 
