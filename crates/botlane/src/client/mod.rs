@@ -431,8 +431,11 @@ impl<D: Send + Sync + 'static> Client<D> {
             .await
     }
 
-    /// A channel's history, oldest first, decrypted. History never carries
-    /// [`Message::command`].
+    /// A channel's history, oldest first, decrypted: at most the newest
+    /// `limit` messages (`0` asks for none), fewer when the service caps
+    /// `limit` (the devserver at 100) or they do not fit in one frame.
+    /// Messages the bot cannot open (no key for them) are left out. History
+    /// never carries [`Message::command`].
     pub async fn history(&self, channel_id: &str, limit: u32) -> Result<Vec<Message>, ClientError> {
         let session = &self.inner.session;
         let reply: wire::HistoryReply = session
