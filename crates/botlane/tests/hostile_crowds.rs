@@ -229,15 +229,17 @@ async fn a_full_answer_limit_table_keeps_newcomers_silent() {
     client.close().await.unwrap();
 }
 
-#[tokio::test]
-async fn a_subscriber_that_does_not_read_keeps_the_newest_events_and_counts_the_rest() {
-    let plain = 3_000;
-    let mut lines: Vec<(String, &'static str)> =
-        (0..plain).map(|_| ("u1".to_owned(), "hello")).collect();
+/// A client whose first session is served `lines` and then `/done`, with a
+/// subscriber that reads nothing: returned once `/done` has run. Pushes
+/// are dispatched in order, so every message event before it has been
+/// sent to the subscriber by then.
+async fn unread_until_done(
+    mut lines: Vec<(String, &'static str)>,
+    dir: &tempfile::TempDir,
+) -> (Client, botlane::Events) {
     lines.push(("u1".to_owned(), "/done"));
     let (addr, _) = crowd(lines).await;
-    let dir = tempfile::tempdir().unwrap();
-    let client = Client::new(crowd_options(addr, &dir)).unwrap();
+    let client = Client::new(crowd_options(addr, dir)).unwrap();
     let (done_tx, mut done) = mpsc::channel::<()>(1);
     client
         .commands()
@@ -254,17 +256,25 @@ async fn a_subscriber_that_does_not_read_keeps_the_newest_events_and_counts_the_
         .unwrap();
     // Subscribed before login (the pushes start right after it): it is
     // sent `Ready`, then one event per message.
-    let mut idle = client.events();
+    let idle = client.events();
     tokio::time::timeout(WAIT, client.login())
         .await
         .unwrap()
         .unwrap();
-    // Pushes are dispatched in order, so by the time `/done` runs, every
-    // message event before it has been sent.
     tokio::time::timeout(CROWD_WAIT, done.recv())
         .await
         .unwrap()
         .unwrap();
+    (client, idle)
+}
+
+#[tokio::test]
+async fn a_subscriber_that_does_not_read_keeps_the_newest_events_and_counts_the_rest() {
+    let plain = 3_000;
+    let lines: Vec<(String, &'static str)> =
+        (0..plain).map(|_| ("u1".to_owned(), "hello")).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (client, mut idle) = unread_until_done(lines, &dir).await;
     assert_eq!(idle.len(), EVENT_CAPACITY);
     let total = plain + 1;
     let missed = u64::try_from(1 + total - EVENT_CAPACITY).unwrap();
@@ -291,35 +301,9 @@ async fn a_subscriber_that_does_not_read_holds_at_most_event_bytes_of_large_mess
     const LARGE: usize = 512 * 1024;
     let large: &'static str = Box::leak("x".repeat(LARGE).into_boxed_str());
     let count = 3 * EVENT_BYTES / (2 * LARGE);
-    let mut lines: Vec<(String, &'static str)> =
-        (0..count).map(|_| ("u1".to_owned(), large)).collect();
-    lines.push(("u1".to_owned(), "/done"));
-    let (addr, _) = crowd(lines).await;
+    let lines: Vec<(String, &'static str)> = (0..count).map(|_| ("u1".to_owned(), large)).collect();
     let dir = tempfile::tempdir().unwrap();
-    let client = Client::new(crowd_options(addr, &dir)).unwrap();
-    let (done_tx, mut done) = mpsc::channel::<()>(1);
-    client
-        .commands()
-        .register(
-            CommandDeclaration::new("done", "The last push"),
-            move |_ctx: CommandContext| {
-                let done_tx = done_tx.clone();
-                async move {
-                    let _ = done_tx.send(()).await;
-                    Ok::<(), std::io::Error>(())
-                }
-            },
-        )
-        .unwrap();
-    let mut idle = client.events();
-    tokio::time::timeout(WAIT, client.login())
-        .await
-        .unwrap()
-        .unwrap();
-    tokio::time::timeout(CROWD_WAIT, done.recv())
-        .await
-        .unwrap()
-        .unwrap();
+    let (client, mut idle) = unread_until_done(lines, &dir).await;
     assert_eq!(client.stats().pushes_dropped, 0, "every message dispatched");
 
     let held = idle.len();
