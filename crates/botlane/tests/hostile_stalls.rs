@@ -417,3 +417,66 @@ async fn a_login_given_up_on_may_be_tried_again() {
     assert!(matches!(again, ClientError::AlreadyLoggedIn), "{again}");
     client.close().await.unwrap();
 }
+
+/// A login given up on after its session came up, while it waited for
+/// `ready`: the session runs on, so `Event::Ready` still comes when
+/// `ready` does, and a login tried again returns `Ok` with it (one login
+/// of a client returns `Ok`, never two).
+#[tokio::test]
+async fn a_login_given_up_on_while_waiting_for_ready_ends_in_one_ready() {
+    let (ready_tx, ready_rx) = mpsc::channel::<()>(1);
+    let ready_rx = std::sync::Arc::new(tokio::sync::Mutex::new(ready_rx));
+    let (addr, accepted) = serve(move |tcp, _| {
+        let ready_rx = ready_rx.clone();
+        async move {
+            let mut ws = upgrade(tcp).await;
+            let frame = next_frame(&mut ws).await.unwrap();
+            assert_eq!(frame["op"], 10, "the first frame is the login");
+            send(&mut ws, r#"{"op":10,"d":{"code":0,"user_id":"bot-1"}}"#).await;
+            let frame = next_frame(&mut ws).await.unwrap();
+            assert_eq!(frame["op"], 20, "then the menu");
+            send(&mut ws, r#"{"op":20,"d":{"code":0}}"#).await;
+            // `ready` only when the test says so.
+            let _ = ready_rx.lock().await.recv().await;
+            send(&mut ws, peer::ready("bot-1", &["c1"])).await;
+            behave(&mut ws).await;
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
+    let mut events = client.events();
+    tokio::select! {
+        _ = client.login() => panic!("no ready yet: the login waits for it"),
+        () = peer::eventually("the session is up", || client.stats().sessions == 1) => {}
+    }
+
+    let retry = client.login();
+    ready_tx.send(()).await.unwrap();
+    tokio::time::timeout(WAIT, retry)
+        .await
+        .expect("the login tried again returns")
+        .expect("the login tried again returns Ok: the session it waits for is up");
+    assert_eq!(
+        client.channels().len(),
+        1,
+        "ready applied before it returned"
+    );
+    let readies = tokio::time::timeout(WAIT, async {
+        loop {
+            if let botlane::Event::Ready { bot_id } = events.recv().await.unwrap() {
+                return bot_id;
+            }
+        }
+    })
+    .await
+    .expect("Event::Ready");
+    assert_eq!(readies, "bot-1");
+    let again = client.login().await.unwrap_err();
+    assert!(matches!(again, ClientError::AlreadyLoggedIn), "{again}");
+    while let Ok(Some(event)) = events.try_recv() {
+        assert!(!matches!(event, botlane::Event::Ready { .. }), "one Ready");
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 1, "one session all along");
+    client.close().await.unwrap();
+}

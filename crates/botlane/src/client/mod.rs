@@ -16,10 +16,12 @@ mod options;
 mod outbound;
 mod stats;
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
+use futures_util::future::{BoxFuture, FutureExt, Shared};
 use tokio::sync::Semaphore;
 
 pub use info::{ChannelInfo, Emoji};
@@ -93,6 +95,12 @@ struct Inner<D> {
     runner: Arc<Runner<D>>,
     /// The REST lane, minting through the session's connection.
     rest: RestLane,
+    /// The wait for the first session's `ready` and its `Event::Ready`, on
+    /// a task of its own once the session is up: a login given up on then
+    /// still ends in `Ready`, and one tried again waits for the same.
+    ready: OnceLock<Shared<BoxFuture<'static, ()>>>,
+    /// Set by the one login that returns `Ok`.
+    returned: AtomicBool,
 }
 
 impl Client {
@@ -202,6 +210,8 @@ impl<D: Send + Sync + 'static> Client<D> {
                 commands,
                 runner,
                 rest,
+                ready: OnceLock::new(),
+                returned: AtomicBool::new(false),
             }),
         })
     }
@@ -304,10 +314,32 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// a warning; the session is used all the same). A client runs one
     /// session: a second call fails with [`ClientError::AlreadyLoggedIn`]
     /// (a login that failed, or whose future was dropped before it
-    /// returned, may be retried).
+    /// returned, may be retried; dropped once the session was up, while it
+    /// waited for `ready`, the session runs on, `Event::Ready` still comes,
+    /// and the next call waits for it and returns `Ok`).
     pub async fn login(&self) -> Result<(), ClientError> {
         let inner = &self.inner;
-        inner.session.start().await?;
+        match inner.session.start().await {
+            Ok(()) => self.started(),
+            // Up, but the login that brought it up was given up on before
+            // it returned: this one returns in its place.
+            Err(ClientError::AlreadyLoggedIn) if inner.ready.get().is_some() => {}
+            Err(e) => return Err(e),
+        }
+        if let Some(ready) = inner.ready.get() {
+            ready.clone().await;
+        }
+        if inner.returned.swap(true, Ordering::SeqCst) {
+            return Err(ClientError::AlreadyLoggedIn);
+        }
+        Ok(())
+    }
+
+    /// Starts dispatch and the wait for `ready` once the first session is
+    /// up, with nothing awaited in between: from here on the session runs
+    /// whatever becomes of the login's future.
+    fn started(&self) {
+        let inner = &self.inner;
         let dispatcher = Dispatcher {
             session: inner.session.clone(),
             commands: inner.commands.clone(),
@@ -316,27 +348,26 @@ impl<D: Send + Sync + 'static> Client<D> {
             prefix: Arc::from(inner.options.command_prefix.as_str()),
         };
         tokio::spawn(Arc::new(dispatcher).run());
+        let session = inner.session.clone();
+        let events = inner.runner.events.clone();
         // The service pushes `ready` right after the login reply; dispatch
         // applies it in wire order. Waiting for it makes `channels()`
         // complete when `login` returns.
-        if !inner
-            .session
-            .membership
-            .wait_ready(inner.session.request_timeout())
-            .await
-        {
-            tracing::warn!("no ready push within the request timeout after login");
-        }
-        let bot_id = inner
-            .session
-            .bot_id()
-            .map(|id| id.to_string())
-            .unwrap_or_default();
-        inner
-            .runner
-            .events
-            .send(crate::events::Event::Ready { bot_id });
-        Ok(())
+        let ready = tokio::spawn(async move {
+            if !session
+                .membership
+                .wait_ready(session.request_timeout())
+                .await
+            {
+                tracing::warn!("no ready push within the request timeout after login");
+            }
+            let bot_id = session
+                .bot_id()
+                .map(|id| id.to_string())
+                .unwrap_or_default();
+            events.send(crate::events::Event::Ready { bot_id });
+        });
+        let _ = inner.ready.set(ready.map(drop).boxed().shared());
     }
 
     /// The handle messages answer through.

@@ -162,8 +162,9 @@ struct Shared {
     file: Option<FileSink>,
     state: Mutex<State>,
     /// Held for a whole write, so that writes happen one at a time, each
-    /// with the contents as of its start.
-    writer: tokio::sync::Mutex<()>,
+    /// with the contents as of its start. The write itself holds it, not
+    /// the future that waits for the write.
+    writer: Arc<tokio::sync::Mutex<()>>,
     writes: AtomicU64,
     warnings: Mutex<WarnLimit>,
 }
@@ -288,7 +289,7 @@ impl Saver {
                     saved: 0,
                     scheduled: false,
                 }),
-                writer: tokio::sync::Mutex::new(()),
+                writer: Arc::new(tokio::sync::Mutex::new(())),
                 writes: AtomicU64::new(0),
                 warnings: Mutex::new(WarnLimit::default()),
             }),
@@ -478,7 +479,7 @@ async fn write_pending(shared: &Arc<Shared>, caller: Caller) -> Result<(), Keyst
     let Some(file) = &shared.file else {
         return Ok(());
     };
-    let _turn = shared.writer.lock().await;
+    let turn = Arc::clone(&shared.writer).lock_owned().await;
     let (generation, snapshot) = {
         let mut state = lock(&shared.state);
         if caller == Caller::Timer {
@@ -490,24 +491,26 @@ async fn write_pending(shared: &Arc<Shared>, caller: Caller) -> Result<(), Keyst
         }
         (state.changed, state.channels.clone())
     };
-    let (path, identity, write) = (
-        shared.path.clone(),
-        shared.identity.clone(),
-        file.write.clone(),
-    );
-    let written = file
-        .runtime
-        .spawn_blocking(move || write(&path, &format::encode(&identity, &snapshot)))
+    let (done, write) = (Arc::clone(shared), file.write.clone());
+    // The turn and the bookkeeping go with the write into the blocking
+    // pool: a flush whose future is dropped (a timeout around it) leaves
+    // its write running, and the next write must neither start beside it,
+    // where the older snapshot could land last, nor miss that it was made.
+    file.runtime
+        .spawn_blocking(move || {
+            write(&done.path, &format::encode(&done.identity, &snapshot))?;
+            done.writes.fetch_add(1, Ordering::Relaxed);
+            let mut state = lock(&done.state);
+            state.saved = state.saved.max(generation);
+            drop(state);
+            drop(turn);
+            Ok(())
+        })
         .await
         .map_err(|_| KeystoreError::Interrupted {
             path: shared.path.clone(),
             action: "save",
-        })?;
-    written?;
-    shared.writes.fetch_add(1, Ordering::Relaxed);
-    let mut state = lock(&shared.state);
-    state.saved = state.saved.max(generation);
-    Ok(())
+        })?
 }
 
 impl Shared {
@@ -724,6 +727,69 @@ mod tests {
             disk.attempts.load(Ordering::SeqCst),
             4,
             "retries stop once written"
+        );
+    }
+
+    /// A flush given up on (its future dropped while its write runs) must
+    /// not let the next write start beside it: the older snapshot could
+    /// then land last. The first write waits until a second one starts
+    /// (or 2 s, so that the fixed saver, which never starts one, goes on).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cancelled_flush_never_lets_an_older_write_land_last() {
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let gate = Mutex::new(Some((started_tx, release_rx)));
+        let release = Mutex::new(Some(release_tx));
+        let sink = written.clone();
+        let write = move |path: &Path, bytes: &[u8]| {
+            let keys = format::decode(path, bytes).unwrap().channels.len();
+            let first = lock(&gate).take();
+            let second = first.is_none().then(|| lock(&release).take()).flatten();
+            if let Some((started, release_rx)) = first {
+                started.send(()).unwrap();
+                let _ = release_rx.recv_timeout(Duration::from_secs(2));
+            } else if let Some(release) = second {
+                // The second write records first, then lets the first go.
+                lock(&sink).push(keys);
+                let _ = release.send(());
+                return Ok(());
+            }
+            lock(&sink).push(keys);
+            Ok(())
+        };
+        let saver = Saver::start(
+            PathBuf::from("/k/store.json"),
+            IdentityKeyPair::from_secret_bytes([5; 32]),
+            BTreeMap::new(),
+            SaverOptions::default().window(MAX_WINDOW),
+            Some(FileSink {
+                runtime: Handle::current(),
+                write: Arc::new(write),
+            }),
+        );
+        saver.insert("a", key(1)).unwrap();
+        let first = tokio::spawn({
+            let saver = saver.clone();
+            async move { saver.flush().await }
+        });
+        tokio::task::spawn_blocking(move || started_rx.recv().unwrap())
+            .await
+            .unwrap();
+        first.abort();
+        assert!(first.await.unwrap_err().is_cancelled());
+        saver.insert("b", key(2)).unwrap();
+        saver.flush().await.unwrap();
+        for _ in 0..200 {
+            if lock(&written).len() >= 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(
+            *lock(&written),
+            [1, 2],
+            "writes in the order of their snapshots; the newest last"
         );
     }
 
