@@ -311,6 +311,9 @@ fn sync_dir(path: &Path) -> Result<(), KeystoreError> {
 /// on drop unless it was renamed or linked into place.
 struct TempFile {
     path: PathBuf,
+    /// Cleared once the file is in place. A flag rather than
+    /// `mem::forget`, which leaked the path's allocation on every write.
+    armed: bool,
 }
 
 impl TempFile {
@@ -332,22 +335,24 @@ impl TempFile {
                 Err(e) => return Err(io_error(target, "create a temporary file for")(e)),
             }
         };
-        let temp = Self { path };
+        let temp = Self { path, armed: true };
         file.write_all(contents)
             .and_then(|()| file.sync_all())
             .map_err(io_error(target, "write a temporary file for"))?;
         Ok(temp)
     }
 
-    fn disarm(self) {
-        std::mem::forget(self);
+    fn disarm(mut self) {
+        self.armed = false;
     }
 }
 
 impl Drop for TempFile {
     fn drop(&mut self) {
         // Best effort: should this fail, the next open removes the file.
-        let _ = fs::remove_file(&self.path);
+        if self.armed {
+            let _ = fs::remove_file(&self.path);
+        }
     }
 }
 
