@@ -13,7 +13,7 @@ use std::time::Duration;
 use botlane::{
     encode_command_data, ClientError, CommandArgValue, CommandArgs, CommandContext, CommandData,
     CommandDeclaration, CommandErrorReason, CommandOption, CommandOptionType, CommandSource, Event,
-    ParseErrorKind,
+    EventRecvError, ParseErrorKind,
 };
 use botlane_devserver::{Denial, Direction};
 use botlane_proto::OpCode;
@@ -1030,4 +1030,44 @@ async fn a_handler_s_context_carries_the_prefix_the_server_and_the_registry() {
         "{}",
         help.content
     );
+}
+
+/// The last handle of a client dropped without `shutdown` or `close`: the
+/// client shuts down rather than stay connected, and reconnecting, for as
+/// long as the runtime runs. A clone keeps it running; its REST lane and
+/// an event subscription do not.
+#[tokio::test]
+async fn dropping_the_last_handle_shuts_the_client_down() {
+    let world = World::new().await;
+    let client = world.client();
+    let mut events = client.events();
+    let rest = client.rest();
+    client.login().await.unwrap();
+    let clone = client.clone();
+    drop(client);
+    clone.fetch_emojis().await.unwrap();
+    assert_eq!(world.server.view(|s| s.connection_count()), 1);
+    drop(clone);
+    // Every event sender is gone once the client's tasks have ended.
+    tokio::time::timeout(WAIT, async {
+        loop {
+            if let Err(EventRecvError::Closed) = events.recv().await {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("the client's tasks end");
+    tokio::time::timeout(WAIT, async {
+        while world.server.view(|s| s.connection_count()) > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the service sees the connection closed");
+    let err = rest
+        .json::<serde_json::Value>(botlane::rest::Method::GET, "/api/files/list", None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, botlane::RestError::NotConnected), "{err:?}");
 }

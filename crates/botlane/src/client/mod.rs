@@ -526,21 +526,10 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// Closes the session and stops reconnecting and dispatching. Keystore
     /// changes not yet written (they are coalesced for up to half a second)
     /// are written in the background; use [`close`](Self::close) to wait for
-    /// them.
+    /// them. Dropping the last handle of a client (its clones; not its
+    /// [`rest`](Self::rest) lane or [`events`](Self::events)) does the same.
     pub fn shutdown(&self) {
-        let session = &self.inner.session;
-        session.shutdown();
-        if let (Some(saver), Ok(runtime)) = (
-            session.membership.keystore(),
-            tokio::runtime::Handle::try_current(),
-        ) {
-            let saver = saver.clone();
-            runtime.spawn(async move {
-                if let Err(e) = saver.flush().await {
-                    tracing::warn!(error = %e, "could not write the keystore at shutdown");
-                }
-            });
-        }
+        shut_down(&self.inner.session);
     }
 
     /// [`shutdown`](Self::shutdown), then waits until every connection has
@@ -562,6 +551,32 @@ impl<D: Send + Sync + 'static> Client<D> {
             Some(saver) => saver.flush().await.map_err(ClientError::Keystore),
             None => Ok(()),
         }
+    }
+}
+
+/// A client whose last handle is dropped shuts down: its tasks hold the
+/// session, not the client, and would otherwise keep it connected (and
+/// reconnecting) for as long as the runtime runs, with nobody left to stop
+/// it.
+impl<D> Drop for Inner<D> {
+    fn drop(&mut self) {
+        shut_down(&self.session);
+    }
+}
+
+/// What [`Client::shutdown`] does.
+fn shut_down(session: &Session) {
+    session.shutdown();
+    if let (Some(saver), Ok(runtime)) = (
+        session.membership.keystore(),
+        tokio::runtime::Handle::try_current(),
+    ) {
+        let saver = saver.clone();
+        runtime.spawn(async move {
+            if let Err(e) = saver.flush().await {
+                tracing::warn!(error = %e, "could not write the keystore at shutdown");
+            }
+        });
     }
 }
 
