@@ -77,8 +77,54 @@ pub struct Scene<D = ()> {
     pub server_id: String,
     /// The service. Declared after the clients so that they are dropped first.
     pub server: DevServer,
-    /// The bot's keystore directory, removed when the scene is dropped.
-    keystore_dir: tempfile::TempDir,
+    /// The bot's keystore directory, removed when the scene is closed or
+    /// dropped.
+    keystore_dir: KeystoreDir,
+}
+
+/// The bot's keystore directory. [`Scene::close`] removes it once the bot
+/// has closed. A scene dropped without `close` would remove it while the
+/// bot's last keystore write is on its way (the write fails, and warns
+/// twice in the test's log) and leave the service no goodbye; dropping
+/// hands the directory to a task that closes the bot first.
+struct KeystoreDir {
+    path: std::path::PathBuf,
+    /// Closes the bot, then removes the directory; taken by `close`.
+    on_drop: Option<Box<dyn FnOnce() + Send + Sync>>,
+}
+
+impl KeystoreDir {
+    fn new<D: Send + Sync + 'static>(dir: tempfile::TempDir, bot: Client<D>) -> Self {
+        let path = dir.path().to_owned();
+        let on_drop = move || match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let _ = bot.close().await;
+                    drop(dir);
+                });
+            }
+            // No runtime to wait on: stop the bot, and the directory goes now.
+            Err(_) => bot.shutdown(),
+        };
+        Self {
+            path,
+            on_drop: Some(Box::new(on_drop)),
+        }
+    }
+
+    /// Removes the directory now, the bot being closed already.
+    fn remove(mut self) {
+        // Dropped uncalled: the directory it holds is removed here.
+        drop(self.on_drop.take());
+    }
+}
+
+impl Drop for KeystoreDir {
+    fn drop(&mut self) {
+        if let Some(close_then_remove) = self.on_drop.take() {
+            close_then_remove();
+        }
+    }
 }
 
 /// Why a [`Scene`] could not be set up or closed.
@@ -236,6 +282,7 @@ impl<D: Send + Sync + 'static> SceneBuilder<D> {
             .update(commands)
             .map_err(SceneError::Commands)?;
         bot.login().await.map_err(SceneError::Bot)?;
+        let keystore_dir = KeystoreDir::new(keystore_dir, bot.clone());
 
         // After the bot's login, which registered its public key: the key
         // alice creates is wrapped to it. The service pushes that key to the
@@ -288,7 +335,7 @@ impl<D: Send + Sync + 'static> Scene<D> {
     /// Where the bot's keystore is, in a temporary directory the scene
     /// removes when it is closed or dropped.
     pub fn keystore_path(&self) -> std::path::PathBuf {
-        self.keystore_dir.path().join(KEYSTORE_FILE)
+        self.keystore_dir.path.join(KEYSTORE_FILE)
     }
 
     /// Alice sends `line` as plain text (the text lane); returns the
@@ -334,7 +381,10 @@ impl<D: Send + Sync + 'static> Scene<D> {
 
     /// Closes the bot ([`Client::close`]: its keystore is written), alice's
     /// connection and the service, then removes the keystore directory.
-    /// Dropping the scene stops everything too, without waiting.
+    /// Dropping the scene stops everything too, without waiting: the
+    /// service and alice at once, the bot on a task that closes it and
+    /// then removes its keystore directory. The scene owns its bot: taking
+    /// `bot` out of it and dropping the rest closes it the same way.
     pub async fn close(self) -> Result<(), SceneError> {
         let Self {
             bot,
@@ -346,7 +396,7 @@ impl<D: Send + Sync + 'static> Scene<D> {
         let closed = bot.close().await.map_err(SceneError::Bot);
         drop(user);
         server.shutdown().await;
-        drop(keystore_dir);
+        keystore_dir.remove();
         closed
     }
 }

@@ -388,3 +388,51 @@ async fn the_scene_s_bot_reaches_the_devserver_s_rest_api() {
     assert_eq!(scene.server.mint_count(), 1);
     scene.close().await.unwrap();
 }
+
+/// Log lines, captured for the test's thread (a current-thread runtime:
+/// the bot's tasks run here too).
+#[derive(Clone, Default)]
+struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A scene dropped without `close`: its bot is closed first (its last
+/// keystore write lands), then its keystore directory is removed. Removed
+/// at once, the write in flight failed and warned twice.
+#[tokio::test]
+async fn a_scene_dropped_without_close_closes_its_bot_before_removing_its_keystore() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::WARN)
+        .finish();
+    let _logs = tracing::subscriber::set_default(subscriber);
+    let scene = Scene::start(|_| Ok(())).await.unwrap();
+    let dir = scene.keystore_path().parent().unwrap().to_owned();
+    let mut events = scene.bot.events();
+    // The channel key alice shared is waiting for its write.
+    drop(scene);
+    tokio::time::timeout(WAIT, async {
+        while !matches!(events.recv().await, Err(botlane::EventRecvError::Closed)) {}
+        while dir.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the bot's tasks end and the keystore directory is removed");
+    // A keystore write still on its way (its window is 0.5 s) would fail
+    // now, and warn.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(!logs.contains("WARN"), "{logs}");
+}
