@@ -480,3 +480,54 @@ async fn a_login_given_up_on_while_waiting_for_ready_ends_in_one_ready() {
     assert_eq!(accepted.load(Ordering::SeqCst), 1, "one session all along");
     client.close().await.unwrap();
 }
+
+/// A client closed while its login waits for `ready` (which never comes):
+/// the login returns `NotConnected` at once rather than after the request
+/// timeout (60 s here), no `Event::Ready` is sent after the close, and the
+/// subscribers are told the client is gone.
+#[tokio::test]
+async fn a_close_during_the_wait_for_ready_ends_the_login_and_the_events() {
+    let (addr, _) = serve(|tcp, _| async move {
+        let mut ws = upgrade(tcp).await;
+        let frame = next_frame(&mut ws).await.unwrap();
+        assert_eq!(frame["op"], 10, "the first frame is the login");
+        send(&mut ws, r#"{"op":10,"d":{"code":0,"user_id":"bot-1"}}"#).await;
+        let frame = next_frame(&mut ws).await.unwrap();
+        assert_eq!(frame["op"], 20, "then the menu");
+        send(&mut ws, r#"{"op":20,"d":{"code":0}}"#).await;
+        // No `ready`, ever.
+        behave(&mut ws).await;
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
+    let mut events = client.events();
+    let login = tokio::spawn({
+        let client = client.clone();
+        async move { client.login().await }
+    });
+    peer::eventually("the session is up", || client.stats().sessions == 1).await;
+    tokio::time::timeout(WAIT, client.close())
+        .await
+        .expect("close returns")
+        .unwrap();
+    let login = tokio::time::timeout(WAIT, login)
+        .await
+        .expect("the login returns once the client is closed")
+        .unwrap();
+    assert!(matches!(login, Err(ClientError::NotConnected)), "{login:?}");
+    drop(client);
+    let seen = tokio::time::timeout(WAIT, async {
+        let mut seen = Vec::new();
+        loop {
+            match events.recv().await {
+                Ok(event) => seen.push(format!("{event:?}")),
+                Err(botlane::EventRecvError::Closed) => return seen,
+                Err(lagged) => panic!("{lagged}"),
+            }
+        }
+    })
+    .await
+    .expect("the subscribers are told the client is gone");
+    assert!(!seen.iter().any(|e| e.starts_with("Ready")), "{seen:?}");
+}

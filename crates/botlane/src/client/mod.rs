@@ -98,7 +98,8 @@ struct Inner<D> {
     /// The wait for the first session's `ready` and its `Event::Ready`, on
     /// a task of its own once the session is up: a login given up on then
     /// still ends in `Ready`, and one tried again waits for the same.
-    ready: OnceLock<Shared<BoxFuture<'static, ()>>>,
+    /// `false` when the client was shut down first.
+    ready: OnceLock<Shared<BoxFuture<'static, bool>>>,
     /// Set by the one login that returns `Ok`.
     returned: AtomicBool,
 }
@@ -327,7 +328,9 @@ impl<D: Send + Sync + 'static> Client<D> {
             Err(e) => return Err(e),
         }
         if let Some(ready) = inner.ready.get() {
-            ready.clone().await;
+            if !ready.clone().await {
+                return Err(ClientError::NotConnected);
+            }
         }
         if inner.returned.swap(true, Ordering::SeqCst) {
             return Err(ClientError::AlreadyLoggedIn);
@@ -353,21 +356,28 @@ impl<D: Send + Sync + 'static> Client<D> {
         // The service pushes `ready` right after the login reply; dispatch
         // applies it in wire order. Waiting for it makes `channels()`
         // complete when `login` returns.
+        // A shutdown ends the wait: no `ready` comes after it, and the
+        // task would hold the client's events open until the timeout.
         let ready = tokio::spawn(async move {
-            if !session
-                .membership
-                .wait_ready(session.request_timeout())
-                .await
-            {
-                tracing::warn!("no ready push within the request timeout after login");
+            let timeout = session.request_timeout();
+            tokio::select! {
+                ready = session.membership.wait_ready(timeout) => {
+                    if !ready {
+                        tracing::warn!("no ready push within the request timeout after login");
+                    }
+                }
+                () = session.until_shutdown() => return false,
             }
             let bot_id = session
                 .bot_id()
                 .map(|id| id.to_string())
                 .unwrap_or_default();
             events.send(crate::events::Event::Ready { bot_id });
+            true
         });
-        let _ = inner.ready.set(ready.map(drop).boxed().shared());
+        let _ = inner
+            .ready
+            .set(ready.map(|up| up.unwrap_or(false)).boxed().shared());
     }
 
     /// The handle messages answer through.

@@ -30,7 +30,8 @@ pub enum ClientError {
     /// The service refused the token.
     #[error("login refused: the service does not know this bot token (or it was revoked)")]
     LoginRefused,
-    /// The call needs a session and there is none (not logged in, or reconnecting).
+    /// The call needs a session and there is none (not logged in, shut
+    /// down, or reconnecting).
     #[error("not connected to the service")]
     NotConnected,
     /// `login` was called on a client that already logged in (or is

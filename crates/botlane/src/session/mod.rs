@@ -202,6 +202,11 @@ impl Session {
         self.queue.close();
     }
 
+    /// Returns once [`shutdown`](Self::shutdown) has been called.
+    pub(crate) async fn until_shutdown(&self) {
+        stopped(&mut self.shutdown.subscribe()).await;
+    }
+
     /// Waits until every connection task has ended, after
     /// [`shutdown`](Self::shutdown): each close frame written and socket
     /// let go, or the closing handshake's grace over. That covers every
