@@ -46,12 +46,13 @@ const SETTLE: Duration = Duration::from_secs(5);
 
 /// Runs `test` alone, on a runtime of its own (so the task count is its own).
 fn soak<F: Future<Output = ()>>(test: impl FnOnce() -> F) {
+    soak_on(tokio::runtime::Builder::new_current_thread(), test);
+}
+
+/// [`soak`] on `runtime`.
+fn soak_on<F: Future<Output = ()>>(mut runtime: tokio::runtime::Builder, test: impl FnOnce() -> F) {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(test());
+    runtime.enable_all().build().unwrap().block_on(test());
 }
 
 /// What the process holds now.
@@ -333,13 +334,26 @@ const RECONNECTS: u64 = 60;
 
 #[test]
 fn reconnects_leave_no_task_or_heap_behind() {
-    soak(|| async {
+    soak(|| reconnect_cycles("reconnects"));
+}
+
+/// The same on two worker threads: the client's tasks and the service's
+/// run in parallel, and wake each other across threads.
+#[test]
+fn reconnects_on_a_multi_thread_runtime_leave_no_task_or_heap_behind() {
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.worker_threads(2);
+    soak_on(runtime, || reconnect_cycles("reconnects, 2 threads"));
+}
+
+async fn reconnect_cycles(name: &'static str) {
+    {
         let fake = Fake::start().await;
         let dir = tempfile::tempdir().unwrap();
         let client = peer::client(quick(fake.addr, &dir)).await;
         let mut events = client.events();
         eventually("the first session's key", || client.channels().len() == 1).await;
-        let mut series = Series::new("reconnects", 5);
+        let mut series = Series::new(name, 5);
         for session in 2..=RECONNECTS + 1 {
             fake.reconnect(&client, session).await;
             // Read what the cycle sent: the subscriber's queue is not the subject.
@@ -353,7 +367,7 @@ fn reconnects_leave_no_task_or_heap_behind() {
         assert_eq!(fake.open(), 1, "the service holds the live connection only");
         series.assert_flat(24, Some(8 * 1024)).await;
         client.close().await.unwrap();
-    });
+    }
 }
 
 const HANDLER_CYCLES: u64 = 30;
@@ -579,6 +593,73 @@ fn rest_credentials_minted_again_and_again_leave_nothing_behind() {
         // Blocks only: the service, in this process, remembers the credentials
         // that ended (up to 65,536 of them, its `MAX_ENDED`) in a set and a
         // queue whose capacity grows without new blocks.
+        series.assert_flat(24, None).await;
+        client.close().await.unwrap();
+        server.shutdown().await;
+    });
+}
+
+const REFRESHES: usize = 60;
+
+/// Each cycle makes a REST call, then moves the clock past the point where
+/// the credential is due for refresh (`MIN_LIFETIME` is 30 s, refreshed a
+/// quarter early: 22.5 s), so the next call mints and exchanges a new one
+/// before its request, with no 401. The clock is paused and moved only
+/// between cycles, when nothing is in flight; the connection's timers are
+/// set out of the way of the jumps. The lane's tasks, the connection and
+/// the heap stay as they were.
+#[test]
+fn rest_credentials_refreshed_as_they_come_due_leave_nothing_behind() {
+    soak(|| async {
+        let limits = Limits::default().frame_records(4).http_records(8);
+        let config = DevServerConfig::default()
+            .bot_rest_credentials(true)
+            .limits(limits);
+        let server = DevServer::start(config).await.unwrap();
+        server.set_mint_rate_limit(1_000, Duration::from_millis(1));
+        // What the lane believes (30 s, its minimum) is what the service says.
+        server.set_session_lifetime(Duration::from_secs(30));
+        let bot = server.add_bot("soakbot");
+        let dir = tempfile::tempdir().unwrap();
+        let options = ClientOptions::new(bot.token.clone(), dir.path().join("k"), server.ws_url())
+            .rest_url(server.rest_url())
+            .heartbeat_interval(Duration::from_secs(3_600))
+            .idle_timeout(Duration::from_secs(7_200));
+        let client = peer::client(options).await;
+        let rest = client.rest();
+        let mut series = Series::new("refreshes", 5);
+        for cycle in 0..REFRESHES {
+            let response = rest
+                .request(Method::GET, "/api/files/list", None)
+                .await
+                .unwrap();
+            assert_eq!(response.status().as_u16(), 200);
+            assert_eq!(
+                server.mint_count() as usize,
+                cycle + 1,
+                "one mint per cycle"
+            );
+            let refused = server
+                .http_requests()
+                .iter()
+                .filter(|r| r.status == Some(401))
+                .count();
+            assert_eq!(refused, 0, "refreshed before the service refused");
+            // Before the jump, which also ends the kept-alive HTTP
+            // connection (the service's 10 s idle timeout): every sample
+            // has it open.
+            series.record().await;
+            tokio::time::pause();
+            tokio::time::advance(Duration::from_secs(23)).await;
+            tokio::time::resume();
+            // The credential it replaces is never presented again: the
+            // service would hold it until its next prune (at 1,024 rows).
+            server.purge_rest_credentials(&bot.id);
+        }
+        assert_eq!(client.stats().sessions, 1, "one session throughout");
+        assert_eq!(server.view(|s| s.connection_count()), 1);
+        // Blocks only: the service remembers the values that ended (see
+        // `rest_credentials_minted_again_and_again_leave_nothing_behind`).
         series.assert_flat(24, None).await;
         client.close().await.unwrap();
         server.shutdown().await;
