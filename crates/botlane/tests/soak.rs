@@ -46,12 +46,13 @@ const SETTLE: Duration = Duration::from_secs(5);
 
 /// Runs `test` alone, on a runtime of its own (so the task count is its own).
 fn soak<F: Future<Output = ()>>(test: impl FnOnce() -> F) {
+    soak_on(tokio::runtime::Builder::new_current_thread(), test);
+}
+
+/// [`soak`] on `runtime`.
+fn soak_on<F: Future<Output = ()>>(mut runtime: tokio::runtime::Builder, test: impl FnOnce() -> F) {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(test());
+    runtime.enable_all().build().unwrap().block_on(test());
 }
 
 /// What the process holds now.
@@ -333,13 +334,26 @@ const RECONNECTS: u64 = 60;
 
 #[test]
 fn reconnects_leave_no_task_or_heap_behind() {
-    soak(|| async {
+    soak(|| reconnect_cycles("reconnects"));
+}
+
+/// The same on two worker threads: the client's tasks and the service's
+/// run in parallel, and wake each other across threads.
+#[test]
+fn reconnects_on_a_multi_thread_runtime_leave_no_task_or_heap_behind() {
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.worker_threads(2);
+    soak_on(runtime, || reconnect_cycles("reconnects, 2 threads"));
+}
+
+async fn reconnect_cycles(name: &'static str) {
+    {
         let fake = Fake::start().await;
         let dir = tempfile::tempdir().unwrap();
         let client = peer::client(quick(fake.addr, &dir)).await;
         let mut events = client.events();
         eventually("the first session's key", || client.channels().len() == 1).await;
-        let mut series = Series::new("reconnects", 5);
+        let mut series = Series::new(name, 5);
         for session in 2..=RECONNECTS + 1 {
             fake.reconnect(&client, session).await;
             // Read what the cycle sent: the subscriber's queue is not the subject.
@@ -353,7 +367,7 @@ fn reconnects_leave_no_task_or_heap_behind() {
         assert_eq!(fake.open(), 1, "the service holds the live connection only");
         series.assert_flat(24, Some(8 * 1024)).await;
         client.close().await.unwrap();
-    });
+    }
 }
 
 const HANDLER_CYCLES: u64 = 30;
