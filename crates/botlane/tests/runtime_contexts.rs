@@ -295,6 +295,9 @@ async fn options_at_their_extremes_are_refused_or_work() {
         ("max_concurrent_handlers 1", |o| {
             o.max_concurrent_handlers(1)
         }),
+        ("max_concurrent_handlers MAX", |o| {
+            o.max_concurrent_handlers(usize::MAX)
+        }),
         ("handler_timeout MAX", |o| o.handler_timeout(Duration::MAX)),
         ("handler_timeout 1ns", |o| {
             o.handler_timeout(Duration::from_nanos(1))
