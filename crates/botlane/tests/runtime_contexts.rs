@@ -270,6 +270,10 @@ async fn options_at_their_extremes_are_refused_or_work() {
         ("request_timeout MAX", |o| o.request_timeout(Duration::MAX)),
         ("connect_timeout MAX", |o| o.connect_timeout(Duration::MAX)),
         ("idle_timeout MAX", |o| o.idle_timeout(Duration::MAX)),
+        ("heartbeat_interval near MAX", |o| {
+            o.heartbeat_interval(Duration::MAX - Duration::from_secs(1))
+                .idle_timeout(Duration::MAX)
+        }),
         ("reconnect 1ns..MAX", |o| {
             o.reconnect_delays(Duration::from_nanos(1), Duration::MAX)
         }),
