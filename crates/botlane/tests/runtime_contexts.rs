@@ -274,6 +274,9 @@ async fn options_at_their_extremes_are_refused_or_work() {
             o.heartbeat_interval(Duration::MAX - Duration::from_secs(1))
                 .idle_timeout(Duration::MAX)
         }),
+        ("reconnect MAX", |o| {
+            o.reconnect_delays(Duration::MAX, Duration::MAX)
+        }),
         ("reconnect 1ns..MAX", |o| {
             o.reconnect_delays(Duration::from_nanos(1), Duration::MAX)
         }),
