@@ -309,6 +309,12 @@ async fn options_at_their_extremes_are_refused_or_work() {
         ("handler_timeout 1ns", |o| {
             o.handler_timeout(Duration::from_nanos(1))
         }),
+        ("error_answer MAX", |o| {
+            o.error_answer_limit(u32::MAX, Duration::MAX)
+        }),
+        ("error_answer 1, MAX", |o| {
+            o.error_answer_limit(1, Duration::MAX)
+        }),
         ("error_answer 0", |o| {
             o.error_answer_limit(0, Duration::from_secs(1))
         }),
