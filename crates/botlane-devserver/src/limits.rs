@@ -215,6 +215,17 @@ mod millis {
     }
 }
 
+/// About 30 years: where tokio's own `sleep` and `timeout` put a wait past
+/// what the clock can name (`Duration::MAX` as "for ever").
+pub(crate) const FOREVER: Duration = Duration::from_secs(86_400 * 365 * 30);
+
+/// The instant `timeout` from now, at most [`FOREVER`] away, instead of
+/// overflowing `Instant + Duration`.
+pub(crate) fn deadline(timeout: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(timeout.min(FOREVER)).unwrap_or(now)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -237,15 +248,4 @@ mod tests {
         let err = serde_json::from_str::<Limits>(r#"{"login_timeout": 5}"#).unwrap_err();
         assert!(err.to_string().contains("login_timeout"), "{err}");
     }
-}
-
-/// About 30 years: where tokio's own `sleep` and `timeout` put a wait past
-/// what the clock can name (`Duration::MAX` as "for ever").
-pub(crate) const FOREVER: Duration = Duration::from_secs(86_400 * 365 * 30);
-
-/// The instant `timeout` from now, at most [`FOREVER`] away, instead of
-/// overflowing `Instant + Duration`.
-pub(crate) fn deadline(timeout: Duration) -> tokio::time::Instant {
-    let now = tokio::time::Instant::now();
-    now.checked_add(timeout.min(FOREVER)).unwrap_or(now)
 }

@@ -263,10 +263,12 @@ async fn exercise(world: &World, options: botlane::ClientOptions) -> Result<(), 
     client.close().await
 }
 
+type SetOption = fn(botlane::ClientOptions) -> botlane::ClientOptions;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn options_at_their_extremes_are_refused_or_work() {
     watch_panics();
-    let cases: Vec<(&str, fn(botlane::ClientOptions) -> botlane::ClientOptions)> = vec![
+    let cases: Vec<(&str, SetOption)> = vec![
         ("request_timeout MAX", |o| o.request_timeout(Duration::MAX)),
         ("connect_timeout MAX", |o| o.connect_timeout(Duration::MAX)),
         ("idle_timeout MAX", |o| o.idle_timeout(Duration::MAX)),
