@@ -23,7 +23,7 @@ pub(crate) async fn read_body(
     cap: usize,
     timeout: Duration,
 ) -> Result<Bytes, BodyRefusal> {
-    let deadline = tokio::time::Instant::now() + timeout;
+    let deadline = crate::limits::deadline(timeout);
     let mut stream = body.into_data_stream();
     let mut bytes = Vec::new();
     loop {

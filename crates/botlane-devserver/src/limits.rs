@@ -186,6 +186,11 @@ impl Limits {
         if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(format!("limits.{name} must be at least 1"));
         }
+        // Each listener's pool is a tokio semaphore, which cannot hold more.
+        let most = tokio::sync::Semaphore::MAX_PERMITS;
+        if self.http_connections > most {
+            return Err(format!("limits.http_connections must be at most {most}"));
+        }
         let durations = [
             ("header_read_timeout", self.header_read_timeout),
             ("request_body_timeout", self.request_body_timeout),
@@ -208,6 +213,17 @@ mod millis {
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         u64::deserialize(d).map(Duration::from_millis)
     }
+}
+
+/// About 30 years: where tokio's own `sleep` and `timeout` put a wait past
+/// what the clock can name (`Duration::MAX` as "for ever").
+pub(crate) const FOREVER: Duration = Duration::from_secs(86_400 * 365 * 30);
+
+/// The instant `timeout` from now, at most [`FOREVER`] away, instead of
+/// overflowing `Instant + Duration`.
+pub(crate) fn deadline(timeout: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(timeout.min(FOREVER)).unwrap_or(now)
 }
 
 #[cfg(test)]

@@ -146,7 +146,9 @@ impl Connection {
         let mut builder = http1::Builder::new();
         builder
             .timer(TokioTimer::new())
-            .header_read_timeout(self.header_read_timeout)
+            // hyper adds it to an `Instant` unchecked: `Duration::MAX`
+            // panicked its connection task.
+            .header_read_timeout(self.header_read_timeout.min(crate::limits::FOREVER))
             .max_buf_size(MAX_HEADER_BYTES)
             .keep_alive(true);
         let service = TowerToHyperService::new(self.router.clone());

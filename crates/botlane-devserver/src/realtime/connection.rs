@@ -20,7 +20,6 @@ use futures_util::{SinkExt, StreamExt};
 use hyper::upgrade::Upgraded;
 use hyper_util::rt::TokioIo;
 use tokio::sync::watch;
-use tokio::time::Instant;
 use tokio_websockets::{CloseCode, Message, WebSocketStream};
 
 use super::dispatch::{handle_text, Flow};
@@ -85,7 +84,7 @@ pub(crate) async fn connection(
         killed.clone(),
         limits.flush_timeout,
     ));
-    let login_deadline = Instant::now() + limits.login_timeout;
+    let login_deadline = crate::limits::deadline(limits.login_timeout);
     let mut logged_in = false;
     let mut pings = PingBudget::new();
 

@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use botlane_proto::payload::{Notification, WireMessage};
-use tokio::time::Instant;
 
 use super::DevServer;
 use crate::{FrameRecord, HttpRecord, StateView, StoredFile, StoredMenu, WaitTimeout};
@@ -130,7 +129,7 @@ impl DevServer {
     where
         F: FnMut(&StateView<'_>) -> bool,
     {
-        let deadline = Instant::now() + timeout;
+        let deadline = crate::limits::deadline(timeout);
         loop {
             let notified = self.shared.changed.notified();
             tokio::pin!(notified);

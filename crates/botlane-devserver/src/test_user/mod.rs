@@ -334,7 +334,7 @@ impl TestUser {
         channel_id: &str,
         timeout: Duration,
     ) -> Result<(), TestUserError> {
-        let deadline = tokio::time::Instant::now() + timeout;
+        let deadline = crate::limits::deadline(timeout);
         loop {
             let notified = self.key_arrived.notified();
             tokio::pin!(notified);
@@ -451,7 +451,7 @@ impl TestUser {
         mut pred: impl FnMut(&ReceivedMessage) -> bool,
         timeout: Duration,
     ) -> Result<ReceivedMessage, TestUserError> {
-        let deadline = tokio::time::Instant::now() + timeout;
+        let deadline = crate::limits::deadline(timeout);
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             let message = self.next_message(left).await.map_err(|e| match e {

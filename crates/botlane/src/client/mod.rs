@@ -67,6 +67,13 @@ use outbound::SessionOutbound;
 /// # Ok(()) }
 /// ```
 ///
+/// A client runs on the application's tokio runtime, which must have both
+/// its time and IO drivers (`enable_all()`; `#[tokio::main]` and
+/// `#[tokio::test]` have them, either flavour): without them `login`
+/// panics with tokio's message, since tokio cannot be asked beforehand.
+/// Building, registering, subscribing, `shutdown` and dropping need no
+/// runtime at all; see "The runtime" in `docs/client.md`.
+///
 /// `D` is the shared state every handler reads through
 /// [`CommandContext::data`](crate::CommandContext::data): `()` for a client
 /// built with [`Client::new`], your type with [`Client::with_data`]. It is

@@ -119,7 +119,8 @@ pub struct ClientOptions {
     /// before (it is kept across a reconnect): a budget too small for both
     /// closes each new session until dispatch has drained.
     pub control_queue_bytes: usize,
-    /// How many command handlers may run at once (64). When all are busy,
+    /// How many command handlers may run at once (64; at most
+    /// `tokio::sync::Semaphore::MAX_PERMITS`, `usize::MAX >> 3`). When all are busy,
     /// dispatch waits for one to finish before starting the next, in arrival
     /// order; messages wait in the push queue meanwhile.
     pub max_concurrent_handlers: usize,
@@ -478,6 +479,13 @@ impl ClientOptions {
                 "must be above zero".into(),
             ));
         }
+        // The handler permits are a tokio semaphore, which cannot hold more.
+        if self.max_concurrent_handlers > tokio::sync::Semaphore::MAX_PERMITS {
+            return Err(invalid(
+                "max_concurrent_handlers",
+                format!("must be at most {}", tokio::sync::Semaphore::MAX_PERMITS),
+            ));
+        }
         if self.handler_timeout.is_some_and(|t| t.is_zero()) {
             return Err(invalid(
                 "handler_timeout",
@@ -605,6 +613,10 @@ mod tests {
             (base().push_queue_bytes(0), "push_queue_bytes"),
             (base().control_queue_bytes(0), "control_queue_bytes"),
             (base().max_concurrent_handlers(0), "max_concurrent_handlers"),
+            (
+                base().max_concurrent_handlers(usize::MAX),
+                "max_concurrent_handlers",
+            ),
             (base().handler_timeout(Duration::ZERO), "handler_timeout"),
             (
                 base().error_answer_limit(3, Duration::ZERO),

@@ -130,6 +130,10 @@ pub(crate) struct AnswerRate {
     pub(crate) interval: Duration,
 }
 
+/// About 30 years: an answer interval at least this long is one answer per
+/// pair, then none.
+const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
+
 /// The rate limiter of answers: per (user, channel), bounded.
 pub(crate) struct AnswerLimiter {
     rate: AnswerRate,
@@ -168,7 +172,10 @@ impl AnswerLimiter {
     }
 
     fn try_take_at(&self, user: &str, channel: &str, now: Instant) -> bool {
-        let interval = self.rate.interval;
+        // Longer than `NEVER` refills no sooner than never: capped, the
+        // bucket's arithmetic stays within what the clock can name
+        // (`Duration::MAX` overflowed it).
+        let interval = self.rate.interval.min(NEVER);
         // The bucket holds `burst` answers; each takes `interval` to refill.
         let depth = interval.saturating_mul(self.rate.burst);
         if self.rate.burst == 0 {
@@ -186,10 +193,18 @@ impl AnswerLimiter {
             }
         };
         // Room for one more when the bucket is not already `burst` deep.
-        if full_at.saturating_duration_since(now) + interval > depth {
+        if full_at
+            .saturating_duration_since(now)
+            .saturating_add(interval)
+            > depth
+        {
             return false;
         }
-        let next = full_at + interval;
+        // Past what the clock can name, the pair is limited for good:
+        // silence is the safe failure.
+        let Some(next) = full_at.checked_add(interval) else {
+            return false;
+        };
         table.earliest = Some(table.earliest.map_or(next, |e| e.min(next)));
         table.full_at.insert(key, next);
         true
@@ -230,6 +245,32 @@ mod tests {
             capacity,
             TokioClock,
         )
+    }
+
+    #[test]
+    fn an_interval_past_what_the_clock_can_name_is_a_burst_then_none() {
+        for burst in [1, 3, u32::MAX] {
+            let limiter = AnswerLimiter::with_clock(
+                AnswerRate {
+                    burst,
+                    interval: Duration::MAX,
+                },
+                100,
+                TokioClock,
+            );
+            let t0 = Instant::now();
+            let shown = burst.min(5);
+            for _ in 0..shown {
+                assert!(limiter.try_take_at("u1", "c1", t0), "burst {burst}");
+            }
+            let later = t0 + Duration::from_secs(86_400 * 365);
+            assert_eq!(
+                limiter.try_take_at("u1", "c1", later),
+                burst > shown,
+                "burst {burst}"
+            );
+            assert!(limiter.try_take_at("u2", "c1", t0), "burst {burst}");
+        }
     }
 
     #[test]

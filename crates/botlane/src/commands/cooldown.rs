@@ -420,11 +420,20 @@ impl Table {
                 .map_or(Duration::ZERO, |end| end.saturating_duration_since(now));
             return Err(CooldownError::Busy { retry_after });
         }
-        let end = now + duration;
+        // A duration past what the clock can name (`Duration::MAX`) is a
+        // cooldown that does not end.
+        let end = now.checked_add(duration).unwrap_or_else(|| far_future(now));
         self.ends.insert(subject.clone(), end);
         self.by_end.push(Reverse((end, subject)));
         Ok(())
     }
+}
+
+/// About 30 years from `now`, or `now` itself on a clock that cannot go
+/// that far: the "never" of a timer, as tokio's timers have it.
+fn far_future(now: Instant) -> Instant {
+    now.checked_add(Duration::from_secs(86_400 * 365 * 30))
+        .unwrap_or(now)
 }
 
 #[cfg(test)]
@@ -449,6 +458,21 @@ mod tests {
             },
             Message::new("m1", "c1", author, "/roll"),
         )
+    }
+
+    #[test]
+    fn a_cooldown_past_what_the_clock_can_name_does_not_end() {
+        let tracker = CooldownTracker::new(100);
+        let cooldown = Cooldown::per_user(Duration::MAX);
+        let t0 = Instant::now();
+        tracker
+            .try_start_at("roll", &cooldown, user("u1"), t0)
+            .unwrap();
+        let later = t0 + Duration::from_secs(86_400 * 365);
+        assert!(matches!(
+            tracker.try_start_at("roll", &cooldown, user("u1"), later),
+            Err(CooldownError::Active { .. })
+        ));
     }
 
     #[test]

@@ -36,7 +36,8 @@ impl Backoff {
     /// The delay before the next attempt (jittered); doubles the one after.
     pub(crate) fn next_delay(&mut self) -> Duration {
         let delay = jitter(self.next);
-        self.next = (self.next * 2).min(self.max);
+        // Saturating: with delays near `Duration::MAX` doubling overflows.
+        self.next = self.next.saturating_mul(2).min(self.max);
         delay
     }
 }
@@ -63,6 +64,14 @@ mod tests {
                 let j = jitter(d);
                 assert!(j >= d / 2 && j <= d, "{j:?} for {d:?}");
             }
+        }
+    }
+
+    #[test]
+    fn delays_at_the_largest_duration_do_not_overflow() {
+        let mut b = Backoff::new(Duration::MAX, Duration::MAX, Duration::MAX);
+        for _ in 0..3 {
+            assert!(b.next_delay() >= Duration::MAX / 2);
         }
     }
 
