@@ -24,10 +24,9 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+#[path = "../../botlane/tests/soak_harness/mod.rs"]
+mod soak_harness;
 
-use std::alloc::System;
-use std::future::Future;
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use botlane::rest::Method;
@@ -39,146 +38,8 @@ use botlane_devserver::{
 use botlane_proto::OpCode;
 use common::{logged_in, sealed, WAIT};
 use serde_json::json;
-use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
+use soak_harness::{held, soak, Series, SETTLE};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-#[global_allocator]
-static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
-
-/// The allocator counts every thread: one test at a time.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-/// How long the figures may take to come back down after the last cycle:
-/// the last cycle's tasks ending on a loaded machine.
-const SETTLE: Duration = Duration::from_secs(5);
-
-/// Runs `test` alone, on a runtime of its own (so the task count is its own).
-fn soak<F: Future<Output = ()>>(test: impl FnOnce() -> F) {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(test());
-}
-
-/// What the process holds now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Held {
-    /// Tasks alive on this test's runtime (the service's, the clients').
-    tasks: usize,
-    /// Heap blocks allocated and not freed, in the whole process.
-    blocks: isize,
-    /// Heap bytes allocated and not freed, in the whole process.
-    bytes: isize,
-}
-
-fn held() -> Held {
-    let stats = INSTRUMENTED_SYSTEM.stats();
-    Held {
-        tasks: tokio::runtime::Handle::current()
-            .metrics()
-            .num_alive_tasks(),
-        blocks: stats.allocations as isize - stats.deallocations as isize,
-        bytes: stats.bytes_allocated as isize - stats.bytes_deallocated as isize,
-    }
-}
-
-/// The figures after the cycles: what was held after cycle `early`
-/// (the reference) and after the last cycle, and every cycle's figures.
-struct Series {
-    name: &'static str,
-    early: usize,
-    samples: Vec<Held>,
-}
-
-impl Series {
-    /// A series of `cycles` cycles, its room taken now: the samples' own
-    /// vector must not grow under the measure.
-    fn new(name: &'static str, early: usize, cycles: usize) -> Self {
-        Self {
-            name,
-            early,
-            samples: Vec::with_capacity(cycles),
-        }
-    }
-
-    /// Records the figures after a cycle; after the reference cycle, the
-    /// lowest task count seen over a short while (a task of the cycle may
-    /// still be on its way out).
-    async fn record(&mut self) {
-        let mut now = held();
-        if self.samples.len() + 1 == self.early {
-            for _ in 0..20 {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                let again = held();
-                if again.tasks < now.tasks {
-                    now = again;
-                }
-            }
-        }
-        self.samples.push(now);
-    }
-
-    fn reference(&self) -> Held {
-        self.samples[self.early - 1]
-    }
-
-    /// Waits (within [`SETTLE`]) until the task count is back to the
-    /// reference's at most; fails with the series otherwise. Then checks
-    /// the heap: the live blocks and bytes may not have grown between the
-    /// reference and the end by more than `slack_blocks` and `slack_bytes`
-    /// (`None`: the bytes are not checked).
-    async fn assert_flat(&mut self, slack_blocks: isize, slack_bytes: Option<isize>) {
-        let reference = self.reference();
-        let deadline = tokio::time::Instant::now() + SETTLE;
-        let mut last = held();
-        while last.tasks > reference.tasks && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            last = held();
-        }
-        let cycles = self.samples.len();
-        let tasks: Vec<usize> = self.samples.iter().map(|h| h.tasks).collect();
-        let kib: Vec<isize> = self.samples.iter().map(|h| h.bytes / 1024).collect();
-        let blocks: Vec<isize> = self.samples.iter().map(|h| h.blocks).collect();
-        eprintln!(
-            "{}: after cycle {} {:?}, after cycle {cycles} and settling {last:?}\n  tasks per cycle {tasks:?}\n  live KiB per cycle {kib:?}\n  live blocks per cycle {blocks:?}",
-            self.name, self.early, reference
-        );
-        assert!(
-            last.tasks <= reference.tasks,
-            "{}: {} alive tasks after cycle {}, {} after cycle {cycles}: a cycle leaves tasks behind \
-             (per cycle: {tasks:?})",
-            self.name,
-            reference.tasks,
-            self.early,
-            last.tasks
-        );
-        // The lowest of the last few: a cycle's own buffers may be in flight.
-        let tail = &self.samples[cycles.saturating_sub(5)..];
-        let blocks = tail.iter().map(|h| h.blocks).min().unwrap_or(last.blocks);
-        let bytes = tail.iter().map(|h| h.bytes).min().unwrap_or(last.bytes);
-        assert!(
-            blocks - reference.blocks <= slack_blocks,
-            "{}: {} live heap blocks after cycle {}, {blocks} after cycle {cycles}: \
-             growth over the slack of {slack_blocks}",
-            self.name,
-            reference.blocks,
-            self.early
-        );
-        let Some(slack_bytes) = slack_bytes else {
-            return;
-        };
-        assert!(
-            bytes - reference.bytes <= slack_bytes,
-            "{}: {} live heap bytes after cycle {}, {bytes} after cycle {cycles}: \
-             growth over the slack of {slack_bytes}",
-            self.name,
-            reference.bytes,
-            self.early
-        );
-    }
-}
 
 const BOT: &str = "soak-bot-token";
 const ALICE: &str = "soak-alice-token";

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
+use botlane::crypto::ChannelKey;
 use botlane::{ClientError, ConnectErrorKind, Event};
 use botlane::{EventRecvError, Events};
 use futures_util::{SinkExt, StreamExt};
@@ -290,10 +290,7 @@ async fn flood_while_dispatch_waits(
                 let Some(public_key) = login(&mut ws, n, &["c1"]).await else {
                     return;
                 };
-                let recipient = PublicKey::from_base64(&public_key).unwrap();
-                let wrapped = wrap_channel_key(&key, &recipient, "c1").unwrap();
-                let push = serde_json::json!({"op": 50, "d": {"channel_id": "c1", "from": "u1", "wrapped": wrapped}});
-                send(&mut ws, push.to_string()).await;
+                send(&mut ws, peer::key_push(&key, &public_key, "c1")).await;
                 let slow = key.seal(b"/slow", b"c1").unwrap();
                 let filler = filler.map(|bytes| key.seal(&vec![b'x'; bytes], b"c1").unwrap());
                 let (mut tx, mut rx) = ws.split();

@@ -430,12 +430,7 @@ async fn a_login_given_up_on_while_waiting_for_ready_ends_in_one_ready() {
         let ready_rx = ready_rx.clone();
         async move {
             let mut ws = upgrade(tcp).await;
-            let frame = next_frame(&mut ws).await.unwrap();
-            assert_eq!(frame["op"], 10, "the first frame is the login");
-            send(&mut ws, r#"{"op":10,"d":{"code":0,"user_id":"bot-1"}}"#).await;
-            let frame = next_frame(&mut ws).await.unwrap();
-            assert_eq!(frame["op"], 20, "then the menu");
-            send(&mut ws, r#"{"op":20,"d":{"code":0}}"#).await;
+            login_without_ready(&mut ws).await;
             // `ready` only when the test says so.
             let _ = ready_rx.lock().await.recv().await;
             send(&mut ws, peer::ready("bot-1", &["c1"])).await;
@@ -481,6 +476,16 @@ async fn a_login_given_up_on_while_waiting_for_ready_ends_in_one_ready() {
     client.close().await.unwrap();
 }
 
+/// Answers the login (`bot-1`) and the menu publish, and sends no `ready`.
+async fn login_without_ready(ws: &mut peer::Ws) {
+    let frame = next_frame(ws).await.unwrap();
+    assert_eq!(frame["op"], 10, "the first frame is the login");
+    send(ws, r#"{"op":10,"d":{"code":0,"user_id":"bot-1"}}"#).await;
+    let frame = next_frame(ws).await.unwrap();
+    assert_eq!(frame["op"], 20, "then the menu");
+    send(ws, r#"{"op":20,"d":{"code":0}}"#).await;
+}
+
 /// A client closed while its login waits for `ready` (which never comes):
 /// the login returns `NotConnected` at once rather than after the request
 /// timeout (60 s here), no `Event::Ready` is sent after the close, and the
@@ -489,12 +494,7 @@ async fn a_login_given_up_on_while_waiting_for_ready_ends_in_one_ready() {
 async fn a_close_during_the_wait_for_ready_ends_the_login_and_the_events() {
     let (addr, _) = serve(|tcp, _| async move {
         let mut ws = upgrade(tcp).await;
-        let frame = next_frame(&mut ws).await.unwrap();
-        assert_eq!(frame["op"], 10, "the first frame is the login");
-        send(&mut ws, r#"{"op":10,"d":{"code":0,"user_id":"bot-1"}}"#).await;
-        let frame = next_frame(&mut ws).await.unwrap();
-        assert_eq!(frame["op"], 20, "then the menu");
-        send(&mut ws, r#"{"op":20,"d":{"code":0}}"#).await;
+        login_without_ready(&mut ws).await;
         // No `ready`, ever.
         behave(&mut ws).await;
     })

@@ -10,7 +10,7 @@ mod peer;
 use std::sync::Arc;
 use std::time::Duration;
 
-use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
+use botlane::crypto::ChannelKey;
 use botlane::keystore::Keystore;
 use botlane::Event;
 use botlane::Events;
@@ -20,13 +20,6 @@ struct Keys {
     c1: ChannelKey,
     c2: ChannelKey,
     c3: ChannelKey,
-}
-
-fn key_push(key: &ChannelKey, public_key: &str, channel: &str) -> String {
-    let recipient = PublicKey::from_base64(public_key).unwrap();
-    let wrapped = wrap_channel_key(key, &recipient, channel).unwrap();
-    serde_json::json!({"op": 50, "d": {"channel_id": channel, "from": "u1", "wrapped": wrapped}})
-        .to_string()
 }
 
 fn message(key: &ChannelKey, channel: &str, id: &str) -> String {
@@ -93,13 +86,13 @@ async fn keys_follow_membership() {
                         return;
                     };
                     for frame in [
-                        key_push(&keys.c1, &pk, "c1"),
+                        peer::key_push(&keys.c1, &pk, "c1"),
                         // Not a member of c2 yet: refused, so m1 cannot be read.
-                        key_push(&keys.c2, &pk, "c2"),
+                        peer::key_push(&keys.c2, &pk, "c2"),
                         message(&keys.c2, "c2", "m1"),
                         r#"{"op":34,"d":{"channel":{"id":"c2","server_id":"s1","name":"c2"}}}"#
                             .to_owned(),
-                        key_push(&keys.c2, &pk, "c2"),
+                        peer::key_push(&keys.c2, &pk, "c2"),
                         message(&keys.c2, "c2", "m2"),
                         // Removed from c1: its key goes, so m3 cannot be read.
                         r#"{"op":35,"d":{"channel_id":"c1"}}"#.to_owned(),
@@ -118,7 +111,7 @@ async fn keys_follow_membership() {
                     };
                     for frame in [
                         message(&keys.c2, "c2", "m5"),
-                        key_push(&keys.c3, &pk, "c3"),
+                        peer::key_push(&keys.c3, &pk, "c3"),
                         message(&keys.c3, "c3", "m6"),
                     ] {
                         send(&mut ws, frame).await;

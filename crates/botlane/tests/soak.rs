@@ -17,159 +17,21 @@
 #![allow(clippy::unwrap_used)]
 
 mod peer;
+mod soak_harness;
 
-use std::alloc::System;
-use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
+use botlane::crypto::ChannelKey;
 use botlane::rest::Method;
 use botlane::{
     Client, ClientOptions, CommandContext, CommandDeclaration, CommandErrorReason, Event,
 };
 use botlane_devserver::{DevServer, DevServerConfig, Limits};
 use peer::{eventually, eventually_within, login, next_frame, send, serve, upgrade};
-use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
+use soak_harness::{soak, soak_on, Series, SETTLE};
 use tokio::sync::mpsc;
-
-#[global_allocator]
-static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
-
-/// The allocator counts every thread: one test at a time.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-/// How long the figures may take to come back down after the last cycle:
-/// the last cycle's tasks ending on a loaded machine.
-const SETTLE: Duration = Duration::from_secs(5);
-
-/// Runs `test` alone, on a runtime of its own (so the task count is its own).
-fn soak<F: Future<Output = ()>>(test: impl FnOnce() -> F) {
-    soak_on(tokio::runtime::Builder::new_current_thread(), test);
-}
-
-/// [`soak`] on `runtime`.
-fn soak_on<F: Future<Output = ()>>(mut runtime: tokio::runtime::Builder, test: impl FnOnce() -> F) {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
-    runtime.enable_all().build().unwrap().block_on(test());
-}
-
-/// What the process holds now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Held {
-    /// Tasks alive on this test's runtime (the service's, the client's).
-    tasks: usize,
-    /// Heap blocks allocated and not freed, in the whole process.
-    blocks: isize,
-    /// Heap bytes allocated and not freed, in the whole process.
-    bytes: isize,
-}
-
-fn held() -> Held {
-    let stats = INSTRUMENTED_SYSTEM.stats();
-    Held {
-        tasks: tokio::runtime::Handle::current()
-            .metrics()
-            .num_alive_tasks(),
-        blocks: stats.allocations as isize - stats.deallocations as isize,
-        bytes: stats.bytes_allocated as isize - stats.bytes_deallocated as isize,
-    }
-}
-
-/// The figures after the cycles: what was held after cycle `early`
-/// (the reference) and after the last cycle, and every cycle's figures.
-struct Series {
-    name: &'static str,
-    early: usize,
-    samples: Vec<Held>,
-}
-
-impl Series {
-    fn new(name: &'static str, early: usize) -> Self {
-        Self {
-            name,
-            early,
-            samples: Vec::new(),
-        }
-    }
-
-    /// Records the figures after a cycle; after the reference cycle, the
-    /// lowest task count seen over a short while (a task of the cycle may
-    /// still be on its way out).
-    async fn record(&mut self) {
-        let mut now = held();
-        if self.samples.len() + 1 == self.early {
-            for _ in 0..20 {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                let again = held();
-                if again.tasks < now.tasks {
-                    now = again;
-                }
-            }
-        }
-        self.samples.push(now);
-    }
-
-    fn reference(&self) -> Held {
-        self.samples[self.early - 1]
-    }
-
-    /// Waits (within [`SETTLE`]) until the task count is back to the
-    /// reference's at most; fails with the series otherwise. Then checks
-    /// the heap: the live blocks and bytes may not have grown between the
-    /// reference and the end by more than `slack_blocks` and `slack_bytes`
-    /// (`None`: the bytes are not checked).
-    async fn assert_flat(&mut self, slack_blocks: isize, slack_bytes: Option<isize>) {
-        let reference = self.reference();
-        let deadline = tokio::time::Instant::now() + SETTLE;
-        let mut last = held();
-        while last.tasks > reference.tasks && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            last = held();
-        }
-        let cycles = self.samples.len();
-        let tasks: Vec<usize> = self.samples.iter().map(|h| h.tasks).collect();
-        let kib: Vec<isize> = self.samples.iter().map(|h| h.bytes / 1024).collect();
-        let blocks: Vec<isize> = self.samples.iter().map(|h| h.blocks).collect();
-        eprintln!(
-            "{}: after cycle {} {:?}, after cycle {cycles} and settling {last:?}\n  tasks per cycle {tasks:?}\n  live KiB per cycle {kib:?}\n  live blocks per cycle {blocks:?}",
-            self.name, self.early, reference
-        );
-        assert!(
-            last.tasks <= reference.tasks,
-            "{}: {} alive tasks after cycle {}, {} after cycle {cycles}: a cycle leaves tasks behind \
-             (per cycle: {tasks:?})",
-            self.name,
-            reference.tasks,
-            self.early,
-            last.tasks
-        );
-        // The lowest of the last few: a cycle's own buffers may be in flight.
-        let tail = &self.samples[cycles.saturating_sub(5)..];
-        let blocks = tail.iter().map(|h| h.blocks).min().unwrap_or(last.blocks);
-        let bytes = tail.iter().map(|h| h.bytes).min().unwrap_or(last.bytes);
-        assert!(
-            blocks - reference.blocks <= slack_blocks,
-            "{}: {} live heap blocks after cycle {}, {blocks} after cycle {cycles}: \
-             growth over the slack of {slack_blocks}",
-            self.name,
-            reference.blocks,
-            self.early
-        );
-        let Some(slack_bytes) = slack_bytes else {
-            return;
-        };
-        assert!(
-            bytes - reference.bytes <= slack_bytes,
-            "{}: {} live heap bytes after cycle {}, {bytes} after cycle {cycles}: \
-             growth over the slack of {slack_bytes}",
-            self.name,
-            reference.bytes,
-            self.early
-        );
-    }
-}
 
 /// What the test tells the fake service's live connection to do.
 enum Order {
@@ -211,10 +73,7 @@ impl Fake {
                     let Some(public_key) = login(&mut ws, n, &["c1"]).await else {
                         return;
                     };
-                    let recipient = PublicKey::from_base64(&public_key).unwrap();
-                    let wrapped = wrap_channel_key(&key, &recipient, "c1").unwrap();
-                    let push = serde_json::json!({"op": 50, "d": {"channel_id": "c1", "from": "u1", "wrapped": wrapped}});
-                    send(&mut ws, push.to_string()).await;
+                    send(&mut ws, peer::key_push(&key, &public_key, "c1")).await;
                     // One live connection at a time takes the orders.
                     let mut taken = taken.lock().await;
                     loop {
@@ -241,10 +100,8 @@ impl Fake {
                                     send(&mut ws, frame).await;
                                 }
                                 Some(Order::Key(channel)) => {
-                                    let key = ChannelKey::generate().unwrap();
-                                    let wrapped = wrap_channel_key(&key, &recipient, &channel).unwrap();
-                                    let push = serde_json::json!({"op": 50, "d": {"channel_id": channel, "from": "u1", "wrapped": wrapped}});
-                                    send(&mut ws, push.to_string()).await;
+                                    let (_, push) = peer::channel_key_for(&public_key, &channel);
+                                    send(&mut ws, push).await;
                                 }
                                 Some(Order::Drop) | None => return,
                             },
@@ -353,7 +210,7 @@ async fn reconnect_cycles(name: &'static str) {
         let client = peer::client(quick(fake.addr, &dir)).await;
         let mut events = client.events();
         eventually("the first session's key", || client.channels().len() == 1).await;
-        let mut series = Series::new(name, 5);
+        let mut series = Series::new(name, 5, RECONNECTS as usize);
         for session in 2..=RECONNECTS + 1 {
             fake.reconnect(&client, session).await;
             // Read what the cycle sent: the subscriber's queue is not the subject.
@@ -424,7 +281,7 @@ fn handlers_that_time_out_panic_or_outlive_their_connection_leave_nothing_behind
             .unwrap()
             .unwrap();
         eventually("the first session's key", || client.channels().len() == 1).await;
-        let mut series = Series::new("handlers", 5);
+        let mut series = Series::new("handlers", 5, HANDLER_CYCLES as usize);
         for session in 2..=HANDLER_CYCLES + 1 {
             for line in ["/hang", "/boom", "/linger"] {
                 fake.order(Order::Say(line.into()));
@@ -483,7 +340,7 @@ fn channels_keys_subscribers_and_registry_changes_that_come_and_go_leave_nothing
         let client = peer::client(options).await;
         let mut events = client.events();
         eventually("the first session's key", || client.channels().len() == 1).await;
-        let mut series = Series::new("membership", 5);
+        let mut series = Series::new("membership", 5, MEMBERSHIP_CYCLES);
         for cycle in 0..MEMBERSHIP_CYCLES {
             // A few ids over and over, and a new one each time.
             let channel = if cycle % 2 == 0 {
@@ -558,7 +415,7 @@ fn rest_credentials_minted_again_and_again_leave_nothing_behind() {
             .rest_url(server.rest_url());
         let client = peer::client(options).await;
         let rest = client.rest();
-        let mut series = Series::new("rest", 5);
+        let mut series = Series::new("rest", 5, REST_CYCLES);
         let mut failed = 0;
         for cycle in 0..REST_CYCLES {
             match cycle % 3 {

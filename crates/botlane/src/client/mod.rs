@@ -11,17 +11,18 @@
 //! through.
 
 mod info;
+mod lifecycle;
 mod mint;
 mod options;
 mod outbound;
 mod stats;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use futures_util::future::{BoxFuture, FutureExt, Shared};
+use futures_util::future::{BoxFuture, Shared};
 use tokio::sync::Semaphore;
 
 pub use info::{ChannelInfo, Emoji};
@@ -33,7 +34,7 @@ use crate::commands::{
     CommandArgs, CommandData, CommandDeclaration, Commands, CooldownTracker, Message, OnError,
     Outbound, MAX_COMMAND_WIRE,
 };
-use crate::dispatch::{self, ClientHooks, Dispatcher, Runner};
+use crate::dispatch::{self, ClientHooks, Runner};
 use crate::error::ClientError;
 use crate::events::{EventSender, Events};
 use crate::rest::RestLane;
@@ -315,78 +316,6 @@ impl<D: Send + Sync + 'static> Client<D> {
         self.inner.runner.events.subscribe()
     }
 
-    /// Opens the keystore (creating the identity on first run), connects,
-    /// logs in with the token, publishes the canonical menu and starts
-    /// dispatch. Returns once the session is ready and its `ready` push (the
-    /// bot's channels) applied, or after `request_timeout` without one (with
-    /// a warning; the session is used all the same). A client runs one
-    /// session: a second call fails with [`ClientError::AlreadyLoggedIn`]
-    /// (a login that failed, or whose future was dropped before it
-    /// returned, may be retried; dropped once the session was up, while it
-    /// waited for `ready`, the session runs on, `Event::Ready` still comes,
-    /// and the next call waits for it and returns `Ok`).
-    pub async fn login(&self) -> Result<(), ClientError> {
-        let inner = &self.inner;
-        match inner.session.start().await {
-            Ok(()) => self.started(),
-            // Up, but the login that brought it up was given up on before
-            // it returned: this one returns in its place.
-            Err(ClientError::AlreadyLoggedIn) if inner.ready.get().is_some() => {}
-            Err(e) => return Err(e),
-        }
-        if let Some(ready) = inner.ready.get() {
-            if !ready.clone().await {
-                return Err(ClientError::NotConnected);
-            }
-        }
-        if inner.returned.swap(true, Ordering::SeqCst) {
-            return Err(ClientError::AlreadyLoggedIn);
-        }
-        Ok(())
-    }
-
-    /// Starts dispatch and the wait for `ready` once the first session is
-    /// up, with nothing awaited in between: from here on the session runs
-    /// whatever becomes of the login's future.
-    fn started(&self) {
-        let inner = &self.inner;
-        let dispatcher = Dispatcher {
-            session: inner.session.clone(),
-            commands: inner.commands.clone(),
-            outbound: self.outbound(),
-            runner: inner.runner.clone(),
-            prefix: Arc::from(inner.options.command_prefix.as_str()),
-        };
-        tokio::spawn(Arc::new(dispatcher).run());
-        let session = inner.session.clone();
-        let events = inner.runner.events.clone();
-        // The service pushes `ready` right after the login reply; dispatch
-        // applies it in wire order. Waiting for it makes `channels()`
-        // complete when `login` returns.
-        // A shutdown ends the wait: no `ready` comes after it, and the
-        // task would hold the client's events open until the timeout.
-        let ready = tokio::spawn(async move {
-            let timeout = session.request_timeout();
-            tokio::select! {
-                ready = session.membership.wait_ready(timeout) => {
-                    if !ready {
-                        tracing::warn!("no ready push within the request timeout after login");
-                    }
-                }
-                () = session.until_shutdown() => return false,
-            }
-            let bot_id = session
-                .bot_id()
-                .map(|id| id.to_string())
-                .unwrap_or_default();
-            events.send(crate::events::Event::Ready { bot_id });
-            true
-        });
-        let _ = inner
-            .ready
-            .set(ready.map(|up| up.unwrap_or(false)).boxed().shared());
-    }
-
     /// The handle messages answer through.
     fn outbound(&self) -> Arc<dyn Outbound> {
         Arc::new(SessionOutbound {
@@ -538,62 +467,6 @@ impl<D: Send + Sync + 'static> Client<D> {
             handlers_running: inner.options.max_concurrent_handlers
                 - inner.runner.handlers.available_permits(),
         }
-    }
-
-    /// Closes the session and stops reconnecting and dispatching. Keystore
-    /// changes not yet written (they are coalesced for up to half a second)
-    /// are written in the background; use [`close`](Self::close) to wait for
-    /// them. Dropping the last handle of a client (its clones; not its
-    /// [`rest`](Self::rest) lane or [`events`](Self::events)) does the same.
-    pub fn shutdown(&self) {
-        shut_down(&self.inner.session);
-    }
-
-    /// [`shutdown`](Self::shutdown), then waits until every connection has
-    /// written its close frame and let go of its socket (a service that
-    /// does not read gets the closing handshake's grace of 1 s, then the
-    /// socket is dropped; the wait is at most 2 s), and every keystore
-    /// change (a channel key received or evicted) is on disk. A process may exit as soon as it
-    /// returns: the service has been told goodbye.
-    ///
-    /// ```no_run
-    /// # async fn demo(client: botlane::Client) -> Result<(), botlane::ClientError> {
-    /// client.close().await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn close(&self) -> Result<(), ClientError> {
-        self.shutdown();
-        self.inner.session.released().await;
-        match self.inner.session.membership.keystore() {
-            Some(saver) => saver.flush().await.map_err(ClientError::Keystore),
-            None => Ok(()),
-        }
-    }
-}
-
-/// A client whose last handle is dropped shuts down: its tasks hold the
-/// session, not the client, and would otherwise keep it connected (and
-/// reconnecting) for as long as the runtime runs, with nobody left to stop
-/// it.
-impl<D> Drop for Inner<D> {
-    fn drop(&mut self) {
-        shut_down(&self.session);
-    }
-}
-
-/// What [`Client::shutdown`] does.
-fn shut_down(session: &Session) {
-    session.shutdown();
-    if let (Some(saver), Ok(runtime)) = (
-        session.membership.keystore(),
-        tokio::runtime::Handle::try_current(),
-    ) {
-        let saver = saver.clone();
-        runtime.spawn(async move {
-            if let Err(e) = saver.flush().await {
-                tracing::warn!(error = %e, "could not write the keystore at shutdown");
-            }
-        });
     }
 }
 

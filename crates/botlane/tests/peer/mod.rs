@@ -293,10 +293,17 @@ pub fn most_of(path: &str) -> u64 {
 /// to the bot whose identity is `public_key` (as [`login`] returns it).
 pub fn channel_key_for(public_key: &str, channel: &str) -> (ChannelKey, String) {
     let key = ChannelKey::generate().unwrap();
+    let push = key_push(&key, public_key, channel);
+    (key, push)
+}
+
+/// The key push (op 50, from `u1`) that wraps `key` for `channel` to the
+/// bot whose identity is `public_key` (as [`login`] returns it).
+pub fn key_push(key: &ChannelKey, public_key: &str, channel: &str) -> String {
     let recipient = PublicKey::from_base64(public_key).unwrap();
-    let wrapped = wrap_channel_key(&key, &recipient, channel).unwrap();
-    let push = serde_json::json!({"op": 50, "d": {"channel_id": channel, "from": "u0", "wrapped": wrapped}});
-    (key, push.to_string())
+    let wrapped = wrap_channel_key(key, &recipient, channel).unwrap();
+    serde_json::json!({"op": 50, "d": {"channel_id": channel, "from": "u1", "wrapped": wrapped}})
+        .to_string()
 }
 
 /// Logs in with `options`, which must fail by itself (within [`WAIT`])
