@@ -283,6 +283,9 @@ enum Body {
     EndlessChunked,
     /// `HUGE` bytes of `x`, with `content-length: HUGE` announced.
     EndlessDeclared,
+    /// `content-length: declared` announced, then three pieces of 64 KiB
+    /// and the connection closed.
+    Lying { declared: u64 },
 }
 
 #[derive(Clone)]
@@ -410,6 +413,22 @@ async fn serve_connection(
             format!("HTTP/1.1 {status} Hostile\r\ncontent-type: application/json\r\n{extra}\r\n")
         };
         match answer.body {
+            Body::Lying { declared } => {
+                let head = head(&format!("content-length: {declared}\r\n"));
+                let piece = vec![b'x'; 64 * 1024];
+                if write.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                for _ in 0..3 {
+                    if write.write_all(&piece).await.is_err() {
+                        return;
+                    }
+                    // Pieces apart, so that the client reads more than one chunk.
+                    let _ = write.flush().await;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                return;
+            }
             Body::Small(bytes) => {
                 let head = head(&format!("content-length: {}\r\n", bytes.len()));
                 if write.write_all(head.as_bytes()).await.is_err()
@@ -700,6 +719,36 @@ async fn binary_over_its_cap_fails_and_request_streams_past_it() {
     assert_bounded(&sent[1], 0);
     assert_bounded(&sent[2], read as u64);
     assert!(sent[2].written >= read as u64);
+    client.close().await.unwrap();
+}
+
+/// A body whose declared length is past what memory can hold, with no cap
+/// on the client (`rest_binary_limit(usize::MAX)`): the client reserves
+/// no more than it is sent (a declared length is the service's word, not
+/// memory), and the short body ends in an error, not a panic or an abort.
+#[tokio::test]
+async fn a_declared_length_past_memory_is_not_reserved() {
+    let declared = u64::MAX / 2 + 2;
+    let origin = Hostile::start(move |_, path| match path {
+        "/auth/verify-session" => exchanged(Some(900)),
+        _ => Answer {
+            status: 200,
+            body: Body::Lying { declared },
+        },
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (_server, client) =
+        hostile_client(&origin, &dir, |o| o.rest_binary_limit(usize::MAX)).await;
+    let err = client
+        .rest()
+        .binary(Method::GET, "/api/files/f1/download", None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, RestError::Rest(e) if e.status == 0),
+        "the body ended short of its declared length: {err:?}"
+    );
     client.close().await.unwrap();
 }
 

@@ -44,6 +44,12 @@ pub struct Response {
     body: reqwest::Response,
 }
 
+/// The most reserved up front for a body of a declared length: the length
+/// is the service's word, not memory, and with a cap as large as
+/// `usize::MAX` a declared length past what memory holds made the
+/// reservation itself panic. Past it, the buffer grows as bytes arrive.
+const MAX_RESERVE: usize = 8 * 1024 * 1024;
+
 /// The cap [`Response::bytes`] and `binary` apply, as an error names it.
 const BINARY_CAP: &str = "the client option rest_binary_limit";
 
@@ -225,7 +231,8 @@ pub(crate) async fn read_capped(
         return Err(too_large());
     }
     // A single chunk is returned as is; more are gathered, with the declared
-    // length (at most `limit`, checked above) reserved up front.
+    // length (at most `limit`, checked above, and `MAX_RESERVE`) reserved up
+    // front.
     let mut first: Option<Bytes> = None;
     let mut gathered: Option<BytesMut> = None;
     let mut total = 0usize;
@@ -242,7 +249,8 @@ pub(crate) async fn read_capped(
             (Some(buf), _) => buf.extend_from_slice(&chunk),
             (None, None) => first = Some(chunk),
             (None, Some(previous)) => {
-                let reserve = declared.map_or(0, |n| n as usize).max(total);
+                let declared = declared.map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+                let reserve = declared.min(MAX_RESERVE).max(total);
                 let mut buf = BytesMut::with_capacity(reserve);
                 buf.extend_from_slice(&previous);
                 buf.extend_from_slice(&chunk);
