@@ -75,7 +75,9 @@ pub struct Scene<D = ()> {
     pub channel: String,
     /// The server (room) the channel belongs to.
     pub server_id: String,
-    /// The service. Declared after the clients so that they are dropped first.
+    /// The service. Declared after alice so that she is dropped first; the
+    /// bot is closed on a task of its own when the scene is dropped (see
+    /// `KeystoreDir`).
     pub server: DevServer,
     /// The bot's keystore directory, removed when the scene is closed or
     /// dropped.
@@ -85,8 +87,11 @@ pub struct Scene<D = ()> {
 /// The bot's keystore directory. [`Scene::close`] removes it once the bot
 /// has closed. A scene dropped without `close` would remove it while the
 /// bot's last keystore write is on its way (the write fails, and warns
-/// twice in the test's log) and leave the service no goodbye; dropping
-/// hands the directory to a task that closes the bot first.
+/// twice in the test's log); dropping hands the directory to a task that
+/// closes the bot (its keystore written) and then removes it. The service,
+/// dropped beside it, stops at once and may not read the bot's goodbye;
+/// and should the test's runtime end first, the task is cancelled and the
+/// directory goes with it, before any write has started.
 struct KeystoreDir {
     path: std::path::PathBuf,
     /// Closes the bot, then removes the directory; taken by `close`.

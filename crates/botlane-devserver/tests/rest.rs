@@ -637,3 +637,23 @@ async fn every_request_is_recorded_as_received() {
         .await
         .unwrap();
 }
+
+/// A session lifetime past what the clock can name (`Duration::MAX`) is
+/// forever, not an overflow in the exchange's handler.
+#[tokio::test]
+async fn a_session_lifetime_of_duration_max_is_forever() {
+    let f = fixture().await;
+    f.server.set_session_lifetime(Duration::MAX);
+    let mut bot = logged_in(&f.server.ws_url(), BOT).await;
+    let minted = mint(&mut bot).await;
+    let response = f
+        .exchange(&json!({"secret": minted["secret"], "row_id": minted["row_id"]}))
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let body: Value = response.json().await.unwrap();
+    let v = body["verification"].as_str().unwrap();
+    assert_eq!(
+        f.get("/api/files/list", Some(v)).await.status(),
+        StatusCode::OK
+    );
+}

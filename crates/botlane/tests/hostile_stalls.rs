@@ -531,3 +531,72 @@ async fn a_close_during_the_wait_for_ready_ends_the_login_and_the_events() {
     .expect("the subscribers are told the client is gone");
     assert!(!seen.iter().any(|e| e.starts_with("Ready")), "{seen:?}");
 }
+
+/// A second `login()` while the first waits for `ready` fails at once with
+/// `AlreadyLoggedIn`, and the first, once `ready` comes, returns `Ok`:
+/// the second never takes the first one's `Ok` (it used to wait for
+/// `ready` beside it and race it for the `Ok`). Two workers, so that both
+/// logins run in parallel.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_login_during_the_first_fails_at_once_and_leaves_it_its_ok() {
+    let (ready_tx, ready_rx) = mpsc::channel::<()>(1);
+    let ready_rx = std::sync::Arc::new(tokio::sync::Mutex::new(ready_rx));
+    let (addr, accepted) = serve(move |tcp, _| {
+        let ready_rx = ready_rx.clone();
+        async move {
+            let mut ws = upgrade(tcp).await;
+            login_without_ready(&mut ws).await;
+            let _ = ready_rx.lock().await.recv().await;
+            send(&mut ws, peer::ready("bot-1", &["c1"])).await;
+            behave(&mut ws).await;
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
+    let first = tokio::spawn({
+        let client = client.clone();
+        async move { client.login().await }
+    });
+    peer::eventually("the session is up", || client.stats().sessions == 1).await;
+    // Before `ready`: the second call does not wait for it.
+    let second = tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("the second login returns at once");
+    assert!(
+        matches!(second, Err(ClientError::AlreadyLoggedIn)),
+        "{second:?}"
+    );
+    ready_tx.send(()).await.unwrap();
+    let first = tokio::time::timeout(WAIT, first)
+        .await
+        .expect("the first login returns once ready comes")
+        .unwrap();
+    assert!(first.is_ok(), "{first:?}");
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    client.close().await.unwrap();
+}
+
+/// `login()` on a client shut down before it ever logged in fails with
+/// `NotConnected` and dials nothing: a `close()` that returned is not
+/// followed by a connection.
+#[tokio::test]
+async fn a_login_after_shutdown_dials_nothing() {
+    let (addr, accepted) = serve(|tcp, n| async move {
+        let mut ws = upgrade(tcp).await;
+        if login(&mut ws, n, &[]).await.is_some() {
+            behave(&mut ws).await;
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::options(addr, &dir)).unwrap();
+    client.close().await.unwrap();
+    let login = tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("the login returns");
+    assert!(matches!(login, Err(ClientError::NotConnected)), "{login:?}");
+    // Long enough for a connection made by the login to be accepted.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(accepted.load(Ordering::SeqCst), 0, "nothing dialled");
+}

@@ -243,7 +243,10 @@ impl RestState {
             hash_value(&value),
             Session {
                 bot_id: pending.bot_id.clone(),
-                expires: now + self.session_lifetime,
+                // A lifetime past what the clock can name is forever.
+                expires: now
+                    .checked_add(self.session_lifetime.min(crate::limits::FOREVER))
+                    .unwrap_or(now),
             },
         );
         self.exchanges += 1;

@@ -18,29 +18,42 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// dispatch. Returns once the session is ready and its `ready` push (the
     /// bot's channels) applied, or after `request_timeout` without one (with
     /// a warning; the session is used all the same). A client runs one
-    /// session: a second call fails with [`ClientError::AlreadyLoggedIn`]
-    /// (a login that failed, or whose future was dropped before it
-    /// returned, may be retried; dropped once the session was up, while it
-    /// waited for `ready`, the session runs on, `Event::Ready` still comes,
-    /// and the next call waits for it and returns `Ok`).
+    /// session: a second call, also one made while the first is under
+    /// way, fails at once with [`ClientError::AlreadyLoggedIn`] (a login
+    /// that failed, or whose future was dropped before it returned, may be
+    /// retried; dropped once the session was up, while it waited for
+    /// `ready`, the session runs on, `Event::Ready` still comes, and the
+    /// next call waits for it and returns `Ok`). A client shut down before
+    /// `ready` came ends the wait with [`ClientError::NotConnected`].
     pub async fn login(&self) -> Result<(), ClientError> {
         let inner = &self.inner;
         match inner.session.start().await {
             Ok(()) => self.started(),
-            // Up, but the login that brought it up was given up on before
-            // it returned: this one returns in its place.
+            // Up: this one may return `Ok` only if the login that brought
+            // the session up was given up on (checked by the claim below).
             Err(ClientError::AlreadyLoggedIn) if inner.ready.get().is_some() => {}
             Err(e) => return Err(e),
         }
-        if let Some(ready) = inner.ready.get() {
-            if !ready.clone().await {
-                return Err(ClientError::NotConnected);
-            }
-        }
+        // The `Ok` goes to one login: claimed before the wait, so that a
+        // second call fails at once instead of racing the first for it, and
+        // given back if this login's future is dropped before it returns.
         if inner.returned.swap(true, Ordering::SeqCst) {
             return Err(ClientError::AlreadyLoggedIn);
         }
-        Ok(())
+        let claim = Claim {
+            returned: &inner.returned,
+            kept: false,
+        };
+        let up = match inner.ready.get() {
+            Some(ready) => ready.clone().await,
+            None => true,
+        };
+        claim.keep();
+        if up {
+            Ok(())
+        } else {
+            Err(ClientError::NotConnected)
+        }
     }
 
     /// Starts dispatch and the wait for `ready` once the first session is
@@ -112,6 +125,28 @@ impl<D: Send + Sync + 'static> Client<D> {
         match self.inner.session.membership.keystore() {
             Some(saver) => saver.flush().await.map_err(ClientError::Keystore),
             None => Ok(()),
+        }
+    }
+}
+
+/// A login's claim to the client's one `Ok`: given back unless the login
+/// returned, so that a login given up on while it waited for `ready`
+/// leaves the `Ok` to the next call.
+struct Claim<'a> {
+    returned: &'a std::sync::atomic::AtomicBool,
+    kept: bool,
+}
+
+impl Claim<'_> {
+    fn keep(mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        if !self.kept {
+            self.returned.store(false, Ordering::SeqCst);
         }
     }
 }

@@ -60,7 +60,7 @@ use outbound::SessionOutbound;
 /// loop {
 ///     match events.recv().await {
 ///         Ok(event) => println!("{event:?}"),
-///         // Fell more than 1024 events behind: the oldest were dropped.
+///         // Fell behind (more than 1024 events, or 16 MiB of them): the oldest were dropped.
 ///         Err(botlane::EventRecvError::Lagged(missed)) => eprintln!("missed {missed} events"),
 ///         Err(botlane::EventRecvError::Closed) => break,
 ///     }

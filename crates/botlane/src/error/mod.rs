@@ -34,8 +34,10 @@ pub enum ClientError {
     /// down, or reconnecting).
     #[error("not connected to the service")]
     NotConnected,
-    /// `login` was called on a client that already logged in (or is
-    /// logging in, or was shut down): one session per client.
+    /// `login` was called on a client that already logged in, or while
+    /// another login of it is under way (which may yet fail): one session
+    /// per client. A client shut down before it logged in gets
+    /// [`NotConnected`](Self::NotConnected) instead.
     #[error("this client already logged in; a client runs one session")]
     AlreadyLoggedIn,
     /// The connection closed while the request waited for its reply.

@@ -127,6 +127,12 @@ impl Session {
         if self.started.swap(true, Ordering::SeqCst) {
             return Err(ClientError::AlreadyLoggedIn);
         }
+        // Shut down before any login: nothing to dial for, and a close that
+        // already returned must not be followed by a connection.
+        if *self.shutdown.borrow() {
+            self.started.store(false, Ordering::SeqCst);
+            return Err(ClientError::NotConnected);
+        }
         let attempt = Attempt {
             started: &self.started,
             succeeded: false,
