@@ -68,6 +68,7 @@
 // the crypto and the keystore; the command area and the REST lane; the
 // events; the transport; the session; dispatch; and the client, which
 // wires them together.
+mod deadline;
 mod human;
 mod loopback;
 mod share;

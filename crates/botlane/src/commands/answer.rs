@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use super::cooldown::{Clock, TokioClock};
 use super::message::Message;
 use super::types::canonical_bot_id;
+use crate::deadline::NEVER;
 use crate::error::ClientError;
 use crate::sync::lock;
 
@@ -129,10 +130,6 @@ pub(crate) struct AnswerRate {
     pub(crate) burst: u32,
     pub(crate) interval: Duration,
 }
-
-/// About 30 years: an answer interval at least this long is one answer per
-/// pair, then none.
-const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
 
 /// The rate limiter of answers: per (user, channel), bounded.
 pub(crate) struct AnswerLimiter {

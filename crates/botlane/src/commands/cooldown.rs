@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use super::context::CommandContext;
 use super::limits::MAX_COMMANDS_PER_BOT;
 use super::types::canonical_bot_id;
+use crate::deadline;
 
 /// The default number of live cooldowns tracked per command.
 pub const DEFAULT_COOLDOWN_CAPACITY: usize = 10_000;
@@ -422,18 +423,11 @@ impl Table {
         }
         // A duration past what the clock can name (`Duration::MAX`) is a
         // cooldown that does not end.
-        let end = now.checked_add(duration).unwrap_or_else(|| far_future(now));
+        let end = deadline::after(now, duration);
         self.ends.insert(subject.clone(), end);
         self.by_end.push(Reverse((end, subject)));
         Ok(())
     }
-}
-
-/// About 30 years from `now`, or `now` itself on a clock that cannot go
-/// that far: the "never" of a timer, as tokio's timers have it.
-fn far_future(now: Instant) -> Instant {
-    now.checked_add(Duration::from_secs(86_400 * 365 * 30))
-        .unwrap_or(now)
 }
 
 #[cfg(test)]

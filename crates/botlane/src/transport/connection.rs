@@ -39,6 +39,7 @@ use tokio_websockets::{CloseCode, Message as WsMessage};
 use super::dial::Socket;
 use super::frames::{ByOpcode, MessageView, Routed};
 use super::pending::{Pending, Slot, MAX_UNANSWERED};
+use crate::deadline;
 use crate::error::ClientError;
 use crate::sync::stopped;
 use crate::throttle::{Throttle, WARN_INTERVAL};
@@ -413,7 +414,7 @@ async fn write_loop(
     // An interval past what the clock can name (`Duration::MAX` and its
     // neighbours) means no heartbeat: its first tick is as far off as the
     // clock goes, which is what tokio's own timers do with such a wait.
-    let first = now.checked_add(every).unwrap_or_else(|| far_future(now));
+    let first = tokio::time::Instant::from_std(deadline::after(now.into_std(), every));
     let mut heartbeat = tokio::time::interval_at(first, every);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -564,14 +565,6 @@ fn route(text: &str, debug: bool, pending: &Pending, inbound: &dyn Inbound) -> R
         }
     }
     Ok(())
-}
-
-/// About 30 years from `now`, or `now` itself on a clock that cannot go
-/// that far: the "never" of a timer (tokio's `Instant::far_future`, which
-/// is not public).
-fn far_future(now: tokio::time::Instant) -> tokio::time::Instant {
-    now.checked_add(Duration::from_secs(86_400 * 365 * 30))
-        .unwrap_or(now)
 }
 
 /// The end of a connection whose service leaves requests unanswered: its
