@@ -96,7 +96,7 @@ pub mod fuzzing;
 #[cfg(feature = "macros")]
 pub use botlane_macros::{Command, CommandChoice};
 pub use client::{
-    ChannelInfo, Client, ClientOptions, ClientStats, Emoji, DEFAULT_HANDLER_TIMEOUT,
+    ChannelInfo, Client, ClientOptions, ClientStats, Emoji, WeakClient, DEFAULT_HANDLER_TIMEOUT,
     DEFAULT_REST_URL,
 };
 pub use commands::*;

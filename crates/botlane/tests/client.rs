@@ -1071,3 +1071,39 @@ async fn dropping_the_last_handle_shuts_the_client_down() {
         .unwrap_err();
     assert!(matches!(err, botlane::RestError::NotConnected), "{err:?}");
 }
+
+/// A handler that needs its client holds a `WeakClient`: it reaches the
+/// client while the application holds it, and does not keep it running
+/// once the application lets go (a `Client` clone there would be a cycle).
+#[tokio::test]
+async fn a_handler_with_a_weak_client_uses_it_and_does_not_keep_it_running() {
+    let world = World::new().await;
+    let client = world.client();
+    let weak = client.downgrade();
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("emojis", "How many emojis the catalog has"),
+            move |ctx: CommandContext| {
+                let weak = weak.clone();
+                async move {
+                    let client = weak.upgrade().ok_or("the client is gone")?;
+                    let emojis = client.fetch_emojis().await?;
+                    ctx.reply(&format!("{} emojis", emojis.len())).await?;
+                    Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+                }
+            },
+        )
+        .unwrap();
+    let mut events = client.events();
+    let alice = world.start(&client).await;
+    alice.send_text(&world.channel, "/emojis").await.unwrap();
+    let answer = support::bot_says(&alice, &world).await;
+    assert!(answer.content.ends_with(" emojis"), "{}", answer.content);
+    drop(client);
+    tokio::time::timeout(WAIT, async {
+        while !matches!(events.recv().await, Err(EventRecvError::Closed)) {}
+    })
+    .await
+    .expect("the client shuts down with its last strong handle");
+}

@@ -92,6 +92,59 @@ impl<D> Clone for Client<D> {
     }
 }
 
+impl<D> Client<D> {
+    /// A handle that does not keep the client running: for a handler, a
+    /// check, an error hook or the shared state that needs the client. A
+    /// clone kept there would be a cycle (the client holds them), and the
+    /// client would run until `shutdown` even with every other handle
+    /// dropped.
+    ///
+    /// ```
+    /// let client = botlane::Client::new(botlane::ClientOptions::new(
+    ///     "token", "bot.keystore", "wss://chat.example/ws",
+    /// ))?;
+    /// let weak = client.downgrade();
+    /// assert!(weak.upgrade().is_some());
+    /// drop(client);
+    /// assert!(weak.upgrade().is_none(), "the client is gone");
+    /// # Ok::<(), botlane::ClientError>(())
+    /// ```
+    pub fn downgrade(&self) -> WeakClient<D> {
+        WeakClient {
+            inner: Arc::downgrade(&self.inner),
+        }
+    }
+}
+
+/// A [`Client`] handle that does not keep it running
+/// ([`Client::downgrade`]); [`upgrade`](Self::upgrade) it to use it.
+pub struct WeakClient<D = ()> {
+    inner: std::sync::Weak<Inner<D>>,
+}
+
+impl<D> WeakClient<D> {
+    /// The client, while some [`Client`] handle keeps it running.
+    pub fn upgrade(&self) -> Option<Client<D>> {
+        self.inner.upgrade().map(|inner| Client { inner })
+    }
+}
+
+impl<D> Clone for WeakClient<D> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<D> std::fmt::Debug for WeakClient<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeakClient")
+            .field("alive", &(self.inner.strong_count() > 0))
+            .finish()
+    }
+}
+
 /// The parts of one client.
 struct Inner<D> {
     options: ClientOptions,
