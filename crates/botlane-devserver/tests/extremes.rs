@@ -4,6 +4,8 @@
 //! works; none panics.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::time::Duration;
 
 use botlane_devserver::{DevServer, DevServerConfig, Limits, TestUser};
@@ -18,15 +20,12 @@ async fn server_with(limits: Limits) -> DevServer {
 
 #[tokio::test]
 async fn waits_of_duration_max_wait_for_what_they_wait_for() {
-    let server = server_with(Limits::default()).await;
-    let channel = server
-        .create_channel(&server.create_server("lobby"), "general")
-        .unwrap();
-    let (a, b) = (server.add_user("alice"), server.add_user("bob"));
-    server.add_member(&channel, &a.id).unwrap();
-    server.add_member(&channel, &b.id).unwrap();
-    let alice = TestUser::connect(&server.ws_url(), &a.token).await.unwrap();
-    let bob = TestUser::connect(&server.ws_url(), &b.token).await.unwrap();
+    let common::World {
+        server,
+        channel,
+        alice,
+        bob,
+    } = common::world().await;
     server
         .wait_for(|s| s.connection_count() == 2, Duration::MAX)
         .await

@@ -15,42 +15,10 @@ use botlane_devserver::{
 };
 use botlane_proto::crypto::{ChannelKey, IdentityKeyPair, WrappedKey};
 use botlane_proto::OpCode;
-use common::Raw;
+use common::{world, world_with, Raw};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(5);
-
-struct World {
-    server: DevServer,
-    channel: String,
-    alice: TestUser,
-    bob: TestUser,
-}
-
-/// alice and bob, both logged in, both members of one channel.
-async fn world() -> World {
-    world_with(Limits::default()).await
-}
-
-async fn world_with(limits: Limits) -> World {
-    let server = DevServer::start(DevServerConfig::default().limits(limits))
-        .await
-        .unwrap();
-    let channel = server
-        .create_channel(&server.create_server("lobby"), "general")
-        .unwrap();
-    let (a, b) = (server.add_user("alice"), server.add_user("bob"));
-    server.add_member(&channel, &a.id).unwrap();
-    server.add_member(&channel, &b.id).unwrap();
-    let alice = TestUser::connect(&server.ws_url(), &a.token).await.unwrap();
-    let bob = TestUser::connect(&server.ws_url(), &b.token).await.unwrap();
-    World {
-        server,
-        channel,
-        alice,
-        bob,
-    }
-}
 
 #[tokio::test]
 async fn two_users_talk_through_sealed_messages() {

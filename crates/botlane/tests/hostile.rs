@@ -146,13 +146,7 @@ async fn a_peer_that_goes_silent_mid_session_is_noticed_and_replaced() {
 
 #[tokio::test]
 async fn a_healthy_quiet_session_is_never_cut_by_the_idle_timer() {
-    let (addr, accepted) = serve(|tcp, n| async move {
-        let mut ws = upgrade(tcp).await;
-        if login(&mut ws, n, &[]).await.is_some() {
-            behave(&mut ws).await;
-        }
-    })
-    .await;
+    let (addr, accepted) = peer::serve_well_behaved().await;
     let dir = tempfile::tempdir().unwrap();
     let client = peer::client(peer::options(addr, &dir)).await;
     // Ten idle timeouts' worth of silence from the bot's side: heartbeats

@@ -424,20 +424,7 @@ async fn a_login_given_up_on_may_be_tried_again() {
 /// of a client returns `Ok`, never two).
 #[tokio::test]
 async fn a_login_given_up_on_while_waiting_for_ready_ends_in_one_ready() {
-    let (ready_tx, ready_rx) = mpsc::channel::<()>(1);
-    let ready_rx = std::sync::Arc::new(tokio::sync::Mutex::new(ready_rx));
-    let (addr, accepted) = serve(move |tcp, _| {
-        let ready_rx = ready_rx.clone();
-        async move {
-            let mut ws = upgrade(tcp).await;
-            login_without_ready(&mut ws).await;
-            // `ready` only when the test says so.
-            let _ = ready_rx.lock().await.recv().await;
-            send(&mut ws, peer::ready("bot-1", &["c1"])).await;
-            behave(&mut ws).await;
-        }
-    })
-    .await;
+    let (addr, accepted, ready_tx) = ready_on_demand().await;
     let dir = tempfile::tempdir().unwrap();
     let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
     let mut events = client.events();
@@ -484,6 +471,30 @@ async fn login_without_ready(ws: &mut peer::Ws) {
     let frame = next_frame(ws).await.unwrap();
     assert_eq!(frame["op"], 20, "then the menu");
     send(ws, r#"{"op":20,"d":{"code":0}}"#).await;
+}
+
+/// A service that answers the login and the menu, and sends `ready` (as
+/// `bot-1`, in `c1`) only once the test sends on the returned channel;
+/// then it behaves.
+async fn ready_on_demand() -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    mpsc::Sender<()>,
+) {
+    let (ready_tx, ready_rx) = mpsc::channel::<()>(1);
+    let ready_rx = std::sync::Arc::new(tokio::sync::Mutex::new(ready_rx));
+    let (addr, accepted) = serve(move |tcp, _| {
+        let ready_rx = ready_rx.clone();
+        async move {
+            let mut ws = upgrade(tcp).await;
+            login_without_ready(&mut ws).await;
+            let _ = ready_rx.lock().await.recv().await;
+            send(&mut ws, peer::ready("bot-1", &["c1"])).await;
+            behave(&mut ws).await;
+        }
+    })
+    .await;
+    (addr, accepted, ready_tx)
 }
 
 /// A client closed while its login waits for `ready` (which never comes):
@@ -539,19 +550,7 @@ async fn a_close_during_the_wait_for_ready_ends_the_login_and_the_events() {
 /// logins run in parallel.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_login_during_the_first_fails_at_once_and_leaves_it_its_ok() {
-    let (ready_tx, ready_rx) = mpsc::channel::<()>(1);
-    let ready_rx = std::sync::Arc::new(tokio::sync::Mutex::new(ready_rx));
-    let (addr, accepted) = serve(move |tcp, _| {
-        let ready_rx = ready_rx.clone();
-        async move {
-            let mut ws = upgrade(tcp).await;
-            login_without_ready(&mut ws).await;
-            let _ = ready_rx.lock().await.recv().await;
-            send(&mut ws, peer::ready("bot-1", &["c1"])).await;
-            behave(&mut ws).await;
-        }
-    })
-    .await;
+    let (addr, accepted, ready_tx) = ready_on_demand().await;
     let dir = tempfile::tempdir().unwrap();
     let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
     let first = tokio::spawn({
@@ -582,13 +581,7 @@ async fn a_second_login_during_the_first_fails_at_once_and_leaves_it_its_ok() {
 /// followed by a connection.
 #[tokio::test]
 async fn a_login_after_shutdown_dials_nothing() {
-    let (addr, accepted) = serve(|tcp, n| async move {
-        let mut ws = upgrade(tcp).await;
-        if login(&mut ws, n, &[]).await.is_some() {
-            behave(&mut ws).await;
-        }
-    })
-    .await;
+    let (addr, accepted) = peer::serve_well_behaved().await;
     let dir = tempfile::tempdir().unwrap();
     let client = botlane::Client::new(peer::options(addr, &dir)).unwrap();
     client.close().await.unwrap();

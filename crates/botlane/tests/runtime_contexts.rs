@@ -53,18 +53,33 @@ fn ping() -> CommandDeclaration {
     CommandDeclaration::new("ping", "Check that the bot is alive")
 }
 
-#[test]
-fn a_client_is_built_used_and_dropped_outside_any_runtime() {
-    watch_panics();
-    let dir = tempfile::tempdir().unwrap();
-    let options = botlane::ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws");
-    let client = Client::new(options).unwrap();
+/// Registers `/ping`, answered `pong`.
+fn register_ping(client: &Client) {
     client
         .commands()
         .register(ping(), |ctx: CommandContext| async move {
             ctx.reply("pong").await
         })
         .unwrap();
+}
+
+/// A world and a client logged in to it on a runtime that is then dropped.
+fn logged_in_on_a_runtime_that_is_gone() -> (World, Client) {
+    let rt = runtime();
+    let world = rt.block_on(World::new());
+    let client = world.client();
+    rt.block_on(client.login()).unwrap();
+    drop(rt);
+    (world, client)
+}
+
+#[test]
+fn a_client_is_built_used_and_dropped_outside_any_runtime() {
+    watch_panics();
+    let dir = tempfile::tempdir().unwrap();
+    let options = botlane::ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws");
+    let client = Client::new(options).unwrap();
+    register_ping(&client);
     let mut events = client.events();
     assert!(matches!(events.try_recv(), Ok(None)));
     let _rest = client.rest();
@@ -84,18 +99,9 @@ fn a_client_is_built_used_and_dropped_outside_any_runtime() {
 #[test]
 fn a_client_logged_in_on_a_runtime_is_dropped_after_that_runtime_is_gone() {
     watch_panics();
-    let rt = runtime();
-    let world = rt.block_on(World::new());
-    let client = world.client();
-    rt.block_on(client.login()).unwrap();
-    drop(rt);
+    let (world, client) = logged_in_on_a_runtime_that_is_gone();
     let mut events = client.events();
-    client
-        .commands()
-        .register(ping(), |ctx: CommandContext| async move {
-            ctx.reply("pong").await
-        })
-        .unwrap();
+    register_ping(&client);
     client.shutdown();
     drop(client);
     let _ = events.try_recv();
@@ -106,11 +112,7 @@ fn a_client_logged_in_on_a_runtime_is_dropped_after_that_runtime_is_gone() {
 #[test]
 fn a_client_logged_in_on_a_runtime_that_is_gone_is_closed_on_another() {
     watch_panics();
-    let first = runtime();
-    let world = first.block_on(World::new());
-    let client = world.client();
-    first.block_on(client.login()).unwrap();
-    drop(first);
+    let (world, client) = logged_in_on_a_runtime_that_is_gone();
     let second = runtime();
     second.block_on(async {
         // The first runtime's tasks are gone: the close frame cannot be
@@ -236,12 +238,7 @@ async fn a_handler_that_drops_the_last_client_handle() {
 /// once.
 async fn exercise(world: &World, options: botlane::ClientOptions) -> Result<(), ClientError> {
     let client = Client::new(options)?;
-    client
-        .commands()
-        .register(ping(), |ctx: CommandContext| async move {
-            ctx.reply("pong").await
-        })
-        .unwrap();
+    register_ping(&client);
     let mut events = client.events();
     tokio::time::timeout(WAIT, client.login())
         .await

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use botlane_devserver::{DevServer, DevServerConfig, Limits, TestUser};
 use botlane_proto::OpCode;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -163,4 +164,37 @@ pub async fn logged_in(url: &str, token: &str) -> Raw {
     let mut raw = Raw::connect(url).await;
     raw.login(token).await;
     raw
+}
+
+pub struct World {
+    pub server: DevServer,
+    pub channel: String,
+    pub alice: TestUser,
+    pub bob: TestUser,
+}
+
+/// alice and bob, both logged in, both members of one channel.
+pub async fn world() -> World {
+    world_with(Limits::default()).await
+}
+
+/// [`world`] with these limits.
+pub async fn world_with(limits: Limits) -> World {
+    let server = DevServer::start(DevServerConfig::default().limits(limits))
+        .await
+        .unwrap();
+    let channel = server
+        .create_channel(&server.create_server("lobby"), "general")
+        .unwrap();
+    let (a, b) = (server.add_user("alice"), server.add_user("bob"));
+    server.add_member(&channel, &a.id).unwrap();
+    server.add_member(&channel, &b.id).unwrap();
+    let alice = TestUser::connect(&server.ws_url(), &a.token).await.unwrap();
+    let bob = TestUser::connect(&server.ws_url(), &b.token).await.unwrap();
+    World {
+        server,
+        channel,
+        alice,
+        bob,
+    }
 }

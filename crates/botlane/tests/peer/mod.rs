@@ -81,6 +81,18 @@ where
     (addr, accepted)
 }
 
+/// A well-behaved service: every connection logged in (`bot-N`, no
+/// channels), then answered ([`behave`]).
+pub async fn serve_well_behaved() -> (SocketAddr, Arc<AtomicUsize>) {
+    serve(|tcp, n| async move {
+        let mut ws = upgrade(tcp).await;
+        if login(&mut ws, n, &[]).await.is_some() {
+            behave(&mut ws).await;
+        }
+    })
+    .await
+}
+
 /// Completes the WebSocket upgrade; the peer may send frames of any size.
 pub async fn upgrade(tcp: TcpStream) -> Ws {
     let config = WebSocketConfig::default()
