@@ -222,7 +222,11 @@ pub(crate) const FOREVER: Duration = Duration::from_secs(86_400 * 365 * 30);
 /// The instant `timeout` from now, at most [`FOREVER`] away, instead of
 /// overflowing `Instant + Duration`.
 pub(crate) fn deadline(timeout: Duration) -> tokio::time::Instant {
-    let now = tokio::time::Instant::now();
+    deadline_from(tokio::time::Instant::now(), timeout)
+}
+
+/// [`deadline`] from `now`.
+pub(crate) fn deadline_from(now: tokio::time::Instant, timeout: Duration) -> tokio::time::Instant {
     now.checked_add(timeout.min(FOREVER)).unwrap_or(now)
 }
 

@@ -148,16 +148,7 @@ async fn close_sends_a_close_frame_and_lets_go_of_a_service_that_never_answers_i
             }
             // From here the socket is read raw, below the WebSocket layer,
             // which would otherwise answer the client's close frame.
-            let tcp = ws.get_mut();
-            let mut read = Vec::new();
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = tcp.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                read.extend_from_slice(&buf[..n]);
-            }
-            let _ = eof_tx.send(read).await;
+            let _ = eof_tx.send(read_raw_to_eof(&mut ws).await).await;
             // Keep the socket open: only the client may end it.
             tokio::time::sleep(Duration::from_secs(60)).await;
         }
@@ -172,21 +163,14 @@ async fn close_sends_a_close_frame_and_lets_go_of_a_service_that_never_answers_i
     // The client runs on a runtime of its own, dropped as soon as `close`
     // returns, as a process that exits then would: what `close` did not
     // wait for never happens.
-    tokio::task::spawn_blocking(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
+    on_a_runtime_dropped_after(|| async {
+        let client = peer::client(options).await;
+        tokio::time::timeout(WAIT, client.close())
+            .await
+            .expect("close returns")
             .unwrap();
-        runtime.block_on(async {
-            let client = peer::client(options).await;
-            tokio::time::timeout(WAIT, client.close())
-                .await
-                .expect("close returns")
-                .unwrap();
-        });
     })
-    .await
-    .unwrap();
+    .await;
     let read = tokio::time::timeout(WAIT, eof_rx.recv())
         .await
         .expect("the client lets the socket go though its close is never answered")
@@ -194,6 +178,40 @@ async fn close_sends_a_close_frame_and_lets_go_of_a_service_that_never_answers_i
     // FIN and opcode 8: the first frame after the login is the close,
     // written before `close` returned.
     assert_eq!(read.first(), Some(&0x88), "{read:?}");
+}
+
+/// Everything the client writes on `ws`'s socket until it lets go, read
+/// raw (below the WebSocket layer, which would answer a close frame).
+async fn read_raw_to_eof(ws: &mut peer::Ws) -> Vec<u8> {
+    let tcp = ws.get_mut();
+    let mut read = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = tcp.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        read.extend_from_slice(&buf[..n]);
+    }
+    read
+}
+
+/// Runs `body` on a runtime of its own, dropped as soon as `body` returns,
+/// as a process that exits then would: what the client did not finish by
+/// then never happens.
+async fn on_a_runtime_dropped_after<F, Fut>(body: F)
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    tokio::task::spawn_blocking(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(body());
+    })
+    .await
+    .unwrap();
 }
 
 /// The first byte of each client frame in `read` (masked frames, as a
@@ -230,38 +248,22 @@ async fn close_waits_for_the_connection_of_a_login_given_up_on() {
         async move {
             // The login is never answered; the socket is read raw.
             let mut ws = upgrade(tcp).await;
-            let tcp = ws.get_mut();
-            let mut read = Vec::new();
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = tcp.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                read.extend_from_slice(&buf[..n]);
-            }
-            let _ = eof_tx.send(read).await;
+            let _ = eof_tx.send(read_raw_to_eof(&mut ws).await).await;
         }
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
     let options = peer::patient(peer::options(addr, &dir));
-    tokio::task::spawn_blocking(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
+    on_a_runtime_dropped_after(|| async {
+        let client = botlane::Client::new(options).unwrap();
+        let gave_up = tokio::time::timeout(Duration::from_millis(300), client.login()).await;
+        assert!(gave_up.is_err(), "the login is never answered");
+        tokio::time::timeout(WAIT, client.close())
+            .await
+            .expect("close returns")
             .unwrap();
-        runtime.block_on(async {
-            let client = botlane::Client::new(options).unwrap();
-            let gave_up = tokio::time::timeout(Duration::from_millis(300), client.login()).await;
-            assert!(gave_up.is_err(), "the login is never answered");
-            tokio::time::timeout(WAIT, client.close())
-                .await
-                .expect("close returns")
-                .unwrap();
-        });
     })
-    .await
-    .unwrap();
+    .await;
     let read = tokio::time::timeout(WAIT, eof_rx.recv())
         .await
         .expect("the client lets the socket go")

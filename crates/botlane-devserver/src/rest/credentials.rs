@@ -244,9 +244,7 @@ impl RestState {
             Session {
                 bot_id: pending.bot_id.clone(),
                 // A lifetime past what the clock can name is forever.
-                expires: now
-                    .checked_add(self.session_lifetime.min(crate::limits::FOREVER))
-                    .unwrap_or(now),
+                expires: crate::limits::deadline_from(now, self.session_lifetime),
             },
         );
         self.exchanges += 1;

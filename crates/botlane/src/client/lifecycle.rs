@@ -2,15 +2,15 @@
 //! up on), and its end, whether asked for (`shutdown`, `close`) or by
 //! dropping its last handle.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use futures_util::future::FutureExt;
 
-use super::{Client, Inner};
+use super::{Client, Inner, Ready};
 use crate::dispatch::Dispatcher;
 use crate::error::ClientError;
 use crate::session::Session;
+use crate::sync::Claim;
 
 impl<D: Send + Sync + 'static> Client<D> {
     /// Opens the keystore (creating the identity on first run), connects,
@@ -27,27 +27,23 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// `ready` came ends the wait with [`ClientError::NotConnected`].
     pub async fn login(&self) -> Result<(), ClientError> {
         let inner = &self.inner;
-        match inner.session.start().await {
+        let ready = match inner.session.start().await {
             Ok(()) => self.started(),
             // Up: this one may return `Ok` only if the login that brought
             // the session up was given up on (checked by the claim below).
-            Err(ClientError::AlreadyLoggedIn) if inner.ready.get().is_some() => {}
+            Err(ClientError::AlreadyLoggedIn) => match inner.ready.get() {
+                Some(ready) => ready.clone(),
+                None => return Err(ClientError::AlreadyLoggedIn),
+            },
             Err(e) => return Err(e),
-        }
+        };
         // The `Ok` goes to one login: claimed before the wait, so that a
         // second call fails at once instead of racing the first for it, and
         // given back if this login's future is dropped before it returns.
-        if inner.returned.swap(true, Ordering::SeqCst) {
+        let Some(claim) = Claim::take(&inner.returned) else {
             return Err(ClientError::AlreadyLoggedIn);
-        }
-        let claim = Claim {
-            returned: &inner.returned,
-            kept: false,
         };
-        let up = match inner.ready.get() {
-            Some(ready) => ready.clone().await,
-            None => true,
-        };
+        let up = ready.await;
         claim.keep();
         if up {
             Ok(())
@@ -58,8 +54,8 @@ impl<D: Send + Sync + 'static> Client<D> {
 
     /// Starts dispatch and the wait for `ready` once the first session is
     /// up, with nothing awaited in between: from here on the session runs
-    /// whatever becomes of the login's future.
-    fn started(&self) {
+    /// whatever becomes of the login's future. Returns the wait.
+    fn started(&self) -> Ready {
         let inner = &self.inner;
         let dispatcher = Dispatcher {
             session: inner.session.clone(),
@@ -93,9 +89,10 @@ impl<D: Send + Sync + 'static> Client<D> {
             events.send(crate::events::Event::Ready { bot_id });
             true
         });
-        let _ = inner
-            .ready
-            .set(ready.map(|up| up.unwrap_or(false)).boxed().shared());
+        let ready = ready.map(|up| up.unwrap_or(false)).boxed().shared();
+        // Only the first login's `start` succeeds: the cell is empty here.
+        let _ = inner.ready.set(ready.clone());
+        ready
     }
 
     /// Closes the session and stops reconnecting and dispatching. Keystore
@@ -125,28 +122,6 @@ impl<D: Send + Sync + 'static> Client<D> {
         match self.inner.session.membership.keystore() {
             Some(saver) => saver.flush().await.map_err(ClientError::Keystore),
             None => Ok(()),
-        }
-    }
-}
-
-/// A login's claim to the client's one `Ok`: given back unless the login
-/// returned, so that a login given up on while it waited for `ready`
-/// leaves the `Ok` to the next call.
-struct Claim<'a> {
-    returned: &'a std::sync::atomic::AtomicBool,
-    kept: bool,
-}
-
-impl Claim<'_> {
-    fn keep(mut self) {
-        self.kept = true;
-    }
-}
-
-impl Drop for Claim<'_> {
-    fn drop(&mut self) {
-        if !self.kept {
-            self.returned.store(false, Ordering::SeqCst);
         }
     }
 }

@@ -145,6 +145,10 @@ impl<D> std::fmt::Debug for WeakClient<D> {
     }
 }
 
+/// The wait for the first session's `ready` (`false`: shut down first),
+/// shared by the logins that wait on it.
+type Ready = Shared<BoxFuture<'static, bool>>;
+
 /// The parts of one client.
 struct Inner<D> {
     options: ClientOptions,
@@ -160,7 +164,7 @@ struct Inner<D> {
     /// a task of its own once the session is up: a login given up on then
     /// still ends in `Ready`, and one tried again waits for the same.
     /// `false` when the client was shut down first.
-    ready: OnceLock<Shared<BoxFuture<'static, bool>>>,
+    ready: OnceLock<Ready>,
     /// Set by the one login that returns `Ok`.
     returned: AtomicBool,
 }

@@ -34,7 +34,7 @@ use crate::commands::MenuFeed;
 use crate::error::ClientError;
 use crate::events::{Event, EventSender};
 use crate::keystore::{Saver, SaverOptions};
-use crate::sync::{read, stopped};
+use crate::sync::{read, stopped, Claim};
 use crate::throttle::{Throttle, WARN_INTERVAL};
 use crate::transport::{self, Connection};
 
@@ -124,22 +124,17 @@ impl Session {
     /// be repeated ([`ClientError::AlreadyLoggedIn`]).
     /// A login given up on (its future dropped) may be retried too.
     pub(crate) async fn start(self: &Arc<Self>) -> Result<(), ClientError> {
-        if self.started.swap(true, Ordering::SeqCst) {
+        let Some(attempt) = Claim::take(&self.started) else {
             return Err(ClientError::AlreadyLoggedIn);
-        }
+        };
         // Shut down before any login: nothing to dial for, and a close that
         // already returned must not be followed by a connection.
         if *self.shutdown.borrow() {
-            self.started.store(false, Ordering::SeqCst);
             return Err(ClientError::NotConnected);
         }
-        let attempt = Attempt {
-            started: &self.started,
-            succeeded: false,
-        };
-        let started = self.first_login().await;
-        attempt.end(started.is_ok());
-        started
+        self.first_login().await?;
+        attempt.keep();
+        Ok(())
     }
 
     async fn first_login(self: &Arc<Self>) -> Result<(), ClientError> {
@@ -225,28 +220,6 @@ impl Session {
 
     fn emit(&self, event: Event) {
         self.events.send(event);
-    }
-}
-
-/// The first login under way: unless it ends in success, the session is
-/// left unstarted, also when the caller drops the login's future (a
-/// timeout, a `select!`), so that a later `login()` may try again.
-struct Attempt<'a> {
-    started: &'a AtomicBool,
-    succeeded: bool,
-}
-
-impl Attempt<'_> {
-    fn end(mut self, succeeded: bool) {
-        self.succeeded = succeeded;
-    }
-}
-
-impl Drop for Attempt<'_> {
-    fn drop(&mut self) {
-        if !self.succeeded {
-            self.started.store(false, Ordering::SeqCst);
-        }
     }
 }
 
