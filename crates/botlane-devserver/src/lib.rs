@@ -23,7 +23,7 @@
 //!   [--realtime-tls [--realtime-root-cert FILE]] [--rest-listen ADDR]
 //!   [--rest-credentials] [--rest-tls [--rest-root-cert FILE]] [--playground]
 //!   [--prelogin-connections N] [--login-timeout SECS] [--sessions N]
-//!   [--admin [--admin-listen ADDR]]` runs it until Ctrl-C and prints its URLs and the ids of
+//!   [--admin [--admin-listen ADDR]]` runs it until Ctrl-C (or SIGTERM) and prints its URLs and the ids of
 //!   the configured accounts, servers, channels and files (see
 //!   [`DevServerConfig`] for the file); with `--playground`, also the URL of
 //!   the playground page; with `--admin`, the URL of the HTTP admin

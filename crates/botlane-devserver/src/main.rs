@@ -1,4 +1,4 @@
-//! `botlane-devserver`: runs the reference service until Ctrl-C.
+//! `botlane-devserver`: runs the reference service until Ctrl-C (or SIGTERM).
 //!
 //! ```text
 //! botlane-devserver [--listen ADDR] [--config FILE] [--playground]
@@ -16,8 +16,8 @@
 //! object (see `Limits`); the flags override it.
 //!
 //! The REST lane's server flag comes from the config file, then the
-//! environment variable `BOT_REST_CREDENTIALS` (`1`/`true` on, `0`/`false`
-//! off), then `--rest-credentials` (on).
+//! environment variable `BOT_REST_CREDENTIALS` (`1`/`true`/`yes`/`on` on,
+//! `0`/`false`/`no`/`off`/empty off), then `--rest-credentials` (on).
 //!
 //! Logs go to stderr (`RUST_LOG` filters them; default `info`); they name
 //! opcodes and sizes, never tokens, secrets or payloads.
@@ -158,7 +158,8 @@ async fn serve(args: Args) -> Result<(), DevServerError> {
         config.admin_listen = addr;
     }
     // Registered before anything is printed: whoever reads the URLs may send
-    // SIGINT at once, and an unregistered handler would let it kill us.
+    // SIGINT or SIGTERM at once, and an unregistered handler would let it
+    // kill us.
     let interrupted = interrupt_signal();
     let server = DevServer::start(config.clone()).await?;
     say!("realtime: {}", server.ws_url());
@@ -221,15 +222,26 @@ fn write_pem(path: &std::path::Path, pem: &str) -> Result<(), DevServerError> {
     })
 }
 
-/// Resolves on Ctrl-C (SIGINT). On Unix the handler is installed when this
-/// is called, not when the future is first polled.
+/// Resolves on Ctrl-C (SIGINT) or, on Unix, SIGTERM: a container runtime
+/// or a process supervisor stops a service with SIGTERM, and its bots
+/// should see the same 1001 close as at Ctrl-C rather than a dropped
+/// socket. On Unix the handlers are installed when this is called, not when
+/// the future is first polled.
 fn interrupt_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let mut signal = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
+    let signals = {
+        use tokio::signal::unix::{signal, SignalKind};
+        signal(SignalKind::interrupt())
+            .and_then(|interrupt| Ok((interrupt, signal(SignalKind::terminate())?)))
+            .ok()
+    };
     async move {
         #[cfg(unix)]
-        if let Some(signal) = signal.as_mut() {
-            signal.recv().await;
+        if let Some((mut interrupt, mut terminate)) = signals {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
             return;
         }
         if let Err(e) = tokio::signal::ctrl_c().await {

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use botlane_devserver::BOT_REST_CREDENTIALS;
 use botlane_proto::OpCode;
-use common::{interrupt, Raw};
+use common::{interrupt, stop_with, Raw};
 use serde_json::{json, Value};
 
 #[tokio::test]
@@ -250,4 +250,45 @@ async fn the_binary_applies_its_limit_flags() {
     assert_eq!(first.next().await, Err(common::End::Closed(Some(1008))));
     assert_eq!(first.close_reason.as_deref(), Some("no login within 1 s"));
     interrupt(child).await;
+}
+
+/// A container runtime or a supervisor stops a service with SIGTERM: its
+/// bots get the same 1001 close as at Ctrl-C, and it exits with 0, rather
+/// than dying with the signal and dropping every socket.
+#[tokio::test]
+async fn the_binary_closes_its_connections_on_sigterm() {
+    let dir = std::env::temp_dir().join(format!("botlane-devserver-term-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("devserver.json");
+    std::fs::write(
+        &config,
+        r#"{"bots": [{"name": "dicebot", "token": "term-bot-token"}]}"#,
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))
+        .args(["--listen", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .env_remove(BOT_REST_CREDENTIALS)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let first = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .next()
+        .unwrap()
+        .unwrap();
+    let url = first.strip_prefix("realtime: ").unwrap().to_owned();
+    let mut bot = Raw::connect(&url).await;
+    bot.login("term-bot-token").await;
+    let reading = tokio::spawn(async move {
+        let end = bot.next().await;
+        (end, bot.close_reason)
+    });
+    let logs = stop_with("-TERM", child).await;
+    assert!(logs.contains("shutting down"), "{logs}");
+    let (end, reason) = reading.await.unwrap();
+    assert_eq!(end, Err(common::End::Closed(Some(1001))));
+    assert_eq!(reason.as_deref(), Some("service shutting down"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -16,8 +16,14 @@ pub const WAIT: Duration = Duration::from_secs(5);
 /// Stops the child (the devserver binary) with SIGINT and returns its
 /// stderr, after checking it exited cleanly.
 pub async fn interrupt(child: std::process::Child) -> String {
+    stop_with("-INT", child).await
+}
+
+/// Sends the child (the devserver binary) `signal` (`kill`'s spelling, as
+/// `-TERM`) and returns its stderr, after checking it exited cleanly.
+pub async fn stop_with(signal: &str, child: std::process::Child) -> String {
     let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
