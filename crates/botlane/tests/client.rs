@@ -1072,6 +1072,30 @@ async fn dropping_the_last_handle_shuts_the_client_down() {
     assert!(matches!(err, botlane::RestError::NotConnected), "{err:?}");
 }
 
+/// `close` ends the subscriptions too, while the application still holds
+/// the client: an event loop in `main` ends when a command (or a signal
+/// handler) closes the bot, as `EventRecvError::Closed` says it does.
+#[tokio::test]
+async fn closing_a_client_ends_its_subscriptions_while_a_handle_remains() {
+    let world = World::new().await;
+    let client = world.client();
+    let mut events = client.events();
+    client.login().await.unwrap();
+    client.close().await.unwrap();
+    tokio::time::timeout(WAIT, async {
+        loop {
+            if let Err(EventRecvError::Closed) = events.recv().await {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("a closed client's subscribers are closed");
+    // A subscription taken after the close is closed at once.
+    let mut late = client.events();
+    assert_eq!(late.recv().await.unwrap_err(), EventRecvError::Closed);
+}
+
 /// A handler that needs its client holds a `WeakClient`: it reaches the
 /// client while the application holds it, and does not keep it running
 /// once the application lets go (a `Client` clone there would be a cycle).

@@ -119,6 +119,7 @@ impl<D: Send + Sync + 'static> Client<D> {
     pub async fn close(&self) -> Result<(), ClientError> {
         self.shutdown();
         self.inner.session.released().await;
+        self.inner.session.close_events();
         match self.inner.session.membership.keystore() {
             Some(saver) => saver.flush().await.map_err(ClientError::Keystore),
             None => Ok(()),
@@ -136,13 +137,22 @@ impl<D> Drop for Inner<D> {
     }
 }
 
-/// What [`Client::shutdown`] does.
-fn shut_down(session: &Session) {
+/// What [`Client::shutdown`] does. Once the connections have ended, the
+/// subscribers are closed too: the application may still hold the client
+/// (an event loop in `main` beside a command that closes the bot), and
+/// its events would otherwise never end.
+fn shut_down(session: &Arc<Session>) {
     session.shutdown();
-    if let (Some(saver), Ok(runtime)) = (
-        session.membership.keystore(),
-        tokio::runtime::Handle::try_current(),
-    ) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        session.close_events();
+        return;
+    };
+    let closing = Arc::clone(session);
+    runtime.spawn(async move {
+        closing.released().await;
+        closing.close_events();
+    });
+    if let Some(saver) = session.membership.keystore() {
         let saver = saver.clone();
         runtime.spawn(async move {
             if let Err(e) = saver.flush().await {

@@ -22,6 +22,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use tokio::sync::Notify;
@@ -71,20 +72,30 @@ struct Subscriber {
 }
 
 /// The subscribers of one client. Holds them weakly: a dropped [`Events`]
-/// costs nothing more. Dropping the last [`EventSender`] closes them all.
+/// costs nothing more. Dropping the last [`EventSender`], or
+/// [`EventSender::close`], closes them all.
 #[derive(Default)]
 struct Bus {
     subscribers: Mutex<Vec<Weak<Subscriber>>>,
+    /// Set by [`EventSender::close`]: the client is done, though a handle
+    /// of it (and so this bus) may live on in the application.
+    closed: AtomicBool,
 }
 
-impl Drop for Bus {
-    fn drop(&mut self) {
+impl Bus {
+    fn close_all(&self) {
         for subscriber in lock(&self.subscribers).drain(..) {
             if let Some(subscriber) = subscriber.upgrade() {
                 lock(&subscriber.queue).closed = true;
                 subscriber.ready.notify_one();
             }
         }
+    }
+}
+
+impl Drop for Bus {
+    fn drop(&mut self) {
+        self.close_all();
     }
 }
 
@@ -99,9 +110,21 @@ impl EventSender {
     pub(crate) fn subscribe(&self) -> Events {
         let subscriber = Arc::new(Subscriber::default());
         let mut subscribers = lock(&self.bus.subscribers);
+        if self.bus.closed.load(Ordering::SeqCst) {
+            lock(&subscriber.queue).closed = true;
+            return Events { subscriber };
+        }
         subscribers.retain(|s| s.strong_count() > 0);
         subscribers.push(Arc::downgrade(&subscriber));
         Events { subscriber }
+    }
+
+    /// Closes every subscriber, present and future, once it has read what
+    /// was sent before; later sends are dropped. For a client that was shut
+    /// down while the application still holds it: its event loop ends.
+    pub(crate) fn close(&self) {
+        self.bus.closed.store(true, Ordering::SeqCst);
+        self.bus.close_all();
     }
 
     /// Like [`send`](Self::send), but builds the event only when someone
@@ -119,6 +142,9 @@ impl EventSender {
     /// Sends to every live subscriber, without waiting. No subscriber is not
     /// an error: events are for whoever listens.
     pub(crate) fn send(&self, event: Event) {
+        if self.bus.closed.load(Ordering::SeqCst) {
+            return;
+        }
         let subscribers: Vec<Arc<Subscriber>> = {
             let mut subscribers = lock(&self.bus.subscribers);
             subscribers.retain(|s| s.strong_count() > 0);
@@ -423,6 +449,19 @@ mod tests {
         tokio::task::yield_now().await;
         drop(clone);
         assert_eq!(waiter.await.unwrap(), (true, Some(EventRecvError::Closed)));
+    }
+
+    #[tokio::test]
+    async fn a_closed_bus_closes_its_subscribers_after_what_they_were_sent() {
+        let sender = EventSender::default();
+        let mut events = sender.subscribe();
+        sender.send(ready(1));
+        sender.close();
+        sender.send(ready(2));
+        assert_eq!(id(events.recv().await.unwrap()), "1");
+        assert_eq!(events.recv().await.unwrap_err(), EventRecvError::Closed);
+        let mut late = sender.subscribe();
+        assert_eq!(late.recv().await.unwrap_err(), EventRecvError::Closed);
     }
 
     #[tokio::test]

@@ -218,6 +218,12 @@ impl Session {
         let _ = tokio::time::timeout(RELEASE_WAIT, live.wait_for(|n| *n == 0)).await;
     }
 
+    /// Ends the client's subscriptions ([`EventSender::close`]), after
+    /// [`shutdown`](Self::shutdown).
+    pub(crate) fn close_events(&self) {
+        self.events.close();
+    }
+
     fn emit(&self, event: Event) {
         self.events.send(event);
     }
