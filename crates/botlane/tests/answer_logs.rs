@@ -1,6 +1,7 @@
 //! A failing handler's error text (here a private one, and a panic's
 //! message) reaches the `CommandError` event, never a log line, while the
-//! user gets the generic answer; the log names the command and the reason.
+//! user gets the generic answer; the log names the command and the reason,
+//! and says so when an answer is held back by the rate limit.
 //! Its own test binary with one test, because it installs the global
 //! subscriber: with tests running in parallel, a thread-local subscriber
 //! misses events whose callsite another thread registered at the same
@@ -78,4 +79,19 @@ async fn other_failures_get_a_generic_answer_and_their_text_is_never_logged() {
             "the log names the command and the reason: {logged}"
         );
     }
+
+    // The default limit is 3 answers per user and channel: the fourth
+    // failure is not answered, and the log says why.
+    let limited = "its author had their share of answers";
+    assert!(!capture.text().contains(limited));
+    alice.send_text(&world.channel, "/secret").await.unwrap();
+    assert_eq!(bot_says().await, "sorry, the secret command failed");
+    alice.send_text(&world.channel, "/secret").await.unwrap();
+    tokio::time::timeout(WAIT, async {
+        while !capture.text().contains(limited) {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the unanswered failure is logged");
 }

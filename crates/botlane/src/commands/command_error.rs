@@ -220,6 +220,28 @@ impl CommandError {
         }
     }
 
+    /// The error in [`error`](Self::error) as an `E`, if it is one: the
+    /// handler's own error type (poise's `FrameworkError::Command { error }`),
+    /// a check's [`UserError`], a [`CooldownError`], a
+    /// [`HandlerTimeout`]. `None` for another type, or when there is no
+    /// error (a parse or argument failure).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use botlane::{BoxError, CommandErrorReason, CommandSource, UserError};
+    /// let mut failure =
+    ///     botlane::CommandError::for_test(CommandErrorReason::Handler, "warn", CommandSource::Text);
+    /// assert!(failure.error_as::<UserError>().is_none());
+    /// failure.error = Some(Arc::new(BoxError::from(UserError::from("no such user"))));
+    /// assert_eq!(failure.error_as::<UserError>().unwrap().as_str(), "no such user");
+    /// assert!(failure.error_as::<std::io::Error>().is_none());
+    /// ```
+    pub fn error_as<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.error
+            .as_deref()
+            .and_then(|e| (**e).downcast_ref::<E>())
+    }
+
     /// A failure built by hand, for tests of an error hook: no invocation,
     /// no detail, a message `m1` by `u1` in `c1`.
     pub fn for_test(reason: CommandErrorReason, command: &str, source: CommandSource) -> Self {

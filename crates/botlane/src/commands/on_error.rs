@@ -130,12 +130,20 @@ impl<D: Send + Sync + 'static> OnError<D> {
         match &self.0 {
             Kind::Custom(hook) => hook(failure),
             Kind::Answer { .. } | Kind::Silent => Box::pin(async move {
-                if let Err(e) = failure.answer_default().await {
-                    tracing::debug!(
+                match failure.answer_default().await {
+                    // Said, because a user's fourth mistake in a row gets
+                    // no answer and its author would otherwise be left to
+                    // wonder why.
+                    Ok(Answered::RateLimited) => tracing::debug!(
+                        command = %failure.error.command,
+                        "not answering a failed command: its author had their share of answers (error_answer_limit)"
+                    ),
+                    Ok(_) => {}
+                    Err(e) => tracing::debug!(
                         command = %failure.error.command,
                         error = %e,
                         "could not post the answer to a failed command"
-                    );
+                    ),
                 }
             }),
         }

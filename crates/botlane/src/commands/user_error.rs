@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use super::argument_error::ArgumentError;
+
 /// A handler failure whose `Display` is meant for the user who invoked the
 /// command: a handler returns it to have its text sent as the answer, as it
 /// is.
@@ -65,5 +67,25 @@ impl From<String> for UserError {
 impl From<&str> for UserError {
     fn from(text: &str) -> Self {
         Self(text.to_owned())
+    }
+}
+
+/// An [`ArgumentError`]'s text is written for the user (it names the option
+/// and the rule, never the value), so a check that reads an argument can
+/// refuse with it through `?`.
+///
+/// ```
+/// use botlane::{Check, UserError};
+/// let small: Check = Check::sync(|ctx| {
+///     let count: u8 = ctx.require("count")?;
+///     if count <= 10 { Ok(()) } else { Err(UserError::from("at most 10 dice")) }
+/// });
+/// # let _ = small;
+/// let missing = botlane::ArgumentError::new("count", botlane::ArgumentRule::Missing);
+/// assert_eq!(UserError::from(missing.clone()).as_str(), missing.to_string());
+/// ```
+impl From<ArgumentError> for UserError {
+    fn from(error: ArgumentError) -> Self {
+        Self(error.to_string())
     }
 }

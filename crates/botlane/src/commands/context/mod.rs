@@ -446,6 +446,29 @@ impl<D> CommandContext<D> {
     pub async fn reply(&self, text: &str) -> Result<(), ClientError> {
         self.message.reply(text).await
     }
+
+    /// A plain message into the invoking channel (poise's `ctx.say`),
+    /// identical to `ctx.message().channel().send(text)`: no reply, so the
+    /// service notifies nobody. Fire-and-forget like [`reply`](Self::reply);
+    /// fails only when there is no session (here, a context built by hand).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    /// let invocation = CommandInvocation {
+    ///     name: "files".into(),
+    ///     args: CommandArgs::new(),
+    ///     source: CommandSource::Text,
+    /// };
+    /// let ctx = CommandContext::for_test(invocation, Message::new("m1", "c1", "u1", "/files"));
+    /// // No client behind a context built by hand: nothing to send through.
+    /// assert!(matches!(ctx.say("looking…").await, Err(botlane::ClientError::NotConnected)));
+    /// # }
+    /// ```
+    pub async fn say(&self, text: &str) -> Result<(), ClientError> {
+        self.message.channel().send(text).await
+    }
 }
 
 #[cfg(test)]
