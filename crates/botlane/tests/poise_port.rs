@@ -1,0 +1,580 @@
+//! A moderation bot ported from poise, as its author would write it, run
+//! against the devserver: typed commands with choices, optional and
+//! greedy options, a "group" as a choice, a permission-like check (one
+//! that reads the arguments), cooldowns, shared state behind a lock, a
+//! custom error hook, the generated help, a follow-up answer, a REST call
+//! from a handler and a shutdown command. The test is the transcript a
+//! user sees.
+
+#![cfg(feature = "macros")]
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use botlane::rest::Method;
+use botlane::{
+    BoxError, Check, Client, ClientOptions, Command, CommandChoice, CommandContext,
+    CommandErrorReason, CommandFailure, CommandSettings, Cooldown, EventRecvError, OnError,
+    UserError, UserId,
+};
+use botlane_devserver::{TestUser, UserAccount};
+use serde::Deserialize;
+use support::{World, WAIT};
+
+/// What every handler, check and hook of the bot shares (poise's `Data`).
+#[derive(Default)]
+struct ModData {
+    /// Who may moderate (user ids).
+    moderators: Vec<String>,
+    /// Warnings per user id, oldest first.
+    warnings: Mutex<HashMap<String, Vec<String>>>,
+    /// Commands that ran to the end.
+    commands_run: AtomicU64,
+    /// Every failure the error hook saw, as `command: reason`.
+    failures: Mutex<Vec<String>>,
+    /// Set by `shutdown` once its `close` returned.
+    stopped: AtomicBool,
+}
+
+impl ModData {
+    fn is_moderator(&self, user: &str) -> bool {
+        self.moderators.iter().any(|m| m == user)
+    }
+
+    fn warnings_of(&self, user: &str) -> Vec<String> {
+        let warnings = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
+        warnings.get(user).cloned().unwrap_or_default()
+    }
+}
+
+type Ctx = CommandContext<ModData>;
+
+/// Check that the bot is alive
+#[derive(Command)]
+struct Ping;
+
+/// Roll some dice
+#[derive(Command)]
+struct Roll {
+    /// How many dice
+    #[option(min = 1, max = 20)]
+    count: u8,
+    /// Sides per die
+    #[option(choices("6", "20"))]
+    sides: Option<u32>,
+}
+
+/// Warn a user
+#[derive(Command)]
+struct Warn {
+    /// Who to warn
+    user: UserId,
+    /// Why
+    #[option(max_length = 200)]
+    reason: String,
+}
+
+/// What `warnings` does: poise would have two subcommands.
+#[derive(CommandChoice, Debug, Clone, Copy, PartialEq, Eq)]
+enum WarningsAction {
+    /// Show a user's warnings.
+    List,
+    /// Forget a user's warnings (moderators only).
+    Clear,
+}
+
+/// List or clear a user's warnings
+#[derive(Command)]
+struct Warnings {
+    /// list or clear
+    action: WarningsAction,
+    /// Whose warnings
+    user: UserId,
+}
+
+/// Show what the bot knows about a user
+#[derive(Command)]
+struct Userinfo {
+    /// Who (you, when left out)
+    user: Option<UserId>,
+}
+
+/// List the files of the service
+#[derive(Command)]
+struct Files;
+
+/// Read a server's audit log
+#[derive(Command)]
+struct Audit;
+
+/// Show the bot's counters
+#[derive(Command)]
+struct Stats;
+
+/// Stop the bot
+#[derive(Command)]
+struct Shutdown;
+
+/// poise's `check = "is_mod"`: the reason is what the user reads.
+fn moderators_only() -> Check<ModData> {
+    Check::sync(|ctx: &Ctx| {
+        if ctx.data().is_moderator(&ctx.message().author_id) {
+            Ok(())
+        } else {
+            Err(UserError::from("only a moderator may do that"))
+        }
+    })
+}
+
+/// `warnings clear` is for moderators, `warnings list` for anyone: poise
+/// puts the check on the subcommand; here the check reads the argument.
+fn clearing_needs_a_moderator() -> Check<ModData> {
+    Check::sync(|ctx: &Ctx| {
+        let action: WarningsAction = ctx.require("action")?;
+        if action == WarningsAction::Clear && !ctx.data().is_moderator(&ctx.message().author_id) {
+            return Err(UserError::from("only a moderator may clear warnings"));
+        }
+        Ok(())
+    })
+}
+
+/// The body of `GET /api/files/list` (the fields used).
+#[derive(Deserialize)]
+struct FileList {
+    files: Vec<FileEntry>,
+}
+
+#[derive(Deserialize)]
+struct FileEntry {
+    name: String,
+    size: u64,
+}
+
+/// poise's `on_error`: everything is counted; the bot's own failures get a
+/// sentence of this bot's, the rest the default answers.
+fn on_error() -> OnError<ModData> {
+    OnError::new(|failure: CommandFailure<ModData>| async move {
+        let error = failure.error();
+        failure
+            .data()
+            .failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(format!("{}: {}", error.command, error.reason.as_str()));
+        let users_fault = error.error_as::<UserError>().is_some();
+        let answered = if error.reason == CommandErrorReason::Handler && !users_fault {
+            let text = format!(
+                "something went wrong with {}; the moderators were told",
+                error.command
+            );
+            failure.answer(&text).await
+        } else {
+            failure.answer_default().await
+        };
+        drop(answered);
+    })
+}
+
+/// The bot: poise's `Framework::builder().options(..).setup(..)`.
+fn modbot(options: ClientOptions, moderators: Vec<String>) -> Result<Client<ModData>, BoxError> {
+    let data = ModData {
+        moderators,
+        ..ModData::default()
+    };
+    let client = Client::with_data(options, data)?;
+    client.on_error(on_error());
+    // poise's `ctx.framework()`: a handler that needs the client holds a
+    // weak handle (a `Client` there would keep the bot running forever).
+    let weak = client.downgrade();
+
+    let mods = CommandSettings::new().check(moderators_only());
+    client
+        .commands()
+        .command::<Ping>(|ctx, _ping| async move { ctx.reply("pong").await })?
+        .command_with::<Roll>(
+            CommandSettings::new().cooldown(Cooldown::per_user(Duration::from_secs(60))),
+            |ctx, roll| async move {
+                ctx.data().commands_run.fetch_add(1, Ordering::Relaxed);
+                let sides = roll.sides.unwrap_or(6);
+                ctx.reply(&format!("rolling {}d{sides}", roll.count)).await
+            },
+        )?
+        .command_with::<Warn>(mods.clone(), |ctx, warn| async move {
+            let n = {
+                let mut all = ctx
+                    .data()
+                    .warnings
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                let theirs = all.entry(warn.user.to_string()).or_default();
+                theirs.push(warn.reason.clone());
+                theirs.len()
+            };
+            ctx.data().commands_run.fetch_add(1, Ordering::Relaxed);
+            let plural = if n == 1 { "" } else { "s" };
+            ctx.reply(&format!(
+                "warned {} for: {} ({n} warning{plural})",
+                warn.user, warn.reason
+            ))
+            .await
+        })?
+        .command_with::<Warnings>(
+            CommandSettings::new().check(clearing_needs_a_moderator()),
+            |ctx, w| async move {
+                let user = w.user.to_string();
+                let text = match w.action {
+                    WarningsAction::List => {
+                        let theirs = ctx.data().warnings_of(&user);
+                        if theirs.is_empty() {
+                            format!("{user} has no warnings")
+                        } else {
+                            format!("{user}: {}", theirs.join("; "))
+                        }
+                    }
+                    WarningsAction::Clear => {
+                        let mut all = ctx
+                            .data()
+                            .warnings
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner());
+                        let n = all.remove(&user).map_or(0, |w| w.len());
+                        format!("cleared {n} warnings of {user}")
+                    }
+                };
+                ctx.data().commands_run.fetch_add(1, Ordering::Relaxed);
+                ctx.reply(&text).await
+            },
+        )?
+        .command::<Userinfo>(|ctx, info| async move {
+            let user = info
+                .user
+                .map_or_else(|| ctx.message().author_id.clone(), |u| u.to_string());
+            let warnings = ctx.data().warnings_of(&user).len();
+            let role = if ctx.data().is_moderator(&user) {
+                "moderator"
+            } else {
+                "member"
+            };
+            ctx.reply(&format!("{user}: {role}, {warnings} warnings"))
+                .await
+        })?
+        .command::<Files>(|ctx, _files| async move {
+            // A first answer at once, the result when the service answers.
+            ctx.reply("looking…").await?;
+            let list: FileList = ctx
+                .rest()?
+                .json(Method::GET, "/api/files/list", None)
+                .await?;
+            let names: Vec<String> = list
+                .files
+                .iter()
+                .map(|f| format!("{} ({} bytes)", f.name, f.size))
+                .collect();
+            ctx.say(&format!("files: {}", names.join(", "))).await?;
+            Ok::<(), BoxError>(())
+        })?
+        .command_with::<Audit>(mods.clone(), |ctx, _audit| async move {
+            let server = ctx.server_id().unwrap_or_default().to_owned();
+            // The service refuses this scope: a failure of the bot's own.
+            let log = ctx
+                .rest()?
+                .request(Method::GET, &format!("/api/audit-log/{server}"), None)
+                .await?;
+            let body = log.bytes().await?;
+            ctx.reply(&format!("{} bytes of audit log", body.len()))
+                .await?;
+            Ok::<(), BoxError>(())
+        })?
+        .command_with::<Stats>(
+            CommandSettings::new().cooldown(Cooldown::global(Duration::from_secs(60))),
+            |ctx, _stats| async move {
+                let run = ctx.data().commands_run.load(Ordering::Relaxed);
+                let failed = ctx
+                    .data()
+                    .failures
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .len();
+                ctx.reply(&format!("{run} commands run, {failed} failures"))
+                    .await
+            },
+        )?
+        .command_with::<Shutdown>(mods, move |ctx, _shutdown| {
+            let weak = weak.clone();
+            async move {
+                ctx.reply("shutting down").await?;
+                if let Some(client) = weak.upgrade() {
+                    client.close().await?;
+                }
+                ctx.data().stopped.store(true, Ordering::SeqCst);
+                Ok::<(), BoxError>(())
+            }
+        })?
+        .enable_help()?;
+    Ok(client)
+}
+
+/// A second human in the world's channel, with its key.
+async fn second_human(world: &World, alice: &TestUser, account: &UserAccount) -> TestUser {
+    world
+        .server
+        .add_member(&world.channel, &account.id)
+        .unwrap();
+    let user = TestUser::connect(&world.server.ws_url(), &account.token)
+        .await
+        .unwrap();
+    alice
+        .share_key_with(&world.channel, user.user_id())
+        .await
+        .unwrap();
+    user.wait_for_key(&world.channel, WAIT).await.unwrap();
+    user
+}
+
+/// The bot's next message `to` sees. Every answer is read from alice's
+/// queue, also those to bob: she sees every message of the channel, in
+/// order, and bob's queue would hold the answers to her too.
+async fn said(to: &TestUser, bot: &str) -> String {
+    to.wait_for_message(|m| m.author_id == bot, WAIT)
+        .await
+        .unwrap()
+        .content
+}
+
+#[tokio::test]
+async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
+    let world = World::new().await;
+    let archive = world.server.create_server("archive");
+    world
+        .server
+        .add_file(&archive, "rules.txt", b"be kind".to_vec())
+        .unwrap();
+    world.server.set_rest_credentials(true);
+    let bob_account = world.server.add_user("bob");
+    // The default answers 3 failures per user and channel, then one per
+    // 10 s: this transcript has more mistakes than that in a row.
+    let options = world
+        .options()
+        .rest_url(world.server.rest_url())
+        .error_answer_limit(20, Duration::from_secs(10));
+    let client = modbot(options, vec![bob_account.id.clone()]).unwrap();
+    let mut events = client.events();
+    let alice = world.start(&client).await;
+    let bob = second_human(&world, &alice, &bob_account).await;
+    let (alice_id, bob_id) = (world.user.id.clone(), bob_account.id.clone());
+    let channel = world.channel.clone();
+    let bot = world.bot.id.as_str();
+
+    alice.send_text(&channel, "/ping").await.unwrap();
+    assert_eq!(said(&alice, bot).await, "pong");
+
+    // Bounds and choices, then the per-user cooldown.
+    alice.send_text(&channel, "/roll 30").await.unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        "option \"count\" must be at most 20\nusage: /roll <count (1 to 20)> [sides]"
+    );
+    alice.send_text(&channel, "/roll 2 7").await.unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        "option \"sides\" must be one of 6, 20\nusage: /roll <count (1 to 20)> [sides]"
+    );
+    alice.send_text(&channel, "/roll 2 20").await.unwrap();
+    assert_eq!(said(&alice, bot).await, "rolling 2d20");
+    alice.send_text(&channel, "/roll 1").await.unwrap();
+    let cooling = said(&alice, bot).await;
+    assert!(
+        cooling.starts_with("this command is cooling down, try again in "),
+        "{cooling}"
+    );
+    // Per user: bob's first roll is not cooling down.
+    bob.send_text(&channel, "/roll 1").await.unwrap();
+    assert_eq!(said(&alice, bot).await, "rolling 1d6");
+
+    // The moderators' check, and a missing required option.
+    alice
+        .send_text(&channel, &format!("/warn {bob_id} no reason"))
+        .await
+        .unwrap();
+    assert_eq!(said(&alice, bot).await, "only a moderator may do that");
+    bob.send_text(&channel, &format!("/warn {alice_id}"))
+        .await
+        .unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        "option \"reason\" is required\nusage: /warn <user> <reason (up to 200 characters)>"
+    );
+    // The greedy last string: the reason needs no quotes.
+    bob.send_text(&channel, &format!("/warn {alice_id} spamming links"))
+        .await
+        .unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        format!("warned {alice_id} for: spamming links (1 warning)")
+    );
+    bob.send_text(&channel, &format!("/warn {alice_id} shouting"))
+        .await
+        .unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        format!("warned {alice_id} for: shouting (2 warnings)")
+    );
+
+    // The "group": anyone lists, only a moderator clears.
+    alice
+        .send_text(&channel, &format!("/warnings list {alice_id}"))
+        .await
+        .unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        format!("{alice_id}: spamming links; shouting")
+    );
+    alice
+        .send_text(&channel, &format!("/warnings clear {alice_id}"))
+        .await
+        .unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        "only a moderator may clear warnings"
+    );
+    alice
+        .send_text(&channel, &format!("/warnings forget {alice_id}"))
+        .await
+        .unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        "option \"action\" must be one of list, clear\nusage: /warnings <action> <user>"
+    );
+
+    // An optional option: yourself when left out.
+    alice.send_text(&channel, "/userinfo").await.unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        format!("{alice_id}: member, 2 warnings")
+    );
+    alice
+        .send_text(&channel, &format!("/userinfo {bob_id}"))
+        .await
+        .unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        format!("{bob_id}: moderator, 0 warnings")
+    );
+    // The same command from the menu (the structured lane).
+    alice
+        .invoke(&channel, bot, &Userinfo { user: None })
+        .await
+        .unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        format!("{alice_id}: member, 2 warnings")
+    );
+    bob.send_text(&channel, &format!("/warnings clear {alice_id}"))
+        .await
+        .unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        format!("cleared 2 warnings of {alice_id}")
+    );
+
+    // A first answer, then the REST call's result.
+    alice.send_text(&channel, "/files").await.unwrap();
+    assert_eq!(said(&alice, bot).await, "looking…");
+    assert_eq!(said(&alice, bot).await, "files: rules.txt (7 bytes)");
+
+    // The bot's own failure: the hook's sentence, not the error's text.
+    bob.send_text(&channel, "/audit").await.unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        "something went wrong with audit; the moderators were told"
+    );
+
+    // Help lists every command with its usage, and explains one.
+    alice.send_text(&channel, "/help").await.unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        "Commands (send /help <command> for details):\n\
+         /audit - Read a server's audit log\n\
+         /files - List the files of the service\n\
+         /help [command (up to 32 characters)] - List the commands, or explain one\n\
+         /ping - Check that the bot is alive\n\
+         /roll <count (1 to 20)> [sides] - Roll some dice\n\
+         /shutdown - Stop the bot\n\
+         /stats - Show the bot's counters\n\
+         /userinfo [user] - Show what the bot knows about a user\n\
+         /warn <user> <reason (up to 200 characters)> - Warn a user\n\
+         /warnings <action> <user> - List or clear a user's warnings"
+    );
+    alice.send_text(&channel, "/help warnings").await.unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        "Command warnings: List or clear a user's warnings\n\
+         usage: /warnings <action> <user>\n\
+         - action (string, required, one of list, clear): list or clear\n\
+         - user (user, required): Whose warnings"
+    );
+
+    // Shared state, read by a handler and from outside; a global cooldown.
+    alice.send_text(&channel, "/stats").await.unwrap();
+    let stats = said(&alice, bot).await;
+    bob.send_text(&channel, "/stats").await.unwrap();
+    let again = said(&alice, bot).await;
+    assert!(again.starts_with("this command is cooling down"), "{again}");
+    let failures = client.data().failures.lock().unwrap().clone();
+    assert_eq!(
+        stats,
+        format!("6 commands run, {} failures", failures.len() - 1)
+    );
+    // On the text lane a wrong choice or a missing option is a `Parse`
+    // failure; only a bound (or a typed field's range) is `Arguments`.
+    assert_eq!(
+        failures,
+        [
+            "roll: arguments",
+            "roll: parse",
+            "roll: cooldown",
+            "warn: check",
+            "warn: parse",
+            "warnings: check",
+            "warnings: parse",
+            "audit: handler",
+            "stats: cooldown",
+        ]
+    );
+
+    // Graceful shutdown from a command: the answer, then the session ends.
+    alice.send_text(&channel, "/shutdown").await.unwrap();
+    assert_eq!(said(&alice, bot).await, "only a moderator may do that");
+    bob.send_text(&channel, "/shutdown").await.unwrap();
+    assert_eq!(said(&alice, bot).await, "shutting down");
+    // poise's `shard_manager().shutdown_all()`: the event loop of `main`
+    // ends, although `main` still holds the client.
+    tokio::time::timeout(WAIT, async {
+        loop {
+            if let Err(EventRecvError::Closed) = events.recv().await {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("the closed bot's events end");
+    // As `main` would after its loop; closing twice is harmless.
+    client.close().await.unwrap();
+    tokio::time::timeout(WAIT, async {
+        while !client.data().stopped.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the handler's own close returns");
+    alice.send_text(&channel, "/ping").await.unwrap();
+    assert!(alice
+        .wait_for_message(|m| m.author_id == world.bot.id, Duration::from_millis(500))
+        .await
+        .is_err());
+}
