@@ -1096,6 +1096,26 @@ async fn closing_a_client_ends_its_subscriptions_while_a_handle_remains() {
     assert_eq!(late.recv().await.unwrap_err(), EventRecvError::Closed);
 }
 
+/// The same for `shutdown`, which does not wait: the subscriptions end
+/// once the connection has ended.
+#[tokio::test]
+async fn shutting_a_client_down_ends_its_subscriptions_while_a_handle_remains() {
+    let world = World::new().await;
+    let client = world.client();
+    let mut events = client.events();
+    client.login().await.unwrap();
+    client.shutdown();
+    tokio::time::timeout(WAIT, async {
+        loop {
+            if let Err(EventRecvError::Closed) = events.recv().await {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("a shut down client's subscribers are closed");
+}
+
 /// A handler that needs its client holds a `WeakClient`: it reaches the
 /// client while the application holds it, and does not keep it running
 /// once the application lets go (a `Client` clone there would be a cycle).
