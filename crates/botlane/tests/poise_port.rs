@@ -3,8 +3,9 @@
 //! greedy options, a "group" as a choice, a permission-like check (one
 //! that reads the arguments), cooldowns, shared state behind a lock, a
 //! custom error hook, the generated help, a follow-up answer, a REST call
-//! from a handler and a shutdown command. The test is the transcript a
-//! user sees.
+//! from a handler, an event loop that moderates plain messages (poise's
+//! `event_handler`) and a shutdown command that ends it. The test is the
+//! transcript a user sees.
 
 #![cfg(feature = "macros")]
 #![allow(clippy::unwrap_used)]
@@ -19,8 +20,8 @@ use std::time::Duration;
 use botlane::rest::Method;
 use botlane::{
     BoxError, Check, Client, ClientOptions, Command, CommandChoice, CommandContext,
-    CommandErrorReason, CommandFailure, CommandSettings, Cooldown, EventRecvError, OnError,
-    UserError, UserId,
+    CommandErrorReason, CommandFailure, CommandSettings, Cooldown, Event, EventRecvError, Events,
+    OnError, UserError, UserId,
 };
 use botlane_devserver::{TestUser, UserAccount};
 use serde::Deserialize;
@@ -319,6 +320,41 @@ fn modbot(options: ClientOptions, moderators: Vec<String>) -> Result<Client<ModD
     Ok(client)
 }
 
+/// poise's `event_handler` on `FullEvent::Message`: a message with a link
+/// to the spam site gets an answer and a warning, commands or not. It runs
+/// until the bot is closed, as `main`'s event loop would.
+async fn automod(client: Client<ModData>, mut events: Events) -> u64 {
+    let mut seen = 0;
+    loop {
+        let message = match events.recv().await {
+            Ok(Event::Message(message)) => message,
+            Ok(_) | Err(EventRecvError::Lagged(_)) => continue,
+            Err(EventRecvError::Closed) => return seen,
+        };
+        let own = client.bot_id().as_deref() == Some(message.author_id.as_str());
+        if own || !message.content.contains("spam.example") {
+            continue;
+        }
+        seen += 1;
+        client
+            .data()
+            .warnings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(message.author_id.clone())
+            .or_default()
+            .push("spam link".to_owned());
+        // The message from the event answers through its client.
+        if message
+            .reply("no links to spam.example here")
+            .await
+            .is_err()
+        {
+            return seen;
+        }
+    }
+}
+
 /// A second human in the world's channel, with its key.
 async fn second_human(world: &World, alice: &TestUser, account: &UserAccount) -> TestUser {
     world
@@ -364,6 +400,7 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
         .error_answer_limit(20, Duration::from_secs(10));
     let client = modbot(options, vec![bob_account.id.clone()]).unwrap();
     let mut events = client.events();
+    let automod = tokio::spawn(automod(client.clone(), client.events()));
     let alice = world.start(&client).await;
     let bob = second_human(&world, &alice, &bob_account).await;
     let (alice_id, bob_id) = (world.user.id.clone(), bob_account.id.clone());
@@ -451,11 +488,26 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
         "option \"action\" must be one of list, clear\nusage: /warnings <action> <user>"
     );
 
+    // Not a command: the event loop answers it, and warns.
+    alice
+        .send_text(&channel, "free stuff at https://spam.example/win")
+        .await
+        .unwrap();
+    assert_eq!(said(&alice, bot).await, "no links to spam.example here");
+    alice
+        .send_text(&channel, &format!("/warnings list {alice_id}"))
+        .await
+        .unwrap();
+    assert_eq!(
+        said(&alice, bot).await,
+        format!("{alice_id}: spamming links; shouting; spam link")
+    );
+
     // An optional option: yourself when left out.
     alice.send_text(&channel, "/userinfo").await.unwrap();
     assert_eq!(
         said(&alice, bot).await,
-        format!("{alice_id}: member, 2 warnings")
+        format!("{alice_id}: member, 3 warnings")
     );
     alice
         .send_text(&channel, &format!("/userinfo {bob_id}"))
@@ -472,14 +524,14 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
         .unwrap();
     assert_eq!(
         said(&alice, bot).await,
-        format!("{alice_id}: member, 2 warnings")
+        format!("{alice_id}: member, 3 warnings")
     );
     bob.send_text(&channel, &format!("/warnings clear {alice_id}"))
         .await
         .unwrap();
     assert_eq!(
         said(&alice, bot).await,
-        format!("cleared 2 warnings of {alice_id}")
+        format!("cleared 3 warnings of {alice_id}")
     );
 
     // A first answer, then the REST call's result.
@@ -528,7 +580,7 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
     let failures = client.data().failures.lock().unwrap().clone();
     assert_eq!(
         stats,
-        format!("6 commands run, {} failures", failures.len() - 1)
+        format!("7 commands run, {} failures", failures.len() - 1)
     );
     // On the text lane a wrong choice or a missing option is a `Parse`
     // failure; only a bound (or a typed field's range) is `Arguments`.
@@ -563,6 +615,9 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
     })
     .await
     .expect("the closed bot's events end");
+    // The auto-moderation loop, holding a clone of the client, ends too.
+    let spam = tokio::time::timeout(WAIT, automod).await;
+    assert_eq!(spam.expect("the event loop ends").unwrap(), 1);
     // As `main` would after its loop; closing twice is harmless.
     client.close().await.unwrap();
     tokio::time::timeout(WAIT, async {
