@@ -58,9 +58,17 @@
 //!   [`CommandRegistry`]) is re-exported here from [`commands`].
 //! - [`Client`] runs the realtime session and reports [`Event`]s through
 //!   [`Events`]; [`crypto`] and [`keystore`] are the end-to-end encryption
-//!   (`docs/crypto.md`). The opcode wire (`docs/protocol.md`) is the
-//!   module `wire`, public for `botlane-devserver` only: it is hidden from
-//!   the docs and outside the stability promise.
+//!   (`docs/crypto.md`). The opcode wire (`docs/protocol.md`) is a crate
+//!   of its own, `botlane-proto`; the module `wire`, its former name here,
+//!   is an alias of it, hidden from the docs and outside the stability
+//!   promise.
+//! - Typed commands: [`Command`](derive@Command) and
+//!   [`CommandChoice`](derive@CommandChoice) derive a declaration from a
+//!   struct or an enum, and `registry.command::<T>(..)` hands the handler
+//!   the value; checks ([`Check`]), cooldowns ([`Cooldown`]), shared state
+//!   ([`Client::with_data`]), error answers ([`OnError`]) and the generated
+//!   help are the rest of the framework (`docs/guide.md`; coming from
+//!   poise: `docs/coming-from-poise.md`).
 #![deny(missing_docs)]
 
 // The parts, bottom to top (`docs/architecture.md`; `tests/architecture.rs`
