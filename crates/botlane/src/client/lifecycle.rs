@@ -98,7 +98,9 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// Closes the session and stops reconnecting and dispatching. Keystore
     /// changes not yet written (they are coalesced for up to half a second)
     /// are written in the background; use [`close`](Self::close) to wait for
-    /// them. Dropping the last handle of a client (its clones; not its
+    /// them. Once the connection has ended, every [`Events`](crate::Events)
+    /// of the client returns [`EventRecvError::Closed`](crate::EventRecvError::Closed)
+    /// after the events it holds, although this handle lives on. Dropping the last handle of a client (its clones; not its
     /// [`rest`](Self::rest) lane or [`events`](Self::events)) does the same.
     pub fn shutdown(&self) {
         shut_down(&self.inner.session);
