@@ -20,8 +20,8 @@ use std::time::Duration;
 use botlane::rest::Method;
 use botlane::{
     BoxError, Check, Client, ClientOptions, Command, CommandChoice, CommandContext,
-    CommandErrorReason, CommandFailure, CommandSettings, Cooldown, Event, EventRecvError, Events,
-    OnError, UserError, UserId,
+    CommandErrorReason, CommandFailure, CommandSettings, Cooldown, CooldownError, Event,
+    EventRecvError, Events, OnError, UserError, UserId,
 };
 use botlane_devserver::{TestUser, UserAccount};
 use serde::Deserialize;
@@ -174,6 +174,14 @@ fn on_error() -> OnError<ModData> {
                 error.command
             );
             failure.answer(&text).await
+        } else if let Some(cooldown) = error.error_as::<CooldownError>() {
+            let seconds = cooldown.wait().as_secs_f64().ceil();
+            failure
+                .answer(&format!(
+                    "slow down: {} again in {seconds} s",
+                    error.command
+                ))
+                .await
         } else {
             failure.answer_default().await
         };
@@ -425,8 +433,13 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
     assert_eq!(said(&alice, bot).await, "rolling 2d20");
     alice.send_text(&channel, "/roll 1").await.unwrap();
     let cooling = said(&alice, bot).await;
+    // The hook's own words, with the wait from the `CooldownError`.
     assert!(
-        cooling.starts_with("this command is cooling down, try again in "),
+        [
+            "slow down: roll again in 60 s",
+            "slow down: roll again in 59 s"
+        ]
+        .contains(&&*cooling),
         "{cooling}"
     );
     // Per user: bob's first roll is not cooling down.
@@ -576,7 +589,7 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
     let stats = said(&alice, bot).await;
     bob.send_text(&channel, "/stats").await.unwrap();
     let again = said(&alice, bot).await;
-    assert!(again.starts_with("this command is cooling down"), "{again}");
+    assert!(again.starts_with("slow down: stats again in "), "{again}");
     let failures = client.data().failures.lock().unwrap().clone();
     assert_eq!(
         stats,
