@@ -19,18 +19,27 @@ use crate::transport::{Closed, Ended};
 /// Republishes the menu after each change of the registry (the
 /// publishing step skips a hash already published), on a task of its own
 /// so that the supervisor never waits for the reply.
+///
+/// A change made while the session is down is published once it is up
+/// again: the reconnect's login may have taken its snapshot of the menu
+/// before the change (skipping it, as this task did, lost the change for
+/// the whole session).
 pub(super) async fn republish(session: Arc<Session>) {
     let mut shutdown = session.shutdown.subscribe();
+    let mut live = session.conn.subscribe();
     loop {
         tokio::select! {
-            () = session.menu.changed() => {
-                if let Ok(conn) = session.connection() {
-                    if let Err(e) = session.publish_menu(&conn).await {
-                        tracing::warn!(error = %e, "republishing the menu failed");
-                    }
-                }
-            }
+            () = session.menu.changed() => {}
             () = stopped(&mut shutdown) => return,
+        }
+        let conn = tokio::select! {
+            conn = live.wait_for(Option::is_some) => conn.ok().and_then(|conn| conn.clone()),
+            () = stopped(&mut shutdown) => return,
+        };
+        // `None` only once the session is gone: this task holds it.
+        let Some(conn) = conn else { return };
+        if let Err(e) = session.publish_menu(&conn).await {
+            tracing::warn!(error = %e, "republishing the menu failed");
         }
     }
 }
