@@ -8,6 +8,7 @@
 
 mod peer;
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use botlane::{CommandContext, CommandDeclaration};
@@ -127,4 +128,70 @@ async fn a_command_registered_during_the_reconnect_is_published_on_the_new_sessi
     assert_eq!(menus.len(), 2, "published once more, not again and again");
     assert_eq!(client.stats().sessions, 2);
     client.close().await.unwrap();
+}
+
+/// A message push (op 32) of `content`, sealed with `key` for channel `c1`.
+fn message_push(key: &botlane::crypto::ChannelKey, id: &str, content: &str) -> String {
+    let sealed = key.seal(content.as_bytes(), b"c1").unwrap();
+    format!(
+        r#"{{"op":32,"d":{{"message":{{"id":"{id}","channel_id":"c1","author_id":"u1","content":"{sealed}","created_at":1}}}}}}"#
+    )
+}
+
+/// Shutdown ends dispatch, also while it waits for a handler permit: the
+/// invocation it holds is not started once a running handler frees one.
+/// It used to be (a handler run after `shutdown()`, its answers failing),
+/// and until then the dispatch task kept the session alive.
+#[tokio::test]
+async fn an_invocation_waiting_for_a_permit_at_shutdown_never_starts() {
+    let (addr, _) = serve(|tcp, n| async move {
+        let Some((mut ws, key, key_push)) = peer::first_session_with_key(tcp, n, "c1").await else {
+            return;
+        };
+        send(&mut ws, key_push).await;
+        for id in ["m0", "m1", "m2"] {
+            send(&mut ws, message_push(&key, id, "/slow")).await;
+        }
+        behave(&mut ws).await;
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let options = peer::patient(peer::options(addr, &dir)).max_concurrent_handlers(1);
+    let client = botlane::Client::new(options).unwrap();
+    let slow = peer::register_slow(&client);
+    let mut events = client.events();
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("login finishes")
+        .unwrap();
+    // `m0` runs and holds the only permit; dispatch has taken `m1` (its
+    // event is out) and waits for the permit; `m2` waits in the queue.
+    tokio::time::timeout(WAIT, async {
+        loop {
+            if let Ok(botlane::Event::Message(m)) = events.recv().await {
+                if m.id == "m1" {
+                    return;
+                }
+            }
+        }
+    })
+    .await
+    .expect("dispatch takes the second message");
+    assert_eq!(slow.started.load(Ordering::SeqCst), 1);
+
+    client.shutdown();
+    drop(client);
+    slow.gate.send_replace(true);
+    // The events end once the client's tasks, the running handler's
+    // included, have ended: by then any invocation started has counted.
+    tokio::time::timeout(WAIT, async {
+        while !matches!(events.recv().await, Err(botlane::EventRecvError::Closed)) {}
+    })
+    .await
+    .expect("the client's tasks end");
+    assert_eq!(
+        slow.started.load(Ordering::SeqCst),
+        1,
+        "no handler starts after shutdown"
+    );
 }

@@ -78,9 +78,21 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 continue;
             }
             // Wire order: what comes next waits for this permit too.
-            if let Some(permit) = self.runner.permit().await {
-                self.start(step, permit);
-            }
+            let permit = match self.runner.try_permit() {
+                Some(permit) => permit,
+                // Shutdown ends the wait: nothing starts after it (the
+                // queue is closed, this invocation goes with it), and the
+                // task lets go of the session rather than hold it for as
+                // long as the running handlers take.
+                None => tokio::select! {
+                    permit = self.runner.permit() => match permit {
+                        Some(permit) => permit,
+                        None => continue,
+                    },
+                    () = self.session.until_shutdown() => return,
+                },
+            };
+            self.start(step, permit);
         }
     }
 
