@@ -10,6 +10,7 @@ mod peer;
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use botlane::{CommandContext, CommandDeclaration};
 use peer::{behave, next_frame, send, serve, upgrade, WAIT};
@@ -194,4 +195,146 @@ async fn an_invocation_waiting_for_a_permit_at_shutdown_never_starts() {
         1,
         "no handler starts after shutdown"
     );
+}
+
+/// A service that, from its second connection on, answers the login with
+/// `code` (and then behaves, or closes after a `-6` as the devserver
+/// does) until `recover` is set; every login frame it reads is counted.
+async fn refusing_reconnects(
+    code: i32,
+) -> (
+    std::net::SocketAddr,
+    Arc<std::sync::atomic::AtomicUsize>,
+    Arc<std::sync::atomic::AtomicBool>,
+    Arc<Notify>,
+) {
+    let logins = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let recover = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let kill = Arc::new(Notify::new());
+    let (addr, _) = {
+        let (logins, recover, kill) = (logins.clone(), recover.clone(), kill.clone());
+        serve(move |tcp, n| {
+            let (logins, recover, kill) = (logins.clone(), recover.clone(), kill.clone());
+            async move {
+                let mut ws = upgrade(tcp).await;
+                if n == 1 || recover.load(Ordering::SeqCst) {
+                    if peer::login(&mut ws, n, &[]).await.is_some() {
+                        logins.fetch_add(1, Ordering::SeqCst);
+                        tokio::select! {
+                            () = behave(&mut ws) => {}
+                            () = kill.notified() => {}
+                        }
+                    }
+                    return;
+                }
+                let Some(frame) = next_frame(&mut ws).await else {
+                    return;
+                };
+                assert_eq!(frame["op"], 10, "the first frame is the login");
+                logins.fetch_add(1, Ordering::SeqCst);
+                send(&mut ws, format!(r#"{{"op":10,"d":{{"code":{code}}}}}"#)).await;
+                if code == -6 {
+                    let _ = ws.close(None).await;
+                } else {
+                    behave(&mut ws).await;
+                }
+            }
+        })
+        .await
+    };
+    (addr, logins, recover, kill)
+}
+
+/// The `Event::Disconnected` (`disconnected`, or `ended` when it will not
+/// reconnect) and `Event::Reconnected` received so far, in order.
+fn reconnect_events(events: &mut botlane::Events) -> Vec<&'static str> {
+    let mut seen = Vec::new();
+    while let Ok(Some(event)) = events.try_recv() {
+        match event {
+            botlane::Event::Disconnected {
+                will_reconnect: true,
+                ..
+            } => seen.push("disconnected"),
+            botlane::Event::Disconnected {
+                will_reconnect: false,
+                ..
+            } => seen.push("ended"),
+            botlane::Event::Reconnected => seen.push("reconnected"),
+            _ => {}
+        }
+    }
+    seen
+}
+
+/// A reconnect whose login the service answers with an error (`-2`):
+/// each attempt waits its backoff delay (the dials over a fixed window
+/// are counted), nothing but the one `Disconnected` is reported until the
+/// service takes the login again, and then `Reconnected` once.
+#[tokio::test]
+async fn a_reconnect_answered_with_an_error_backs_off_and_recovers() {
+    let (addr, logins, recover, kill) = refusing_reconnects(-2).await;
+    let dir = tempfile::tempdir().unwrap();
+    let options = peer::patient(peer::options(addr, &dir))
+        .reconnect_delays(Duration::from_millis(20), Duration::from_millis(320));
+    let client = peer::client(options).await;
+    let mut events = client.events();
+    kill.notify_one();
+    peer::eventually("three refused reconnects", || {
+        logins.load(Ordering::SeqCst) >= 4
+    })
+    .await;
+    let before = logins.load(Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let tried = logins.load(Ordering::SeqCst) - before;
+    // Delays of 160–320 ms by now (10–20, 20–40, … doubling): at most
+    // about 13 attempts fit in 2 s; with no backoff, hundreds.
+    assert!(tried >= 2, "it keeps trying: {tried} attempts in 2 s");
+    assert!(tried <= 15, "{tried} attempts in 2 s: no backoff");
+    assert!(client.wait_until_connected(Duration::ZERO).await.is_err());
+
+    recover.store(true, Ordering::SeqCst);
+    client.wait_until_connected(WAIT).await.unwrap();
+    assert_eq!(
+        reconnect_events(&mut events),
+        ["disconnected", "reconnected"]
+    );
+    assert_eq!(client.stats().sessions, 2);
+    client.close().await.unwrap();
+}
+
+/// A token refused on reconnect (`-6`, then the service closes): the
+/// session ends with `Disconnected { will_reconnect: false }` after the
+/// first `Disconnected`, and nothing is dialled after it.
+#[tokio::test]
+async fn a_token_refused_on_reconnect_ends_the_session_and_dials_no_more() {
+    let (addr, logins, _recover, kill) = refusing_reconnects(-6).await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = peer::client(peer::patient(peer::options(addr, &dir))).await;
+    let mut events = client.events();
+    kill.notify_one();
+    tokio::time::timeout(WAIT, async {
+        loop {
+            if let Ok(botlane::Event::Disconnected {
+                will_reconnect: false,
+                reason,
+            }) = events.recv().await
+            {
+                return reason;
+            }
+        }
+    })
+    .await
+    .expect("the session ends");
+    // Many reconnect delays (20–200 ms) long.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        logins.load(Ordering::SeqCst),
+        2,
+        "no login after the refusal"
+    );
+    assert!(matches!(
+        client.fetch_emojis().await,
+        Err(botlane::ClientError::NotConnected)
+    ));
+    client.close().await.unwrap();
 }
