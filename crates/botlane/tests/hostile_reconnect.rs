@@ -338,3 +338,114 @@ async fn a_token_refused_on_reconnect_ends_the_session_and_dials_no_more() {
     ));
     client.close().await.unwrap();
 }
+
+/// A handler running when the connection drops: its reply while the
+/// session is down fails at once with `NotConnected` (not after the
+/// request timeout, 60 s here), and once the client has reconnected its
+/// next reply goes out on the new session.
+#[tokio::test]
+async fn a_handler_s_reply_fails_at_once_while_down_and_goes_out_once_back() {
+    let kill = Arc::new(Notify::new());
+    let (hold_tx, hold) = mpsc::channel::<()>(1);
+    let hold = Arc::new(tokio::sync::Mutex::new(hold));
+    let (sent_tx, mut sent) = mpsc::unbounded_channel::<String>();
+    let (addr, _) = {
+        let kill = kill.clone();
+        serve(move |tcp, n| {
+            let (kill, hold, sent_tx) = (kill.clone(), hold.clone(), sent_tx.clone());
+            async move {
+                if n == 1 {
+                    let Some((mut ws, key, key_push)) =
+                        peer::first_session_with_key(tcp, n, "c1").await
+                    else {
+                        return;
+                    };
+                    send(&mut ws, key_push).await;
+                    send(&mut ws, message_push(&key, "m0", "/relay")).await;
+                    tokio::select! {
+                        () = behave(&mut ws) => {}
+                        () = kill.notified() => {}
+                    }
+                    return;
+                }
+                // The reconnect's login is held until the test says (the
+                // request timeout is 60 s: the client waits for it).
+                let mut ws = upgrade(tcp).await;
+                hold.lock().await.recv().await.unwrap();
+                if peer::login(&mut ws, n, &["c1"]).await.is_none() {
+                    return;
+                }
+                while let Some(frame) = next_frame(&mut ws).await {
+                    let op = frame["op"].as_u64().unwrap();
+                    if op == 30 {
+                        sent_tx.send(frame["d"]["reply_to"].to_string()).unwrap();
+                    }
+                    if !send(&mut ws, format!(r#"{{"op":{op},"d":{{"code":0}}}}"#)).await {
+                        return;
+                    }
+                }
+            }
+        })
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
+    // `/relay` replies each time the test says, and hands back the result.
+    let (go_tx, go) = mpsc::channel::<()>(1);
+    let go = Arc::new(tokio::sync::Mutex::new(go));
+    let (result_tx, mut results) = mpsc::unbounded_channel();
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("relay", "Replies when told"),
+            move |ctx: CommandContext| {
+                let (go, result_tx) = (go.clone(), result_tx.clone());
+                async move {
+                    let mut go = go.lock().await;
+                    while go.recv().await.is_some() {
+                        result_tx.send(ctx.reply("relayed").await).unwrap();
+                    }
+                    Ok::<(), std::io::Error>(())
+                }
+            },
+        )
+        .unwrap();
+    let mut events = client.events();
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("login finishes")
+        .unwrap();
+    peer::eventually("the handler runs", || client.stats().handlers_running == 1).await;
+
+    kill.notify_one();
+    peer::disconnect_reason(&mut events).await;
+    go_tx.send(()).await.unwrap();
+    let down = tokio::time::timeout(WAIT, results.recv())
+        .await
+        .expect("the reply fails at once")
+        .unwrap();
+    assert!(
+        matches!(down, Err(botlane::ClientError::NotConnected)),
+        "{down:?}"
+    );
+
+    hold_tx.send(()).await.unwrap();
+    client.wait_until_connected(WAIT).await.unwrap();
+    go_tx.send(()).await.unwrap();
+    let back = tokio::time::timeout(WAIT, results.recv())
+        .await
+        .expect("the reply is answered")
+        .unwrap();
+    assert!(back.is_ok(), "{back:?}");
+    let reply_to = tokio::time::timeout(WAIT, sent.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        reply_to, r#""m0""#,
+        "a reply to the message of the old session"
+    );
+    assert!(sent.try_recv().is_err(), "one reply reached the service");
+    drop(go_tx);
+    client.close().await.unwrap();
+}
