@@ -449,3 +449,65 @@ async fn a_handler_s_reply_fails_at_once_while_down_and_goes_out_once_back() {
     drop(go_tx);
     client.close().await.unwrap();
 }
+
+/// A client closed while its first login is still dialling (the service
+/// took the TCP connection and holds back the upgrade's answer): the login
+/// ends at once with `NotConnected` rather than at the connect timeout
+/// (60 s here), and the connection is let go, so the service, answering
+/// the upgrade after `close()` returned, never sees a frame. It used to
+/// get the upgrade through, then a close frame: a connection made after
+/// `close()` had returned.
+#[tokio::test]
+async fn a_close_during_the_first_dial_ends_the_login_and_the_dial() {
+    let answer = Arc::new(Notify::new());
+    let (after_tx, mut after) = mpsc::unbounded_channel::<Option<String>>();
+    let (addr, accepted) = {
+        let answer = answer.clone();
+        serve(move |tcp, _| {
+            let (answer, after_tx) = (answer.clone(), after_tx.clone());
+            async move {
+                answer.notified().await;
+                // What the client sends once its upgrade is answered.
+                let frame = match tokio_tungstenite::accept_async(tcp).await {
+                    Ok(mut ws) => match futures_util::StreamExt::next(&mut ws).await {
+                        Some(Ok(frame)) => Some(format!("{frame:?}")),
+                        _ => None,
+                    },
+                    Err(_) => None,
+                };
+                after_tx.send(frame).unwrap();
+            }
+        })
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let options = peer::patient(peer::options(addr, &dir)).connect_timeout(Duration::from_secs(60));
+    let client = botlane::Client::new(options).unwrap();
+    let login = tokio::spawn({
+        let client = client.clone();
+        async move { client.login().await }
+    });
+    peer::eventually("the service takes the tcp connection", || {
+        accepted.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    tokio::time::timeout(WAIT, client.close())
+        .await
+        .expect("close returns")
+        .unwrap();
+    let login = tokio::time::timeout(WAIT, login)
+        .await
+        .expect("the login ends with the close, not at the connect timeout")
+        .unwrap();
+    assert!(
+        matches!(login, Err(botlane::ClientError::NotConnected)),
+        "{login:?}"
+    );
+    answer.notify_one();
+    let after = tokio::time::timeout(WAIT, after.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(after, None, "no frame after close() returned");
+    assert_eq!(accepted.load(Ordering::SeqCst), 1, "nothing dialled again");
+}

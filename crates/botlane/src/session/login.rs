@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use super::inbound::{Live, SessionInbound};
 use super::{Counters, Session};
 use crate::error::ClientError;
-use crate::sync::{lock, write};
+use crate::sync::{lock, stopped, write};
 use crate::transport::{self, Closed, Connection, Ended};
 use crate::wire::{self, OpCode};
 
@@ -24,9 +24,16 @@ impl Session {
     pub(super) async fn connect(self: &Arc<Self>, public_key: &str) -> Result<Closed, ClientError> {
         let config = &self.config;
         Counters::bump(&self.counters.connect_attempts);
-        let socket = transport::dial(&config.url, &config.tls, config.connect_timeout)
-            .await
-            .map_err(ClientError::Connect)?;
+        // Shutdown ends the dial: a first login's dial is not in the
+        // supervisor's `select!`, and left to run it connected after
+        // `close()` had returned (and held the login to `connect_timeout`).
+        let mut shutdown = self.shutdown.subscribe();
+        let socket = tokio::select! {
+            socket = transport::dial(&config.url, &config.tls, config.connect_timeout) => {
+                socket.map_err(ClientError::Connect)?
+            }
+            () = stopped(&mut shutdown) => return Err(ClientError::NotConnected),
+        };
         let inbound = Arc::new(SessionInbound {
             session: Arc::downgrade(self),
             counters: self.counters.clone(),
