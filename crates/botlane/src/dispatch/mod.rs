@@ -62,9 +62,10 @@ enum Step<D> {
 }
 
 impl<D: Send + Sync + 'static> Dispatcher<D> {
-    /// Takes pushes off the push queue in wire order until it is closed;
-    /// meanwhile the connection task dispatches on the spot when nothing
-    /// waits ([`DispatchNow`]).
+    /// Takes pushes off the push queue in wire order until it is closed
+    /// (or the session shut down while an invocation waited for a handler
+    /// permit); meanwhile the connection task dispatches on the spot when
+    /// nothing waits ([`DispatchNow`]).
     pub(crate) async fn run(self: Arc<Self>) {
         let now: Arc<dyn DispatchNow> = self.clone();
         self.session.queue.dispatch_now_with(Arc::downgrade(&now));
