@@ -13,8 +13,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use botlane::{CommandContext, CommandDeclaration};
+use futures_util::SinkExt;
 use peer::{behave, next_frame, send, serve, upgrade, WAIT};
 use tokio::sync::{mpsc, Notify};
+use tokio_tungstenite::tungstenite::Message;
 
 /// A command that does nothing, to change the menu with.
 fn register(client: &botlane::Client, name: &str) {
@@ -510,4 +512,126 @@ async fn a_close_during_the_first_dial_ends_the_login_and_the_dial() {
         .unwrap();
     assert_eq!(after, None, "no frame after close() returned");
     assert_eq!(accepted.load(Ordering::SeqCst), 1, "nothing dialled again");
+}
+
+/// One round of a shutdown made while the reconnect's login has its last
+/// reply in hand: the service sends the menu's reply and, in the same
+/// write, a `/stop` whose handler (run on the spot, on the connection
+/// task) shuts the client down. What the client says after that: the
+/// emoji catalog, whether it is connected, and its reconnect events.
+async fn shutdown_as_the_reconnect_completes() -> (
+    Result<Vec<botlane::Emoji>, botlane::ClientError>,
+    Result<(), botlane::ClientError>,
+    Vec<&'static str>,
+) {
+    let kill = Arc::new(Notify::new());
+    // The `/stop` push, sealed with the key the first session sent.
+    let stop = Arc::new(Mutex::new(None::<String>));
+    let (addr, _) = {
+        let (kill, stop) = (kill.clone(), stop.clone());
+        serve(move |tcp, n| {
+            let (kill, stop) = (kill.clone(), stop.clone());
+            async move {
+                if n == 1 {
+                    let Some((mut ws, key, key_push)) =
+                        peer::first_session_with_key(tcp, n, "c1").await
+                    else {
+                        return;
+                    };
+                    send(&mut ws, key_push).await;
+                    *stop.lock().unwrap() = Some(message_push(&key, "m1", "/stop"));
+                    tokio::select! {
+                        () = behave(&mut ws) => {}
+                        () = kill.notified() => {}
+                    }
+                    return;
+                }
+                let mut ws = upgrade(tcp).await;
+                let Some(frame) = next_frame(&mut ws).await else {
+                    return;
+                };
+                assert_eq!(frame["op"], 10, "the first frame is the login");
+                let bot = format!("bot-{n}");
+                send(
+                    &mut ws,
+                    format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#),
+                )
+                .await;
+                send(&mut ws, peer::ready(&bot, &["c1"])).await;
+                let Some(frame) = next_frame(&mut ws).await else {
+                    return;
+                };
+                assert_eq!(frame["op"], 20, "then the menu");
+                let push = stop.lock().unwrap().take().unwrap();
+                let _ = ws.feed(Message::text(r#"{"op":20,"d":{"code":0}}"#)).await;
+                let _ = ws.feed(Message::text(push)).await;
+                let _ = ws.flush().await;
+                behave(&mut ws).await;
+            }
+        })
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
+    let weak = client.downgrade();
+    let stopped = Arc::new(Notify::new());
+    {
+        let stopped = stopped.clone();
+        client
+            .commands()
+            .register(
+                CommandDeclaration::new("stop", "Shuts the client down"),
+                move |_ctx: CommandContext| {
+                    let (weak, stopped) = (weak.clone(), stopped.clone());
+                    async move {
+                        if let Some(client) = weak.upgrade() {
+                            client.shutdown();
+                        }
+                        stopped.notify_one();
+                        Ok::<(), std::io::Error>(())
+                    }
+                },
+            )
+            .unwrap();
+    }
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("login finishes")
+        .unwrap();
+    let mut events = client.events();
+    kill.notify_one();
+    tokio::time::timeout(WAIT, stopped.notified())
+        .await
+        .expect("the handler shuts the client down");
+    // Time for the supervisor to see the login's end and the shutdown
+    // (what it makes of them stays: nothing here is a time limit).
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let emojis = client.fetch_emojis().await;
+    let connected = client.wait_until_connected(Duration::ZERO).await;
+    (emojis, connected, reconnect_events(&mut events))
+}
+
+/// A shutdown while the reconnect's login has its last reply in hand
+/// (made on the connection task, by a handler run on the spot) leaves no
+/// session behind and reports no reconnect: the client is shut down, and
+/// says so. It used to store the connection it had just logged in on,
+/// after the shutdown had cleared it, in about half the rounds (the
+/// supervisor saw the finished login before the shutdown): `Reconnected`
+/// came after the shutdown, a request failed with `ConnectionClosed`
+/// instead of `NotConnected`, and `wait_until_connected` could answer
+/// `Ok`. Sixteen rounds.
+#[tokio::test]
+async fn a_shutdown_as_the_reconnect_completes_leaves_no_session_behind() {
+    for round in 0..16 {
+        let (emojis, connected, events) = shutdown_as_the_reconnect_completes().await;
+        assert!(
+            matches!(emojis, Err(botlane::ClientError::NotConnected)),
+            "round {round}: {emojis:?}"
+        );
+        assert!(
+            connected.is_err(),
+            "round {round}: connected after shutdown"
+        );
+        assert_eq!(events, ["disconnected"], "round {round}");
+    }
 }

@@ -48,8 +48,22 @@ impl Session {
         );
         match self.log_in(&conn, public_key).await {
             Ok(()) => {
+                // Not after a shutdown made since the last reply came (a
+                // handler run on the connection task may make one): it
+                // cleared the session before this could store it. Checked
+                // under the session's lock: `shutdown` sets its flag
+                // before it takes that lock to clear the session.
+                let stored = self.conn.send_if_modified(|live| {
+                    if *self.shutdown.borrow() {
+                        return false;
+                    }
+                    *live = Some(conn);
+                    true
+                });
+                if !stored {
+                    return Err(ClientError::NotConnected);
+                }
                 Counters::bump(&self.counters.sessions);
-                self.conn.send_replace(Some(conn));
                 Ok(closed)
             }
             // The connection task knows why it ended: say so.

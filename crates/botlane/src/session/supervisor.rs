@@ -101,6 +101,11 @@ async fn reconnect(
             attempt = session.connect(public_key) => attempt,
             () = stopped(&mut shutdown) => return None,
         };
+        // A login that a shutdown cut short (`connect` stores no session
+        // after one) is no failed attempt to log and retry.
+        if *shutdown.borrow() {
+            return None;
+        }
         match attempt {
             Ok(closed) => {
                 tracing::info!("reconnected");
