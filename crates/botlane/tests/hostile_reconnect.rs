@@ -304,6 +304,60 @@ async fn a_reconnect_answered_with_an_error_backs_off_and_recovers() {
     client.close().await.unwrap();
 }
 
+/// A service that, after the first session, accepts each connection and
+/// closes it at once (before the upgrade): the reconnect attempts wait
+/// their backoff delays (the accepts over a fixed window are counted),
+/// with the one `Disconnected` reported and the session back once the
+/// service is.
+#[tokio::test]
+async fn a_service_that_closes_every_connection_at_once_is_not_hammered() {
+    let kill = Arc::new(Notify::new());
+    let recover = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (addr, accepted) = {
+        let (kill, recover) = (kill.clone(), recover.clone());
+        serve(move |tcp, n| {
+            let (kill, recover) = (kill.clone(), recover.clone());
+            async move {
+                if n > 1 && !recover.load(Ordering::SeqCst) {
+                    drop(tcp);
+                    return;
+                }
+                let mut ws = upgrade(tcp).await;
+                if peer::login(&mut ws, n, &[]).await.is_some() {
+                    tokio::select! {
+                        () = behave(&mut ws) => {}
+                        () = kill.notified() => {}
+                    }
+                }
+            }
+        })
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let options = peer::patient(peer::options(addr, &dir))
+        .reconnect_delays(Duration::from_millis(20), Duration::from_millis(320));
+    let client = peer::client(options).await;
+    let mut events = client.events();
+    kill.notify_one();
+    peer::eventually("three closed reconnects", || {
+        accepted.load(Ordering::SeqCst) >= 4
+    })
+    .await;
+    let before = accepted.load(Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let tried = accepted.load(Ordering::SeqCst) - before;
+    assert!(tried >= 2, "it keeps trying: {tried} attempts in 2 s");
+    assert!(tried <= 15, "{tried} attempts in 2 s: no backoff");
+
+    recover.store(true, Ordering::SeqCst);
+    client.wait_until_connected(WAIT).await.unwrap();
+    assert_eq!(
+        reconnect_events(&mut events),
+        ["disconnected", "reconnected"]
+    );
+    client.close().await.unwrap();
+}
+
 /// A token refused on reconnect (`-6`, then the service closes): the
 /// session ends with `Disconnected { will_reconnect: false }` after the
 /// first `Disconnected`, and nothing is dialled after it.
