@@ -360,13 +360,26 @@ async fn a_service_that_closes_every_connection_at_once_is_not_hammered() {
 
 /// A token refused on reconnect (`-6`, then the service closes): the
 /// session ends with `Disconnected { will_reconnect: false }` after the
-/// first `Disconnected`, and nothing is dialled after it.
+/// first `Disconnected`, nothing is dialled after it, and what needs the
+/// session says so at once with `LoginRefused`: `wait_until_connected`
+/// used to wait its whole timeout (60 s here) for a session that could not
+/// come back, and requests said `NotConnected`.
 #[tokio::test]
 async fn a_token_refused_on_reconnect_ends_the_session_and_dials_no_more() {
     let (addr, logins, _recover, kill) = refusing_reconnects(-6).await;
     let dir = tempfile::tempdir().unwrap();
     let client = peer::client(peer::patient(peer::options(addr, &dir))).await;
     let mut events = client.events();
+    let waiting = tokio::spawn({
+        let client = client.clone();
+        async move {
+            peer::eventually("the session to go down", || {
+                client.stats().connect_attempts >= 2
+            })
+            .await;
+            client.wait_until_connected(Duration::from_secs(60)).await
+        }
+    });
     kill.notify_one();
     tokio::time::timeout(WAIT, async {
         loop {
@@ -381,6 +394,26 @@ async fn a_token_refused_on_reconnect_ends_the_session_and_dials_no_more() {
     })
     .await
     .expect("the session ends");
+    let waited = tokio::time::timeout(WAIT, waiting)
+        .await
+        .expect("a wait under way ends with the refusal")
+        .unwrap();
+    assert!(
+        matches!(waited, Err(botlane::ClientError::LoginRefused)),
+        "{waited:?}"
+    );
+    let again = tokio::time::timeout(WAIT, client.wait_until_connected(Duration::from_secs(60)))
+        .await
+        .expect("a wait after the refusal ends at once");
+    assert!(
+        matches!(again, Err(botlane::ClientError::LoginRefused)),
+        "{again:?}"
+    );
+    let emojis = client.fetch_emojis().await;
+    assert!(
+        matches!(emojis, Err(botlane::ClientError::LoginRefused)),
+        "{emojis:?}"
+    );
     // Many reconnect delays (20–200 ms) long.
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(
@@ -388,10 +421,6 @@ async fn a_token_refused_on_reconnect_ends_the_session_and_dials_no_more() {
         2,
         "no login after the refusal"
     );
-    assert!(matches!(
-        client.fetch_emojis().await,
-        Err(botlane::ClientError::NotConnected)
-    ));
     client.close().await.unwrap();
 }
 

@@ -503,7 +503,8 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// a [`Event::Disconnected`](crate::Event::Disconnected), before sending
     /// again. Fails with [`ClientError::NotConnected`] when the session is
     /// not back in time, at once when the client never logged in or is shut
-    /// down.
+    /// down; with [`ClientError::LoginRefused`] at once (a wait under way
+    /// too) when a reconnect's login was refused, which ends the session.
     pub async fn wait_until_connected(&self, timeout: Duration) -> Result<(), ClientError> {
         self.inner.session.wait_connected(timeout).await.map(drop)
     }

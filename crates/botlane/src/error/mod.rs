@@ -27,7 +27,9 @@ pub enum ClientError {
     /// says where and why.
     #[error(transparent)]
     Connect(ConnectError),
-    /// The service refused the token.
+    /// The service refused the token: at login, or on a reconnect, after
+    /// which the session has ended for good and every call that needs it
+    /// (`wait_until_connected` too) fails with this at once.
     #[error("login refused: the service does not know this bot token (or it was revoked)")]
     LoginRefused,
     /// The call needs a session and there is none (not logged in, shut

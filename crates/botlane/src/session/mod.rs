@@ -92,6 +92,10 @@ pub(crate) struct Session {
     live: Arc<watch::Sender<usize>>,
     /// Set by the first successful `start`; a client runs one session.
     started: AtomicBool,
+    /// Set when a reconnect's login was refused (the token is unknown or
+    /// revoked): the session has ended for good, and what needs it says
+    /// so at once ([`ClientError::LoginRefused`]) instead of waiting.
+    refused: AtomicBool,
 }
 
 impl Session {
@@ -116,6 +120,7 @@ impl Session {
             shutdown: watch::channel(false).0,
             live: Arc::new(watch::channel(0).0),
             started: AtomicBool::new(false),
+            refused: AtomicBool::new(false),
         }
     }
 
@@ -164,9 +169,30 @@ impl Session {
         read(&self.bot_id)
     }
 
-    /// The live connection, or [`ClientError::NotConnected`].
+    /// The live connection, or [`ClientError::NotConnected`]
+    /// ([`ClientError::LoginRefused`] once a reconnect's login was refused).
     pub(crate) fn connection(&self) -> Result<Connection, ClientError> {
-        self.conn.borrow().clone().ok_or(ClientError::NotConnected)
+        self.conn
+            .borrow()
+            .clone()
+            .ok_or_else(|| self.no_connection())
+    }
+
+    /// Why there is no connection: refused for good, or not (yet) connected.
+    fn no_connection(&self) -> ClientError {
+        if self.refused.load(Ordering::SeqCst) {
+            ClientError::LoginRefused
+        } else {
+            ClientError::NotConnected
+        }
+    }
+
+    /// Ends the session for good after a reconnect's login was refused:
+    /// waits for a connection end now, with [`ClientError::LoginRefused`].
+    fn refuse(&self) {
+        self.refused.store(true, Ordering::SeqCst);
+        // Wakes the waits, which see the flag.
+        self.conn.send_replace(None);
     }
 
     /// How long a request waits for its reply.
@@ -176,7 +202,8 @@ impl Session {
 
     /// The live connection, waiting up to `timeout` while the session is
     /// (re)connecting. Fails at once when the client never logged in or is
-    /// shut down, and after `timeout` otherwise.
+    /// shut down, or when a reconnect's login was refused
+    /// ([`ClientError::LoginRefused`]), and after `timeout` otherwise.
     pub(crate) async fn wait_connected(
         &self,
         timeout: Duration,
@@ -186,13 +213,17 @@ impl Session {
         }
         let mut conn = self.conn.subscribe();
         let mut shutdown = self.shutdown.subscribe();
-        tokio::select! {
-            live = tokio::time::timeout(timeout, conn.wait_for(Option::is_some)) => match live {
-                Ok(Ok(live)) => live.clone().ok_or(ClientError::NotConnected),
-                _ => Err(ClientError::NotConnected),
-            },
-            () = stopped(&mut shutdown) => Err(ClientError::NotConnected),
-        }
+        let refused = || self.refused.load(Ordering::SeqCst);
+        let live = tokio::select! {
+            live = tokio::time::timeout(timeout, conn.wait_for(|c| c.is_some() || refused())) => {
+                match live {
+                    Ok(Ok(live)) => live.clone(),
+                    _ => None,
+                }
+            }
+            () = stopped(&mut shutdown) => return Err(ClientError::NotConnected),
+        };
+        live.ok_or_else(|| self.no_connection())
     }
 
     /// Closes the connection, stops reconnecting and ends dispatch (its

@@ -113,6 +113,7 @@ async fn reconnect(
                 return Some(closed);
             }
             Err(ClientError::LoginRefused) => {
+                session.refuse();
                 session.emit(Event::Disconnected {
                     reason: ClientError::LoginRefused.to_string(),
                     will_reconnect: false,
