@@ -1,8 +1,10 @@
 //! Across a disconnect and the reconnect after it, and around shutdown:
-//! what the service is sent again (the menu), what dispatch still does,
-//! what a reconnect refused or answered with an error leads to. Over real
-//! sockets on loopback, against a fake service (`tests/peer`); the
-//! assertions are on structure (frames the service saw, counts, events).
+//! what the service is sent again (the menu), what a handler's replies
+//! and dispatch still do, what a reconnect refused, answered with an error
+//! or dropped at once leads to, and a shutdown during the first dial or as
+//! a reconnect completes. Over real sockets on loopback, against a fake
+//! service (`tests/peer`); the assertions are on structure (frames the
+//! service saw, counts, errors, events).
 
 #![allow(clippy::unwrap_used)]
 
