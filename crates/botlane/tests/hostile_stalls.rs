@@ -420,6 +420,43 @@ async fn a_login_given_up_on_may_be_tried_again() {
     client.close().await.unwrap();
 }
 
+/// A close while the login request waits for its reply ends the login with
+/// `NotConnected`, as a close at every other step of a login does: it said
+/// `SessionEnded` ("the client shut down"), as if the service had ended it.
+#[tokio::test]
+async fn a_close_while_the_login_waits_for_its_reply_ends_it_with_not_connected() {
+    let (login_read_tx, mut login_read_rx) = mpsc::channel(1);
+    let (addr, accepted) = serve(move |tcp, _| {
+        let login_read_tx = login_read_tx.clone();
+        async move {
+            let mut ws = upgrade(tcp).await;
+            let frame = next_frame(&mut ws).await.unwrap();
+            assert_eq!(frame["op"], 10, "the first frame is the login");
+            let _ = login_read_tx.send(()).await;
+            // Never answered; read until the client goes.
+            while next_frame(&mut ws).await.is_some() {}
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
+    let login = tokio::spawn({
+        let client = client.clone();
+        async move { client.login().await }
+    });
+    tokio::time::timeout(WAIT, login_read_rx.recv())
+        .await
+        .expect("the service reads the login");
+    client.close().await.unwrap();
+    let ended = tokio::time::timeout(WAIT, login)
+        .await
+        .expect("the close ends the login")
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(ended, ClientError::NotConnected), "{ended:?}");
+    assert_eq!(accepted.load(Ordering::SeqCst), 1, "nothing dialled again");
+}
+
 /// A login given up on after its session came up, while it waited for
 /// `ready`: the session runs on, so `Event::Ready` still comes when
 /// `ready` does, and a login tried again returns `Ok` with it (one login

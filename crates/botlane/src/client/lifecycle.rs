@@ -143,17 +143,13 @@ impl<D> Drop for Inner<D> {
 /// subscribers are closed too: the application may still hold the client
 /// (an event loop in `main` beside a command that closes the bot), and
 /// its events would otherwise never end.
-fn shut_down(session: &Arc<Session>) {
+fn shut_down(session: &Session) {
     session.shutdown();
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         session.close_events();
         return;
     };
-    let closing = Arc::clone(session);
-    runtime.spawn(async move {
-        closing.released().await;
-        closing.close_events();
-    });
+    runtime.spawn(session.close_events_once_released());
     if let Some(saver) = session.membership.keystore() {
         let saver = saver.clone();
         runtime.spawn(async move {

@@ -66,6 +66,9 @@ impl Session {
                 Counters::bump(&self.counters.sessions);
                 Ok(closed)
             }
+            // Ended by our own shutdown, not by the service: said as every
+            // other step of a login cut short by one says it.
+            Err(_) if *self.shutdown.borrow() => Err(ClientError::NotConnected),
             // The connection task knows why it ended: say so.
             Err(ClientError::ConnectionClosed { opcode }) => {
                 let reason = match tokio::time::timeout(CLOSE_REASON_WAIT, &mut closed).await {

@@ -18,6 +18,7 @@ mod push_queue;
 mod send;
 mod supervisor;
 
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -245,8 +246,7 @@ impl Session {
     /// connection, the supervised one and one whose login was cancelled or
     /// failed alike. Bounded by [`RELEASE_WAIT`].
     pub(crate) async fn released(&self) {
-        let mut live = self.live.subscribe();
-        let _ = tokio::time::timeout(RELEASE_WAIT, live.wait_for(|n| *n == 0)).await;
+        released(self.live.subscribe()).await;
     }
 
     /// Ends the client's subscriptions ([`EventSender::close`]), after
@@ -255,9 +255,27 @@ impl Session {
         self.events.close();
     }
 
+    /// [`close_events`](Self::close_events) once [`released`](Self::released),
+    /// as a future that holds neither the session nor the client: a client
+    /// dropped by the application is gone at once, not when its
+    /// connections have ended.
+    pub(crate) fn close_events_once_released(&self) -> impl Future<Output = ()> + Send + 'static {
+        let (live, events) = (self.live.subscribe(), self.events.clone());
+        async move {
+            released(live).await;
+            events.close();
+        }
+    }
+
     fn emit(&self, event: Event) {
         self.events.send(event);
     }
+}
+
+/// Waits until every connection task has ended (`live` counts them), for
+/// at most [`RELEASE_WAIT`].
+async fn released(mut live: watch::Receiver<usize>) {
+    let _ = tokio::time::timeout(RELEASE_WAIT, live.wait_for(|n| *n == 0)).await;
 }
 
 #[cfg(test)]
