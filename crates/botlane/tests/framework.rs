@@ -4,7 +4,10 @@
 //! cooldowns in their documented order (a real 3 s cooldown, kept across a
 //! registration), handler timeouts (the handler's future dropped, its
 //! permit released), a typed conversion that panics (a handler failure,
-//! dispatch unharmed), the built-in help on both lanes, and typed sending.
+//! dispatch unharmed), the built-in help on both lanes (a hidden command
+//! left out of its list), typed sending, and the hooks after each command
+//! (every invocation that ran, on both lanes; a hook that never finishes
+//! bounded by the command's timeout).
 
 #![cfg(feature = "macros")]
 #![allow(clippy::unwrap_used)]
@@ -18,7 +21,7 @@ use std::time::Duration;
 use botlane::{
     encode_command_data, ArgumentRule, Check, Client, ClientOptions, Command, CommandArgs,
     CommandContext, CommandData, CommandDeclaration, CommandErrorReason, CommandOption,
-    CommandOptionType, CommandSettings, CommandSource, Cooldown, Event,
+    CommandOptionType, CommandRan, CommandSettings, CommandSource, Cooldown, Event,
 };
 use support::{bot_says, command_error_event, next_event, World, WAIT};
 
@@ -466,10 +469,17 @@ async fn help_answers_on_both_lanes_with_bounds_in_the_usage_lines() {
             |ctx: CommandContext| async move { ctx.reply("ok").await },
         )
         .unwrap()
+        .register_with(
+            CommandDeclaration::new("purge", "Forget every reminder"),
+            CommandSettings::new().hide_in_help(),
+            |ctx: CommandContext| async move { ctx.reply("purged").await },
+        )
+        .unwrap()
         .enable_help()
         .unwrap();
     let alice = world.start(&client).await;
 
+    // `purge` is hidden: not in the list.
     let id = alice.send_text(&world.channel, "!help").await.unwrap();
     let answer = bot_says(&alice, &world).await;
     assert_eq!(
@@ -501,6 +511,16 @@ async fn help_answers_on_both_lanes_with_bounds_in_the_usage_lines() {
         .await
         .unwrap();
     assert_eq!(bot_says(&alice, &world).await.content, detail);
+
+    // Named, the hidden command is explained: it is in the menu anyway.
+    alice
+        .send_text(&world.channel, "!help purge")
+        .await
+        .unwrap();
+    assert_eq!(
+        bot_says(&alice, &world).await.content,
+        "Command purge: Forget every reminder\nusage: !purge"
+    );
 }
 
 /// Roll some dice
@@ -684,4 +704,183 @@ async fn a_typed_conversion_that_panics_is_a_handler_failure_and_the_bot_keeps_g
     alice.send_text(&world.channel, "/ping").await.unwrap();
     assert_eq!(bot_says(&alice, &world).await.content, "pong");
     assert_eq!(client.stats().sessions, 1);
+}
+
+#[tokio::test]
+async fn the_hook_after_each_command_sees_every_invocation_that_ran_on_both_lanes() {
+    let world = World::new().await;
+    let client = Client::with_data(options(&world), Tally::default()).unwrap();
+    let (tx, mut seen) = tokio::sync::mpsc::unbounded_channel::<CommandRan<Tally>>();
+    client
+        // Added first and panics every time: the next hook still runs, and
+        // dispatch never hears of it.
+        .after_command(|_ran: CommandRan<Tally>| async { panic!("a broken metrics exporter") })
+        .after_command(move |ran: CommandRan<Tally>| {
+            ran.data().count.fetch_add(1, Ordering::SeqCst);
+            tx.send(ran).unwrap();
+            async {}
+        });
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("slow", "Takes a moment"),
+            |ctx: CommandContext<Tally>| async move {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                ctx.reply("done").await
+            },
+        )
+        .unwrap()
+        .register(
+            CommandDeclaration::new("boom", "Always fails"),
+            |_ctx: CommandContext<Tally>| async move { Err(std::io::Error::other("no")) },
+        )
+        .unwrap()
+        .register_with(
+            CommandDeclaration::new("guarded", "Nobody may"),
+            CommandSettings::new().check(Check::sync(|_ctx| Err("nobody may".into()))),
+            |ctx: CommandContext<Tally>| async move { ctx.reply("how?").await },
+        )
+        .unwrap();
+    let mut events = client.events();
+    let alice = world.start(&client).await;
+    let mut next = async || {
+        tokio::time::timeout(WAIT, seen.recv())
+            .await
+            .expect("the hook runs in time")
+            .expect("the client keeps its hooks")
+    };
+
+    // A success on the text lane: every field, and the handler's time.
+    let id = alice.send_text(&world.channel, "/slow").await.unwrap();
+    assert_eq!(bot_says(&alice, &world).await.content, "done");
+    let ran = next().await;
+    assert_eq!(
+        (ran.command.as_str(), ran.source, ran.failure),
+        ("slow", CommandSource::Text, None)
+    );
+    assert!(ran.succeeded());
+    assert_eq!(ran.message_id, id);
+    assert_eq!(ran.channel_id, world.channel);
+    assert_eq!(ran.author_id, world.user.id);
+    assert!(
+        ran.elapsed >= Duration::from_millis(50),
+        "{:?}",
+        ran.elapsed
+    );
+
+    // The structured lane.
+    let id = alice
+        .send_with_sidecar(
+            &world.channel,
+            "/slow",
+            &sidecar(&world, "slow", CommandArgs::new()),
+        )
+        .await
+        .unwrap();
+    bot_says(&alice, &world).await;
+    let ran = next().await;
+    assert_eq!(
+        (ran.source, ran.message_id),
+        (CommandSource::Structured, id)
+    );
+
+    // Failures, after their event: a handler error, a check's refusal.
+    let id = alice.send_text(&world.channel, "/boom").await.unwrap();
+    command_error_event(&mut events, &id).await;
+    let ran = next().await;
+    assert!(!ran.succeeded());
+    assert_eq!(
+        (ran.command.as_str(), ran.failure, ran.message_id),
+        ("boom", Some(CommandErrorReason::Handler), id)
+    );
+    bot_says(&alice, &world).await;
+    let id = alice.send_text(&world.channel, "/guarded").await.unwrap();
+    let ran = next().await;
+    assert_eq!(
+        (ran.failure, ran.message_id),
+        (Some(CommandErrorReason::Check), id)
+    );
+    bot_says(&alice, &world).await;
+
+    // A failure of the argument step never started: not seen. The next
+    // summary is the invocation after it.
+    let id = alice
+        .send_text(&world.channel, "/slow unexpected")
+        .await
+        .unwrap();
+    let e = command_error_event(&mut events, &id).await;
+    assert!(matches!(
+        e.reason,
+        CommandErrorReason::Parse | CommandErrorReason::Arguments
+    ));
+    bot_says(&alice, &world).await;
+    let id = alice.send_text(&world.channel, "/slow").await.unwrap();
+    bot_says(&alice, &world).await;
+    assert_eq!(next().await.message_id, id);
+    assert_eq!(client.data().count.load(Ordering::SeqCst), 5);
+    assert_eq!(
+        client.stats().sessions,
+        1,
+        "the panicking hook broke nothing"
+    );
+}
+
+#[tokio::test]
+async fn a_hook_that_never_finishes_holds_its_permit_only_for_the_command_timeout() {
+    let world = World::new().await;
+    // One permit and a 300 ms timeout: each invocation's hook holds the
+    // permit for 300 ms, then is dropped and the next one runs.
+    let bound = Duration::from_millis(300);
+    let client = Client::new(
+        options(&world)
+            .max_concurrent_handlers(1)
+            .handler_timeout(bound),
+    )
+    .unwrap();
+    let dropped = Arc::new(Mutex::new(Vec::<Arc<AtomicBool>>::new()));
+    let hooks = Arc::clone(&dropped);
+    client.after_command(move |_ran: CommandRan| {
+        let flag = Arc::new(AtomicBool::new(false));
+        hooks.lock().unwrap().push(Arc::clone(&flag));
+        let guard = DropFlag(flag);
+        async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+        }
+    });
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("ping", "Still here?"),
+            |ctx: CommandContext| async move { ctx.reply("pong").await },
+        )
+        .unwrap();
+    let alice = world.start(&client).await;
+
+    let sent = tokio::time::Instant::now();
+    for _ in 0..3 {
+        alice.send_text(&world.channel, "/ping").await.unwrap();
+    }
+    for _ in 0..3 {
+        assert_eq!(bot_says(&alice, &world).await.content, "pong");
+    }
+    let took = sent.elapsed();
+    // The second and third waited for the hooks before them, bounded.
+    assert!(took >= bound * 2, "{took:?}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let flags = dropped.lock().unwrap().clone();
+    assert_eq!(flags.len(), 3, "one hook per invocation");
+    assert!(
+        flags[..2].iter().all(|f| f.load(Ordering::SeqCst)),
+        "the hooks before the last answer were dropped at their bound"
+    );
+    // The last one gives its permit back too.
+    tokio::time::timeout(WAIT, async {
+        while client.stats().handlers_running > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap();
+    assert!(flags[2].load(Ordering::SeqCst));
 }

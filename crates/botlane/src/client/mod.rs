@@ -10,6 +10,7 @@
 //! [`Outbound`](crate::commands::Outbound) handle its messages answer
 //! through.
 
+mod hooks;
 mod info;
 mod lifecycle;
 mod mint;
@@ -30,11 +31,11 @@ pub use options::{ClientOptions, DEFAULT_HANDLER_TIMEOUT, DEFAULT_REST_URL};
 pub use stats::ClientStats;
 
 use crate::commands::{
-    encode_command_data, format_invocation_text, AnswerGate, AnswerRate, Check, Command,
-    CommandArgs, CommandData, CommandDeclaration, Commands, CooldownTracker, Message, OnError,
-    Outbound, MAX_COMMAND_WIRE,
+    encode_command_data, format_invocation_text, AnswerGate, AnswerRate, Command, CommandArgs,
+    CommandData, CommandDeclaration, Commands, CooldownTracker, Message, OnError, Outbound,
+    MAX_COMMAND_WIRE,
 };
-use crate::dispatch::{self, ClientHooks, Runner};
+use crate::dispatch::{self, AfterState, ClientHooks, Runner};
 use crate::error::ClientError;
 use crate::events::{EventSender, Events};
 use crate::rest::RestLane;
@@ -155,8 +156,8 @@ struct Inner<D> {
     session: Arc<Session>,
     commands: Commands<D>,
     /// Runs invocations: the handler permits, the shared state, the
-    /// client's checks and error hook, the cooldowns, the answer gate
-    /// (shared with dispatch).
+    /// client's checks, error hook and hooks after the command
+    /// (`hooks.rs`), the cooldowns, the answer gate (shared with dispatch).
     runner: Arc<Runner<D>>,
     /// The REST lane, minting through the session's connection.
     rest: RestLane,
@@ -263,11 +264,13 @@ impl<D: Send + Sync + 'static> Client<D> {
             hooks: ArcSwap::from_pointee(ClientHooks {
                 checks: Vec::new(),
                 on_error: OnError::answer(),
+                after: Vec::new(),
             }),
             cooldowns: CooldownTracker::default(),
             answers: Arc::new(AnswerGate::new(prefix, rate)),
             handler_timeout: options.handler_timeout,
             held_up: Throttle::new(WARN_INTERVAL),
+            after: AfterState::new(DEFAULT_HANDLER_TIMEOUT),
         });
         Ok(Self {
             inner: Arc::new(Inner {
@@ -286,56 +289,6 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// [`Client::new`]).
     pub fn data(&self) -> &D {
         &self.inner.runner.data
-    }
-
-    /// Adds a check that every command runs before its own checks (in the
-    /// order added); usable before and after login; chainable. A refusal
-    /// fails the invocation with reason
-    /// [`Check`](crate::CommandErrorReason::Check) and its reason is the
-    /// answer.
-    ///
-    /// ```
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let client = botlane::Client::new(botlane::ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws")).unwrap();
-    /// use botlane::Check;
-    /// client
-    ///     .add_check(Check::allowed_channels(["c1", "c2"]))
-    ///     .add_check(Check::sync(|ctx| {
-    ///         if ctx.message().content.len() <= 500 { Ok(()) } else { Err("that is too long for me".into()) }
-    ///     }));
-    /// ```
-    pub fn add_check(&self, check: Check<D>) -> &Self {
-        self.inner.runner.hooks.rcu(|hooks| {
-            let mut next = ClientHooks::clone(hooks);
-            next.checks.push(check.clone());
-            next
-        });
-        self
-    }
-
-    /// Sets what to do when a command fails, beside emitting
-    /// [`Event::CommandError`](crate::Event::CommandError): by default
-    /// ([`OnError::answer`]) the user who invoked gets an answer saying
-    /// why. A command's own [`CommandSettings::on_error`](crate::CommandSettings::on_error)
-    /// replaces it for that command. Usable before and after login;
-    /// chainable.
-    ///
-    /// ```
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let client = botlane::Client::new(botlane::ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws")).unwrap();
-    /// use botlane::OnError;
-    /// // Error answers off, in one line.
-    /// client.on_error(OnError::silent());
-    /// // Or: answer, except argument errors of the text lane.
-    /// client.on_error(OnError::answer().text_argument_errors(false));
-    /// ```
-    pub fn on_error(&self, on_error: OnError<D>) -> &Self {
-        self.inner.runner.hooks.rcu(|hooks| {
-            let mut next = ClientHooks::clone(hooks);
-            next.on_error = on_error.clone();
-            next
-        });
-        self
     }
 
     /// The command registry wired to dispatch, usable before and after

@@ -69,12 +69,14 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 ///
 /// `prefix` is the text-lane prefix (`None` means
 /// [`DEFAULT_COMMAND_PREFIX`]). Without `command`, one line per command in
-/// name order: its usage line, ` - `, its description. With `command` (its
-/// name in any case, with or without the prefix): the command's
-/// description, its usage line, and one line per option with its type,
-/// whether it is required, its choices and its bounds. An unknown command
-/// gets a short sentence pointing to the list; the name given is not
-/// repeated.
+/// name order, except those set to
+/// [`hide_in_help`](crate::CommandSettings::hide_in_help): its usage line,
+/// ` - `, its description. With `command` (its name in any case, with or
+/// without the prefix; a hidden one too, since it is in the published menu
+/// anyway): the command's description, its usage line, and one line per
+/// option with its type, whether it is required, its choices and its
+/// bounds. An unknown command gets a short sentence pointing to the list;
+/// the name given is not repeated.
 ///
 /// The text never starts with the prefix (it starts with `Commands`,
 /// `Command` or `No`, unless the prefix is a prefix of those words), so
@@ -133,7 +135,11 @@ pub fn help_text<D>(
 }
 
 fn command_list<D>(registry: &CommandRegistry<D>, prefix: &str, help: &str) -> String {
-    let mut decls: Vec<&CommandDeclaration> = registry.list().collect();
+    let mut decls: Vec<&CommandDeclaration> = (0..registry.len())
+        .map(|index| registry.at(index))
+        .filter(|command| !command.settings.hide_in_help)
+        .map(|command| &command.decl)
+        .collect();
     decls.sort_by(|a, b| a.name.cmp(&b.name));
     let mut text = if registry.get(HELP_COMMAND).is_some() {
         format!("Commands (send {help} <command> for details):")
@@ -233,6 +239,32 @@ mod tests {
              usage: /note <text (3 to 200 characters)>\n\
              - text (string, required, 3 to 200 characters): What"
         );
+    }
+
+    #[test]
+    fn a_hidden_command_is_left_out_of_the_list_and_explained_when_named() {
+        let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+        let mut registry = registry();
+        registry
+            .register_with(
+                CommandDeclaration::new("audit", "Dump the audit log"),
+                crate::commands::CommandSettings::new().hide_in_help(),
+                ok,
+            )
+            .unwrap();
+        assert_eq!(
+            help_text(&registry, None, Some("!")),
+            "Commands (send !help <command> for details):\n\
+             !help [command (up to 32 characters)] - List the commands, or explain one\n\
+             !note <text (3 to 200 characters)> - Take a note"
+        );
+        assert_eq!(
+            help_text(&registry, Some("!AUDIT"), Some("!")),
+            "Command audit: Dump the audit log\nusage: !audit"
+        );
+        // Hidden from help only: still in the registry and in the menu.
+        assert_eq!(registry.len(), 3);
+        assert!(registry.canonical_menu().iter().any(|c| c.name == "audit"));
     }
 
     #[test]

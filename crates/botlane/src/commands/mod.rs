@@ -7,6 +7,7 @@
 //!
 //! Everything here is re-exported from the crate root.
 
+mod after;
 mod answer;
 mod args_check;
 mod argument_error;
@@ -35,6 +36,8 @@ mod types;
 mod user_error;
 mod validate;
 
+pub use after::CommandRan;
+pub(crate) use after::{after_command, AfterCommand};
 pub use answer::{
     neutralise_answer, Answered, ANSWER_LIMIT_CAPACITY, ANSWER_MARKER, DEFAULT_ANSWER_BURST,
     DEFAULT_ANSWER_INTERVAL,

@@ -1,5 +1,6 @@
 //! Per-command settings that are not part of the declaration: checks, a
-//! cooldown, a handler timeout and an error hook.
+//! cooldown, a handler timeout, an error hook, and whether the built-in
+//! help lists the command.
 
 use std::fmt;
 use std::time::Duration;
@@ -48,6 +49,9 @@ pub struct CommandSettings<D = ()> {
     /// What to do when the command fails; `None` uses the client's
     /// ([`Client::on_error`](crate::Client::on_error)).
     pub on_error: Option<OnError<D>>,
+    /// Left out of the built-in help's list (see
+    /// [`hide_in_help`](Self::hide_in_help)).
+    pub hide_in_help: bool,
 }
 
 impl<D> CommandSettings<D> {
@@ -58,6 +62,7 @@ impl<D> CommandSettings<D> {
             cooldown: None,
             timeout: None,
             on_error: None,
+            hide_in_help: false,
         }
     }
 
@@ -90,6 +95,43 @@ impl<D> CommandSettings<D> {
         self.on_error = Some(on_error);
         self
     }
+
+    /// Leaves the command out of the list of the built-in help
+    /// ([`enable_help`](crate::CommandRegistry::enable_help)), as poise's
+    /// `hide_in_help` does (builder style). It is still in the published
+    /// menu (the menu is the spec's, and a chat app shows it), still runs,
+    /// and `/help <name>` still explains it to whoever names it: hiding
+    /// keeps the list short, it keeps nothing secret. To keep people from
+    /// running it, add a [`check`](Self::check).
+    ///
+    /// ```
+    /// use botlane::{help_text, Check, CommandDeclaration, CommandRegistry, CommandSettings};
+    ///
+    /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+    /// let mut registry = CommandRegistry::new();
+    /// registry
+    ///     .register(CommandDeclaration::new("roll", "Roll some dice"), ok)?
+    ///     .register_with(
+    ///         CommandDeclaration::new("reload", "Reload the word lists"),
+    ///         CommandSettings::new()
+    ///             .hide_in_help()
+    ///             .check(Check::allowed_users(["owner-id"])),
+    ///         ok,
+    ///     )?
+    ///     .enable_help()?;
+    ///
+    /// let list = help_text(&registry, None, None);
+    /// assert!(list.contains("/roll") && !list.contains("reload"), "{list}");
+    /// // Named, it is explained; and it stays in the menu.
+    /// assert!(help_text(&registry, Some("reload"), None).starts_with("Command reload:"));
+    /// assert!(registry.canonical_menu_json().contains("\"reload\""));
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    #[must_use]
+    pub fn hide_in_help(mut self) -> Self {
+        self.hide_in_help = true;
+        self
+    }
 }
 
 impl<D> Default for CommandSettings<D> {
@@ -105,6 +147,7 @@ impl<D> Clone for CommandSettings<D> {
             cooldown: self.cooldown,
             timeout: self.timeout,
             on_error: self.on_error.clone(),
+            hide_in_help: self.hide_in_help,
         }
     }
 }
@@ -116,6 +159,7 @@ impl<D> fmt::Debug for CommandSettings<D> {
             .field("cooldown", &self.cooldown)
             .field("timeout", &self.timeout)
             .field("on_error", &self.on_error)
+            .field("hide_in_help", &self.hide_in_help)
             .finish()
     }
 }

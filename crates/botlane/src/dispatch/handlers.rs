@@ -28,11 +28,12 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::after::AfterState;
 use super::run::{Run, RunParts};
 use crate::commands::{
-    run_checks, AnswerGate, ArgumentError, BoxError, Check, CommandContext, CommandError,
-    CommandErrorReason, CommandRegistry, CommandSettings, CooldownError, CooldownTracker, OnError,
-    SharedParts, UserError,
+    run_checks, AfterCommand, AnswerGate, ArgumentError, BoxError, Check, CommandContext,
+    CommandError, CommandErrorReason, CommandRan, CommandRegistry, CommandSettings, CooldownError,
+    CooldownTracker, OnError, SharedParts, UserError,
 };
 use crate::events::EventSender;
 use crate::throttle::Throttle;
@@ -48,10 +49,12 @@ pub(super) struct HandlerPanic(pub(super) String);
 pub(super) struct ConversionPanic(pub(super) String);
 
 /// What the client sets for every command: its checks (run before each
-/// command's own) and its error hook.
+/// command's own), its error hook and its hooks after the command.
 pub(crate) struct ClientHooks<D> {
     pub(crate) checks: Vec<Check<D>>,
     pub(crate) on_error: OnError<D>,
+    /// In the order added; see `after.rs`.
+    pub(crate) after: Vec<AfterCommand<D>>,
 }
 
 impl<D> Clone for ClientHooks<D> {
@@ -59,6 +62,7 @@ impl<D> Clone for ClientHooks<D> {
         Self {
             checks: self.checks.clone(),
             on_error: self.on_error.clone(),
+            after: self.after.clone(),
         }
     }
 }
@@ -80,6 +84,8 @@ pub(crate) struct Runner<D> {
     pub(crate) handler_timeout: Option<Duration>,
     /// The warning of a handler that blocked where it was polled in place.
     pub(crate) held_up: Throttle,
+    /// Whether hooks after the command are set (`after.rs`).
+    pub(crate) after: AfterState,
 }
 
 /// A poll in place that runs this long is logged: its handler blocked the
@@ -190,7 +196,8 @@ impl<D: Send + Sync + 'static> Runner<D> {
     }
 
     /// Builds the failure of an invocation whose context is gone, reports
-    /// it and runs its hook.
+    /// it and runs its hook; then, given how long the attempt ran
+    /// (`elapsed`, only when hooks after the command are set), those hooks.
     pub(super) async fn failed(
         self: Arc<Self>,
         reason: CommandErrorReason,
@@ -198,10 +205,14 @@ impl<D: Send + Sync + 'static> Runner<D> {
         shared: SharedParts,
         on_error: OnError<D>,
         timeout: Option<Duration>,
+        elapsed: Option<Duration>,
     ) {
         // The handler's context is gone by now, so the message is not
         // copied, unless the handler kept a clone of its context.
         let (invocation, message) = shared.into_parts();
+        let mut ran = elapsed.map(|elapsed| {
+            CommandRan::new(&invocation, &message, elapsed, None, Arc::clone(&self.data))
+        });
         let mut failure =
             CommandError::new(reason, invocation.name.clone(), invocation.source, message);
         failure.invocation = Some(invocation);
@@ -215,7 +226,14 @@ impl<D: Send + Sync + 'static> Runner<D> {
             Ok(argument) => failure.error = Some(Arc::new(argument)),
             Err(error) => failure.error = Some(Arc::new(error)),
         }
+        if let Some(ran) = &mut ran {
+            // The final reason: a handler's argument error is `Arguments`.
+            ran.failure = Some(failure.reason);
+        }
         self.fail(failure, &on_error, timeout).await;
+        if let Some(ran) = ran {
+            self.after(ran, timeout).await;
+        }
     }
 
     /// The client's checks, the command's checks, the cooldown and the

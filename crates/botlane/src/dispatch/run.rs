@@ -1,6 +1,7 @@
 //! One invocation as a future written by hand: the attempt (checks,
 //! cooldown, handler) under the command's timeout, then its failure, if
-//! any, reported and its hook run, all under the handler permit.
+//! any, reported and its hook run, then the hooks after the command, if
+//! any (`after.rs`), all under the handler permit.
 //!
 //! By hand rather than as an `async fn` for its size, which every
 //! invocation pays (the box it is polled in place from, the task cell when
@@ -24,7 +25,9 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Sleep;
 
 use super::handlers::{panic_text, HandlerPanic, Outcome, Runner};
-use crate::commands::{CommandErrorReason, CommandRegistry, HandlerTimeout, SharedParts};
+use crate::commands::{
+    CommandErrorReason, CommandRan, CommandRegistry, HandlerTimeout, SharedParts,
+};
 
 pin_project! {
     /// The future of one invocation (see the module's documentation).
@@ -45,7 +48,9 @@ pin_project! {
         registry: Arc<CommandRegistry<D>>,
         index: usize,
         shared: Option<SharedParts>,
-        failing: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+        // What follows the attempt, when anything does: the failure's
+        // report and hook, the hooks after the command.
+        finishing: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
         permit: Option<OwnedSemaphorePermit>,
     }
 }
@@ -80,7 +85,7 @@ where
             registry: parts.registry,
             index: parts.index,
             shared: Some(parts.shared),
-            failing: None,
+            finishing: None,
             permit: Some(parts.permit),
         }
     }
@@ -96,7 +101,8 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut this = self.project();
         if let Some(attempt) = this.attempt.as_mut().as_pin_mut() {
-            if this.limit.is_some() && this.began.is_none() {
+            // A hook after the command is told how long the attempt took.
+            if this.began.is_none() && (this.limit.is_some() || this.runner.after_set()) {
                 *this.began = Some(Instant::now());
             }
             let ended = match attempt.poll(cx) {
@@ -116,41 +122,64 @@ where
             };
             this.attempt.set(None);
             *this.timer = None;
-            let (reason, error) = match ended {
+            let failed = match ended {
                 Some(Ok(Outcome::Done)) => {
-                    *this.permit = None;
-                    return Poll::Ready(());
+                    // The one check a success pays when no hook after the
+                    // command is set.
+                    if !this.runner.after_set() {
+                        *this.permit = None;
+                        return Poll::Ready(());
+                    }
+                    None
                 }
-                Some(Ok(Outcome::Refused(refusal))) => (CommandErrorReason::Check, refusal.into()),
-                Some(Ok(Outcome::Cooling(wait))) => (CommandErrorReason::Cooldown, wait.into()),
-                Some(Ok(Outcome::Failed(error))) => (CommandErrorReason::Handler, error),
-                Some(Err(payload)) => (
+                Some(Ok(Outcome::Refused(refusal))) => {
+                    Some((CommandErrorReason::Check, refusal.into()))
+                }
+                Some(Ok(Outcome::Cooling(wait))) => {
+                    Some((CommandErrorReason::Cooldown, wait.into()))
+                }
+                Some(Ok(Outcome::Failed(error))) => Some((CommandErrorReason::Handler, error)),
+                Some(Err(payload)) => Some((
                     CommandErrorReason::Handler,
                     HandlerPanic(panic_text(payload.as_ref())).into(),
-                ),
+                )),
                 None => {
                     let after = this.limit.unwrap_or_default();
-                    (CommandErrorReason::Timeout, HandlerTimeout { after }.into())
+                    Some((CommandErrorReason::Timeout, HandlerTimeout { after }.into()))
                 }
             };
-            let settings = &this.registry.at(*this.index).settings;
-            let on_error = this.runner.on_error_for(Some(settings));
+            // Hooks are never removed: a success got here with them set.
+            // One added while the attempt ran, which had no timeout, finds
+            // no start time: zero.
+            let elapsed = this
+                .runner
+                .after_set()
+                .then(|| this.began.map(|began| began.elapsed()).unwrap_or_default());
             let Some(shared) = this.shared.take() else {
                 // Taken only here, and the attempt ended only once.
                 return Poll::Ready(());
             };
-            // Boxed: the failure path's future is large and rare.
-            *this.failing = Some(Box::pin(Arc::clone(this.runner).failed(
-                reason,
-                error,
-                shared,
-                on_error,
-                *this.limit,
-            )));
+            let runner = Arc::clone(this.runner);
+            // Boxed: what follows is large and rare (a failure), or paid
+            // for by whoever set a hook after the command.
+            *this.finishing = Some(match failed {
+                None => {
+                    let (invocation, message) = shared.parts();
+                    let data = Arc::clone(&runner.data);
+                    let elapsed = elapsed.unwrap_or_default();
+                    let ran = CommandRan::new(invocation, message, elapsed, None, data);
+                    Box::pin(runner.after(ran, *this.limit))
+                }
+                Some((reason, error)) => {
+                    let settings = &this.registry.at(*this.index).settings;
+                    let on_error = runner.on_error_for(Some(settings));
+                    Box::pin(runner.failed(reason, error, shared, on_error, *this.limit, elapsed))
+                }
+            });
         }
-        if let Some(failing) = this.failing.as_mut() {
-            ready!(failing.as_mut().poll(cx));
-            *this.failing = None;
+        if let Some(finishing) = this.finishing.as_mut() {
+            ready!(finishing.as_mut().poll(cx));
+            *this.finishing = None;
         }
         *this.permit = None;
         Poll::Ready(())

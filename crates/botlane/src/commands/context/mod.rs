@@ -92,6 +92,15 @@ pub(crate) struct SharedParts {
 }
 
 impl SharedParts {
+    /// The invocation and the message, borrowed: what a hook after the
+    /// command copies its summary from.
+    pub(crate) fn parts(&self) -> (&CommandInvocation, &Message) {
+        (
+            invocation_of(self.invocation.as_deref(), &self.message),
+            &self.message,
+        )
+    }
+
     /// The invocation and the message, copied only if someone else still
     /// holds them (the handler kept a clone of its context).
     pub(crate) fn into_parts(self) -> (CommandInvocation, Message) {

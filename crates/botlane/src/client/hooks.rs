@@ -1,0 +1,133 @@
+//! What the client sets for every command, beside the registry: its checks,
+//! its error hook and its hooks after the command. Each is swapped in whole
+//! (`rcu`), so each is usable before and after login and an invocation reads
+//! one consistent set.
+
+use std::future::Future;
+
+use super::Client;
+use crate::commands::{after_command, Check, CommandRan, OnError};
+use crate::dispatch::ClientHooks;
+
+impl<D: Send + Sync + 'static> Client<D> {
+    /// Adds a check that every command runs before its own checks (in the
+    /// order added); usable before and after login; chainable. A refusal
+    /// fails the invocation with reason
+    /// [`Check`](crate::CommandErrorReason::Check) and its reason is the
+    /// answer.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let client = botlane::Client::new(botlane::ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws")).unwrap();
+    /// use botlane::Check;
+    /// client
+    ///     .add_check(Check::allowed_channels(["c1", "c2"]))
+    ///     .add_check(Check::sync(|ctx| {
+    ///         if ctx.message().content.len() <= 500 { Ok(()) } else { Err("that is too long for me".into()) }
+    ///     }));
+    /// ```
+    pub fn add_check(&self, check: Check<D>) -> &Self {
+        self.inner.runner.hooks.rcu(|hooks| {
+            let mut next = ClientHooks::clone(hooks);
+            next.checks.push(check.clone());
+            next
+        });
+        self
+    }
+
+    /// Sets what to do when a command fails, beside emitting
+    /// [`Event::CommandError`](crate::Event::CommandError): by default
+    /// ([`OnError::answer`]) the user who invoked gets an answer saying
+    /// why. A command's own [`CommandSettings::on_error`](crate::CommandSettings::on_error)
+    /// replaces it for that command. Usable before and after login;
+    /// chainable.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let client = botlane::Client::new(botlane::ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws")).unwrap();
+    /// use botlane::OnError;
+    /// // Error answers off, in one line.
+    /// client.on_error(OnError::silent());
+    /// // Or: answer, except argument errors of the text lane.
+    /// client.on_error(OnError::answer().text_argument_errors(false));
+    /// ```
+    pub fn on_error(&self, on_error: OnError<D>) -> &Self {
+        self.inner.runner.hooks.rcu(|hooks| {
+            let mut next = ClientHooks::clone(hooks);
+            next.on_error = on_error.clone();
+            next
+        });
+        self
+    }
+
+    /// Adds a hook that runs after every command (poise's `post_command`),
+    /// in the order added; usable before and after login; chainable.
+    ///
+    /// It receives a [`CommandRan`]: the command, the lane, the message,
+    /// channel and author ids, how long the checks, cooldown and handler
+    /// took, and whether it succeeded. **It sees failures too** (a check's
+    /// refusal, a cooldown, a handler error or panic, a timeout), after
+    /// their [`Event::CommandError`](crate::Event::CommandError) and error
+    /// hook: a metrics hook counts both; a port of poise's `post_command`,
+    /// which runs only after success, starts with
+    /// `if !ran.succeeded() { return; }`. A failure of the argument step (a
+    /// line that does not parse, arguments out of bounds) never started and
+    /// is not seen: it is only the event and the error hook.
+    ///
+    /// It runs on the invocation's own future, after everything else, under
+    /// its handler permit, for at most the command's timeout (its own, else
+    /// [`handler_timeout`](crate::ClientOptions::handler_timeout); with
+    /// timeouts off, [`DEFAULT_HANDLER_TIMEOUT`](crate::DEFAULT_HANDLER_TIMEOUT)):
+    /// a hook that never finishes holds its permit that long, then is
+    /// dropped. A hook that panics is caught, like a hook past its bound
+    /// (both logged at WARN, at most once per 10 s), and the next one runs.
+    /// A hook that waits (a network call) makes the invocation wait too;
+    /// one that only counts costs its closure call. Unset, an invocation
+    /// pays one check.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use botlane::{Client, ClientOptions, CommandRan};
+    ///
+    /// #[derive(Default)]
+    /// struct Metrics {
+    ///     ok: AtomicU64,
+    ///     failed: AtomicU64,
+    /// }
+    ///
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let client = Client::with_data(
+    ///     ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws"),
+    ///     Metrics::default(),
+    /// )?;
+    /// client
+    ///     // Metrics: every invocation that ran, success or failure.
+    ///     .after_command(|ran: CommandRan<Metrics>| async move {
+    ///         let counter = if ran.succeeded() { &ran.data().ok } else { &ran.data().failed };
+    ///         counter.fetch_add(1, Ordering::Relaxed);
+    ///     })
+    ///     // poise's post_command: successes only.
+    ///     .after_command(|ran: CommandRan<Metrics>| async move {
+    ///         if ran.succeeded() {
+    ///             println!("{} ran in {:?} for {}", ran.command, ran.elapsed, ran.author_id);
+    ///         }
+    ///     });
+    /// # Ok::<(), botlane::ClientError>(())
+    /// ```
+    pub fn after_command<F, Fut>(&self, hook: F) -> &Self
+    where
+        F: Fn(CommandRan<D>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let hook = after_command(hook);
+        let runner = &self.inner.runner;
+        runner.hooks.rcu(|hooks| {
+            let mut next = ClientHooks::clone(hooks);
+            next.after.push(hook.clone());
+            next
+        });
+        // Only once it is in: an invocation that sees the flag finds it.
+        runner.after.mark_set();
+        self
+    }
+}

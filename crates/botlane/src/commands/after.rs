@@ -1,0 +1,177 @@
+//! The hook after each command (poise's `post_command`): what it is given
+//! ([`CommandRan`]) and how it is kept. The client adds hooks
+//! (`Client::after_command`, `client/hooks.rs`); dispatch runs them at the
+//! end of an invocation's own future (`dispatch/run.rs`, `dispatch/after.rs`).
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::command_error::CommandErrorReason;
+use super::message::Message;
+use super::types::{CommandInvocation, CommandSource};
+
+/// One hook added with [`Client::after_command`](crate::Client::after_command),
+/// its future boxed.
+pub(crate) type AfterCommand<D> =
+    Arc<dyn Fn(CommandRan<D>) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+/// Boxes `hook`'s future, so that hooks of different types share a list.
+pub(crate) fn after_command<D, F, Fut>(hook: F) -> AfterCommand<D>
+where
+    F: Fn(CommandRan<D>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    Arc::new(move |ran| Box::pin(hook(ran)))
+}
+
+/// One finished invocation, as a hook added with
+/// [`Client::after_command`](crate::Client::after_command) receives it:
+/// which command, where and by whom, how long it ran and whether it
+/// succeeded, with the client's shared state.
+///
+/// An invocation is here once its arguments were accepted, whatever
+/// happened next: success, a refusal by a check, a cooldown, a handler
+/// error or panic, a timeout. A failure of the argument step (a line that
+/// does not parse, arguments out of bounds, a typed conversion that fails)
+/// never started, and is only an [`Event::CommandError`](crate::Event::CommandError)
+/// and an error hook.
+///
+/// Owned and small: the ids are copies, the message's content is not here
+/// (it is the user's plaintext; the handler had it).
+#[non_exhaustive]
+pub struct CommandRan<D = ()> {
+    /// The lower-case command name.
+    pub command: String,
+    /// The lane the invocation arrived on.
+    pub source: CommandSource,
+    /// The invoking message's id.
+    pub message_id: String,
+    /// The channel it was posted in.
+    pub channel_id: String,
+    /// Who invoked.
+    pub author_id: String,
+    /// How long the client's checks, the command's checks, the cooldown and
+    /// the handler took together (a timed-out one: about its timeout); not
+    /// the error hook nor the hooks after the command.
+    pub elapsed: Duration,
+    /// `None` when the handler returned `Ok`; else why the invocation
+    /// failed, as in its [`Event::CommandError`](crate::Event::CommandError)
+    /// (an argument error from the handler's own
+    /// [`require`](crate::CommandContext::require) is
+    /// [`Arguments`](CommandErrorReason::Arguments)).
+    pub failure: Option<CommandErrorReason>,
+    data: Arc<D>,
+}
+
+impl<D> CommandRan<D> {
+    /// The summary of the invocation `invocation` carried by `message`.
+    pub(crate) fn new(
+        invocation: &CommandInvocation,
+        message: &Message,
+        elapsed: Duration,
+        failure: Option<CommandErrorReason>,
+        data: Arc<D>,
+    ) -> Self {
+        Self {
+            command: invocation.name.clone(),
+            source: invocation.source,
+            message_id: message.id.clone(),
+            channel_id: message.channel_id.clone(),
+            author_id: message.author_id.clone(),
+            elapsed,
+            failure,
+            data,
+        }
+    }
+
+    /// Whether the handler ran and returned `Ok` (poise's `post_command`
+    /// runs only then).
+    pub fn succeeded(&self) -> bool {
+        self.failure.is_none()
+    }
+
+    /// The client's shared state, as given to
+    /// [`Client::with_data`](crate::Client::with_data).
+    pub fn data(&self) -> &D {
+        &self.data
+    }
+}
+
+impl<D> Clone for CommandRan<D> {
+    fn clone(&self) -> Self {
+        Self {
+            command: self.command.clone(),
+            source: self.source,
+            message_id: self.message_id.clone(),
+            channel_id: self.channel_id.clone(),
+            author_id: self.author_id.clone(),
+            elapsed: self.elapsed,
+            failure: self.failure,
+            data: Arc::clone(&self.data),
+        }
+    }
+}
+
+impl<D> fmt::Debug for CommandRan<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommandRan")
+            .field("command", &self.command)
+            .field("source", &self.source)
+            .field("message_id", &self.message_id)
+            .field("channel_id", &self.channel_id)
+            .field("author_id", &self.author_id)
+            .field("elapsed", &self.elapsed)
+            .field("failure", &self.failure)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::commands::types::CommandArgs;
+
+    #[tokio::test]
+    async fn a_hook_is_given_the_summary_with_the_shared_state() {
+        let invocation = CommandInvocation {
+            name: "roll".into(),
+            args: CommandArgs::new(),
+            source: CommandSource::Structured,
+        };
+        let message = Message::new("m1", "c1", "u1", "/roll 2");
+        let ran = CommandRan::new(
+            &invocation,
+            &message,
+            Duration::from_millis(5),
+            Some(CommandErrorReason::Check),
+            Arc::new(7_u32),
+        );
+        assert!(!ran.succeeded());
+        let debug = format!("{ran:?}");
+        assert!(
+            debug.contains("\"roll\"") && !debug.contains("/roll 2"),
+            "no content in the summary: {debug}"
+        );
+        let (tx, rx) = std::sync::mpsc::channel();
+        let hook = after_command(move |ran: CommandRan<u32>| {
+            let tx = tx.clone();
+            async move {
+                tx.send((ran.command.clone(), *ran.data(), ran.failure))
+                    .unwrap();
+            }
+        });
+        hook(ran.clone()).await;
+        assert_eq!(
+            rx.recv().unwrap(),
+            ("roll".to_owned(), 7, Some(CommandErrorReason::Check))
+        );
+        assert_eq!(
+            (ran.message_id, ran.channel_id, ran.author_id),
+            ("m1".to_owned(), "c1".to_owned(), "u1".to_owned())
+        );
+    }
+}
