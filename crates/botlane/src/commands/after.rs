@@ -87,6 +87,50 @@ impl<D> CommandRan<D> {
         }
     }
 
+    /// A summary built by hand, for tests of a hook: message `m1` by `u1`
+    /// in `c1`, no time elapsed (the fields are public, to change).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use botlane::{CommandErrorReason, CommandRan, CommandSource};
+    ///
+    /// // The hook under test: counts failures in the shared state.
+    /// async fn count_failures(ran: CommandRan<AtomicU64>) {
+    ///     if !ran.succeeded() {
+    ///         ran.data().fetch_add(1, Ordering::Relaxed);
+    ///     }
+    /// }
+    ///
+    /// let ran = CommandRan::for_test(
+    ///     "roll",
+    ///     CommandSource::Text,
+    ///     Some(CommandErrorReason::Check),
+    ///     AtomicU64::new(0),
+    /// );
+    /// count_failures(ran.clone()).await;
+    /// assert_eq!(ran.data().load(Ordering::Relaxed), 1);
+    /// # }
+    /// ```
+    pub fn for_test(
+        command: &str,
+        source: CommandSource,
+        failure: Option<CommandErrorReason>,
+        data: D,
+    ) -> Self {
+        Self {
+            command: command.to_owned(),
+            source,
+            message_id: "m1".to_owned(),
+            channel_id: "c1".to_owned(),
+            author_id: "u1".to_owned(),
+            elapsed: Duration::ZERO,
+            failure,
+            data: Arc::new(data),
+        }
+    }
+
     /// Whether the handler ran and returned `Ok` (poise's `post_command`
     /// runs only then).
     pub fn succeeded(&self) -> bool {
