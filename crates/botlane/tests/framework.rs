@@ -706,6 +706,64 @@ async fn a_typed_conversion_that_panics_is_a_handler_failure_and_the_bot_keeps_g
     assert_eq!(client.stats().sessions, 1);
 }
 
+/// A handler whose error type is `UserError` reads an argument with `?`
+/// (`From<ArgumentError> for UserError`): its failure is an argument error
+/// as with any other error type (reason `Arguments`, `argument_error` set),
+/// not a handler failure answered verbatim. A check refusing the same way
+/// stays a check's refusal.
+#[tokio::test]
+async fn a_user_error_made_from_an_argument_error_is_reported_as_one() {
+    let world = World::new().await;
+    let client = Client::new(options(&world)).unwrap();
+    let optional_n = || {
+        CommandDeclaration::new("pick", "Picks n").option(CommandOption::new(
+            "n",
+            "How many",
+            CommandOptionType::Integer,
+        ))
+    };
+    client
+        .commands()
+        .register(optional_n(), |ctx: CommandContext| async move {
+            let n: i64 = ctx.require("n")?;
+            ctx.reply(&format!("picked {n}"))
+                .await
+                .map_err(|_| botlane::UserError::from("could not answer"))
+        })
+        .unwrap()
+        .register_with(
+            CommandDeclaration::new("guard", "Checks n").option(CommandOption::new(
+                "n",
+                "How many",
+                CommandOptionType::Integer,
+            )),
+            CommandSettings::new().check(Check::sync(|ctx| {
+                let _n: i64 = ctx.require("n")?;
+                Ok(())
+            })),
+            |ctx: CommandContext| async move { ctx.reply("guarded").await },
+        )
+        .unwrap();
+    let mut events = client.events();
+    let alice = world.start(&client).await;
+
+    let id = alice.send_text(&world.channel, "/pick").await.unwrap();
+    let failure = command_error_event(&mut events, &id).await;
+    assert_eq!(failure.reason, CommandErrorReason::Arguments, "{failure}");
+    let argument = failure.argument_error.as_ref().expect("the argument error");
+    assert_eq!(argument.option(), "n");
+    assert!(failure.error.is_none(), "{failure:?}");
+    bot_says(&alice, &world).await;
+
+    alice.send_text(&world.channel, "/pick 3").await.unwrap();
+    assert_eq!(bot_says(&alice, &world).await.content, "picked 3");
+
+    let id = alice.send_text(&world.channel, "/guard").await.unwrap();
+    let refused = command_error_event(&mut events, &id).await;
+    assert_eq!(refused.reason, CommandErrorReason::Check, "{refused}");
+    assert!(refused.argument_error.is_none());
+}
+
 #[tokio::test]
 async fn the_hook_after_each_command_sees_every_invocation_that_ran_on_both_lanes() {
     let world = World::new().await;
@@ -823,6 +881,49 @@ async fn the_hook_after_each_command_sees_every_invocation_that_ran_on_both_lane
         1,
         "the panicking hook broke nothing"
     );
+}
+
+/// An error hook that panics does not take the hooks after the command
+/// with it: they see every failure, after its error hook, whatever that
+/// hook does.
+#[tokio::test]
+async fn the_hooks_after_a_command_run_when_its_error_hook_panics() {
+    let world = World::new().await;
+    let client = Client::new(options(&world)).unwrap();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    client
+        .on_error(botlane::OnError::new(|_failure| async {
+            panic!("the error hook's own bug");
+        }))
+        .after_command(move |ran: CommandRan| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send((ran.command.clone(), ran.failure));
+            }
+        });
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("boom", "Fails"),
+            |_ctx: CommandContext| async { Err::<(), _>(std::io::Error::other("boom")) },
+        )
+        .unwrap()
+        .register(
+            CommandDeclaration::new("ping", "Still here?"),
+            |ctx: CommandContext| async move { ctx.reply("pong").await },
+        )
+        .unwrap();
+    let alice = world.start(&client).await;
+    for _ in 0..2 {
+        alice.send_text(&world.channel, "/boom").await.unwrap();
+        let ran = tokio::time::timeout(WAIT, rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(ran, ("boom".to_owned(), Some(CommandErrorReason::Handler)));
+    }
+    alice.send_text(&world.channel, "/ping").await.unwrap();
+    assert_eq!(bot_says(&alice, &world).await.content, "pong");
 }
 
 #[tokio::test]

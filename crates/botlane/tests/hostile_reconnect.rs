@@ -187,18 +187,88 @@ async fn an_invocation_waiting_for_a_permit_at_shutdown_never_starts() {
     client.shutdown();
     drop(client);
     slow.gate.send_replace(true);
-    // The events end once the client's tasks, the running handler's
-    // included, have ended: by then any invocation started has counted.
-    tokio::time::timeout(WAIT, async {
-        while !matches!(events.recv().await, Err(botlane::EventRecvError::Closed)) {}
+    // `m0` returns and frees its permit; an invocation started with it
+    // would count itself at its first poll, which the slack below gives.
+    peer::eventually("the running handler returns", || {
+        slow.finished.load(Ordering::SeqCst) == 1
     })
-    .await
-    .expect("the client's tasks end");
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(
         slow.started.load(Ordering::SeqCst),
         1,
         "no handler starts after shutdown"
     );
+    tokio::time::timeout(WAIT, async {
+        while !matches!(events.recv().await, Err(botlane::EventRecvError::Closed)) {}
+    })
+    .await
+    .expect("the events end");
+}
+
+/// A handler that shuts its own client down frees its permit as the
+/// shutdown wakes dispatch: dispatch, waiting for that permit with the
+/// next invocation, found both ready and started the invocation about half
+/// the time. 32 rounds, each a new client; none may start `/slow`.
+#[tokio::test(flavor = "current_thread")]
+async fn a_handler_that_shuts_its_client_down_lets_no_waiting_invocation_start() {
+    for round in 0..32 {
+        let (addr, _) = serve(|tcp, n| async move {
+            let Some((mut ws, key, key_push)) = peer::first_session_with_key(tcp, n, "c1").await
+            else {
+                return;
+            };
+            send(&mut ws, key_push).await;
+            send(&mut ws, message_push(&key, "m0", "/stop")).await;
+            send(&mut ws, message_push(&key, "m1", "/slow")).await;
+            behave(&mut ws).await;
+        })
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let options = peer::patient(peer::options(addr, &dir)).max_concurrent_handlers(1);
+        let client = botlane::Client::new(options).unwrap();
+        let slow = peer::register_slow(&client);
+        let weak = client.downgrade();
+        client
+            .commands()
+            .register(
+                CommandDeclaration::new("stop", "Shuts the bot down"),
+                move |_ctx: CommandContext| {
+                    let weak = weak.clone();
+                    async move {
+                        // Waits, so that it runs on a task of its own with
+                        // the permit while `/slow` waits for it.
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        if let Some(client) = weak.upgrade() {
+                            client.shutdown();
+                        }
+                        Ok::<(), std::io::Error>(())
+                    }
+                },
+            )
+            .unwrap();
+        let mut events = client.events();
+        tokio::time::timeout(WAIT, client.login())
+            .await
+            .expect("login finishes")
+            .unwrap();
+        tokio::time::timeout(WAIT, async {
+            while !matches!(events.recv().await, Err(botlane::EventRecvError::Closed)) {}
+        })
+        .await
+        .expect("the stop command shuts the client down");
+        // A `/slow` started with the freed permit counts itself at its
+        // first poll, on this thread: give it turns.
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(
+            slow.started.load(Ordering::SeqCst),
+            0,
+            "round {round}: an invocation started after the shutdown"
+        );
+        slow.gate.send_replace(true);
+    }
 }
 
 /// A service that, from its second connection on, answers the login with

@@ -100,7 +100,8 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// are written in the background; use [`close`](Self::close) to wait for
     /// them. Once the connection has ended, every [`Events`](crate::Events)
     /// of the client returns [`EventRecvError::Closed`](crate::EventRecvError::Closed)
-    /// after the events it holds, although this handle lives on. Dropping the last handle of a client (its clones; not its
+    /// after the events it holds, although this handle lives on. Dropping
+    /// the last handle of a client (its clones; not its
     /// [`rest`](Self::rest) lane or [`events`](Self::events)) does the same.
     pub fn shutdown(&self) {
         shut_down(&self.inner.session);

@@ -35,24 +35,54 @@ use super::argument_error::ArgumentError;
 /// let boxed: botlane::BoxError = UserError::from("no").into();
 /// assert_eq!(boxed.downcast_ref::<UserError>().map(UserError::as_str), Some("no"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct UserError(String);
+#[derive(Debug, Clone)]
+pub struct UserError {
+    text: String,
+    /// The argument error it was made from, if any: a handler that fails
+    /// with it failed on the user's arguments, and is reported so
+    /// ([`CommandErrorReason::Arguments`](crate::CommandErrorReason::Arguments)).
+    argument: Option<Box<ArgumentError>>,
+}
 
 impl UserError {
     /// A user error with this text.
     pub fn new(text: impl Into<String>) -> Self {
-        Self(text.into())
+        Self {
+            text: text.into(),
+            argument: None,
+        }
     }
 
     /// The text, as it will be sent.
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.text
+    }
+
+    /// The argument error this was made from (`From<ArgumentError>`), if
+    /// any.
+    pub(crate) fn argument(&self) -> Option<&ArgumentError> {
+        self.argument.as_deref()
+    }
+}
+
+/// Equal when the texts are: the text is what the user is sent.
+impl PartialEq for UserError {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for UserError {}
+
+impl std::hash::Hash for UserError {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.text.hash(state);
     }
 }
 
 impl fmt::Display for UserError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text)
     }
 }
 
@@ -60,19 +90,24 @@ impl std::error::Error for UserError {}
 
 impl From<String> for UserError {
     fn from(text: String) -> Self {
-        Self(text)
+        Self::new(text)
     }
 }
 
 impl From<&str> for UserError {
     fn from(text: &str) -> Self {
-        Self(text.to_owned())
+        Self::new(text)
     }
 }
 
 /// An [`ArgumentError`]'s text is written for the user (it names the option
 /// and the rule, never the value), so a check that reads an argument can
-/// refuse with it through `?`.
+/// refuse with it through `?`. A handler whose error type is `UserError`
+/// may use `?` on [`require`](crate::CommandContext::require) too: its
+/// failure is still reported as an argument error
+/// ([`CommandErrorReason::Arguments`](crate::CommandErrorReason::Arguments),
+/// with [`argument_error`](crate::CommandError::argument_error) set), as
+/// with any other error type.
 ///
 /// ```
 /// use botlane::{Check, UserError};
@@ -86,6 +121,9 @@ impl From<&str> for UserError {
 /// ```
 impl From<ArgumentError> for UserError {
     fn from(error: ArgumentError) -> Self {
-        Self(error.to_string())
+        Self {
+            text: error.to_string(),
+            argument: Some(Box::new(error)),
+        }
     }
 }

@@ -216,21 +216,38 @@ impl<D: Send + Sync + 'static> Runner<D> {
         let mut failure =
             CommandError::new(reason, invocation.name.clone(), invocation.source, message);
         failure.invocation = Some(invocation);
+        // An argument error from the handler (`ctx.require`, also through
+        // a `UserError` made from it by `?`) is the user's mistake, not the
+        // handler's. A check's refusal stays a refusal, whatever it was
+        // made from.
+        let handler = reason == CommandErrorReason::Handler;
         match error.downcast::<ArgumentError>() {
-            // An argument error from the handler (`ctx.require`) is the
-            // user's mistake, not the handler's.
-            Ok(argument) if reason == CommandErrorReason::Handler => {
+            Ok(argument) if handler => {
                 failure.reason = CommandErrorReason::Arguments;
                 failure.argument_error = Some(*argument);
             }
             Ok(argument) => failure.error = Some(Arc::new(argument)),
-            Err(error) => failure.error = Some(Arc::new(error)),
+            Err(error) => match error
+                .downcast_ref::<UserError>()
+                .and_then(UserError::argument)
+                .filter(|_| handler)
+            {
+                Some(argument) => {
+                    failure.reason = CommandErrorReason::Arguments;
+                    failure.argument_error = Some(argument.clone());
+                }
+                None => failure.error = Some(Arc::new(error)),
+            },
         }
         if let Some(ran) = &mut ran {
             // The final reason: a handler's argument error is `Arguments`.
             ran.failure = Some(failure.reason);
         }
-        self.fail(failure, &on_error, timeout).await;
+        let failing = AssertUnwindSafe(self.fail(failure, &on_error, timeout));
+        // An error hook that panics (unwinding here rather than through
+        // the connection task or into tokio) leaves the hooks after the
+        // command their turn: they see every failure.
+        let _ = futures_util::FutureExt::catch_unwind(failing).await;
         if let Some(ran) = ran {
             self.after(ran, timeout).await;
         }

@@ -86,15 +86,23 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 // Shutdown ends the wait: nothing starts after it (the
                 // queue is closed, this invocation goes with it), and the
                 // task lets go of the session rather than hold it for as
-                // long as the running handlers take.
+                // long as the running handlers take. Checked first: a
+                // handler that shuts the client down frees its permit in
+                // the same breath, and both are ready at the next poll.
                 None => tokio::select! {
+                    biased;
+                    () = self.session.until_shutdown() => return,
                     permit = self.runner.permit() => match permit {
                         Some(permit) => permit,
                         None => continue,
                     },
-                    () = self.session.until_shutdown() => return,
                 },
             };
+            // Also a shutdown made since this message was taken: it is
+            // not started after one, however the permit came.
+            if self.session.is_shut_down() {
+                return;
+            }
             self.start(step, permit);
         }
     }

@@ -157,6 +157,11 @@ impl EventSender {
         let event = Arc::new(event);
         for subscriber in subscribers {
             let mut queue = lock(&subscriber.queue);
+            // Closed since the check above (`close` on another thread): a
+            // reader may already have been told no more events will come.
+            if queue.closed {
+                continue;
+            }
             queue.bytes += weight;
             queue.events.push_back((event.clone(), weight));
             while queue.events.len() > EVENT_CAPACITY
@@ -462,6 +467,25 @@ mod tests {
         assert_eq!(events.recv().await.unwrap_err(), EventRecvError::Closed);
         let mut late = sender.subscribe();
         assert_eq!(late.recv().await.unwrap_err(), EventRecvError::Closed);
+    }
+
+    /// A send racing `close` on another thread: the send passed the bus's
+    /// closed check, then `close` closed every queue and the reader was
+    /// told `Closed`, then the send reached the queue. It used to push
+    /// there, so an event followed `Closed`. The interleaving is set up by
+    /// hand: the queue closed, the bus not yet.
+    #[test]
+    fn a_send_that_reaches_a_closed_queue_leaves_it_closed() {
+        let sender = EventSender::default();
+        let mut events = sender.subscribe();
+        lock(&events.subscriber.queue).closed = true;
+        assert!(matches!(events.try_recv(), Err(EventRecvError::Closed)));
+        sender.send(ready(1));
+        let after = events.try_recv();
+        assert!(
+            matches!(after, Err(EventRecvError::Closed)),
+            "{after:?} after Closed"
+        );
     }
 
     #[tokio::test]

@@ -215,14 +215,17 @@ impl Session {
         let mut conn = self.conn.subscribe();
         let mut shutdown = self.shutdown.subscribe();
         let refused = || self.refused.load(Ordering::SeqCst);
+        // A shutdown wins over a refusal seen at the same poll: after one,
+        // every wait says `NotConnected`.
         let live = tokio::select! {
+            biased;
+            () = stopped(&mut shutdown) => return Err(ClientError::NotConnected),
             live = tokio::time::timeout(timeout, conn.wait_for(|c| c.is_some() || refused())) => {
                 match live {
                     Ok(Ok(live)) => live.clone(),
                     _ => None,
                 }
             }
-            () = stopped(&mut shutdown) => return Err(ClientError::NotConnected),
         };
         live.ok_or_else(|| self.no_connection())
     }
@@ -233,6 +236,11 @@ impl Session {
         self.shutdown.send_replace(true);
         self.conn.send_replace(None);
         self.queue.close();
+    }
+
+    /// Whether [`shutdown`](Self::shutdown) has been called.
+    pub(crate) fn is_shut_down(&self) -> bool {
+        *self.shutdown.borrow()
     }
 
     /// Returns once [`shutdown`](Self::shutdown) has been called.

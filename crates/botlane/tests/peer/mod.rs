@@ -267,28 +267,36 @@ pub async fn client(options: ClientOptions) -> Client {
 pub struct Slow {
     pub gate: watch::Sender<bool>,
     pub started: Arc<AtomicUsize>,
+    /// Counts the invocations that returned.
+    pub finished: Arc<AtomicUsize>,
 }
 
 /// Registers `/slow` on `client` (before its login).
 pub fn register_slow(client: &Client) -> Slow {
     let (gate, opened) = watch::channel(false);
     let started = Arc::new(AtomicUsize::new(0));
-    let counter = started.clone();
+    let finished = Arc::new(AtomicUsize::new(0));
+    let (counter, done) = (started.clone(), finished.clone());
     client
         .commands()
         .register(
             CommandDeclaration::new("slow", "Waits for the gate"),
             move |_ctx: CommandContext| {
                 counter.fetch_add(1, Ordering::SeqCst);
-                let mut opened = opened.clone();
+                let (mut opened, done) = (opened.clone(), done.clone());
                 async move {
                     let _ = opened.wait_for(|open| *open).await;
+                    done.fetch_add(1, Ordering::SeqCst);
                     Ok::<(), std::io::Error>(())
                 }
             },
         )
         .unwrap();
-    Slow { gate, started }
+    Slow {
+        gate,
+        started,
+        finished,
+    }
 }
 
 /// The largest of the values in a `/proc/sys` file such as
