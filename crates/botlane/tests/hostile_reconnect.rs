@@ -340,6 +340,23 @@ fn reconnect_events(events: &mut botlane::Events) -> Vec<&'static str> {
     seen
 }
 
+/// Once `attempts` (logins or connections the service counts) shows three
+/// failed reconnects, the client keeps trying within its backoff over a
+/// fixed 2 s: delays of 160–320 ms by then (`reconnect_delays(20 ms,
+/// 320 ms)`: 10–20, 20–40, … doubling), so at most about 13 attempts fit;
+/// with no backoff, hundreds.
+async fn backs_off(attempts: &std::sync::atomic::AtomicUsize) {
+    peer::eventually("three failed reconnects", || {
+        attempts.load(Ordering::SeqCst) >= 4
+    })
+    .await;
+    let before = attempts.load(Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let tried = attempts.load(Ordering::SeqCst) - before;
+    assert!(tried >= 2, "it keeps trying: {tried} attempts in 2 s");
+    assert!(tried <= 15, "{tried} attempts in 2 s: no backoff");
+}
+
 /// A reconnect whose login the service answers with an error (`-2`):
 /// each attempt waits its backoff delay (the dials over a fixed window
 /// are counted), nothing but the one `Disconnected` is reported until the
@@ -353,17 +370,7 @@ async fn a_reconnect_answered_with_an_error_backs_off_and_recovers() {
     let client = peer::client(options).await;
     let mut events = client.events();
     kill.notify_one();
-    peer::eventually("three refused reconnects", || {
-        logins.load(Ordering::SeqCst) >= 4
-    })
-    .await;
-    let before = logins.load(Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let tried = logins.load(Ordering::SeqCst) - before;
-    // Delays of 160–320 ms by now (10–20, 20–40, … doubling): at most
-    // about 13 attempts fit in 2 s; with no backoff, hundreds.
-    assert!(tried >= 2, "it keeps trying: {tried} attempts in 2 s");
-    assert!(tried <= 15, "{tried} attempts in 2 s: no backoff");
+    backs_off(&logins).await;
     assert!(client.wait_until_connected(Duration::ZERO).await.is_err());
 
     recover.store(true, Ordering::SeqCst);
@@ -411,15 +418,7 @@ async fn a_service_that_closes_every_connection_at_once_is_not_hammered() {
     let client = peer::client(options).await;
     let mut events = client.events();
     kill.notify_one();
-    peer::eventually("three closed reconnects", || {
-        accepted.load(Ordering::SeqCst) >= 4
-    })
-    .await;
-    let before = accepted.load(Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let tried = accepted.load(Ordering::SeqCst) - before;
-    assert!(tried >= 2, "it keeps trying: {tried} attempts in 2 s");
-    assert!(tried <= 15, "{tried} attempts in 2 s: no backoff");
+    backs_off(&accepted).await;
 
     recover.store(true, Ordering::SeqCst);
     client.wait_until_connected(WAIT).await.unwrap();
