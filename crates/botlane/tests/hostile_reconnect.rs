@@ -322,7 +322,18 @@ async fn refusing_reconnects(
 /// The `Event::Disconnected` (`disconnected`, or `ended` when it will not
 /// reconnect) and `Event::Reconnected` received so far, in order.
 fn reconnect_events(events: &mut botlane::Events) -> Vec<&'static str> {
-    let mut seen = Vec::new();
+    reconnect_events_and_failures(events).0
+}
+
+/// One failed reconnect attempt, as `Event::ReconnectFailed` reports it.
+type Failure = (u32, String, Duration);
+
+/// The reconnect events waiting in `events`, in order, a run of failed
+/// attempts as one `"failed"`; and the failed attempts themselves.
+fn reconnect_events_and_failures(
+    events: &mut botlane::Events,
+) -> (Vec<&'static str>, Vec<Failure>) {
+    let (mut seen, mut failures) = (Vec::new(), Vec::new());
     while let Ok(Some(event)) = events.try_recv() {
         match event {
             botlane::Event::Disconnected {
@@ -333,11 +344,38 @@ fn reconnect_events(events: &mut botlane::Events) -> Vec<&'static str> {
                 will_reconnect: false,
                 ..
             } => seen.push("ended"),
+            botlane::Event::ReconnectFailed {
+                attempt,
+                reason,
+                retry_in,
+                ..
+            } => {
+                if seen.last() != Some(&"failed") {
+                    seen.push("failed");
+                }
+                failures.push((attempt, reason, retry_in));
+            }
             botlane::Event::Reconnected => seen.push("reconnected"),
             _ => {}
         }
     }
-    seen
+    (seen, failures)
+}
+
+/// Each failed attempt is reported once, numbered from 1 in order, with
+/// `reason` in its words and a next delay within the backoff's bounds
+/// (`reconnect_delays(20 ms, 320 ms)`: jittered to at least half the
+/// first).
+fn assert_failures(failures: &[Failure], at_least: usize, reason: &str) {
+    assert!(failures.len() >= at_least, "{failures:?}");
+    for (n, (attempt, said, retry_in)) in failures.iter().enumerate() {
+        assert_eq!(*attempt as usize, n + 1, "{failures:?}");
+        assert!(said.contains(reason), "{said}");
+        assert!(
+            (Duration::from_millis(10)..=Duration::from_millis(320)).contains(retry_in),
+            "{retry_in:?}"
+        );
+    }
 }
 
 /// Once `attempts` (logins or connections the service counts) shows three
@@ -375,10 +413,9 @@ async fn a_reconnect_answered_with_an_error_backs_off_and_recovers() {
 
     recover.store(true, Ordering::SeqCst);
     client.wait_until_connected(WAIT).await.unwrap();
-    assert_eq!(
-        reconnect_events(&mut events),
-        ["disconnected", "reconnected"]
-    );
+    let (seen, failures) = reconnect_events_and_failures(&mut events);
+    assert_eq!(seen, ["disconnected", "failed", "reconnected"]);
+    assert_failures(&failures, 3, "refused opcode 10 with code -2");
     assert_eq!(client.stats().sessions, 2);
     client.close().await.unwrap();
 }
@@ -422,10 +459,9 @@ async fn a_service_that_closes_every_connection_at_once_is_not_hammered() {
 
     recover.store(true, Ordering::SeqCst);
     client.wait_until_connected(WAIT).await.unwrap();
-    assert_eq!(
-        reconnect_events(&mut events),
-        ["disconnected", "reconnected"]
-    );
+    let (seen, failures) = reconnect_events_and_failures(&mut events);
+    assert_eq!(seen, ["disconnected", "failed", "reconnected"]);
+    assert_failures(&failures, 3, "the websocket upgrade failed");
     client.close().await.unwrap();
 }
 

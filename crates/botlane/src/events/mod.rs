@@ -6,6 +6,8 @@ mod bus;
 pub(crate) use bus::EventSender;
 pub use bus::{EventRecvError, Events, EVENT_BYTES, EVENT_CAPACITY};
 
+use std::time::Duration;
+
 use crate::commands::{CommandError, Message};
 
 /// Everything the client reports. Subscribe with
@@ -37,6 +39,23 @@ pub enum Event {
         reason: String,
         /// Whether the client will try again (false after a refused login).
         will_reconnect: bool,
+    },
+    /// An attempt to log in again after a disconnect failed (the service
+    /// could not be reached, closed the connection, answered the login
+    /// with an error or not in time); the client tries again after
+    /// `retry_in`. Between a [`Disconnected`](Self::Disconnected) with
+    /// `will_reconnect: true` and the [`Reconnected`](Self::Reconnected)
+    /// (or the `Disconnected` with `will_reconnect: false` of a refused
+    /// token) that ends the outage: what a dashboard shows while a bot is
+    /// away.
+    ReconnectFailed {
+        /// Which attempt since the disconnect, from 1.
+        attempt: u32,
+        /// Why, in one sentence.
+        reason: String,
+        /// How long the client waits before the next attempt (the backoff,
+        /// jittered).
+        retry_in: Duration,
     },
     /// The client logged in again after a disconnect and republished its menu.
     Reconnected,

@@ -92,9 +92,11 @@ async fn reconnect(
     backoff: &mut Backoff,
 ) -> Option<Closed> {
     let mut shutdown = session.shutdown.subscribe();
+    let mut delay = backoff.next_delay();
+    let mut failed: u32 = 0;
     loop {
         tokio::select! {
-            () = tokio::time::sleep(backoff.next_delay()) => {}
+            () = tokio::time::sleep(delay) => {}
             () = stopped(&mut shutdown) => return None,
         }
         let attempt = tokio::select! {
@@ -120,14 +122,24 @@ async fn reconnect(
                 });
                 return None;
             }
-            // The close reason is the service's text: logs get the opcode only.
-            Err(ClientError::SessionEnded { opcode, .. }) => {
-                tracing::warn!(
-                    opcode,
-                    "reconnect failed: the connection ended during login"
-                );
+            Err(e) => {
+                match &e {
+                    // The close reason is the service's text: logs get the
+                    // opcode only (the event, for the application, has it).
+                    ClientError::SessionEnded { opcode, .. } => tracing::warn!(
+                        opcode,
+                        "reconnect failed: the connection ended during login"
+                    ),
+                    e => tracing::warn!(error = %e, "reconnect failed"),
+                }
+                delay = backoff.next_delay();
+                failed = failed.saturating_add(1);
+                session.emit(Event::ReconnectFailed {
+                    attempt: failed,
+                    reason: e.to_string(),
+                    retry_in: delay,
+                });
             }
-            Err(e) => tracing::warn!(error = %e, "reconnect failed"),
         }
     }
 }
