@@ -1,7 +1,8 @@
 //! A failing handler's error text (here a private one, and a panic's
 //! message) reaches the `CommandError` event, never a log line, while the
 //! user gets the generic answer; the log names the command and the reason,
-//! and says so when an answer is held back by the rate limit.
+//! and says so when an answer is held back by the rate limit, and when an
+//! error hook panics (its text not logged).
 //! Its own test binary with one test, because it installs the global
 //! subscriber: with tests running in parallel, a thread-local subscriber
 //! misses events whose callsite another thread registered at the same
@@ -94,4 +95,29 @@ async fn other_failures_get_a_generic_answer_and_their_text_is_never_logged() {
     })
     .await
     .expect("the unanswered failure is logged");
+
+    // An error hook that panics is logged (once, named by the command),
+    // its text not.
+    let panicked = "an error hook panicked";
+    assert!(!capture.text().contains(panicked));
+    client.on_error(botlane::OnError::new(|_failure| async {
+        panic!("the hook's private state was hunter2");
+    }));
+    let id = alice.send_text(&world.channel, "/secret").await.unwrap();
+    command_error_event(&mut events, &id).await;
+    tokio::time::timeout(WAIT, async {
+        while !capture.text().contains(panicked) {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the hook's panic is logged");
+    let logged = capture.text();
+    assert!(
+        logged
+            .lines()
+            .any(|l| l.contains(panicked) && l.contains("command=secret")),
+        "{logged}"
+    );
+    assert!(!logged.contains("hunter2"), "{logged}");
 }

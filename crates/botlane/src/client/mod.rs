@@ -270,6 +270,7 @@ impl<D: Send + Sync + 'static> Client<D> {
             answers: Arc::new(AnswerGate::new(prefix, rate)),
             handler_timeout: options.handler_timeout,
             held_up: Throttle::new(WARN_INTERVAL),
+            hook_panicked: Throttle::new(WARN_INTERVAL),
             after: AfterState::new(DEFAULT_HANDLER_TIMEOUT),
         });
         Ok(Self {

@@ -41,7 +41,7 @@ pub struct UserError {
     /// The argument error it was made from, if any: a handler that fails
     /// with it failed on the user's arguments, and is reported so
     /// ([`CommandErrorReason::Arguments`](crate::CommandErrorReason::Arguments)).
-    argument: Option<Box<ArgumentError>>,
+    argument: Option<ArgumentError>,
 }
 
 impl UserError {
@@ -61,7 +61,7 @@ impl UserError {
     /// The argument error this was made from (`From<ArgumentError>`), if
     /// any.
     pub(crate) fn argument(&self) -> Option<&ArgumentError> {
-        self.argument.as_deref()
+        self.argument.as_ref()
     }
 }
 
@@ -107,7 +107,9 @@ impl From<&str> for UserError {
 /// failure is still reported as an argument error
 /// ([`CommandErrorReason::Arguments`](crate::CommandErrorReason::Arguments),
 /// with [`argument_error`](crate::CommandError::argument_error) set), as
-/// with any other error type.
+/// with any other error type. So is a check's refusal that a handler runs
+/// itself ([`run_checks`](crate::run_checks)) and passes on with `?`, when
+/// the check refused with an argument error: through the handler it is one.
 ///
 /// ```
 /// use botlane::{Check, UserError};
@@ -123,7 +125,7 @@ impl From<ArgumentError> for UserError {
     fn from(error: ArgumentError) -> Self {
         Self {
             text: error.to_string(),
-            argument: Some(Box::new(error)),
+            argument: Some(error),
         }
     }
 }

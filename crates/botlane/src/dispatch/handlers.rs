@@ -84,6 +84,8 @@ pub(crate) struct Runner<D> {
     pub(crate) handler_timeout: Option<Duration>,
     /// The warning of a handler that blocked where it was polled in place.
     pub(crate) held_up: Throttle,
+    /// The warning of an error hook that panicked.
+    pub(crate) hook_panicked: Throttle,
     /// Whether hooks after the command are set (`after.rs`).
     pub(crate) after: AfterState,
 }
@@ -243,11 +245,22 @@ impl<D: Send + Sync + 'static> Runner<D> {
             // The final reason: a handler's argument error is `Arguments`.
             ran.failure = Some(failure.reason);
         }
+        // For the warning below: the failure goes to the hook.
+        let command = failure.command.clone();
         let failing = AssertUnwindSafe(self.fail(failure, &on_error, timeout));
         // An error hook that panics (unwinding here rather than through
         // the connection task or into tokio) leaves the hooks after the
         // command their turn: they see every failure.
-        let _ = futures_util::FutureExt::catch_unwind(failing).await;
+        if futures_util::FutureExt::catch_unwind(failing)
+            .await
+            .is_err()
+        {
+            // The application's bug, which only the log can point at; the
+            // payload is its text, which may quote a user: not logged.
+            if let Some(swallowed) = self.hook_panicked.allow() {
+                tracing::warn!(command = %command, swallowed, "an error hook panicked");
+            }
+        }
         if let Some(ran) = ran {
             self.after(ran, timeout).await;
         }

@@ -256,6 +256,11 @@ impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
             return Some(message);
         };
         let step = self.on_message(message);
+        // A handler on another worker may have shut the client down since
+        // this connection task last looked: nothing starts after that.
+        if !matches!(step, Step::Done) && self.session.is_shut_down() {
+            return None;
+        }
         self.start(step, permit);
         None
     }

@@ -97,6 +97,9 @@ pub(crate) struct Session {
     /// revoked): the session has ended for good, and what needs it says
     /// so at once ([`ClientError::LoginRefused`]) instead of waiting.
     refused: AtomicBool,
+    /// Set by [`shutdown`](Self::shutdown) before its watch: what
+    /// dispatch's paths read per invocation, where a lock is too dear.
+    shut_down: AtomicBool,
 }
 
 impl Session {
@@ -122,6 +125,7 @@ impl Session {
             live: Arc::new(watch::channel(0).0),
             started: AtomicBool::new(false),
             refused: AtomicBool::new(false),
+            shut_down: AtomicBool::new(false),
         }
     }
 
@@ -233,6 +237,7 @@ impl Session {
     /// Closes the connection, stops reconnecting and ends dispatch (its
     /// queue is closed).
     pub(crate) fn shutdown(&self) {
+        self.shut_down.store(true, Ordering::Release);
         self.shutdown.send_replace(true);
         self.conn.send_replace(None);
         self.queue.close();
@@ -240,7 +245,7 @@ impl Session {
 
     /// Whether [`shutdown`](Self::shutdown) has been called.
     pub(crate) fn is_shut_down(&self) -> bool {
-        *self.shutdown.borrow()
+        self.shut_down.load(Ordering::Acquire)
     }
 
     /// Returns once [`shutdown`](Self::shutdown) has been called.
