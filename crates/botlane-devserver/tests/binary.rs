@@ -5,12 +5,24 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 
 use botlane_devserver::BOT_REST_CREDENTIALS;
 use botlane_proto::OpCode;
 use common::{interrupt, stop_with, Raw};
 use serde_json::{json, Value};
+
+/// Starts the binary as `command` says, with its output piped: the child
+/// (for `interrupt`, which reads its stderr) and its stdout.
+fn devserver(command: &mut Command) -> (Child, ChildStdout) {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    (child, stdout)
+}
 
 #[tokio::test]
 async fn the_binary_serves_its_config_and_stops_on_ctrl_c() {
@@ -28,15 +40,13 @@ async fn the_binary_serves_its_config_and_stops_on_ctrl_c() {
         }"#,
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))
-        .args(["--listen", "127.0.0.1:0", "--config"])
-        .arg(&config)
-        .env_remove(BOT_REST_CREDENTIALS)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let (child, stdout) = devserver(
+        Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))
+            .args(["--listen", "127.0.0.1:0", "--config"])
+            .arg(&config)
+            .env_remove(BOT_REST_CREDENTIALS),
+    );
+    let mut lines = BufReader::new(stdout).lines();
     let first = lines.next().unwrap().unwrap();
     let url = first.strip_prefix("realtime: ").unwrap().to_owned();
     assert!(
@@ -95,24 +105,22 @@ async fn the_binary_serves_the_rest_lane_over_https_when_asked() {
     .unwrap();
     let root_file = dir.join("root.pem");
     // The flag comes from the environment variable, as on the real service.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--rest-listen",
-            "127.0.0.1:0",
-            "--rest-tls",
-        ])
-        .arg("--config")
-        .arg(&config)
-        .arg("--rest-root-cert")
-        .arg(&root_file)
-        .env(BOT_REST_CREDENTIALS, "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap())
+    let (child, stdout) = devserver(
+        Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))
+            .args([
+                "--listen",
+                "127.0.0.1:0",
+                "--rest-listen",
+                "127.0.0.1:0",
+                "--rest-tls",
+            ])
+            .arg("--config")
+            .arg(&config)
+            .arg("--rest-root-cert")
+            .arg(&root_file)
+            .env(BOT_REST_CREDENTIALS, "1"),
+    );
+    let lines: Vec<String> = BufReader::new(stdout)
         .lines()
         .take(6)
         .map(Result::unwrap)
@@ -181,17 +189,15 @@ async fn the_binary_serves_wss_with_its_root_written_to_a_file() {
     )
     .unwrap();
     let root_file = dir.join("root.pem");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))
-        .args(["--listen", "127.0.0.1:0", "--realtime-tls", "--config"])
-        .arg(&config)
-        .arg("--realtime-root-cert")
-        .arg(&root_file)
-        .env_remove(BOT_REST_CREDENTIALS)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap())
+    let (child, stdout) = devserver(
+        Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))
+            .args(["--listen", "127.0.0.1:0", "--realtime-tls", "--config"])
+            .arg(&config)
+            .arg("--realtime-root-cert")
+            .arg(&root_file)
+            .env_remove(BOT_REST_CREDENTIALS),
+    );
+    let lines: Vec<String> = BufReader::new(stdout)
         .lines()
         .take(4)
         .map(Result::unwrap)
@@ -224,15 +230,13 @@ async fn the_binary_serves_wss_with_its_root_written_to_a_file() {
 
 #[tokio::test]
 async fn the_binary_applies_its_limit_flags() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))
-        .args(["--listen", "127.0.0.1:0", "--login-timeout", "1"])
-        .args(["--prelogin-connections", "1", "--sessions", "7"])
-        .env_remove(BOT_REST_CREDENTIALS)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap())
+    let (child, stdout) = devserver(
+        Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))
+            .args(["--listen", "127.0.0.1:0", "--login-timeout", "1"])
+            .args(["--prelogin-connections", "1", "--sessions", "7"])
+            .env_remove(BOT_REST_CREDENTIALS),
+    );
+    let lines: Vec<String> = BufReader::new(stdout)
         .lines()
         .take(2)
         .map(Result::unwrap)
@@ -265,19 +269,13 @@ async fn the_binary_closes_its_connections_on_sigterm() {
         r#"{"bots": [{"name": "dicebot", "token": "term-bot-token"}]}"#,
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))
-        .args(["--listen", "127.0.0.1:0", "--config"])
-        .arg(&config)
-        .env_remove(BOT_REST_CREDENTIALS)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let first = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .next()
-        .unwrap()
-        .unwrap();
+    let (child, stdout) = devserver(
+        Command::new(env!("CARGO_BIN_EXE_botlane-devserver"))
+            .args(["--listen", "127.0.0.1:0", "--config"])
+            .arg(&config)
+            .env_remove(BOT_REST_CREDENTIALS),
+    );
+    let first = BufReader::new(stdout).lines().next().unwrap().unwrap();
     let url = first.strip_prefix("realtime: ").unwrap().to_owned();
     let mut bot = Raw::connect(&url).await;
     bot.login("term-bot-token").await;
