@@ -27,11 +27,7 @@ impl<D: Send + Sync + 'static> Client<D> {
     ///     }));
     /// ```
     pub fn add_check(&self, check: Check<D>) -> &Self {
-        self.inner.runner.hooks.rcu(|hooks| {
-            let mut next = ClientHooks::clone(hooks);
-            next.checks.push(check.clone());
-            next
-        });
+        self.update_hooks(|hooks| hooks.checks.push(check.clone()));
         self
     }
 
@@ -52,11 +48,7 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// client.on_error(OnError::answer().text_argument_errors(false));
     /// ```
     pub fn on_error(&self, on_error: OnError<D>) -> &Self {
-        self.inner.runner.hooks.rcu(|hooks| {
-            let mut next = ClientHooks::clone(hooks);
-            next.on_error = on_error.clone();
-            next
-        });
+        self.update_hooks(|hooks| hooks.on_error = on_error.clone());
         self
     }
 
@@ -120,14 +112,19 @@ impl<D: Send + Sync + 'static> Client<D> {
         Fut: Future<Output = ()> + Send + 'static,
     {
         let hook = after_command(hook);
-        let runner = &self.inner.runner;
-        runner.hooks.rcu(|hooks| {
+        self.update_hooks(|hooks| hooks.after.push(hook.clone()));
+        // Only once it is in: an invocation that sees the flag finds it.
+        self.inner.runner.after.mark_set();
+        self
+    }
+
+    /// Swaps in a copy of the hooks with `change` made to it (`change` may
+    /// run more than once, when two updates race).
+    fn update_hooks(&self, change: impl Fn(&mut ClientHooks<D>)) {
+        self.inner.runner.hooks.rcu(|hooks| {
             let mut next = ClientHooks::clone(hooks);
-            next.after.push(hook.clone());
+            change(&mut next);
             next
         });
-        // Only once it is in: an invocation that sees the flag finds it.
-        runner.after.mark_set();
-        self
     }
 }

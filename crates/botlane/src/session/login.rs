@@ -54,7 +54,7 @@ impl Session {
                 // under the session's lock: `shutdown` sets its flag
                 // before it takes that lock to clear the session.
                 let stored = self.conn.send_if_modified(|live| {
-                    if *self.shutdown.borrow() {
+                    if self.is_shut_down() {
                         return false;
                     }
                     *live = Some(conn);
@@ -68,7 +68,7 @@ impl Session {
             }
             // Ended by our own shutdown, not by the service: said as every
             // other step of a login cut short by one says it.
-            Err(_) if *self.shutdown.borrow() => Err(ClientError::NotConnected),
+            Err(_) if self.is_shut_down() => Err(ClientError::NotConnected),
             // The connection task knows why it ended: say so.
             Err(ClientError::ConnectionClosed { opcode }) => {
                 let reason = match tokio::time::timeout(CLOSE_REASON_WAIT, &mut closed).await {

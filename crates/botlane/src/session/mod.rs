@@ -139,7 +139,7 @@ impl Session {
         };
         // Shut down before any login: nothing to dial for, and a close that
         // already returned must not be followed by a connection.
-        if *self.shutdown.borrow() {
+        if self.is_shut_down() {
             return Err(ClientError::NotConnected);
         }
         self.first_login().await?;

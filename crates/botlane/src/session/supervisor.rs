@@ -60,7 +60,7 @@ pub(super) async fn supervise(session: Arc<Session>, mut closed: Closed, public_
             () = stopped(&mut shutdown) => return,
         };
         session.conn.send_replace(None);
-        if *shutdown.borrow() {
+        if session.is_shut_down() {
             return;
         }
         let ended = ended.unwrap_or_else(|_| Ended::task_failed());
@@ -105,7 +105,7 @@ async fn reconnect(
         };
         // A login that a shutdown cut short (`connect` stores no session
         // after one) is no failed attempt to log and retry.
-        if *shutdown.borrow() {
+        if session.is_shut_down() {
             return None;
         }
         match attempt {

@@ -266,6 +266,25 @@ fn s2_1_runs_of_whitespace_separate_tokens() {
     );
 }
 
+/// Whitespace is the Unicode `White_Space` property (`docs/text-grammar.md`,
+/// its opening): NEL (U+0085) separates tokens; U+FEFF and U+200B, which are not
+/// in it (though some regex engines' `\s` takes U+FEFF), stay in the token.
+#[test]
+fn s2_1_whitespace_is_the_unicode_white_space_property() {
+    assert_eq!(
+        ok(&note(), "/note a\u{85}b\u{85}7"),
+        args(&[("title", s("a")), ("at", s("b")), ("n", i(7))])
+    );
+    assert_eq!(
+        ok(&note(), "/note a\u{feff} b\u{200b} 7"),
+        args(&[
+            ("title", s("a\u{feff}")),
+            ("at", s("b\u{200b}")),
+            ("n", i(7))
+        ])
+    );
+}
+
 #[test]
 fn s2_2_quoted_tokens_and_escapes() {
     let note = note();
