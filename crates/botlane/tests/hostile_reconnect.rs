@@ -1069,3 +1069,56 @@ async fn ready_comes_first_when_the_first_session_ends_before_its_ready() {
     client.close().await.unwrap();
     assert!(session_events(&mut events).is_empty(), "one Ready");
 }
+
+/// `Event::Ready` is the session's first event also when messages follow
+/// the first `ready` closely: the service pushes `ready` right after the
+/// login reply, and a channel's messages (its key kept from an earlier
+/// run, or pushed at once) may come before the menu's reply. Dispatch then
+/// applies the `ready` and opens the messages in one go, and `Ready`, sent
+/// by a task that only wakes once the `ready` has been applied, came after
+/// their `Message` events.
+#[tokio::test]
+async fn ready_comes_before_the_messages_that_follow_the_first_ready() {
+    let (addr, _) = serve(|tcp, n| async move {
+        let mut ws = upgrade(tcp).await;
+        let Some(frame) = next_frame(&mut ws).await else {
+            return;
+        };
+        assert_eq!(frame["op"], 10, "the first frame is the login");
+        let public_key = frame["d"]["public_key"].as_str().unwrap().to_owned();
+        let bot = format!("bot-{n}");
+        send(
+            &mut ws,
+            format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#),
+        )
+        .await;
+        send(&mut ws, peer::ready(&bot, &["c1"])).await;
+        let (key, key_push) = peer::channel_key_for(&public_key, "c1");
+        send(&mut ws, key_push).await;
+        send(&mut ws, message_push(&key, "m1", "hello")).await;
+        behave(&mut ws).await;
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
+    let (mut events, mut messages) = (client.events(), client.events());
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("login finishes")
+        .unwrap();
+    tokio::time::timeout(WAIT, async {
+        while !matches!(messages.recv().await, Ok(botlane::Event::Message(_))) {}
+    })
+    .await
+    .expect("the message is dispatched");
+    let mut seen = Vec::new();
+    while let Ok(Some(event)) = events.try_recv() {
+        match event {
+            botlane::Event::Ready { .. } => seen.push("ready".to_owned()),
+            botlane::Event::Message(m) => seen.push(format!("message {}", m.id)),
+            _ => {}
+        }
+    }
+    assert_eq!(seen, ["ready", "message m1"], "Ready is the first event");
+    client.close().await.unwrap();
+}
