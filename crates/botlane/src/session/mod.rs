@@ -294,9 +294,11 @@ impl Session {
 
     /// Sends `Event::Ready` unless it was sent already or the client is
     /// shut down; `true` once it has been sent, now or before. Called by
-    /// the wait for the first `ready` and by the supervisor before each
-    /// `Disconnected`, so that `Ready` is the first event of the session
-    /// also when the first connection ends before its `ready` came. The
+    /// dispatch as it applies a `ready` (before it opens what follows), by
+    /// the wait for the first `ready` (its timeout) and by the supervisor
+    /// before each `Disconnected`, so that `Ready` is the first event of
+    /// the session also when the first connection ends before its `ready`
+    /// came. The
     /// check and the send are one step under the watch's lock: whichever
     /// comes second finds the event already out.
     pub(crate) fn announce_ready(&self) -> bool {
