@@ -860,7 +860,16 @@ async fn client_with_dispatch_busy(
     addr: std::net::SocketAddr,
     dir: &tempfile::TempDir,
 ) -> (botlane::Client, peer::Slow, botlane::Events) {
-    let options = peer::patient(peer::options(addr, dir)).max_concurrent_handlers(1);
+    client_with_dispatch_busy_and(addr, dir, |options| options).await
+}
+
+/// [`client_with_dispatch_busy`], its options changed by `change`.
+async fn client_with_dispatch_busy_and(
+    addr: std::net::SocketAddr,
+    dir: &tempfile::TempDir,
+    change: impl FnOnce(botlane::ClientOptions) -> botlane::ClientOptions,
+) -> (botlane::Client, peer::Slow, botlane::Events) {
+    let options = change(peer::patient(peer::options(addr, dir)).max_concurrent_handlers(1));
     let client = botlane::Client::new(options).unwrap();
     let slow = peer::register_slow(&client);
     let (events, mut taken) = (client.events(), client.events());
@@ -948,6 +957,65 @@ async fn reconnected_comes_once_channels_list_the_new_session_s_channels() {
         reconnect_events(&mut events),
         ["disconnected", "reconnected"]
     );
+    client.close().await.unwrap();
+}
+
+/// The wait for dispatch before `Reconnected` has a bound: with a handler
+/// that holds the only permit and never returns (handler timeouts off, the
+/// application's choice), `Reconnected` still comes, once
+/// `request_timeout` has passed after the new `ready`, with the old
+/// channels still listed (the documented exception). It used to wait for
+/// dispatch for as long as the handler ran.
+#[tokio::test]
+async fn reconnected_comes_within_the_request_timeout_while_handlers_hold_dispatch() {
+    let kill = Arc::new(Notify::new());
+    let (addr, _) = {
+        let kill = kill.clone();
+        serve(move |tcp, n| {
+            let kill = kill.clone();
+            async move {
+                if n == 1 {
+                    return first_session_keeping_dispatch_busy(tcp, kill).await;
+                }
+                let mut ws = upgrade(tcp).await;
+                if peer::login(&mut ws, n, &["c2"]).await.is_some() {
+                    behave(&mut ws).await;
+                }
+            }
+        })
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (client, slow, mut events) = client_with_dispatch_busy_and(addr, &dir, |options| {
+        // Long enough for a loaded machine's login; short against `WAIT`.
+        options
+            .request_timeout(Duration::from_secs(3))
+            .handler_timeout(None)
+    })
+    .await;
+    let on_reconnected = channels_on_reconnected(&client);
+
+    kill.notify_one();
+    // The gate stays shut: dispatch never reaches the new `ready`.
+    let listed = tokio::time::timeout(WAIT, on_reconnected)
+        .await
+        .expect("Reconnected comes while the handler still runs")
+        .unwrap();
+    assert_eq!(listed, ["c1"], "dispatch has not applied the new ready");
+    assert_eq!(
+        slow.finished.load(Ordering::SeqCst),
+        0,
+        "the handler runs on"
+    );
+    assert_eq!(
+        reconnect_events(&mut events),
+        ["disconnected", "reconnected"]
+    );
+    slow.gate.send_replace(true);
+    peer::eventually("dispatch applies the new ready", || {
+        channel_ids(&client) == ["c2"]
+    })
+    .await;
     client.close().await.unwrap();
 }
 

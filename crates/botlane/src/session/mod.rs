@@ -319,6 +319,11 @@ impl Session {
         announced
     }
 
+    /// Whether `Event::Ready` has been sent.
+    pub(crate) fn is_announced(&self) -> bool {
+        *self.announced.borrow()
+    }
+
     /// Returns once `Event::Ready` has been sent.
     pub(crate) async fn until_announced(&self) {
         // The sender is the session's own: it lives as long as `self`.

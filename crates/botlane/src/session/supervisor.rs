@@ -65,7 +65,17 @@ pub(super) async fn supervise(session: Arc<Session>, mut closed: Closed, public_
         };
         session.conn.send_replace(None);
         // `Ready` comes first, also when the first connection ended before
-        // its `ready` did; `false` only once shut down.
+        // its `ready` did. That `ready` may have come and wait in the queue
+        // (dispatch starts after the login): dispatch applies it, and sends
+        // `Ready` with its channels, before this one is sent without.
+        if !session.is_announced() {
+            tokio::select! {
+                biased;
+                () = stopped(&mut shutdown) => return,
+                _ = tokio::time::timeout(session.request_timeout(), session.queue.caught_up()) => {}
+            }
+        }
+        // `false` only once shut down.
         if session.is_shut_down() || !session.announce_ready() {
             return;
         }
@@ -181,7 +191,8 @@ async fn reconnect(
 /// pushes of the old session (a handler holding every permit, a flood),
 /// and the new `ready` waits behind them, in wire order. The service
 /// pushes it right after the login reply; as for the first login, one
-/// that has not within the request timeout is waited for no longer (with
+/// that has not within the request timeout is waited for no longer, and
+/// neither is dispatch that has not applied it within another (each with
 /// a warning).
 async fn caught_up(session: &Session, ready: &mut watch::Receiver<bool>) {
     let timeout = session.request_timeout();
@@ -193,5 +204,16 @@ async fn caught_up(session: &Session, ready: &mut watch::Receiver<bool>) {
     {
         tracing::warn!("no ready push within the request timeout after the reconnect's login");
     }
-    session.queue.caught_up().await;
+    // Bounded too: handlers that hold every permit (or run without a
+    // timeout) must not keep the application from hearing that the
+    // session is back, while requests already go out on it.
+    if tokio::time::timeout(timeout, session.queue.caught_up())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "dispatch did not reach the reconnect's ready within the request timeout: \
+             Reconnected is sent before channels() lists the new session's channels"
+        );
+    }
 }
