@@ -280,9 +280,10 @@ impl<D: Send + Sync + 'static> Runner<D> {
         index: usize,
     ) -> Outcome {
         let command = registry.at(index);
-        let author = &ctx.message().author_id;
+        // The author borrowed for the call only, not kept across the awaits.
+        let owners_only = command.settings.owners_only;
         let skip_checks =
-            match owner_gate(self.owners.as_ref(), command.settings.owners_only, author) {
+            match owner_gate(self.owners.as_ref(), owners_only, &ctx.message().author_id) {
                 Ok(skip_checks) => skip_checks,
                 Err(refusal) => return Outcome::NotAnOwner(refusal),
             };
