@@ -488,7 +488,17 @@ mod tests {
     fn a_category_that_is_no_heading_is_refused_naming_it() {
         let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
         let long = "c".repeat(MAX_CATEGORY_CHARS + 1);
-        for bad in ["", "  ", "Fun\nCommands:", "Fun\u{7}", long.as_str()] {
+        // U+2028 and U+2029 are line breaks too, though not control
+        // characters: a client shows a second line, a forged heading.
+        for bad in [
+            "",
+            "  ",
+            "Fun\nCommands:",
+            "Fun\u{7}",
+            "Fun\u{2028}Owner:",
+            "Fun\u{2029}Owner:",
+            long.as_str(),
+        ] {
             let mut registry = registry();
             let settings = CommandSettings::new().category(bad);
             let err = registry
