@@ -136,9 +136,12 @@ pub(super) fn category_violation<D>(
     settings: &CommandSettings<D>,
 ) -> Option<Violation> {
     let category = settings.category.as_deref()?;
+    // U+2028 and U+2029 are no control characters, but a client shows a
+    // new line for them as for `\n`: a forged heading as much.
+    let breaks = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
     let fits = !category.trim().is_empty()
         && category.chars().count() <= MAX_CATEGORY_CHARS
-        && !category.chars().any(char::is_control);
+        && !category.chars().any(breaks);
     let rule = DeclarationRule::InvalidCategory {
         category: category.to_owned(),
     };

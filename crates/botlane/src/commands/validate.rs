@@ -328,8 +328,9 @@ pub enum DeclarationRule {
     )]
     HelpClash,
     /// A command's [`category`](crate::CommandSettings::category) is blank,
-    /// longer than 100 characters, or holds a line break or another control
-    /// character: it is a heading of the built-in help.
+    /// longer than 100 characters, or holds a line break (U+2028 and
+    /// U+2029 included) or another control character: it is a heading of
+    /// the built-in help.
     #[error(
         "category {} must be 1 to 100 characters, not blank, without line breaks \
          or other control characters",
