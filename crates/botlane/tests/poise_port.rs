@@ -378,7 +378,7 @@ async fn automod(client: Client<ModData>, mut events: Events) -> u64 {
     }
 }
 
-/// A second human in the scene's channel, with its key.
+/// Another human in the scene's channel, with its key.
 async fn second_human<D: Send + Sync + 'static>(
     scene: &Scene<D>,
     account: &UserAccount,
@@ -400,8 +400,8 @@ async fn second_human<D: Send + Sync + 'static>(
 }
 
 /// The bot's next message `to` sees. Every answer is read from alice's
-/// queue, also those to bob: she sees every message of the channel, in
-/// order, and bob's queue would hold the answers to her too.
+/// queue, also those to bob and carol: she sees every message of the
+/// channel, in order, and their queues would hold the answers to her too.
 async fn said(to: &TestUser, bot: &str) -> String {
     to.wait_for_message(|m| m.author_id == bot, WAIT)
         .await
@@ -411,27 +411,30 @@ async fn said(to: &TestUser, bot: &str) -> String {
 
 #[tokio::test]
 async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
-    // Bob owns the bot and moderates: it knows his id before it starts,
-    // as `main` would read it from its configuration.
-    let mut bob_account = None;
+    // Carol owns the bot, bob moderates: it knows their ids before it
+    // starts, as `main` would read them from its configuration. Not one
+    // person for both: an owner skips the checks, so a moderator who owns
+    // the bot would pass the moderators' check without it being asked.
+    let mut accounts = None;
     let scene = Scene::builder()
         .server_config(DevServerConfig::default().bot_rest_credentials(true))
         .start_bot(|setup| {
             let bob = setup.server.add_user("bob");
+            let carol = setup.server.add_user("carol");
             // The default answers 3 failures per user and channel, then one
             // per 10 s: this transcript has more mistakes than that in a row.
             let options = setup
                 .options
-                .owners([bob.id.as_str()])
+                .owners([carol.id.as_str()])
                 .skip_checks_for_owners(true)
                 .error_answer_limit(20, Duration::from_secs(10));
             let moderators = vec![bob.id.clone()];
-            bob_account = Some(bob);
+            accounts = Some((bob, carol));
             modbot(options, moderators)
         })
         .await
         .unwrap();
-    let bob_account = bob_account.expect("start_bot ran the builder");
+    let (bob_account, carol_account) = accounts.expect("start_bot ran the builder");
     let archive = scene.server.create_server("archive");
     scene
         .server
@@ -442,6 +445,7 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
     let automod = tokio::spawn(automod(client.clone(), client.events()));
     let alice = &scene.user;
     let bob = second_human(&scene, &bob_account).await;
+    let carol = second_human(&scene, &carol_account).await;
     let (alice_id, bob_id) = (scene.user_account.id.clone(), bob_account.id.clone());
     let channel = scene.channel.clone();
     let bot = scene.bot_id();
@@ -472,9 +476,11 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
     // Per user: bob's first roll is not cooling down.
     bob.send_text(&channel, "/roll 1").await.unwrap();
     assert_eq!(said(alice, bot).await, "rolling 1d6");
-    // Nor his second: the owner skips checks and cooldowns.
-    bob.send_text(&channel, "/roll 3").await.unwrap();
-    assert_eq!(said(alice, bot).await, "rolling 3d6");
+    // The owner skips checks and cooldowns: twice in a row.
+    for _ in 0..2 {
+        carol.send_text(&channel, "/roll 3").await.unwrap();
+        assert_eq!(said(alice, bot).await, "rolling 3d6");
+    }
 
     // The moderators' check, and a missing required option.
     alice
@@ -627,19 +633,19 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
 
     // Shared state, read by a handler and from outside; a global
     // cooldown, which the owner's invocations neither wait for nor start.
-    bob.send_text(&channel, "/stats").await.unwrap();
+    carol.send_text(&channel, "/stats").await.unwrap();
     let stats = said(alice, bot).await;
     alice.send_text(&channel, "/stats").await.unwrap();
-    assert_eq!(said(alice, bot).await, stats, "bob's did not start it");
-    bob.send_text(&channel, "/stats").await.unwrap();
-    assert_eq!(said(alice, bot).await, stats, "alice's did, bob skips it");
+    assert_eq!(said(alice, bot).await, stats, "carol's did not start it");
+    carol.send_text(&channel, "/stats").await.unwrap();
+    assert_eq!(said(alice, bot).await, stats, "alice's did, carol skips it");
     alice.send_text(&channel, "/stats").await.unwrap();
     let again = said(alice, bot).await;
     assert!(again.starts_with("slow down: stats again in "), "{again}");
     let failures = client.data().failures.lock().unwrap().clone();
     assert_eq!(
         stats,
-        format!("8 commands run, {} failures", failures.len() - 1)
+        format!("9 commands run, {} failures", failures.len() - 1)
     );
     // On the text lane a wrong choice or a missing option is a `Parse`
     // failure; only a bound (or a typed field's range) is `Arguments`.
@@ -661,7 +667,10 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
     // Graceful shutdown from a command: the answer, then the session ends.
     alice.send_text(&channel, "/shutdown").await.unwrap();
     assert_eq!(said(alice, bot).await, "shutdown is for the bot's owner");
+    // A moderator is no owner.
     bob.send_text(&channel, "/shutdown").await.unwrap();
+    assert_eq!(said(alice, bot).await, "shutdown is for the bot's owner");
+    carol.send_text(&channel, "/shutdown").await.unwrap();
     assert_eq!(said(alice, bot).await, "shutting down");
     // poise's `shard_manager().shutdown_all()`: the event loop of `main`
     // ends, although `main` still holds the client.
