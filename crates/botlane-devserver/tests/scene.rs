@@ -439,8 +439,8 @@ async fn a_scene_dropped_without_close_closes_its_bot_before_removing_its_keysto
     assert!(!logs.contains("WARN"), "{logs}");
 }
 
-/// `start_bot`: the test builds the whole client (shared state, a check,
-/// an error hook, owners known before it starts), with the builder's
+/// `start_bot`: the test builds the whole client (shared state, an error
+/// hook, owners known before it starts), with the builder's
 /// options change made; the scene logs it in. A builder's error fails the
 /// scene, saying whose it is.
 #[tokio::test]

@@ -1037,6 +1037,19 @@ async fn owners_only_refuses_others_as_a_check_before_any_check_runs() {
         bot_says(&alice, &world).await.content,
         "only the bot's owners may use this command"
     );
+    // The same on the structured lane.
+    let on_sidecar = sidecar(&world, "reload", CommandArgs::new());
+    let id = alice
+        .send_with_sidecar(&world.channel, "/reload", &on_sidecar)
+        .await
+        .unwrap();
+    let refused = command_error_event(&mut events, &id).await;
+    assert_eq!(refused.source, CommandSource::Structured, "{refused}");
+    assert!(refused.error_as::<NotAnOwner>().is_some(), "{refused}");
+    assert_eq!(
+        bot_says(&alice, &world).await.content,
+        "only the bot's owners may use this command"
+    );
     // Someone else's skip is not hers: the checks run for her.
     alice.send_text(&world.channel, "/roll").await.unwrap();
     assert_eq!(
@@ -1057,6 +1070,13 @@ async fn owners_skip_checks_and_cooldowns_only_when_the_client_says_so() {
         owner.send_text(&world.channel, "/roll").await.unwrap();
         assert_eq!(bot_says(&owner, &world).await.content, "rolled");
     }
+    // And on the structured lane.
+    let on_sidecar = sidecar(&world, "roll", CommandArgs::new());
+    owner
+        .send_with_sidecar(&world.channel, "/roll", &on_sidecar)
+        .await
+        .unwrap();
+    assert_eq!(bot_says(&owner, &world).await.content, "rolled");
     owner.send_text(&world.channel, "/reload").await.unwrap();
     assert_eq!(bot_says(&owner, &world).await.content, "reloaded");
 
