@@ -549,12 +549,14 @@ impl ClientOptions {
             .owners
             .iter()
             .enumerate()
-            .find(|(_, id)| id.is_empty() || id.chars().any(char::is_whitespace))
+            // Compared with dashes removed: an id of dashes only would be "",
+            // an owner matching no one.
+            .find(|(_, id)| id.chars().all(|c| c == '-') || id.chars().any(char::is_whitespace))
         {
             return Err(invalid(
                 "owners",
                 format!(
-                    "owners[{index}] is {id:?}: an owner id must be non-empty, without whitespace"
+                    "owners[{index}] is {id:?}: an owner id must be non-empty (dashes aside), without whitespace"
                 ),
             ));
         }
@@ -697,13 +699,14 @@ mod tests {
             (vec!["u1", ""], r#"owners[1] is """#),
             (vec!["u1, u2"], r#"owners[0] is "u1, u2""#),
             (vec!["u1", " u2"], r#"owners[1] is " u2""#),
+            (vec!["--"], r#"owners[0] is "--""#),
         ] {
             let err = base().owners(owners).validate().unwrap_err().to_string();
             assert_eq!(
                 err,
                 format!(
-                    "invalid client option `owners`: {named}: an owner id must be non-empty, \
-                     without whitespace"
+                    "invalid client option `owners`: {named}: an owner id must be non-empty \
+                     (dashes aside), without whitespace"
                 )
             );
         }
