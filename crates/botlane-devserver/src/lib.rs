@@ -296,7 +296,7 @@ pub use rest::{
     StoredFile, BOT_REST_ALLOWLIST, DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW,
     DEFAULT_SESSION_LIFETIME, MAX_HTTP_BODY_BYTES, SECRET_LIFETIME,
 };
-pub use scene::{Scene, SceneBuilder, SceneError, ANSWER_TIMEOUT};
+pub use scene::{BotSetup, Scene, SceneBuilder, SceneError, ANSWER_TIMEOUT};
 pub use server::DevServer;
 pub use state::menu::{MenuRejection, StoredCommand, StoredMenu, StoredOption};
 pub use state::{BotAccount, Denial, StateView, UserAccount};

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use botlane::{Client, ClientError, ClientOptions, Command, CommandRegistry, DeclarationError};
+use botlane::{
+    BoxError, Client, ClientError, ClientOptions, Command, CommandRegistry, DeclarationError,
+};
 
 use crate::{
     BotAccount, DevServer, DevServerConfig, DevServerError, ReceivedMessage, Sidecar, TestUser,
@@ -152,13 +154,36 @@ pub enum SceneError {
     /// The temporary directory of the bot's keystore could not be made.
     #[error("cannot make a temporary directory for the scene's keystore")]
     Keystore(#[source] std::io::Error),
+    /// The test's builder of the bot ([`SceneBuilder::start_bot`]) failed.
+    #[error("the scene's bot builder failed")]
+    Build(#[source] BoxError),
+}
+
+/// What the builder given to [`SceneBuilder::start_bot`] gets: the options
+/// to build the bot's client with, and the scene as it stands before the
+/// bot logs in (the service running, the channel and alice's account
+/// made), for a bot that must know an id before it starts (its owners, its
+/// moderators).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct BotSetup<'a> {
+    /// The options to build the client with: the bot's token, a keystore
+    /// path in the scene's directory, the devserver's URLs (and
+    /// certificate), with [`SceneBuilder::client_options`]'s change made.
+    pub options: ClientOptions,
+    /// The service, running: to add the accounts the bot must know.
+    pub server: &'a DevServer,
+    /// Alice's account, made already: her id, for an owner list.
+    pub user_account: &'a UserAccount,
+    /// The channel the bot and alice share.
+    pub channel: &'a str,
 }
 
 /// The settings of a [`Scene`] beyond its commands; from [`Scene::builder`].
 #[must_use]
 pub struct SceneBuilder<D = ()> {
     config: DevServerConfig,
-    options: Box<dyn FnOnce(ClientOptions) -> ClientOptions + Send>,
+    options: OptionsChange,
     data: D,
 }
 
@@ -251,64 +276,146 @@ impl<D: Send + Sync + 'static> SceneBuilder<D> {
         self,
         commands: impl FnOnce(&mut CommandRegistry<D>) -> Result<(), DeclarationError>,
     ) -> Result<Scene<D>, SceneError> {
-        let server = DevServer::start(self.config)
-            .await
-            .map_err(SceneError::Server)?;
-        let server_id = server.create_server("lobby");
-        let channel = server
-            .create_channel(&server_id, "general")
-            .map_err(SceneError::Server)?;
-        let bot_account = server.add_bot("bot");
-        let user_account = server.add_user("alice");
-        for member in [&bot_account.id, &user_account.id] {
-            server
-                .add_member(&channel, member)
-                .map_err(SceneError::Server)?;
-        }
-
-        let keystore_dir = tempfile::Builder::new()
-            .prefix("botlane-scene-")
-            .tempdir()
-            .map_err(SceneError::Keystore)?;
-        // The REST lane points at this devserver too (with its certificate
-        // when it serves https), so `scene.bot.rest()` works once the
-        // config turns bot credentials on.
-        let mut options = ClientOptions::new(
-            bot_account.token.clone(),
-            keystore_dir.path().join(KEYSTORE_FILE),
-            server.ws_url(),
-        )
-        .rest_url(server.rest_url());
-        if let Some(der) = server.rest_root_certificate_der() {
-            options = options.root_certificate(der);
-        }
-        let bot = Client::with_data((self.options)(options), self.data).map_err(SceneError::Bot)?;
-        bot.commands()
-            .update(commands)
-            .map_err(SceneError::Commands)?;
-        bot.login().await.map_err(SceneError::Bot)?;
-        let keystore_dir = KeystoreDir::new(keystore_dir, bot.clone());
-
-        // After the bot's login, which registered its public key: the key
-        // alice creates is wrapped to it. The service pushes that key to the
-        // bot before any message alice sends next, so the bot can read them.
-        let user = TestUser::connect(&server.ws_url(), &user_account.token)
-            .await
-            .map_err(SceneError::User)?;
-        user.open_channel(&channel)
-            .await
-            .map_err(SceneError::User)?;
-        Ok(Scene {
-            bot,
-            bot_account,
-            user,
-            user_account,
-            channel,
-            server_id,
-            server,
-            keystore_dir,
+        let data = self.data;
+        launch(self.config, self.options, |setup| {
+            let bot = Client::with_data(setup.options, data).map_err(SceneError::Bot)?;
+            bot.commands()
+                .update(commands)
+                .map_err(SceneError::Commands)?;
+            Ok(bot)
         })
+        .await
     }
+}
+
+impl SceneBuilder {
+    /// Sets the scene up with the bot `build` makes: the whole client,
+    /// built by the test as the bot's `main` builds it (its shared state,
+    /// commands, checks, error hook, hooks after the command, owners),
+    /// from the options in its [`BotSetup`]; the scene logs it in and
+    /// returns with it running, as [`start`](Self::start) does. `build`
+    /// must not log the client in. Its error fails the scene with
+    /// [`SceneError::Build`].
+    ///
+    /// For a bot with shared state, the client built carries it
+    /// ([`Client::with_data`]); this is why there is no
+    /// [`with_data`](Self::with_data) before `start_bot`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use botlane::{BoxError, Check, Client, ClientOptions, CommandContext, CommandDeclaration, CommandSettings};
+    /// use botlane_devserver::Scene;
+    ///
+    /// /// The bot as its `main` would build it.
+    /// fn bot(options: ClientOptions) -> Result<Client, BoxError> {
+    ///     let client = Client::new(options)?;
+    ///     client.add_check(Check::sync(|_ctx| Err("closed for the night".into())));
+    ///     let reload = CommandDeclaration::new("reload", "Reload the word lists");
+    ///     let owners_only = CommandSettings::new().owners_only();
+    ///     client.commands().register_with(reload, owners_only, |ctx: CommandContext| async move {
+    ///         ctx.reply("reloaded").await
+    ///     })?;
+    ///     Ok(client)
+    /// }
+    ///
+    /// let scene = Scene::builder()
+    ///     .start_bot(|setup| {
+    ///         // Alice owns the bot, and skips its checks.
+    ///         let alice = setup.user_account.id.as_str();
+    ///         bot(setup.options.owners([alice]).skip_checks_for_owners(true))
+    ///     })
+    ///     .await?;
+    /// scene.say("/reload").await?;
+    /// assert_eq!(scene.answer().await?.content, "reloaded");
+    /// assert!(scene.bot.is_owner(&scene.user_account.id));
+    /// scene.close().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn start_bot<D, E>(
+        self,
+        build: impl FnOnce(BotSetup<'_>) -> Result<Client<D>, E>,
+    ) -> Result<Scene<D>, SceneError>
+    where
+        D: Send + Sync + 'static,
+        E: Into<BoxError>,
+    {
+        launch(self.config, self.options, |setup| {
+            build(setup).map_err(|e| SceneError::Build(e.into()))
+        })
+        .await
+    }
+}
+
+/// The change [`SceneBuilder::client_options`] makes to the bot's options.
+type OptionsChange = Box<dyn FnOnce(ClientOptions) -> ClientOptions + Send>;
+
+/// Starts the service with `config`, makes the accounts, the channel and
+/// the memberships, builds the bot with `build` from the scene's options
+/// (changed by `change_options`), logs it in, then connects alice.
+async fn launch<D: Send + Sync + 'static>(
+    config: DevServerConfig,
+    change_options: OptionsChange,
+    build: impl FnOnce(BotSetup<'_>) -> Result<Client<D>, SceneError>,
+) -> Result<Scene<D>, SceneError> {
+    let server = DevServer::start(config).await.map_err(SceneError::Server)?;
+    let server_id = server.create_server("lobby");
+    let channel = server
+        .create_channel(&server_id, "general")
+        .map_err(SceneError::Server)?;
+    let bot_account = server.add_bot("bot");
+    let user_account = server.add_user("alice");
+    for member in [&bot_account.id, &user_account.id] {
+        server
+            .add_member(&channel, member)
+            .map_err(SceneError::Server)?;
+    }
+
+    let keystore_dir = tempfile::Builder::new()
+        .prefix("botlane-scene-")
+        .tempdir()
+        .map_err(SceneError::Keystore)?;
+    // The REST lane points at this devserver too (with its certificate
+    // when it serves https), so `scene.bot.rest()` works once the
+    // config turns bot credentials on.
+    let mut options = ClientOptions::new(
+        bot_account.token.clone(),
+        keystore_dir.path().join(KEYSTORE_FILE),
+        server.ws_url(),
+    )
+    .rest_url(server.rest_url());
+    if let Some(der) = server.rest_root_certificate_der() {
+        options = options.root_certificate(der);
+    }
+    let bot = build(BotSetup {
+        options: change_options(options),
+        server: &server,
+        user_account: &user_account,
+        channel: &channel,
+    })?;
+    bot.login().await.map_err(SceneError::Bot)?;
+    let keystore_dir = KeystoreDir::new(keystore_dir, bot.clone());
+
+    // After the bot's login, which registered its public key: the key
+    // alice creates is wrapped to it. The service pushes that key to the
+    // bot before any message alice sends next, so the bot can read them.
+    let user = TestUser::connect(&server.ws_url(), &user_account.token)
+        .await
+        .map_err(SceneError::User)?;
+    user.open_channel(&channel)
+        .await
+        .map_err(SceneError::User)?;
+    Ok(Scene {
+        bot,
+        bot_account,
+        user,
+        user_account,
+        channel,
+        server_id,
+        server,
+        keystore_dir,
+    })
 }
 
 impl Scene {

@@ -1,6 +1,7 @@
 //! The test kit end to end: a `Scene` in one line, `TestUser::invoke` with a
 //! typed command, each kind of wrong `Sidecar` against a real bot `Client`
-//! over the devserver, and the scene's bot on the devserver's REST API.
+//! over the devserver, the scene's bot on the devserver's REST API, and a
+//! bot the test builds whole (`start_bot`).
 #![allow(clippy::unwrap_used)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -8,10 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use botlane::{
-    Command, CommandChoice, CommandContext, CommandDeclaration, CommandError, CommandErrorReason,
-    CommandSource, Event, Events, Message, UserId,
+    BoxError, Client, Command, CommandChoice, CommandContext, CommandDeclaration, CommandError,
+    CommandErrorReason, CommandFailure, CommandSettings, CommandSource, Event, Events, Message,
+    NotAnOwner, OnError, UserId,
 };
-use botlane_devserver::{Scene, Sidecar};
+use botlane_devserver::{Scene, SceneError, Sidecar};
 use tokio::sync::mpsc;
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -435,4 +437,54 @@ async fn a_scene_dropped_without_close_closes_its_bot_before_removing_its_keysto
     tokio::time::sleep(Duration::from_secs(1)).await;
     let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     assert!(!logs.contains("WARN"), "{logs}");
+}
+
+/// `start_bot`: the test builds the whole client (shared state, a check,
+/// an error hook, owners known before it starts), with the builder's
+/// options change made; the scene logs it in. A builder's error fails the
+/// scene, saying whose it is.
+#[tokio::test]
+async fn start_bot_runs_the_client_the_test_built() {
+    let mut bob = None;
+    let scene = Scene::builder()
+        .client_options(|options| options.command_prefix("!"))
+        .start_bot(|setup| {
+            // An account made before the bot starts, to be its owner.
+            let owner = setup.server.add_user("bob");
+            let options = setup.options.owners([owner.id.as_str()]);
+            bob = Some(owner);
+            let client = Client::with_data(options, AtomicUsize::new(0))?;
+            client.on_error(OnError::new(
+                |failure: CommandFailure<AtomicUsize>| async move {
+                    failure.data().fetch_add(1, Ordering::SeqCst);
+                    if failure.error().error_as::<NotAnOwner>().is_some() {
+                        drop(failure.answer("that is for bob").await);
+                    }
+                },
+            ));
+            client.commands().register_with(
+                CommandDeclaration::new("reload", "Reload"),
+                CommandSettings::new().owners_only(),
+                |ctx: CommandContext<AtomicUsize>| async move { ctx.reply("reloaded").await },
+            )?;
+            Ok::<_, BoxError>(client)
+        })
+        .await
+        .unwrap();
+    let bob = bob.expect("the builder ran before start_bot returned");
+    assert!(scene.bot.is_owner(&bob.id));
+
+    scene.say("!reload").await.unwrap();
+    assert_eq!(scene.answer().await.unwrap().content, "that is for bob");
+    assert_eq!(scene.bot.data().load(Ordering::SeqCst), 1);
+    scene.close().await.unwrap();
+
+    let failed = Scene::builder()
+        .start_bot(|_setup| Err::<Client, _>("no token in the vault"))
+        .await
+        .unwrap_err();
+    assert!(matches!(failed, SceneError::Build(_)), "{failed:?}");
+    assert_eq!(failed.to_string(), "the scene's bot builder failed");
+    let source = std::error::Error::source(&failed).unwrap().to_string();
+    assert_eq!(source, "no token in the vault");
 }

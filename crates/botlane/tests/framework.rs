@@ -5,9 +5,11 @@
 //! registration), handler timeouts (the handler's future dropped, its
 //! permit released), a typed conversion that panics (a handler failure,
 //! dispatch unharmed), the built-in help on both lanes (a hidden command
-//! left out of its list), typed sending, and the hooks after each command
+//! left out of its list), typed sending, the hooks after each command
 //! (every invocation that ran, on both lanes; a hook that never finishes
-//! bounded by the command's timeout).
+//! bounded by the command's timeout), and the owners (an owners-only
+//! command refused before the checks; owners skipping checks and cooldowns
+//! only when the client says so).
 
 #![cfg(feature = "macros")]
 #![allow(clippy::unwrap_used)]
@@ -21,8 +23,10 @@ use std::time::Duration;
 use botlane::{
     encode_command_data, ArgumentRule, Check, Client, ClientOptions, Command, CommandArgs,
     CommandContext, CommandData, CommandDeclaration, CommandErrorReason, CommandOption,
-    CommandOptionType, CommandRan, CommandSettings, CommandSource, Cooldown, Event,
+    CommandOptionType, CommandRan, CommandSettings, CommandSource, Cooldown, Event, Events,
+    NotAnOwner,
 };
+use botlane_devserver::TestUser;
 use support::{bot_says, command_error_event, next_event, World, WAIT};
 
 fn sidecar(world: &World, name: &str, args: CommandArgs) -> String {
@@ -984,4 +988,87 @@ async fn a_hook_that_never_finishes_holds_its_permit_only_for_the_command_timeou
     .await
     .unwrap();
     assert!(flags[2].load(Ordering::SeqCst));
+}
+
+/// A bot whose owners are `owners(world)`, whose client check refuses
+/// everyone, with an owners-only `reload` and a `roll` behind a minute's
+/// global cooldown; alice connected.
+async fn owned_bot(
+    owners: impl FnOnce(&World) -> Vec<String>,
+    skip_checks: bool,
+) -> (World, Client, TestUser, Events) {
+    let world = World::new().await;
+    let options = options(&world)
+        .owners(owners(&world))
+        .skip_checks_for_owners(skip_checks);
+    let client = Client::new(options).unwrap();
+    client.add_check(Check::sync(|_ctx| Err("closed for maintenance".into())));
+    client
+        .commands()
+        .register_with(
+            CommandDeclaration::new("reload", "Reload the word lists"),
+            CommandSettings::new().owners_only(),
+            |ctx: CommandContext| async move { ctx.reply("reloaded").await },
+        )
+        .unwrap()
+        .register_with(
+            CommandDeclaration::new("roll", "Roll a die"),
+            CommandSettings::new().cooldown(Cooldown::global(Duration::from_secs(60))),
+            |ctx: CommandContext| async move { ctx.reply("rolled").await },
+        )
+        .unwrap();
+    let events = client.events();
+    let alice = world.start(&client).await;
+    (world, client, alice, events)
+}
+
+#[tokio::test]
+async fn owners_only_refuses_others_as_a_check_before_any_check_runs() {
+    let someone_else = |_: &World| vec!["3f2504e0-4f89-11d3-9a0c-0305e82c3301".to_owned()];
+    let (world, client, alice, mut events) = owned_bot(someone_else, true).await;
+    assert!(!client.is_owner(&world.user.id));
+
+    let id = alice.send_text(&world.channel, "/reload").await.unwrap();
+    let refused = command_error_event(&mut events, &id).await;
+    assert_eq!(refused.reason, CommandErrorReason::Check, "{refused}");
+    assert!(refused.error_as::<NotAnOwner>().is_some(), "{refused}");
+    // Before the client's check, which would have said something else.
+    assert_eq!(
+        bot_says(&alice, &world).await.content,
+        "only the bot's owners may use this command"
+    );
+    // Someone else's skip is not hers: the checks run for her.
+    alice.send_text(&world.channel, "/roll").await.unwrap();
+    assert_eq!(
+        bot_says(&alice, &world).await.content,
+        "closed for maintenance"
+    );
+}
+
+#[tokio::test]
+async fn owners_skip_checks_and_cooldowns_only_when_the_client_says_so() {
+    // Her id as people write it: compared in canonical form.
+    let alice = |world: &World| vec![world.user.id.to_uppercase()];
+    let (world, client, owner, _events) = owned_bot(alice, true).await;
+    assert!(client.is_owner(&world.user.id));
+    // The client's check refuses everyone else; the owner skips it, and
+    // the cooldown: twice in a row within its minute.
+    for _ in 0..2 {
+        owner.send_text(&world.channel, "/roll").await.unwrap();
+        assert_eq!(bot_says(&owner, &world).await.content, "rolled");
+    }
+    owner.send_text(&world.channel, "/reload").await.unwrap();
+    assert_eq!(bot_says(&owner, &world).await.content, "reloaded");
+
+    // Not asked to skip: an owner passes `owners_only`, then meets the
+    // checks like anyone.
+    let (world, _client, owner, _events) = owned_bot(alice, false).await;
+    for command in ["/reload", "/roll"] {
+        owner.send_text(&world.channel, command).await.unwrap();
+        assert_eq!(
+            bot_says(&owner, &world).await.content,
+            "closed for maintenance",
+            "{command}"
+        );
+    }
 }

@@ -829,3 +829,364 @@ async fn a_shutdown_as_the_reconnect_completes_leaves_no_session_behind() {
         assert_eq!(events, ["disconnected"], "round {round}");
     }
 }
+
+/// The ids of the channels `client` lists now.
+fn channel_ids(client: &botlane::Client) -> Vec<String> {
+    client.channels().into_iter().map(|c| c.id).collect()
+}
+
+/// The first session of a service that keeps dispatch busy: the bot in
+/// `c1` with its key, three `/slow` messages, and the end once `kill` is
+/// notified.
+async fn first_session_keeping_dispatch_busy(tcp: tokio::net::TcpStream, kill: Arc<Notify>) {
+    let Some((mut ws, key, key_push)) = peer::first_session_with_key(tcp, 1, "c1").await else {
+        return;
+    };
+    send(&mut ws, key_push).await;
+    for id in ["m0", "m1", "m2"] {
+        send(&mut ws, message_push(&key, id, "/slow")).await;
+    }
+    tokio::select! {
+        () = behave(&mut ws) => {}
+        () = kill.notified() => {}
+    }
+}
+
+/// A client of `addr` logged in to [`first_session_keeping_dispatch_busy`]
+/// with one handler permit, once dispatch is busy: `m0` holds the permit,
+/// dispatch holds `m1` waiting for it, `m2` waits in the queue. With its
+/// `/slow` gate and a subscription taken before the login.
+async fn client_with_dispatch_busy(
+    addr: std::net::SocketAddr,
+    dir: &tempfile::TempDir,
+) -> (botlane::Client, peer::Slow, botlane::Events) {
+    client_with_dispatch_busy_and(addr, dir, |options| options).await
+}
+
+/// [`client_with_dispatch_busy`], its options changed by `change`.
+async fn client_with_dispatch_busy_and(
+    addr: std::net::SocketAddr,
+    dir: &tempfile::TempDir,
+    change: impl FnOnce(botlane::ClientOptions) -> botlane::ClientOptions,
+) -> (botlane::Client, peer::Slow, botlane::Events) {
+    let options = change(peer::patient(peer::options(addr, dir)).max_concurrent_handlers(1));
+    let client = botlane::Client::new(options).unwrap();
+    let slow = peer::register_slow(&client);
+    let (events, mut taken) = (client.events(), client.events());
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("login finishes")
+        .unwrap();
+    tokio::time::timeout(WAIT, async {
+        loop {
+            if let Ok(botlane::Event::Message(m)) = taken.recv().await {
+                if m.id == "m1" {
+                    return;
+                }
+            }
+        }
+    })
+    .await
+    .expect("dispatch takes the second message");
+    assert_eq!(channel_ids(&client), ["c1"]);
+    (client, slow, events)
+}
+
+/// `channels()` as the application reads it on the next
+/// `Event::Reconnected` of `client`.
+fn channels_on_reconnected(client: &botlane::Client) -> tokio::task::JoinHandle<Vec<String>> {
+    let mut events = client.events();
+    let client = client.clone();
+    tokio::spawn(async move {
+        while !matches!(events.recv().await, Ok(botlane::Event::Reconnected)) {}
+        channel_ids(&client)
+    })
+}
+
+/// `Event::Reconnected` comes once dispatch has applied the new session's
+/// `ready`, so an application that reads `channels()` on it sees the new
+/// session's channels, also while dispatch is still busy with pushes of
+/// the old session (a handler holds the only permit, the next invocation
+/// waits for it, a third waits in the queue, and the new `ready` queues
+/// behind them). It used to come as soon as the login and the menu were
+/// answered, and `channels()` still listed the old session's. What
+/// dispatch held of the old session is still dispatched in wire order,
+/// before the new `ready` forgets the old channel's key: all three
+/// invocations run.
+#[tokio::test]
+async fn reconnected_comes_once_channels_list_the_new_session_s_channels() {
+    let kill = Arc::new(Notify::new());
+    let (addr, _) = {
+        let kill = kill.clone();
+        serve(move |tcp, n| {
+            let kill = kill.clone();
+            async move {
+                if n == 1 {
+                    return first_session_keeping_dispatch_busy(tcp, kill).await;
+                }
+                // The bot is in `c2` now, and no longer in `c1`.
+                let mut ws = upgrade(tcp).await;
+                if peer::login(&mut ws, n, &["c2"]).await.is_some() {
+                    behave(&mut ws).await;
+                }
+            }
+        })
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (client, slow, mut events) = client_with_dispatch_busy(addr, &dir).await;
+    let on_reconnected = channels_on_reconnected(&client);
+
+    kill.notify_one();
+    peer::eventually("the new session is up", || client.stats().sessions == 2).await;
+    // Room for a `Reconnected` sent before dispatch reached the new
+    // `ready` to arrive (it used to, right after the menu's reply);
+    // nothing here is a time limit.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    slow.gate.send_replace(true);
+    let listed = tokio::time::timeout(WAIT, on_reconnected)
+        .await
+        .expect("the client reconnects")
+        .unwrap();
+    assert_eq!(listed, ["c2"], "channels() as Reconnected is read");
+    peer::eventually("the old session's invocations all run", || {
+        slow.finished.load(Ordering::SeqCst) == 3
+    })
+    .await;
+    assert_eq!(
+        reconnect_events(&mut events),
+        ["disconnected", "reconnected"]
+    );
+    client.close().await.unwrap();
+}
+
+/// The wait for dispatch before `Reconnected` has a bound: with a handler
+/// that holds the only permit and never returns (handler timeouts off, the
+/// application's choice), `Reconnected` still comes, once
+/// `request_timeout` has passed after the new `ready`, with the old
+/// channels still listed (the documented exception). It used to wait for
+/// dispatch for as long as the handler ran.
+#[tokio::test]
+async fn reconnected_comes_within_the_request_timeout_while_handlers_hold_dispatch() {
+    let kill = Arc::new(Notify::new());
+    let (addr, _) = {
+        let kill = kill.clone();
+        serve(move |tcp, n| {
+            let kill = kill.clone();
+            async move {
+                if n == 1 {
+                    return first_session_keeping_dispatch_busy(tcp, kill).await;
+                }
+                let mut ws = upgrade(tcp).await;
+                if peer::login(&mut ws, n, &["c2"]).await.is_some() {
+                    behave(&mut ws).await;
+                }
+            }
+        })
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (client, slow, mut events) = client_with_dispatch_busy_and(addr, &dir, |options| {
+        // Long enough for a loaded machine's login; short against `WAIT`.
+        options
+            .request_timeout(Duration::from_secs(3))
+            .handler_timeout(None)
+    })
+    .await;
+    let on_reconnected = channels_on_reconnected(&client);
+
+    kill.notify_one();
+    // The gate stays shut: dispatch never reaches the new `ready`.
+    let listed = tokio::time::timeout(WAIT, on_reconnected)
+        .await
+        .expect("Reconnected comes while the handler still runs")
+        .unwrap();
+    assert_eq!(listed, ["c1"], "dispatch has not applied the new ready");
+    assert_eq!(
+        slow.finished.load(Ordering::SeqCst),
+        0,
+        "the handler runs on"
+    );
+    assert_eq!(
+        reconnect_events(&mut events),
+        ["disconnected", "reconnected"]
+    );
+    slow.gate.send_replace(true);
+    peer::eventually("dispatch applies the new ready", || {
+        channel_ids(&client) == ["c2"]
+    })
+    .await;
+    client.close().await.unwrap();
+}
+
+/// A reconnect whose session ends before dispatch has caught up with its
+/// `ready` is a failed attempt (`ReconnectFailed`, with the end's reason):
+/// the application never saw the session, and a `Reconnected` for it would
+/// have come with the old channels. The next session that lasts is the
+/// one `Reconnected` reports, with its channels.
+#[tokio::test]
+async fn a_reconnect_that_ends_before_dispatch_caught_up_is_a_failed_attempt() {
+    let kill = Arc::new(Notify::new());
+    let (addr, _) = {
+        let kill = kill.clone();
+        serve(move |tcp, n| {
+            let kill = kill.clone();
+            async move {
+                if n == 1 {
+                    return first_session_keeping_dispatch_busy(tcp, kill).await;
+                }
+                let mut ws = upgrade(tcp).await;
+                let channel = if n == 2 { "c2" } else { "c3" };
+                if peer::login(&mut ws, n, &[channel]).await.is_none() {
+                    return;
+                }
+                if n == 2 {
+                    let _ = ws.close(None).await;
+                } else {
+                    behave(&mut ws).await;
+                }
+            }
+        })
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (client, slow, mut events) = client_with_dispatch_busy(addr, &dir).await;
+    let on_reconnected = channels_on_reconnected(&client);
+
+    kill.notify_one();
+    peer::eventually("the third session is up", || client.stats().sessions == 3).await;
+    slow.gate.send_replace(true);
+    let listed = tokio::time::timeout(WAIT, on_reconnected)
+        .await
+        .expect("the client reconnects")
+        .unwrap();
+    assert_eq!(listed, ["c3"]);
+    let (seen, failures) = reconnect_events_and_failures(&mut events);
+    assert_eq!(seen, ["disconnected", "failed", "reconnected"]);
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(
+        failures[0]
+            .1
+            .starts_with("the service closed the connection"),
+        "{failures:?}"
+    );
+    client.close().await.unwrap();
+}
+
+/// The session's events of a subscriber so far, in order: `ready` (with
+/// its bot id), `disconnected`, `failed` and `reconnected`.
+fn session_events(events: &mut botlane::Events) -> Vec<String> {
+    let mut seen = Vec::new();
+    while let Ok(Some(event)) = events.try_recv() {
+        match event {
+            botlane::Event::Ready { bot_id } => seen.push(format!("ready {bot_id}")),
+            botlane::Event::Disconnected { .. } => seen.push("disconnected".into()),
+            botlane::Event::ReconnectFailed { .. } => seen.push("failed".into()),
+            botlane::Event::Reconnected => seen.push("reconnected".into()),
+            _ => {}
+        }
+    }
+    seen
+}
+
+/// `Event::Ready` is the session's first event, also when the first
+/// connection ends after its login but before its `ready` came: it is sent
+/// (once, with the channels still unlisted) before that connection's
+/// `Disconnected`, and `login` returns `Ok` with it; `Reconnected` follows
+/// with the next session's channels. It used to come after `Reconnected`,
+/// once the next session's `ready` had been applied, and `login` waited
+/// for that.
+#[tokio::test]
+async fn ready_comes_first_when_the_first_session_ends_before_its_ready() {
+    let (addr, _) = serve(|tcp, n| async move {
+        let mut ws = upgrade(tcp).await;
+        if n > 1 {
+            if peer::login(&mut ws, n, &["c1"]).await.is_some() {
+                behave(&mut ws).await;
+            }
+            return;
+        }
+        // The login and the menu answered, no `ready`; then the end.
+        let frame = next_frame(&mut ws).await.unwrap();
+        assert_eq!(frame["op"], 10, "the first frame is the login");
+        send(&mut ws, r#"{"op":10,"d":{"code":0,"user_id":"bot-1"}}"#).await;
+        let frame = next_frame(&mut ws).await.unwrap();
+        assert_eq!(frame["op"], 20, "then the menu");
+        send(&mut ws, r#"{"op":20,"d":{"code":0}}"#).await;
+        let _ = ws.close(None).await;
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
+    let mut events = client.events();
+    let mut reconnected = client.events();
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("login returns with Ready, not after the request timeout (60 s)")
+        .unwrap();
+    tokio::time::timeout(WAIT, async {
+        while !matches!(reconnected.recv().await, Ok(botlane::Event::Reconnected)) {}
+    })
+    .await
+    .expect("the client reconnects");
+    assert_eq!(channel_ids(&client), ["c1"]);
+    assert_eq!(
+        session_events(&mut events),
+        ["ready bot-1", "disconnected", "reconnected"]
+    );
+    client.close().await.unwrap();
+    assert!(session_events(&mut events).is_empty(), "one Ready");
+}
+
+/// `Event::Ready` is the session's first event also when messages follow
+/// the first `ready` closely: the service pushes `ready` right after the
+/// login reply, and a channel's messages (its key kept from an earlier
+/// run, or pushed at once) may come before the menu's reply. Dispatch then
+/// applies the `ready` and opens the messages in one go, and `Ready`, sent
+/// by a task that only wakes once the `ready` has been applied, came after
+/// their `Message` events.
+#[tokio::test]
+async fn ready_comes_before_the_messages_that_follow_the_first_ready() {
+    let (addr, _) = serve(|tcp, n| async move {
+        let mut ws = upgrade(tcp).await;
+        let Some(frame) = next_frame(&mut ws).await else {
+            return;
+        };
+        assert_eq!(frame["op"], 10, "the first frame is the login");
+        let public_key = frame["d"]["public_key"].as_str().unwrap().to_owned();
+        let bot = format!("bot-{n}");
+        send(
+            &mut ws,
+            format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#),
+        )
+        .await;
+        send(&mut ws, peer::ready(&bot, &["c1"])).await;
+        let (key, key_push) = peer::channel_key_for(&public_key, "c1");
+        send(&mut ws, key_push).await;
+        send(&mut ws, message_push(&key, "m1", "hello")).await;
+        behave(&mut ws).await;
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
+    let (mut events, mut messages) = (client.events(), client.events());
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("login finishes")
+        .unwrap();
+    tokio::time::timeout(WAIT, async {
+        while !matches!(messages.recv().await, Ok(botlane::Event::Message(_))) {}
+    })
+    .await
+    .expect("the message is dispatched");
+    let mut seen = Vec::new();
+    while let Ok(Some(event)) = events.try_recv() {
+        match event {
+            botlane::Event::Ready { .. } => seen.push("ready".to_owned()),
+            botlane::Event::Message(m) => seen.push(format!("message {}", m.id)),
+            _ => {}
+        }
+    }
+    assert_eq!(seen, ["ready", "message m1"], "Ready is the first event");
+    client.close().await.unwrap();
+}

@@ -10,9 +10,11 @@
 mod peer;
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use botlane::ClientError;
+use futures_util::stream::FuturesUnordered;
 use futures_util::{SinkExt, StreamExt};
 use peer::{
     behave, emojis_after_reconnect, login, next_frame, send, serve, serve_on, upgrade, WAIT,
@@ -631,4 +633,159 @@ async fn a_login_after_shutdown_dials_nothing() {
     // Long enough for a connection made by the login to be accepted.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(accepted.load(Ordering::SeqCst), 0, "nothing dialled");
+}
+
+/// Waits until the client's writes on `tcp` have stalled: the bytes
+/// waiting to be read there, peeked, have stopped growing for half a
+/// second.
+async fn until_writes_stall(tcp: &tokio::net::TcpStream) {
+    let mut buf = vec![0u8; 64 << 20];
+    let (mut last, mut same) = (0, 0);
+    while same < 10 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let waiting = tcp.peek(&mut buf).await.unwrap();
+        if waiting > 0 && waiting == last {
+            same += 1;
+        } else {
+            (last, same) = (waiting, 0);
+        }
+    }
+}
+
+/// Requests made while a connection is closing: the service closed it and
+/// reads nothing more, so the client's close frame waits behind a request
+/// half written, for up to the close grace (1 s). Those still waiting to
+/// be written and a new one fail at once, not when the grace is over: the
+/// service, reading again only once the test has every failure, still
+/// receives the client's close frame (the client had not let go of the
+/// socket). A REST mint (opcode 638) asked for then goes to the next
+/// connection, as one asked for while the client is disconnected does.
+/// They used to wait for the closing handshake to end (the grace, here),
+/// and the mint failed with the closed connection.
+#[tokio::test]
+async fn requests_made_while_a_connection_closes_fail_at_once_and_a_mint_waits_for_the_next() {
+    // What the client's send buffer and the service's receive buffer may
+    // grow to together: requests longer than that stay partly unwritten.
+    let buffers =
+        peer::most_of("/proc/sys/net/ipv4/tcp_wmem") + peer::most_of("/proc/sys/net/ipv4/tcp_rmem");
+    let (closed_tx, mut closed) = mpsc::channel::<()>(1);
+    let (read_tx, read) = mpsc::channel::<()>(1);
+    let read = Arc::new(tokio::sync::Mutex::new(read));
+    let (raw_tx, mut raw) = mpsc::channel::<Vec<u8>>(1);
+    let (login_tx, take_login) = mpsc::channel::<()>(1);
+    let take_login = Arc::new(tokio::sync::Mutex::new(take_login));
+    let (minted_tx, mut minted) = mpsc::unbounded_channel::<usize>();
+    let (addr, _) = serve(move |tcp, n| {
+        let (closed_tx, read, raw_tx) = (closed_tx.clone(), read.clone(), raw_tx.clone());
+        let (take_login, minted_tx) = (take_login.clone(), minted_tx.clone());
+        async move {
+            let mut ws = upgrade(tcp).await;
+            if n == 1 {
+                if login(&mut ws, n, &[]).await.is_none() {
+                    return;
+                }
+                until_writes_stall(ws.get_ref()).await;
+                let _ = ws.close(None).await;
+                closed_tx.send(()).await.unwrap();
+                let _ = read.lock().await.recv().await;
+                let _ = raw_tx.send(read_raw_to_eof(&mut ws).await).await;
+                return;
+            }
+            // The next session is held until the test says.
+            let _ = take_login.lock().await.recv().await;
+            if login(&mut ws, n, &[]).await.is_none() {
+                return;
+            }
+            while let Some(frame) = next_frame(&mut ws).await {
+                let op = frame["op"].as_u64().unwrap();
+                let code = if op == 638 {
+                    minted_tx.send(n).unwrap();
+                    -7
+                } else {
+                    0
+                };
+                if !send(&mut ws, format!(r#"{{"op":{op},"d":{{"code":{code}}}}}"#)).await {
+                    return;
+                }
+            }
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    // Nothing but the service may end the session: no heartbeat, no idle
+    // end, no write stall detected within the test.
+    let options = peer::patient(peer::options(addr, &dir)).rest_url("http://127.0.0.1:1");
+    let client = peer::client(options).await;
+    // History requests with long channel ids, enough to fill both buffers.
+    let chunk = 1_000_000;
+    let requests = usize::try_from(buffers).unwrap() / chunk + 2;
+    let mut history: FuturesUnordered<_> = (0..requests)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move { client.history(&"x".repeat(chunk), 1).await })
+        })
+        .collect();
+    tokio::time::timeout(WAIT, closed.recv())
+        .await
+        .expect("the client's writes stall")
+        .unwrap();
+    // The request being written fails as the connection ends.
+    let first = tokio::time::timeout(WAIT, history.next())
+        .await
+        .expect("a request fails as the connection ends")
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(first, Err(ClientError::ConnectionClosed { .. })),
+        "{first:?}"
+    );
+    // The connection is closing: its close frame cannot be written.
+    let emojis = tokio::time::timeout(WAIT, client.fetch_emojis())
+        .await
+        .expect("the request returns");
+    let mint = tokio::spawn({
+        let lane = client.rest();
+        async move {
+            lane.request(botlane::rest::Method::GET, "/api/files/list", None)
+                .await
+                .err()
+        }
+    });
+    while let Some(request) = tokio::time::timeout(WAIT, history.next())
+        .await
+        .expect("each request returns")
+    {
+        let request = request.unwrap();
+        assert!(
+            matches!(request, Err(ClientError::ConnectionClosed { .. })),
+            "{request:?}"
+        );
+    }
+    assert!(
+        matches!(emojis, Err(ClientError::NotConnected)),
+        "{emojis:?}"
+    );
+    read_tx.send(()).await.unwrap();
+    let raw = tokio::time::timeout(WAIT, raw.recv())
+        .await
+        .expect("the client lets the socket go")
+        .unwrap();
+    assert_eq!(
+        frame_starts(&raw).last(),
+        Some(&0x88),
+        "the client's close frame, written once the service read again: the failures came \
+         during the closing handshake"
+    );
+
+    login_tx.send(()).await.unwrap();
+    let mint = tokio::time::timeout(WAIT, mint)
+        .await
+        .expect("the mint is answered")
+        .unwrap();
+    assert!(
+        matches!(&mint, Some(botlane::RestError::Action(refused)) if refused.code == -7),
+        "{mint:?}"
+    );
+    assert_eq!(minted.try_recv(), Ok(2), "asked on the next connection");
+    client.close().await.unwrap();
 }

@@ -1,7 +1,7 @@
 //! What the client sets for every command, beside the registry: its checks,
 //! its error hook and its hooks after the command. Each is swapped in whole
 //! (`rcu`), so each is usable before and after login and an invocation reads
-//! one consistent set.
+//! one consistent set. And who its owners are, from its options.
 
 use std::future::Future;
 
@@ -116,6 +116,28 @@ impl<D: Send + Sync + 'static> Client<D> {
         // Only once it is in: an invocation that sees the flag finds it.
         self.inner.runner.after.mark_set();
         self
+    }
+
+    /// Whether `user_id` is one of the bot's
+    /// [`owners`](crate::ClientOptions::owners), compared in canonical
+    /// form: for a check or a handler that treats the owners apart beyond
+    /// [`owners_only`](crate::CommandSettings::owners_only) (poise's
+    /// `ctx.framework().options().owners`), through a
+    /// [`WeakClient`](crate::WeakClient) it holds.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use botlane::{Client, ClientOptions};
+    /// let options = ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws")
+    ///     .owners(["3F2504E0-4F89-11D3-9A0C-0305E82C3301"]);
+    /// let client = Client::new(options)?;
+    /// assert!(client.is_owner("3f2504e04f8911d39a0c0305e82c3301"));
+    /// assert!(!client.is_owner("someone-else"));
+    /// # Ok::<(), botlane::ClientError>(())
+    /// ```
+    pub fn is_owner(&self, user_id: &str) -> bool {
+        let owners = self.inner.runner.owners.as_ref();
+        owners.is_some_and(|owners| owners.contains(user_id))
     }
 
     /// Swaps in a copy of the hooks with `change` made to it (`change` may

@@ -24,7 +24,11 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// retried; dropped once the session was up, while it waited for
     /// `ready`, the session runs on, `Event::Ready` still comes, and the
     /// next call waits for it and returns `Ok`). A client shut down before
-    /// `ready` came ends the wait with [`ClientError::NotConnected`].
+    /// `ready` came ends the wait with [`ClientError::NotConnected`]. A
+    /// first connection that ends before its `ready` came ends it too,
+    /// with `Ok` and [`Event::Ready`](crate::Event::Ready) sent (the
+    /// channels not listed yet): the session reconnects as after any
+    /// disconnect.
     pub async fn login(&self) -> Result<(), ClientError> {
         let inner = &self.inner;
         let ready = match inner.session.start().await {
@@ -66,28 +70,27 @@ impl<D: Send + Sync + 'static> Client<D> {
         };
         tokio::spawn(Arc::new(dispatcher).run());
         let session = inner.session.clone();
-        let events = inner.runner.events.clone();
         // The service pushes `ready` right after the login reply; dispatch
         // applies it in wire order. Waiting for it makes `channels()`
         // complete when `login` returns.
         // A shutdown ends the wait: no `ready` comes after it, and the
         // task would hold the client's events open until the timeout.
+        // So does the end of the first connection before its `ready`: the
+        // supervisor then sends `Event::Ready` before its `Disconnected`.
         let ready = tokio::spawn(async move {
             let timeout = session.request_timeout();
             tokio::select! {
+                biased;
+                () = session.until_shutdown() => {}
                 ready = session.membership.wait_ready(timeout) => {
                     if !ready {
                         tracing::warn!("no ready push within the request timeout after login");
                     }
                 }
-                () = session.until_shutdown() => return false,
+                () = session.until_announced() => {}
             }
-            let bot_id = session
-                .bot_id()
-                .map(|id| id.to_string())
-                .unwrap_or_default();
-            events.send(crate::events::Event::Ready { bot_id });
-            true
+            // `false`: shut down before `Event::Ready` was sent.
+            session.announce_ready()
         });
         let ready = ready.map(|up| up.unwrap_or(false)).boxed().shared();
         // Only the first login's `start` succeeds: the cell is empty here.

@@ -32,7 +32,7 @@ pub use stats::ClientStats;
 
 use crate::commands::{
     encode_command_data, format_invocation_text, AnswerGate, AnswerRate, Command, CommandArgs,
-    CommandData, CommandDeclaration, Commands, CooldownTracker, Message, OnError, Outbound,
+    CommandData, CommandDeclaration, Commands, CooldownTracker, Message, OnError, Outbound, Owners,
     MAX_COMMAND_WIRE,
 };
 use crate::dispatch::{self, AfterState, ClientHooks, Runner};
@@ -272,6 +272,7 @@ impl<D: Send + Sync + 'static> Client<D> {
             held_up: Throttle::new(WARN_INTERVAL),
             hook_panicked: Throttle::new(WARN_INTERVAL),
             after: AfterState::new(DEFAULT_HANDLER_TIMEOUT),
+            owners: Owners::new(&options.owners, options.skip_checks_for_owners),
         });
         Ok(Self {
             inner: Arc::new(Inner {

@@ -154,6 +154,12 @@ pub struct ClientOptions {
     /// bytes; [`MAX_FILE_BYTES`](crate::rest::MAX_FILE_BYTES) (100 MiB) by
     /// default. Stream larger bodies with `Response::chunk`.
     pub rest_binary_limit: usize,
+    /// The bot's owners' user ids (none by default); see
+    /// [`owners`](Self::owners).
+    pub owners: Vec<String>,
+    /// Whether the owners skip every command's checks and cooldown (off by
+    /// default); see [`skip_checks_for_owners`](Self::skip_checks_for_owners).
+    pub skip_checks_for_owners: bool,
 }
 
 impl ClientOptions {
@@ -193,6 +199,8 @@ impl ClientOptions {
             rest_refresh_margin: Duration::from_secs(60),
             rest_json_limit: crate::rest::DEFAULT_JSON_LIMIT,
             rest_binary_limit: crate::rest::MAX_FILE_BYTES,
+            owners: Vec::new(),
+            skip_checks_for_owners: false,
         }
     }
 
@@ -408,6 +416,45 @@ impl ClientOptions {
         self
     }
 
+    /// Sets the bot's owners (poise's `FrameworkOptions::owners`), replacing
+    /// any set before: the only users who may run a command set to
+    /// [`owners_only`](crate::CommandSettings::owners_only), and those who
+    /// skip the checks with
+    /// [`skip_checks_for_owners`](Self::skip_checks_for_owners). Ids are
+    /// compared in canonical form (dashes removed, ASCII lower-case), as
+    /// [`Check::allowed_users`](crate::Check::allowed_users) compares them.
+    /// [`Client::new`](crate::Client::new) refuses an empty id, or one with
+    /// whitespace (a list pasted whole, `"u1, u2"`), naming it. Owners are
+    /// the bot's own idea: nothing is sent to the service.
+    ///
+    /// ```
+    /// let options = botlane::ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws")
+    ///     .owners(["3f2504e0-4f89-11d3-9a0c-0305e82c3301"])
+    ///     .skip_checks_for_owners(true);
+    /// assert_eq!(options.owners.len(), 1);
+    /// ```
+    #[must_use]
+    pub fn owners<I, S>(mut self, user_ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.owners = user_ids.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Lets the [`owners`](Self::owners) skip every command's checks, the
+    /// client's ([`Client::add_check`](crate::Client::add_check)) and the
+    /// command's, and its cooldown (poise's `skip_checks_for_owners`): an
+    /// owner's invocation neither waits for a cooldown nor starts one, so
+    /// no one else waits for the owner's tries. The arguments are still
+    /// checked, and the handler's timeout still applies. Off by default.
+    #[must_use]
+    pub fn skip_checks_for_owners(mut self, skip: bool) -> Self {
+        self.skip_checks_for_owners = skip;
+        self
+    }
+
     /// Checks every option; the error names the option and the rule.
     pub(crate) fn validate(&self) -> Result<(), ClientError> {
         use secrecy::ExposeSecret;
@@ -496,6 +543,19 @@ impl ClientOptions {
             return Err(invalid(
                 "error_answer_interval",
                 "must be above zero".into(),
+            ));
+        }
+        if let Some((index, id)) = self
+            .owners
+            .iter()
+            .enumerate()
+            .find(|(_, id)| id.is_empty() || id.chars().any(char::is_whitespace))
+        {
+            return Err(invalid(
+                "owners",
+                format!(
+                    "owners[{index}] is {id:?}: an owner id must be non-empty, without whitespace"
+                ),
             ));
         }
         if self.reconnect_initial.is_zero() || self.reconnect_max < self.reconnect_initial {
@@ -622,10 +682,30 @@ mod tests {
                 base().error_answer_limit(3, Duration::ZERO),
                 "error_answer_interval",
             ),
+            (base().owners(["u1", ""]), "owners"),
         ];
         for (options, name) in cases {
             let err = options.validate().expect_err(name).to_string();
             assert!(err.contains(name), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_bad_owner_id_is_named_with_its_place() {
+        assert!(base().owners(["u1", "U-2"]).validate().is_ok());
+        for (owners, named) in [
+            (vec!["u1", ""], r#"owners[1] is """#),
+            (vec!["u1, u2"], r#"owners[0] is "u1, u2""#),
+            (vec!["u1", " u2"], r#"owners[1] is " u2""#),
+        ] {
+            let err = base().owners(owners).validate().unwrap_err().to_string();
+            assert_eq!(
+                err,
+                format!(
+                    "invalid client option `owners`: {named}: an owner id must be non-empty, \
+                     without whitespace"
+                )
+            );
         }
     }
 }

@@ -14,6 +14,7 @@ use super::argument_error::ArgumentError;
 use super::cooldown::CooldownError;
 use super::handler::BoxError;
 use super::message::Message;
+use super::owners::NotAnOwner;
 use super::text::ParseError;
 use super::types::{CommandInvocation, CommandSource};
 use super::user_error::UserError;
@@ -22,7 +23,8 @@ use super::user_error::UserError;
 ///
 /// Dispatch runs, for a message addressed to a registered command: the
 /// arguments ([`Parse`](Self::Parse), [`Arguments`](Self::Arguments)), the
-/// client's then the command's checks ([`Check`](Self::Check)), the
+/// owners-only rule, the client's then the command's checks
+/// ([`Check`](Self::Check)), the
 /// cooldown ([`Cooldown`](Self::Cooldown)), the handler
 /// ([`Handler`](Self::Handler), [`Timeout`](Self::Timeout)); the first that
 /// fails is the reason.
@@ -41,7 +43,10 @@ pub enum CommandErrorReason {
     /// the handler. `argument_error` says which option and rule.
     Arguments,
     /// A check refused the invocation; `error` holds its
-    /// [`UserError`](crate::UserError), the reason for the user.
+    /// [`UserError`](crate::UserError), the reason for the user; or the
+    /// command is [`owners_only`](crate::CommandSettings::owners_only) and
+    /// the author is not an owner: `error` holds a
+    /// [`NotAnOwner`](crate::NotAnOwner).
     Check,
     /// The command is cooling down for this invocation; `error` holds the
     /// [`CooldownError`](crate::CooldownError).
@@ -180,7 +185,7 @@ impl CommandError {
     /// |---|---|
     /// | `Parse` | the parse error and the usage line |
     /// | `Arguments` | the [`ArgumentError`]: the option, the rule it broke, the usage line |
-    /// | `Check` | the check's reason |
+    /// | `Check` | the check's reason (a [`NotAnOwner`](crate::NotAnOwner)'s text) |
     /// | `Cooldown` | `this command is cooling down, try again in 12 s` |
     /// | `Handler`, returning a [`UserError`] | its text, as it is |
     /// | any other handler error, a panic, `Timeout` | `sorry, the roll command failed` |
@@ -204,6 +209,9 @@ impl CommandError {
                 Some(argument) => argument.to_string(),
                 None => generic_answer(&self.command),
             },
+            CommandErrorReason::Check if self.error_as::<NotAnOwner>().is_some() => {
+                NotAnOwner.to_string()
+            }
             CommandErrorReason::Check | CommandErrorReason::Handler => {
                 match error.and_then(|e| e.downcast_ref::<UserError>()) {
                     Some(user) => user.as_str().to_owned(),

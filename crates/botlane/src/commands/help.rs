@@ -1,5 +1,6 @@
-//! The built-in `help` command: its declaration, its handler, and the text
-//! it answers with, generated from the registry.
+//! The built-in `help` command: its declaration, its handler, the text it
+//! answers with, generated from the registry (grouped by the commands'
+//! categories), and the registry's help settings.
 
 use std::fmt::Write as _;
 
@@ -8,9 +9,14 @@ use super::context::CommandContext;
 use super::handler::CommandHandler;
 use super::limits::{DEFAULT_COMMAND_PREFIX, MAX_NAME_LEN};
 use super::option::CommandOption;
-use super::registry::CommandRegistry;
+use super::registry::{CommandRegistry, RegisteredCommand};
+use super::settings::CommandSettings;
 use super::text::usage_line;
 use super::types::{CommandDeclaration, CommandOptionType};
+use super::validate::{DeclarationError, DeclarationRule, Violation};
+
+/// The longest category, in characters: a heading, not a paragraph.
+const MAX_CATEGORY_CHARS: usize = 100;
 
 /// The name of the built-in help command.
 pub(crate) const HELP_COMMAND: &str = "help";
@@ -33,6 +39,110 @@ pub fn help_declaration() -> CommandDeclaration {
         )
         .max_length(MAX_NAME_LEN),
     )
+}
+
+impl<D> CommandRegistry<D> {
+    /// Registers the built-in `help` command: `/help` lists the commands and
+    /// `/help <command>` explains one (see [`help_text`](crate::help_text)).
+    ///
+    /// It is a command like any other: it counts toward
+    /// [`MAX_COMMANDS_PER_BOT`](crate::MAX_COMMANDS_PER_BOT) and
+    /// [`MAX_COMMANDS_PAYLOAD`](crate::MAX_COMMANDS_PAYLOAD) and is in the
+    /// published menu. A command of the bot's own named `help`, registered
+    /// before or after, is a
+    /// [`DeclarationRule::HelpClash`](crate::DeclarationRule::HelpClash).
+    /// Enabling it twice is harmless. Its handler reads the registry from
+    /// its context
+    /// ([`CommandContext::with_registry`](crate::CommandContext::with_registry)),
+    /// which dispatch gives it.
+    ///
+    /// ```
+    /// use botlane::{CommandDeclaration, CommandRegistry, DeclarationRule};
+    ///
+    /// let mut registry = CommandRegistry::new();
+    /// registry.enable_help()?;
+    /// assert_eq!(registry.get("help").map(|c| c.decl.options.len()), Some(1));
+    ///
+    /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+    /// let err = registry.register(CommandDeclaration::new("help", "My own"), ok).unwrap_err();
+    /// assert_eq!(err.violations()[0].rule(), &DeclarationRule::HelpClash);
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn enable_help(&mut self) -> Result<&mut Self, DeclarationError>
+    where
+        D: Send + Sync + 'static,
+    {
+        if self.help_enabled {
+            return Ok(self);
+        }
+        if self.get(HELP_COMMAND).is_some() {
+            let violation = Violation::at_command(HELP_COMMAND, DeclarationRule::HelpClash);
+            return Err(DeclarationError::new(vec![violation]));
+        }
+        self.insert(
+            help_declaration(),
+            help_handler(),
+            CommandSettings::new(),
+            None,
+        )?;
+        self.help_enabled = true;
+        Ok(self)
+    }
+
+    /// Whether the built-in help command is registered.
+    ///
+    /// ```
+    /// let mut registry = botlane::CommandRegistry::new();
+    /// assert!(!registry.help_enabled());
+    /// registry.enable_help()?;
+    /// assert!(registry.help_enabled());
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn help_enabled(&self) -> bool {
+        self.help_enabled
+    }
+
+    /// Sets a text shown under the built-in help's list, after a blank
+    /// line (poise's `extra_text_at_bottom`), for every later `/help`;
+    /// chainable. Not under the explanation of one command. An empty or
+    /// blank text removes it. It is sent as it is, in the same message as
+    /// the list: keep it short.
+    ///
+    /// ```
+    /// use botlane::{help_text, CommandDeclaration, CommandRegistry};
+    ///
+    /// let mut registry = CommandRegistry::new();
+    /// registry
+    ///     .register(CommandDeclaration::new("ping", "Pong"), |_ctx| async { Ok::<(), std::io::Error>(()) })?
+    ///     .help_footer("Questions? Ask in #bot-support.");
+    /// assert_eq!(
+    ///     help_text(&registry, None, None),
+    ///     "Commands:\n/ping - Pong\n\nQuestions? Ask in #bot-support."
+    /// );
+    /// assert!(!help_text(&registry, Some("ping"), None).contains("Questions"));
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn help_footer(&mut self, text: impl Into<String>) -> &mut Self {
+        let text = text.into();
+        self.help_footer = (!text.trim().is_empty()).then_some(text);
+        self
+    }
+}
+
+/// The violation of a command's category, if it breaks the rule of
+/// [`CommandSettings::category`].
+pub(super) fn category_violation<D>(
+    command: &str,
+    settings: &CommandSettings<D>,
+) -> Option<Violation> {
+    let category = settings.category.as_deref()?;
+    let fits = !category.trim().is_empty()
+        && category.chars().count() <= MAX_CATEGORY_CHARS
+        && !category.chars().any(char::is_control);
+    let rule = DeclarationRule::InvalidCategory {
+        category: category.to_owned(),
+    };
+    (!fits).then(|| Violation::at_command(command, rule))
 }
 
 /// The built-in help command failed because dispatch gave it no registry.
@@ -68,10 +178,14 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 /// The help text of a registry: the list of commands, or how to use one.
 ///
 /// `prefix` is the text-lane prefix (`None` means
-/// [`DEFAULT_COMMAND_PREFIX`]). Without `command`, one line per command in
-/// name order, except those set to
+/// [`DEFAULT_COMMAND_PREFIX`]). Without `command`, one line per command,
+/// except those set to
 /// [`hide_in_help`](crate::CommandSettings::hide_in_help): its usage line,
-/// ` - `, its description. With `command` (its name in any case, with or
+/// ` - `, its description; the commands without a
+/// [`category`](crate::CommandSettings::category) first, then each
+/// category after a blank line and its heading, by name within each; then
+/// the registry's [`help_footer`](CommandRegistry::help_footer), if any,
+/// after a blank line. With `command` (its name in any case, with or
 /// without the prefix; a hidden one too, since it is in the published menu
 /// anyway): the command's description, its usage line, and one line per
 /// option with its type, whether it is required, its choices and its
@@ -135,19 +249,49 @@ pub fn help_text<D>(
 }
 
 fn command_list<D>(registry: &CommandRegistry<D>, prefix: &str, help: &str) -> String {
-    let mut decls: Vec<&CommandDeclaration> = (0..registry.len())
+    let mut listed: Vec<&RegisteredCommand<D>> = (0..registry.len())
         .map(|index| registry.at(index))
         .filter(|command| !command.settings.hide_in_help)
-        .map(|command| &command.decl)
         .collect();
-    decls.sort_by(|a, b| a.name.cmp(&b.name));
+    // In registration order still: each category where its first command is.
+    let mut categories: Vec<&str> = Vec::new();
+    for category in listed.iter().filter_map(|c| c.settings.category.as_deref()) {
+        if !categories.contains(&category) {
+            categories.push(category);
+        }
+    }
+    listed.sort_by(|a, b| a.decl.name.cmp(&b.decl.name));
     let mut text = if registry.get(HELP_COMMAND).is_some() {
         format!("Commands (send {help} <command> for details):")
     } else {
         "Commands:".to_owned()
     };
+    list_lines(&mut text, &listed, None, prefix);
     // Writing to a String cannot fail.
-    for decl in decls {
+    for category in categories {
+        let _ = write!(text, "\n\n{category}:");
+        list_lines(&mut text, &listed, Some(category), prefix);
+    }
+    if let Some(footer) = &registry.help_footer {
+        let _ = write!(text, "\n\n{footer}");
+    }
+    text
+}
+
+/// One line per command of `listed` in `category`: its usage line, ` - `,
+/// its description.
+fn list_lines<D>(
+    text: &mut String,
+    listed: &[&RegisteredCommand<D>],
+    category: Option<&str>,
+    prefix: &str,
+) {
+    for command in listed {
+        if command.settings.category.as_deref() != category {
+            continue;
+        }
+        let decl = &command.decl;
+        // Writing to a String cannot fail.
         let _ = write!(
             text,
             "\n{} - {}",
@@ -155,7 +299,6 @@ fn command_list<D>(registry: &CommandRegistry<D>, prefix: &str, help: &str) -> S
             decl.description
         );
     }
-    text
 }
 
 fn command_detail(decl: &CommandDeclaration, prefix: &str) -> String {
@@ -248,7 +391,7 @@ mod tests {
         registry
             .register_with(
                 CommandDeclaration::new("audit", "Dump the audit log"),
-                crate::commands::CommandSettings::new().hide_in_help(),
+                CommandSettings::new().hide_in_help(),
                 ok,
             )
             .unwrap();
@@ -265,6 +408,116 @@ mod tests {
         // Hidden from help only: still in the registry and in the menu.
         assert_eq!(registry.len(), 3);
         assert!(registry.canonical_menu().iter().any(|c| c.name == "audit"));
+    }
+
+    /// `name` with `settings`, a handler that does nothing.
+    fn add(registry: &mut CommandRegistry, name: &str, settings: CommandSettings) {
+        let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+        let decl = CommandDeclaration::new(name, format!("The {name} command"));
+        registry.register_with(decl, settings, ok).unwrap();
+    }
+
+    #[test]
+    fn categories_follow_the_uncategorised_in_the_order_first_registered() {
+        let mut registry = registry();
+        let category = |name: &str| CommandSettings::new().category(name);
+        add(&mut registry, "warn", category("Moderation"));
+        add(&mut registry, "roll", category("Fun"));
+        add(&mut registry, "ban", category("Moderation"));
+        add(&mut registry, "ping", CommandSettings::new());
+        add(&mut registry, "coin", category("Fun"));
+        // A category whose every command is hidden has no heading.
+        add(&mut registry, "reload", category("Owner").hide_in_help());
+        add(
+            &mut registry,
+            "audit",
+            category("Moderation").hide_in_help(),
+        );
+        // Compared exactly: another category.
+        add(&mut registry, "dance", category("fun"));
+        assert_eq!(
+            help_text(&registry, None, Some("!")),
+            "Commands (send !help <command> for details):\n\
+             !help [command (up to 32 characters)] - List the commands, or explain one\n\
+             !note <text (3 to 200 characters)> - Take a note\n\
+             !ping - The ping command\n\
+             \n\
+             Moderation:\n\
+             !ban - The ban command\n\
+             !warn - The warn command\n\
+             \n\
+             Fun:\n\
+             !coin - The coin command\n\
+             !roll - The roll command\n\
+             \n\
+             fun:\n\
+             !dance - The dance command"
+        );
+        // One command's explanation does not change.
+        assert_eq!(
+            help_text(&registry, Some("warn"), None),
+            "Command warn: The warn command\nusage: /warn"
+        );
+    }
+
+    #[test]
+    fn the_footer_closes_the_list_with_or_without_categories() {
+        let mut registry = CommandRegistry::new();
+        add(
+            &mut registry,
+            "roll",
+            CommandSettings::new().category("Fun"),
+        );
+        registry.help_footer("Questions? #bot-support");
+        assert_eq!(
+            help_text(&registry, None, None),
+            "Commands:\n\nFun:\n/roll - The roll command\n\nQuestions? #bot-support"
+        );
+        assert_eq!(
+            help_text(&registry, Some("roll"), None),
+            "Command roll: The roll command\nusage: /roll"
+        );
+        registry.help_footer(" ");
+        assert_eq!(
+            help_text(&registry, None, None),
+            "Commands:\n\nFun:\n/roll - The roll command"
+        );
+    }
+
+    #[test]
+    fn a_category_that_is_no_heading_is_refused_naming_it() {
+        let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+        let long = "c".repeat(MAX_CATEGORY_CHARS + 1);
+        for bad in ["", "  ", "Fun\nCommands:", "Fun\u{7}", long.as_str()] {
+            let mut registry = registry();
+            let settings = CommandSettings::new().category(bad);
+            let err = registry
+                .register_with(CommandDeclaration::new("roll", "Roll"), settings, ok)
+                .unwrap_err();
+            let rule = DeclarationRule::InvalidCategory {
+                category: bad.to_owned(),
+            };
+            assert_eq!(err.violations()[0].rule(), &rule, "{bad:?}");
+            assert_eq!(registry.len(), 2, "{bad:?}: nothing registered");
+        }
+        let err = registry()
+            .register_with(
+                CommandDeclaration::new("roll", "Roll"),
+                CommandSettings::new().category("Fun\nCommands:"),
+                ok,
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(r#"category "Fun\nCommands:" must be 1 to 100"#),
+            "{err}"
+        );
+        let fits = "c".repeat(MAX_CATEGORY_CHARS);
+        let mut registry = registry();
+        let settings = CommandSettings::new().category(fits.as_str());
+        assert!(registry
+            .register_with(CommandDeclaration::new("roll", "Roll"), settings, ok)
+            .is_ok());
     }
 
     #[test]

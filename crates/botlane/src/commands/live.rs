@@ -302,6 +302,20 @@ impl<D: Send + Sync + 'static> Commands<D> {
         self.update(|registry| registry.enable_help().map(drop))?;
         Ok(self)
     }
+
+    /// Sets the text under the built-in help's list, as
+    /// [`CommandRegistry::help_footer`] does; chainable.
+    pub fn help_footer(&self, text: impl Into<String>) -> &Self {
+        let text = text.into();
+        let set: Result<(), std::convert::Infallible> = self.update(|registry| {
+            registry.help_footer(text);
+            Ok(())
+        });
+        match set {
+            Ok(()) => self,
+            Err(never) => match never {},
+        }
+    }
 }
 
 #[cfg(test)]

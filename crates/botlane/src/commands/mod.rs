@@ -1,7 +1,7 @@
 //! The command area: declarations, validation, the canonical menu, the text
 //! lane, the structured sidecar codec, the registry, and the pure parts of
 //! the command framework (argument checks with detail, bounds, checks,
-//! cooldowns, help, error answers); and what a handler is given: the [`CommandContext`]
+//! cooldowns, owners, help, error answers); and what a handler is given: the [`CommandContext`]
 //! and the [`Message`], which answer through an `Outbound` handle the
 //! client attaches (`outbound.rs`), never through the client itself.
 //!
@@ -27,6 +27,7 @@ mod message;
 mod on_error;
 mod option;
 mod outbound;
+mod owners;
 mod pace;
 mod registry;
 mod settings;
@@ -63,6 +64,8 @@ pub use message::{Channel, Message};
 pub use on_error::{CommandFailure, ErrorHookFuture, OnError};
 pub use option::*;
 pub(crate) use outbound::Outbound;
+pub use owners::NotAnOwner;
+pub(crate) use owners::{owner_gate, Owners};
 pub use registry::*;
 pub use settings::*;
 pub use text::*;

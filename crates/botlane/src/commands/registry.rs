@@ -7,7 +7,7 @@ use super::argument_error::ArgumentError;
 use super::coerce::{coerce_for_option, fits};
 use super::context::CommandContext;
 use super::handler::{BoxError, CommandHandler};
-use super::help::{help_declaration, help_handler, HELP_COMMAND};
+use super::help::{category_violation, HELP_COMMAND};
 use super::limits::{MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT};
 use super::menu::{
     canonical_menu_json_iter, canonical_menu_len, canonicalize_iter, menu_hash_iter, CanonicalMenu,
@@ -100,7 +100,10 @@ impl<D> fmt::Debug for RegisteredCommand<D> {
 /// `()` by default.
 pub struct CommandRegistry<D = ()> {
     commands: Vec<RegisteredCommand<D>>,
-    help_enabled: bool,
+    /// Whether the built-in help is registered (`help.rs`).
+    pub(super) help_enabled: bool,
+    /// The text under the built-in help's list (`help.rs`).
+    pub(super) help_footer: Option<String>,
 }
 
 impl<D> Clone for CommandRegistry<D> {
@@ -108,6 +111,7 @@ impl<D> Clone for CommandRegistry<D> {
         Self {
             commands: self.commands.clone(),
             help_enabled: self.help_enabled,
+            help_footer: self.help_footer.clone(),
         }
     }
 }
@@ -117,6 +121,7 @@ impl<D> fmt::Debug for CommandRegistry<D> {
         f.debug_struct("CommandRegistry")
             .field("commands", &self.commands)
             .field("help_enabled", &self.help_enabled)
+            .field("help_footer", &self.help_footer)
             .finish()
     }
 }
@@ -157,6 +162,7 @@ impl<D> CommandRegistry<D> {
         Self {
             commands: Vec::new(),
             help_enabled: false,
+            help_footer: None,
         }
     }
 
@@ -246,62 +252,6 @@ impl<D> CommandRegistry<D> {
         self.insert(decl, CommandHandler::new(handler), settings, None)
     }
 
-    /// Registers the built-in `help` command: `/help` lists the commands and
-    /// `/help <command>` explains one (see [`help_text`](crate::help_text)).
-    ///
-    /// It is a command like any other: it counts toward
-    /// [`MAX_COMMANDS_PER_BOT`] and [`MAX_COMMANDS_PAYLOAD`] and is in the
-    /// published menu. A command of the bot's own named `help`, registered
-    /// before or after, is a [`DeclarationRule::HelpClash`]. Enabling it twice
-    /// is harmless. Its handler reads the registry from its context
-    /// ([`CommandContext::with_registry`]), which dispatch gives it.
-    ///
-    /// ```
-    /// use botlane::{CommandDeclaration, CommandRegistry, DeclarationRule};
-    ///
-    /// let mut registry = CommandRegistry::new();
-    /// registry.enable_help()?;
-    /// assert_eq!(registry.get("help").map(|c| c.decl.options.len()), Some(1));
-    ///
-    /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
-    /// let err = registry.register(CommandDeclaration::new("help", "My own"), ok).unwrap_err();
-    /// assert_eq!(err.violations()[0].rule(), &DeclarationRule::HelpClash);
-    /// # Ok::<(), botlane::DeclarationError>(())
-    /// ```
-    pub fn enable_help(&mut self) -> Result<&mut Self, DeclarationError>
-    where
-        D: Send + Sync + 'static,
-    {
-        if self.help_enabled {
-            return Ok(self);
-        }
-        if self.get(HELP_COMMAND).is_some() {
-            let violation = Violation::at_command(HELP_COMMAND, DeclarationRule::HelpClash);
-            return Err(DeclarationError::new(vec![violation]));
-        }
-        self.insert(
-            help_declaration(),
-            help_handler(),
-            CommandSettings::new(),
-            None,
-        )?;
-        self.help_enabled = true;
-        Ok(self)
-    }
-
-    /// Whether the built-in help command is registered.
-    ///
-    /// ```
-    /// let mut registry = botlane::CommandRegistry::new();
-    /// assert!(!registry.help_enabled());
-    /// registry.enable_help()?;
-    /// assert!(registry.help_enabled());
-    /// # Ok::<(), botlane::DeclarationError>(())
-    /// ```
-    pub fn help_enabled(&self) -> bool {
-        self.help_enabled
-    }
-
     pub(crate) fn insert(
         &mut self,
         decl: CommandDeclaration,
@@ -319,6 +269,7 @@ impl<D> CommandRegistry<D> {
                 DeclarationRule::DuplicateCommand
             }));
         }
+        violations.extend(category_violation(&decl.name, &settings));
         if self.commands.len() >= MAX_COMMANDS_PER_BOT {
             violations.push(at(DeclarationRule::TooManyCommands));
         }

@@ -1,6 +1,6 @@
 //! Per-command settings that are not part of the declaration: checks, a
-//! cooldown, a handler timeout, an error hook, and whether the built-in
-//! help lists the command.
+//! cooldown, a handler timeout, an error hook, whether only the bot's
+//! owners may run it, and how the built-in help lists it.
 
 use std::fmt;
 use std::time::Duration;
@@ -52,6 +52,13 @@ pub struct CommandSettings<D = ()> {
     /// Left out of the built-in help's list (see
     /// [`hide_in_help`](Self::hide_in_help)).
     pub hide_in_help: bool,
+    /// The heading the built-in help lists the command under (see
+    /// [`category`](Self::category)); `None` lists it with the
+    /// uncategorised commands, first.
+    pub category: Option<String>,
+    /// Only the client's owners may run it (see
+    /// [`owners_only`](Self::owners_only)).
+    pub owners_only: bool,
 }
 
 impl<D> CommandSettings<D> {
@@ -63,6 +70,8 @@ impl<D> CommandSettings<D> {
             timeout: None,
             on_error: None,
             hide_in_help: false,
+            category: None,
+            owners_only: false,
         }
     }
 
@@ -132,6 +141,71 @@ impl<D> CommandSettings<D> {
         self.hide_in_help = true;
         self
     }
+
+    /// Lists the command under the heading `category` in the built-in
+    /// help, as poise's `category` does (builder style). The uncategorised
+    /// commands (`help` among them) come first, under the list's first line
+    /// as before; then each category, in the order of the first command
+    /// registered with it, after a blank line and its heading `category:`;
+    /// the commands by name within each. Categories are compared exactly
+    /// (`Fun` and `fun` are two). Registration refuses a category that is
+    /// blank, longer than 100 characters or holds a line break or another
+    /// control character ([`DeclarationRule::InvalidCategory`](crate::DeclarationRule::InvalidCategory)).
+    /// Help only: the menu and dispatch do not change.
+    ///
+    /// ```
+    /// use botlane::{help_text, CommandDeclaration, CommandRegistry, CommandSettings};
+    ///
+    /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+    /// let fun = || CommandSettings::new().category("Fun");
+    /// let mut registry = CommandRegistry::new();
+    /// registry
+    ///     .register_with(CommandDeclaration::new("warn", "Warn a user"), CommandSettings::new().category("Moderation"), ok)?
+    ///     .register_with(CommandDeclaration::new("roll", "Roll some dice"), fun(), ok)?
+    ///     .register_with(CommandDeclaration::new("coin", "Flip a coin"), fun(), ok)?
+    ///     .enable_help()?;
+    ///
+    /// assert_eq!(
+    ///     help_text(&registry, None, None),
+    ///     "Commands (send /help <command> for details):\n\
+    ///      /help [command (up to 32 characters)] - List the commands, or explain one\n\
+    ///      \n\
+    ///      Moderation:\n\
+    ///      /warn - Warn a user\n\
+    ///      \n\
+    ///      Fun:\n\
+    ///      /coin - Flip a coin\n\
+    ///      /roll - Roll some dice"
+    /// );
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    #[must_use]
+    pub fn category(mut self, category: impl Into<String>) -> Self {
+        self.category = Some(category.into());
+        self
+    }
+
+    /// Lets only the client's owners ([`ClientOptions::owners`](crate::ClientOptions::owners))
+    /// run the command, as poise's `owners_only` does (builder style).
+    /// Anyone else is refused before any check runs, as by a check: reason
+    /// [`Check`](crate::CommandErrorReason::Check), the error a
+    /// [`NotAnOwner`](crate::NotAnOwner) (its text is the default answer;
+    /// an error hook finds it with
+    /// [`error_as`](crate::CommandError::error_as) to word its own). A
+    /// client with no owners refuses everyone. The command stays in the
+    /// menu and in the help; add [`hide_in_help`](Self::hide_in_help) to
+    /// keep the list short.
+    ///
+    /// ```
+    /// use botlane::CommandSettings;
+    /// let reload: CommandSettings = CommandSettings::new().owners_only().hide_in_help();
+    /// assert!(reload.owners_only);
+    /// ```
+    #[must_use]
+    pub fn owners_only(mut self) -> Self {
+        self.owners_only = true;
+        self
+    }
 }
 
 impl<D> Default for CommandSettings<D> {
@@ -148,6 +222,8 @@ impl<D> Clone for CommandSettings<D> {
             timeout: self.timeout,
             on_error: self.on_error.clone(),
             hide_in_help: self.hide_in_help,
+            category: self.category.clone(),
+            owners_only: self.owners_only,
         }
     }
 }
@@ -160,6 +236,8 @@ impl<D> fmt::Debug for CommandSettings<D> {
             .field("timeout", &self.timeout)
             .field("on_error", &self.on_error)
             .field("hide_in_help", &self.hide_in_help)
+            .field("category", &self.category)
+            .field("owners_only", &self.owners_only)
             .finish()
     }
 }

@@ -327,6 +327,18 @@ pub enum DeclarationRule {
          command may be named \"help\"; rename this one or do not enable the built-in help"
     )]
     HelpClash,
+    /// A command's [`category`](crate::CommandSettings::category) is blank,
+    /// longer than 100 characters, or holds a line break or another control
+    /// character: it is a heading of the built-in help.
+    #[error(
+        "category {} must be 1 to 100 characters, not blank, without line breaks \
+         or other control characters",
+        Excerpt(.category)
+    )]
+    InvalidCategory {
+        /// The category.
+        category: String,
+    },
     /// The registry already holds [`MAX_COMMANDS_PER_BOT`] commands.
     #[error("the registry already holds MAX_COMMANDS_PER_BOT ({MAX_COMMANDS_PER_BOT}) commands")]
     TooManyCommands,

@@ -1,6 +1,7 @@
 //! Running invocations: each as one future, at most
-//! `max_concurrent_handlers` at once. In it, in order: the client's
-//! checks, the command's checks, the cooldown, the handler, all under the
+//! `max_concurrent_handlers` at once. In it, in order: the owners-only
+//! rule, the client's checks, the command's checks, the cooldown (these
+//! three skipped for an owner when the client says so), the handler, all under the
 //! command's timeout; a refusal, an `Err`, a panic or the timeout becomes a
 //! [`CommandError`] (`failure.rs`).
 //!
@@ -31,9 +32,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::after::AfterState;
 use super::run::{Run, RunParts};
 use crate::commands::{
-    run_checks, AfterCommand, AnswerGate, ArgumentError, BoxError, Check, CommandContext,
-    CommandError, CommandErrorReason, CommandRan, CommandRegistry, CommandSettings, CooldownError,
-    CooldownTracker, OnError, SharedParts, UserError,
+    owner_gate, run_checks, AfterCommand, AnswerGate, ArgumentError, BoxError, Check,
+    CommandContext, CommandError, CommandErrorReason, CommandRan, CommandRegistry, CommandSettings,
+    CooldownError, CooldownTracker, NotAnOwner, OnError, Owners, SharedParts, UserError,
 };
 use crate::events::EventSender;
 use crate::throttle::Throttle;
@@ -88,6 +89,8 @@ pub(crate) struct Runner<D> {
     pub(crate) hook_panicked: Throttle,
     /// Whether hooks after the command are set (`after.rs`).
     pub(crate) after: AfterState,
+    /// The client's owners, if it has any.
+    pub(crate) owners: Option<Owners>,
 }
 
 /// A poll in place that runs this long is logged: its handler blocked the
@@ -99,6 +102,7 @@ const HELD_UP_WARNING: Duration = Duration::from_millis(10);
 pub(super) enum Outcome {
     Done,
     Refused(UserError),
+    NotAnOwner(NotAnOwner),
     Cooling(CooldownError),
     Failed(BoxError),
 }
@@ -266,8 +270,8 @@ impl<D: Send + Sync + 'static> Runner<D> {
         }
     }
 
-    /// The client's checks, the command's checks, the cooldown and the
-    /// handler of the command at `index` of `registry`. Owns what it reads,
+    /// The owners-only rule, the client's checks, the command's checks, the
+    /// cooldown and the handler of the command at `index` of `registry`. Owns what it reads,
     /// so that [`Run`] can hold it beside nothing it borrows from.
     async fn attempt(
         self: Arc<Self>,
@@ -276,16 +280,27 @@ impl<D: Send + Sync + 'static> Runner<D> {
         index: usize,
     ) -> Outcome {
         let command = registry.at(index);
-        let hooks = self.hooks.load_full();
-        if let Err(refusal) = run_checks(&hooks.checks, &ctx).await {
-            return Outcome::Refused(refusal);
-        }
-        if let Err(refusal) = run_checks(&command.settings.checks, &ctx).await {
-            return Outcome::Refused(refusal);
-        }
-        if let Some(cooldown) = command.settings.cooldown {
-            if let Err(wait) = self.cooldowns.try_start(&cooldown, &ctx) {
-                return Outcome::Cooling(wait);
+        // The author borrowed for the call only, not kept across the awaits.
+        let owners_only = command.settings.owners_only;
+        let skip_checks =
+            match owner_gate(self.owners.as_ref(), owners_only, &ctx.message().author_id) {
+                Ok(skip_checks) => skip_checks,
+                Err(refusal) => return Outcome::NotAnOwner(refusal),
+            };
+        // An owner who skips them neither waits for a cooldown nor starts
+        // one: the others do not wait for the owner's tries.
+        if !skip_checks {
+            let hooks = self.hooks.load_full();
+            if let Err(refusal) = run_checks(&hooks.checks, &ctx).await {
+                return Outcome::Refused(refusal);
+            }
+            if let Err(refusal) = run_checks(&command.settings.checks, &ctx).await {
+                return Outcome::Refused(refusal);
+            }
+            if let Some(cooldown) = command.settings.cooldown {
+                if let Err(wait) = self.cooldowns.try_start(&cooldown, &ctx) {
+                    return Outcome::Cooling(wait);
+                }
             }
         }
         match command.handler.call(ctx).await {

@@ -121,7 +121,13 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     fn apply(&self, push: Push) {
         let membership = &self.session.membership;
         match push {
-            Push::Ready(ready) => membership.on_ready(ready.channels),
+            Push::Ready(ready) => {
+                membership.on_ready(ready.channels);
+                // Sent here, in the step that applied the first `ready`:
+                // a task woken by it came after the `Message` events of
+                // what dispatch took next. A no-op after the first.
+                self.session.announce_ready();
+            }
             Push::ChannelAdded(channel) => membership.on_added(channel),
             Push::ChannelRemoved(id) => membership.on_removed(&id),
             Push::ChannelKey(key) => membership.on_channel_key(&key),

@@ -135,6 +135,9 @@ where
                 Some(Ok(Outcome::Refused(refusal))) => {
                     Some((CommandErrorReason::Check, refusal.into()))
                 }
+                Some(Ok(Outcome::NotAnOwner(refusal))) => {
+                    Some((CommandErrorReason::Check, refusal.into()))
+                }
                 Some(Ok(Outcome::Cooling(wait))) => {
                     Some((CommandErrorReason::Cooldown, wait.into()))
                 }

@@ -18,7 +18,12 @@ use crate::commands::{CommandError, Message};
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Event {
-    /// The first login succeeded.
+    /// The first login succeeded: the session's first event, sent once.
+    /// `Client::channels` lists the session's channels by then (its
+    /// `ready` applied), unless no `ready` came within the request timeout
+    /// or the first connection ended before it did; then `Ready` still
+    /// comes first, before that connection's
+    /// [`Disconnected`](Self::Disconnected).
     Ready {
         /// The bot's own id.
         bot_id: String,
@@ -33,7 +38,13 @@ pub enum Event {
     CommandError(CommandError),
     /// The service denied a message sent with `reply`, `send` or `send_command`.
     SendRejected(SendRejected),
-    /// The realtime connection was lost.
+    /// The realtime connection was lost; sent as soon as it ended (its
+    /// closing handshake may still be under way), never before
+    /// [`Ready`](Self::Ready). From then until the session is back,
+    /// requests fail at once with
+    /// [`ClientError::NotConnected`](crate::ClientError::NotConnected)
+    /// and a REST mint waits for the next session (up to the request
+    /// timeout).
     Disconnected {
         /// Why, in one sentence.
         reason: String,
@@ -57,7 +68,14 @@ pub enum Event {
         /// jittered).
         retry_in: Duration,
     },
-    /// The client logged in again after a disconnect and republished its menu.
+    /// The client logged in again after a disconnect, republished its
+    /// menu, and dispatch has applied the new session's `ready`:
+    /// `Client::channels` lists the new session's channels when this is
+    /// read (unless the service sent no `ready` within the request
+    /// timeout). Dispatch applies `ready` in wire order, after the pushes
+    /// of the old session it still holds, so a handler holding every
+    /// permit delays this event; a connection that ends before then is
+    /// reported as a [`ReconnectFailed`](Self::ReconnectFailed) attempt.
     Reconnected,
 }
 

@@ -15,6 +15,10 @@ pub(super) struct SessionInbound {
     pub(super) session: Weak<Session>,
     pub(super) counters: Arc<Counters>,
     pub(super) warnings: Arc<Warnings>,
+    /// Set once this connection's `ready` has been handed to dispatch
+    /// (applied, or queued): what the supervisor waits for after a
+    /// reconnect's login, before it waits for dispatch to apply it.
+    pub(super) ready: watch::Sender<bool>,
     /// The connection task holds its inbound side until it has ended
     /// (closing handshake included), so this counts the task as live.
     pub(super) _live: Live,
@@ -46,7 +50,12 @@ impl Inbound for SessionInbound {
             tracing::debug!("notification");
             return Ok(());
         }
-        offered(&session, session.queue.offer(push))
+        let ready = matches!(push, Push::Ready(_));
+        let offered = offered(&session, session.queue.offer(push));
+        if ready {
+            self.ready.send_replace(true);
+        }
+        offered
     }
 
     fn message(&self, message: MessageView<'_>) -> Result<(), String> {

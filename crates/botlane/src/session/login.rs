@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use secrecy::ExposeSecret;
 use serde_json::value::RawValue;
+use tokio::sync::watch;
 
 use super::inbound::{Live, SessionInbound};
 use super::{Counters, Session};
@@ -18,10 +19,21 @@ use crate::wire::{self, OpCode};
 /// connection ended (it is already ending: its slots have failed).
 const CLOSE_REASON_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// A connection logged in, and the session's current one.
+pub(super) struct LoggedIn {
+    /// Why it ended, once it has.
+    pub(super) closed: Closed,
+    /// Turns `true` once its `ready` has been handed to dispatch.
+    pub(super) ready: watch::Receiver<bool>,
+}
+
 impl Session {
     /// Connects, logs in and publishes the menu; on success the connection
     /// is the session's current one.
-    pub(super) async fn connect(self: &Arc<Self>, public_key: &str) -> Result<Closed, ClientError> {
+    pub(super) async fn connect(
+        self: &Arc<Self>,
+        public_key: &str,
+    ) -> Result<LoggedIn, ClientError> {
         let config = &self.config;
         Counters::bump(&self.counters.connect_attempts);
         // Shutdown ends the dial: a first login's dial is not in the
@@ -34,10 +46,12 @@ impl Session {
             }
             () = stopped(&mut shutdown) => return Err(ClientError::NotConnected),
         };
+        let (ready, ready_rx) = watch::channel(false);
         let inbound = Arc::new(SessionInbound {
             session: Arc::downgrade(self),
             counters: self.counters.clone(),
             warnings: self.transport_warnings.clone(),
+            ready,
             _live: Live::new(&self.live),
         });
         let (conn, mut closed) = Connection::start(
@@ -64,7 +78,10 @@ impl Session {
                     return Err(ClientError::NotConnected);
                 }
                 Counters::bump(&self.counters.sessions);
-                Ok(closed)
+                Ok(LoggedIn {
+                    closed,
+                    ready: ready_rx,
+                })
             }
             // Ended by our own shutdown, not by the service: said as every
             // other step of a login cut short by one says it.

@@ -100,6 +100,8 @@ pub(crate) struct Session {
     /// Set by [`shutdown`](Self::shutdown) before its watch: what
     /// dispatch's paths read per invocation, where a lock is too dear.
     shut_down: AtomicBool,
+    /// Whether `Event::Ready` has been sent ([`announce_ready`](Self::announce_ready)).
+    announced: watch::Sender<bool>,
 }
 
 impl Session {
@@ -126,6 +128,7 @@ impl Session {
             started: AtomicBool::new(false),
             refused: AtomicBool::new(false),
             shut_down: AtomicBool::new(false),
+            announced: watch::channel(false).0,
         }
     }
 
@@ -163,9 +166,13 @@ impl Session {
             }
         };
         let public_key = keystore.identity().public_key().to_base64();
-        let closed = self.connect(&public_key).await?;
+        let logged_in = self.connect(&public_key).await?;
         tokio::spawn(supervisor::republish(self.clone()));
-        tokio::spawn(supervisor::supervise(self.clone(), closed, public_key));
+        tokio::spawn(supervisor::supervise(
+            self.clone(),
+            logged_in.closed,
+            public_key,
+        ));
         Ok(())
     }
 
@@ -176,11 +183,14 @@ impl Session {
 
     /// The live connection, or [`ClientError::NotConnected`]
     /// ([`ClientError::LoginRefused`] once a reconnect's login was refused).
+    /// A connection that has ended counts as none from then on, before the
+    /// supervisor has cleared it: a request fails at once either way.
     pub(crate) fn connection(&self) -> Result<Connection, ClientError> {
-        self.conn
-            .borrow()
-            .clone()
-            .ok_or_else(|| self.no_connection())
+        let live = self.conn.borrow();
+        match &*live {
+            Some(conn) if !conn.is_closing() => Ok(conn.clone()),
+            _ => Err(self.no_connection()),
+        }
     }
 
     /// Why there is no connection: refused for good, or not (yet) connected.
@@ -206,9 +216,11 @@ impl Session {
     }
 
     /// The live connection, waiting up to `timeout` while the session is
-    /// (re)connecting. Fails at once when the client never logged in or is
-    /// shut down, or when a reconnect's login was refused
-    /// ([`ClientError::LoginRefused`]), and after `timeout` otherwise.
+    /// (re)connecting, or closing one that has ended: a request waits for
+    /// the next connection rather than fail on that one. Fails at once when
+    /// the client never logged in or is shut down, or when a reconnect's
+    /// login was refused ([`ClientError::LoginRefused`]), and after
+    /// `timeout` otherwise.
     pub(crate) async fn wait_connected(
         &self,
         timeout: Duration,
@@ -224,9 +236,9 @@ impl Session {
         let live = tokio::select! {
             biased;
             () = stopped(&mut shutdown) => return Err(ClientError::NotConnected),
-            live = tokio::time::timeout(timeout, conn.wait_for(|c| c.is_some() || refused())) => {
+            live = tokio::time::timeout(timeout, conn.wait_for(|c| up(c) || refused())) => {
                 match live {
-                    Ok(Ok(live)) => live.clone(),
+                    Ok(Ok(live)) if up(&live) => live.clone(),
                     _ => None,
                 }
             }
@@ -280,9 +292,54 @@ impl Session {
         }
     }
 
+    /// Sends `Event::Ready` unless it was sent already or the client is
+    /// shut down; `true` once it has been sent, now or before. Called by
+    /// dispatch as it applies a `ready` (before it opens what follows), by
+    /// the wait for the first `ready` (its timeout) and by the supervisor
+    /// before each `Disconnected`, so that `Ready` is the first event of
+    /// the session also when the first connection ends before its `ready`
+    /// came. The
+    /// check and the send are one step under the watch's lock: whichever
+    /// comes second finds the event already out.
+    pub(crate) fn announce_ready(&self) -> bool {
+        let mut announced = false;
+        self.announced.send_if_modified(|sent| {
+            if !*sent && !self.is_shut_down() {
+                let bot_id = self.bot_id().map(|id| id.to_string());
+                self.emit(Event::Ready {
+                    bot_id: bot_id.unwrap_or_default(),
+                });
+                *sent = true;
+                announced = true;
+                return true;
+            }
+            announced = *sent;
+            false
+        });
+        announced
+    }
+
+    /// Whether `Event::Ready` has been sent.
+    pub(crate) fn is_announced(&self) -> bool {
+        *self.announced.borrow()
+    }
+
+    /// Returns once `Event::Ready` has been sent.
+    pub(crate) async fn until_announced(&self) {
+        // The sender is the session's own: it lives as long as `self`.
+        let _ = self.announced.subscribe().wait_for(|sent| *sent).await;
+    }
+
     fn emit(&self, event: Event) {
         self.events.send(event);
     }
+}
+
+/// Whether `conn` is a connection a request may go out on: one that has
+/// not ended. The supervisor clears an ended one as soon as it is told,
+/// which wakes the waits that found it closing.
+fn up(conn: &Option<Connection>) -> bool {
+    conn.as_ref().is_some_and(|conn| !conn.is_closing())
 }
 
 /// Waits until every connection task has ended (`live` counts them), for

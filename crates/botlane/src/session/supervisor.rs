@@ -3,10 +3,14 @@
 //!
 //! The supervisor never awaits a request: heartbeats belong to the
 //! connection task and menu republishing to a task of its own, so a slow or
-//! silent service never holds up shutdown or the reconnect logic.
+//! silent service never holds up shutdown or the reconnect logic. It sends
+//! the session's events in their order: `Ready` (if the first connection
+//! ended before its `ready`) before the first `Disconnected`, and
+//! `Reconnected` once dispatch has applied the new session's `ready`.
 
 use std::sync::Arc;
 
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::backoff::Backoff;
@@ -33,7 +37,7 @@ pub(super) async fn republish(session: Arc<Session>) {
             () = stopped(&mut shutdown) => return,
         }
         let conn = tokio::select! {
-            conn = live.wait_for(Option::is_some) => conn.ok().and_then(|conn| conn.clone()),
+            conn = live.wait_for(super::up) => conn.ok().and_then(|conn| conn.clone()),
             () = stopped(&mut shutdown) => return,
         };
         // `None` only once the session is gone: this task holds it.
@@ -60,7 +64,19 @@ pub(super) async fn supervise(session: Arc<Session>, mut closed: Closed, public_
             () = stopped(&mut shutdown) => return,
         };
         session.conn.send_replace(None);
-        if session.is_shut_down() {
+        // `Ready` comes first, also when the first connection ended before
+        // its `ready` did. That `ready` may have come and wait in the queue
+        // (dispatch starts after the login): dispatch applies it, and sends
+        // `Ready` with its channels, before this one is sent without.
+        if !session.is_announced() {
+            tokio::select! {
+                biased;
+                () = stopped(&mut shutdown) => return,
+                _ = tokio::time::timeout(session.request_timeout(), session.queue.caught_up()) => {}
+            }
+        }
+        // `false` only once shut down.
+        if session.is_shut_down() || !session.announce_ready() {
             return;
         }
         let ended = ended.unwrap_or_else(|_| Ended::task_failed());
@@ -83,9 +99,10 @@ pub(super) async fn supervise(session: Arc<Session>, mut closed: Closed, public_
     }
 }
 
-/// Tries to log in again until it works, the token is refused, or the
-/// client shuts down. Every failed attempt, a timed-out one included, waits
-/// the next backoff delay.
+/// Tries to log in again until it works (dispatch has caught up with the
+/// new session: [`caught_up`]), the token is refused, or the client shuts
+/// down. Every failed attempt, a timed-out one included, waits the next
+/// backoff delay.
 async fn reconnect(
     session: &Arc<Session>,
     public_key: &str,
@@ -108,11 +125,34 @@ async fn reconnect(
         if session.is_shut_down() {
             return None;
         }
-        match attempt {
-            Ok(closed) => {
-                tracing::info!("reconnected");
-                session.emit(Event::Reconnected);
-                return Some(closed);
+        let failure = match attempt {
+            Ok(mut logged_in) => {
+                // Caught up first: a connection that ended once dispatch
+                // had applied its `ready` was a session, `Reconnected` and
+                // then `Disconnected`.
+                let ended = tokio::select! {
+                    biased;
+                    () = stopped(&mut shutdown) => return None,
+                    () = caught_up(session, &mut logged_in.ready) => {
+                        if session.is_shut_down() {
+                            return None;
+                        }
+                        tracing::info!("reconnected");
+                        session.emit(Event::Reconnected);
+                        return Some(logged_in.closed);
+                    }
+                    ended = &mut logged_in.closed => ended,
+                };
+                // Ended before dispatch had caught up with it: to the
+                // application, the session never came back.
+                session.conn.send_replace(None);
+                let ended = ended.unwrap_or_else(|_| Ended::task_failed());
+                tracing::warn!(
+                    kind = ended.kind,
+                    code = ?ended.code,
+                    "reconnect failed: the connection ended before dispatch caught up with it"
+                );
+                ended.reason
             }
             Err(ClientError::LoginRefused) => {
                 session.refuse();
@@ -132,14 +172,48 @@ async fn reconnect(
                     ),
                     e => tracing::warn!(error = %e, "reconnect failed"),
                 }
-                delay = backoff.next_delay();
-                failed = failed.saturating_add(1);
-                session.emit(Event::ReconnectFailed {
-                    attempt: failed,
-                    reason: e.to_string(),
-                    retry_in: delay,
-                });
+                e.to_string()
             }
-        }
+        };
+        delay = backoff.next_delay();
+        failed = failed.saturating_add(1);
+        session.emit(Event::ReconnectFailed {
+            attempt: failed,
+            reason: failure,
+            retry_in: delay,
+        });
+    }
+}
+
+/// Returns once dispatch has applied the `ready` of a reconnect's login,
+/// so that `channels()` lists the new session's channels when
+/// `Event::Reconnected` is read: dispatch may still be working through
+/// pushes of the old session (a handler holding every permit, a flood),
+/// and the new `ready` waits behind them, in wire order. The service
+/// pushes it right after the login reply; as for the first login, one
+/// that has not within the request timeout is waited for no longer, and
+/// neither is dispatch that has not applied it within another (each with
+/// a warning).
+async fn caught_up(session: &Session, ready: &mut watch::Receiver<bool>) {
+    let timeout = session.request_timeout();
+    // An error when the connection ended without a `ready`: dispatch is
+    // caught up with it once it has applied what the connection sent.
+    if tokio::time::timeout(timeout, ready.wait_for(|ready| *ready))
+        .await
+        .is_err()
+    {
+        tracing::warn!("no ready push within the request timeout after the reconnect's login");
+    }
+    // Bounded too: handlers that hold every permit (or run without a
+    // timeout) must not keep the application from hearing that the
+    // session is back, while requests already go out on it.
+    if tokio::time::timeout(timeout, session.queue.caught_up())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "dispatch did not reach the reconnect's ready within the request timeout: \
+             Reconnected is sent before channels() lists the new session's channels"
+        );
     }
 }

@@ -12,7 +12,9 @@
 //! Replies carry no request id: they are matched by position within their
 //! opcode. The slot for a reply is queued in the same step that writes the
 //! request, so the FIFO of slots always mirrors the order on the wire; when
-//! the connection ends, every waiting slot fails.
+//! the connection ends, every waiting slot and every request still waiting
+//! to be written fail at once, and the session is told why ([`Closed`]),
+//! before the closing handshake.
 //!
 //! The connection ends, with a reason in words, when the service closes it,
 //! when no frame arrives for `idle_timeout` (the heartbeat's reply is a
@@ -33,7 +35,6 @@ use futures_util::{SinkExt, StreamExt};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot, watch};
-use tokio::task::JoinHandle;
 use tokio_websockets::{CloseCode, Message as WsMessage};
 
 use super::dial::Socket;
@@ -163,8 +164,10 @@ impl Ended {
     }
 }
 
-/// How the connection task ended.
-pub(crate) type Closed = JoinHandle<Ended>;
+/// Why the connection ended, told as soon as it has (before the closing
+/// handshake, which may take [`CLOSE_GRACE`]); an error when the task
+/// panicked or was cancelled before it could say.
+pub(crate) type Closed = oneshot::Receiver<Ended>;
 
 impl Connection {
     /// Starts the connection task on an open socket.
@@ -175,7 +178,8 @@ impl Connection {
         mut shutdown: watch::Receiver<bool>,
     ) -> (Self, Closed) {
         let (tx, mut rx) = mpsc::channel::<Outgoing>(OUTGOING_CAPACITY);
-        let task = tokio::spawn(async move {
+        let (ended_tx, closed) = oneshot::channel();
+        tokio::spawn(async move {
             let (mut sink, mut stream) = socket.split();
             let pending = Pending::default();
             let ended = tokio::select! {
@@ -188,17 +192,31 @@ impl Connection {
                     Close::Send(CloseCode::NORMAL_CLOSURE),
                 ),
             };
+            // Callers are told now, not after the closing handshake: a
+            // request made from here on fails at once (`is_closing`).
+            rx.close();
+            while let Ok(out) = rx.try_recv() {
+                let opcode = out.op.code();
+                let _ = out.slot.send(Err(ClientError::ConnectionClosed { opcode }));
+            }
             pending.fail_all();
-            finish(&mut sink, ended.close).await;
-            ended
+            let close = ended.close;
+            let _ = ended_tx.send(ended);
+            finish(&mut sink, close).await;
         });
         (
             Self {
                 tx,
                 timeout: settings.request_timeout,
             },
-            task,
+            closed,
         )
+    }
+
+    /// Whether the connection has ended (its closing handshake may still
+    /// be under way): a request on it would fail at once.
+    pub(crate) fn is_closing(&self) -> bool {
+        self.tx.is_closed()
     }
 
     /// Sends a request and waits for its reply, decoded as `Rep`; queueing
@@ -253,8 +271,11 @@ impl Connection {
 #[cfg(test)]
 impl Connection {
     /// A handle with no task behind it, for tests of what holds connections.
+    /// Its receiver is leaked: a handle whose channel is closed reads as a
+    /// connection that has ended ([`is_closing`](Self::is_closing)).
     pub(crate) fn detached() -> Self {
-        let (tx, _) = mpsc::channel(1);
+        let (tx, rx) = mpsc::channel(1);
+        std::mem::forget(rx);
         Self {
             tx,
             timeout: Duration::from_secs(1),
