@@ -321,6 +321,31 @@ mod tests {
         assert_eq!(Route::find("/add_bot"), None);
     }
 
+    /// Every admin action (`actions.rs`, behind the `DevServer` methods)
+    /// has its route of the same name, so an action added for tests in Rust
+    /// is there for tests in any language too.
+    #[test]
+    fn every_admin_action_has_a_route() {
+        // Read from the source: the actions are plain methods, not a list.
+        let actions: Vec<&str> = include_str!("actions.rs")
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("pub(crate) fn "))
+            .map(|rest| rest.split(['(', '<']).next().unwrap_or(rest))
+            .filter(|name| !["new", "summary"].contains(name))
+            .collect();
+        assert!(
+            actions.len() >= 15,
+            "actions.rs lost its actions: {actions:?}"
+        );
+        let routes: Vec<&str> = Route::ALL.iter().map(|route| route.name()).collect();
+        for action in actions {
+            assert!(
+                routes.contains(&action),
+                "the admin action {action} has no route in admin/routes.rs"
+            );
+        }
+    }
+
     #[test]
     fn bodies_are_strict_and_empty_means_no_fields() {
         let body = |text: &'static str| Bytes::from_static(text.as_bytes());

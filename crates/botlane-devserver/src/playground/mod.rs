@@ -380,6 +380,18 @@ mod tests {
         assert!(!is_loopback_host(&HeaderMap::new()));
     }
 
+    /// The page names option types by botlane's table: a new type shows
+    /// with its name, not `undefined`.
+    #[test]
+    fn the_page_knows_every_option_type() {
+        let pairs: Vec<String> = botlane::COMMAND_OPTION_TYPE_CODES
+            .iter()
+            .map(|(kind, code)| format!("{code}: \"{kind}\""))
+            .collect();
+        let line = format!("const TYPE_NAMES = {{ {} }};", pairs.join(", "));
+        assert!(APP_JS.contains(&line), "app.js must spell {line}");
+    }
+
     #[test]
     fn menus_are_served_in_canonical_form() {
         let json = r#"[["roll","Roll dice",[["count",2,"How many",true,[]],["sides",2,"Sides",false,["6","20"]]]]]"#;

@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 
 use botlane_proto::payload::{ChannelInfo, WireMessage};
-use botlane_proto::ReplyCode;
+use botlane_proto::{OpCode, ReplyCode};
 use serde::Serialize;
 
 use super::State;
@@ -22,20 +22,13 @@ pub(crate) struct Channel {
     pub(crate) messages: VecDeque<WireMessage>,
 }
 
-/// The opcode of the push that tells an account it was added to a channel
-/// (D3): `{"channel": {"id", "server_id", "name"}}`.
-pub(crate) const CHANNEL_ADDED: u16 = 34;
-/// The opcode of the push that tells an account it was removed from a
-/// channel (D3): `{"channel_id"}`.
-pub(crate) const CHANNEL_REMOVED: u16 = 35;
-
-/// Op 34's payload.
+/// Op 34's payload (D3): `{"channel": {"id", "server_id", "name"}}`.
 #[derive(Serialize)]
 struct ChannelAdded {
     channel: ChannelInfo,
 }
 
-/// Op 35's payload.
+/// Op 35's payload (D3): `{"channel_id"}`.
 #[derive(Serialize)]
 struct ChannelRemoved<'a> {
     channel_id: &'a str,
@@ -144,7 +137,7 @@ impl State {
                 name: channel.name.clone(),
             },
         };
-        self.push_op(account_id, CHANNEL_ADDED, &added);
+        self.push(account_id, OpCode::ChannelAdded, &added);
         Ok(())
     }
 
@@ -172,7 +165,7 @@ impl State {
             keys.retain(|k| k.channel_id != channel_id);
         }
         let removed = ChannelRemoved { channel_id };
-        self.push_op(account_id, CHANNEL_REMOVED, &removed);
+        self.push(account_id, OpCode::ChannelRemoved, &removed);
         Ok(())
     }
 

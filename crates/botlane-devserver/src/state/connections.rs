@@ -287,17 +287,7 @@ impl State {
         op: OpCode,
         payload: &T,
     ) -> bool {
-        self.push_op(account_id, op.code(), payload)
-    }
-
-    /// Like [`push`](Self::push) with any opcode number.
-    pub(crate) fn push_op<T: Serialize + ?Sized>(
-        &mut self,
-        account_id: &str,
-        op: u16,
-        payload: &T,
-    ) -> bool {
-        self.push_to_all(std::iter::once(account_id), op, payload) > 0
+        self.push_to_all(std::iter::once(account_id), op.code(), payload) > 0
     }
 
     /// Pushes one frame to every logged-in connection of each of

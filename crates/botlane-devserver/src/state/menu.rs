@@ -205,6 +205,12 @@ fn parse_command(value: &Value) -> Result<StoredCommand, String> {
     })
 }
 
+/// The type codes this reading treats apart (`type_codes_are_botlanes`
+/// checks them against botlane's table).
+const INTEGER: u8 = 2;
+const BOOLEAN: u8 = 3;
+const NUMBER: u8 = 7;
+
 fn parse_option(value: &Value) -> Result<StoredOption, String> {
     let [name, type_code, description, required, choices] = value
         .as_array()
@@ -232,7 +238,6 @@ fn parse_option(value: &Value) -> Result<StoredOption, String> {
             choices.len()
         ));
     }
-    const BOOLEAN: u8 = 3;
     if type_code == BOOLEAN && !choices.is_empty() {
         return Err("a boolean option cannot have choices".into());
     }
@@ -258,8 +263,6 @@ fn parse_option(value: &Value) -> Result<StoredOption, String> {
 
 /// Integer and number choices must coerce to their type (text-grammar §4).
 fn check_choice_type(type_code: u8, choice: &str) -> Result<(), String> {
-    const INTEGER: u8 = 2;
-    const NUMBER: u8 = 7;
     match type_code {
         INTEGER if !is_integer_text(choice) => Err(format!("choice {choice:?} is not an integer")),
         NUMBER if !is_number_text(choice) => Err(format!("choice {choice:?} is not a number")),
@@ -325,6 +328,28 @@ mod tests {
         // Plain byte order: `-` and digits before letters, `_` between cases.
         let sorted = r#"[["a-b","d",[]],["a0","d",[]],["a_b","d",[]],["ab","d",[]]]"#;
         assert!(StoredMenu::from_canonical_json(sorted).is_ok());
+    }
+
+    /// The service reads menus on its own, but it must accept exactly the
+    /// option types botlane publishes: a type added to botlane's table
+    /// (`COMMAND_OPTION_TYPE_CODES`) fails here until this reading knows it.
+    #[test]
+    fn type_codes_are_botlanes() {
+        for code in 0..=u8::MAX {
+            let json = format!(r#"[["roll","d",[["a",{code},"d",true,[]]]]]"#);
+            let known = botlane::COMMAND_OPTION_TYPE_CODES
+                .iter()
+                .any(|(_, c)| *c == code);
+            assert_eq!(
+                StoredMenu::from_canonical_json(&json).is_ok(),
+                known,
+                "type code {code}"
+            );
+        }
+        let code = |kind: botlane::CommandOptionType| kind.code();
+        assert_eq!(BOOLEAN, code(botlane::CommandOptionType::Boolean));
+        assert_eq!(INTEGER, code(botlane::CommandOptionType::Integer));
+        assert_eq!(NUMBER, code(botlane::CommandOptionType::Number));
     }
 
     #[test]

@@ -7,11 +7,11 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use botlane_proto::crypto::{ChannelKey, IdentityKeyPair, WrappedKey};
 use botlane_proto::payload::{
-    ChannelInfo, ChannelKeyPush, MessageCreate, Notification, WireMessage,
+    ChannelAdded, ChannelInfo, ChannelKeyPush, ChannelRemoved, MessageCreate, Notification,
+    WireMessage,
 };
 use botlane_proto::{decode_frame, OpCode};
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, oneshot};
@@ -34,22 +34,6 @@ pub(super) struct Inner {
     /// The code and reason of the service's close frame, if one came.
     pub(super) close: Option<(u16, String)>,
 }
-
-/// Op 34, `channel_added`.
-#[derive(Deserialize)]
-struct ChannelAdded {
-    channel: ChannelInfo,
-}
-
-/// Op 35, `channel_removed`.
-#[derive(Deserialize)]
-struct ChannelRemoved {
-    channel_id: String,
-}
-
-/// The opcodes of the membership pushes (D3).
-const CHANNEL_ADDED: u16 = 34;
-const CHANNEL_REMOVED: u16 = 35;
 
 pub(super) struct Shared {
     pub(super) inner: Mutex<Inner>,
@@ -116,25 +100,23 @@ pub(super) fn on_frame(
     let Ok(frame) = decode_frame(text) else {
         return;
     };
-    if frame.op == CHANNEL_ADDED {
-        if let Ok(push) = serde_json::from_str::<ChannelAdded>(frame.d.get()) {
-            let mut inner = shared.lock();
-            if !inner.channels.iter().any(|c| c.id == push.channel.id) {
-                inner.channels.push(push.channel);
+    match OpCode::from(frame.op) {
+        Some(OpCode::ChannelAdded) => {
+            if let Ok(push) = serde_json::from_str::<ChannelAdded>(frame.d.get()) {
+                let mut inner = shared.lock();
+                if !inner.channels.iter().any(|c| c.id == push.channel.id) {
+                    inner.channels.push(push.channel);
+                }
             }
         }
-        return;
-    }
-    if frame.op == CHANNEL_REMOVED {
-        if let Ok(push) = serde_json::from_str::<ChannelRemoved>(frame.d.get()) {
-            let mut inner = shared.lock();
-            inner.channels.retain(|c| c.id != push.channel_id);
-            // A chat app forgets the key of a channel it left.
-            inner.keys.remove(&push.channel_id);
+        Some(OpCode::ChannelRemoved) => {
+            if let Ok(push) = serde_json::from_str::<ChannelRemoved>(frame.d.get()) {
+                let mut inner = shared.lock();
+                inner.channels.retain(|c| c.id != push.channel_id);
+                // A chat app forgets the key of a channel it left.
+                inner.keys.remove(&push.channel_id);
+            }
         }
-        return;
-    }
-    match OpCode::from(frame.op) {
         Some(OpCode::MessageCreate) => {
             if let Ok(push) = serde_json::from_str::<MessageCreate>(frame.d.get()) {
                 // Never wait for room: the replies behind this push must

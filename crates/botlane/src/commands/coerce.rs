@@ -112,31 +112,39 @@ pub(crate) fn coerce_value(
     kind: CommandOptionType,
     value: &CommandArgValue,
 ) -> Option<CommandArgValue> {
-    match (kind, value) {
-        (_, CommandArgValue::String(s)) => coerce_text(kind, s),
-        (CommandOptionType::Integer, CommandArgValue::Integer(i)) => (-MAX_SAFE_INTEGER
-            ..=MAX_SAFE_INTEGER)
-            .contains(i)
-            .then_some(CommandArgValue::Integer(*i)),
-        (CommandOptionType::Integer, CommandArgValue::Number(n)) => {
-            // Exact: the bound is below 2^53, so every integral double in range converts.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
-            let fits = n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER as f64;
-            #[allow(clippy::cast_possible_truncation)]
-            fits.then_some(CommandArgValue::Integer(*n as i64))
-        }
-        (CommandOptionType::Number, CommandArgValue::Number(n)) => {
-            n.is_finite().then_some(CommandArgValue::Number(*n))
-        }
-        // Lossy above 2^53 exactly as for a JavaScript peer.
-        #[allow(clippy::cast_precision_loss)]
-        (CommandOptionType::Number, CommandArgValue::Integer(i)) => {
-            Some(CommandArgValue::Number(*i as f64))
-        }
-        (CommandOptionType::Boolean, CommandArgValue::Boolean(b)) => {
-            Some(CommandArgValue::Boolean(*b))
-        }
-        _ => None,
+    if let CommandArgValue::String(s) = value {
+        return coerce_text(kind, s);
+    }
+    // Every type named: a new type must say which other values serve it.
+    match kind {
+        CommandOptionType::String
+        | CommandOptionType::User
+        | CommandOptionType::Channel
+        | CommandOptionType::Role => None,
+        CommandOptionType::Integer => match value {
+            CommandArgValue::Integer(i) => (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER)
+                .contains(i)
+                .then_some(CommandArgValue::Integer(*i)),
+            CommandArgValue::Number(n) => {
+                // Exact: the bound is below 2^53, so every integral double in range converts.
+                #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+                let fits = n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER as f64;
+                #[allow(clippy::cast_possible_truncation)]
+                fits.then_some(CommandArgValue::Integer(*n as i64))
+            }
+            CommandArgValue::String(_) | CommandArgValue::Boolean(_) => None,
+        },
+        CommandOptionType::Number => match value {
+            CommandArgValue::Number(n) => n.is_finite().then_some(CommandArgValue::Number(*n)),
+            // Lossy above 2^53 exactly as for a JavaScript peer.
+            #[allow(clippy::cast_precision_loss)]
+            CommandArgValue::Integer(i) => Some(CommandArgValue::Number(*i as f64)),
+            CommandArgValue::String(_) | CommandArgValue::Boolean(_) => None,
+        },
+        CommandOptionType::Boolean => match value {
+            CommandArgValue::Boolean(b) => Some(CommandArgValue::Boolean(*b)),
+            _ => None,
+        },
     }
 }
 
@@ -168,18 +176,20 @@ pub(crate) fn coerce_for_option(
 /// including the choice check. This is the per-value rule of `accepts`:
 /// a value that passes it survives a format/parse round trip unchanged.
 pub(crate) fn fits(option: &CommandOption, value: &CommandArgValue) -> bool {
-    let typed = match (option.kind, value) {
-        (CommandOptionType::String, CommandArgValue::String(_)) => true,
-        (
-            CommandOptionType::User | CommandOptionType::Channel | CommandOptionType::Role,
-            CommandArgValue::String(s),
-        ) => !s.is_empty(),
-        (CommandOptionType::Integer, CommandArgValue::Integer(i)) => {
-            (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(i)
+    // By type first, every type named: a new type must say what fits it.
+    let typed = match option.kind {
+        CommandOptionType::String => matches!(value, CommandArgValue::String(_)),
+        CommandOptionType::User | CommandOptionType::Channel | CommandOptionType::Role => {
+            matches!(value, CommandArgValue::String(s) if !s.is_empty())
         }
-        (CommandOptionType::Number, CommandArgValue::Number(n)) => n.is_finite(),
-        (CommandOptionType::Boolean, CommandArgValue::Boolean(_)) => true,
-        _ => false,
+        CommandOptionType::Integer => matches!(
+            value,
+            CommandArgValue::Integer(i) if (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(i)
+        ),
+        CommandOptionType::Number => {
+            matches!(value, CommandArgValue::Number(n) if n.is_finite())
+        }
+        CommandOptionType::Boolean => matches!(value, CommandArgValue::Boolean(_)),
     };
     typed && in_choices(option, value)
 }
@@ -187,8 +197,37 @@ pub(crate) fn fits(option: &CommandOption, value: &CommandArgValue) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::types::COMMAND_OPTION_TYPE_CODES;
     use CommandArgValue as V;
     use CommandOptionType as T;
+
+    /// `fits` is "coercion gives the value back unchanged", for every type
+    /// of the table: the two matches by type cannot drift apart.
+    #[test]
+    fn fits_is_coercion_giving_the_value_back() {
+        let values = [
+            V::from(""),
+            V::from("x"),
+            V::from("2"),
+            V::from("true"),
+            V::Integer(2),
+            V::Integer(i64::MAX),
+            V::Number(2.0),
+            V::Number(0.5),
+            V::Number(f64::NAN),
+            V::Boolean(true),
+        ];
+        for (kind, _) in COMMAND_OPTION_TYPE_CODES {
+            let option = CommandOption::new("o", "d", kind);
+            for value in &values {
+                assert_eq!(
+                    fits(&option, value),
+                    coerce_value(kind, value).as_ref() == Some(value),
+                    "{kind} {value:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn integers() {

@@ -15,6 +15,7 @@ mod fuzz_corpus;
 mod guide;
 mod keystore;
 mod menu;
+mod option_types;
 mod registry;
 mod registry_text;
 mod sidecar;

@@ -176,24 +176,32 @@ pub fn format_invocation_text(
 /// The text of `value` for an option of `kind`, or `None` when the value is
 /// not exactly of that type.
 fn value_text(kind: CommandOptionType, value: &CommandArgValue) -> Option<Cow<'_, str>> {
-    match (kind, value) {
-        (CommandOptionType::String, CommandArgValue::String(s)) => Some(Cow::Borrowed(s)),
-        (
-            CommandOptionType::User | CommandOptionType::Channel | CommandOptionType::Role,
-            CommandArgValue::String(s),
-        ) if !s.is_empty() => Some(Cow::Borrowed(s)),
-        (CommandOptionType::Integer, CommandArgValue::Integer(i))
-            if (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(i) =>
-        {
-            Some(Cow::Owned(i.to_string()))
+    // By type first, every type named: a new type must say how it is written.
+    match kind {
+        CommandOptionType::String => match value {
+            CommandArgValue::String(s) => Some(Cow::Borrowed(s)),
+            _ => None,
+        },
+        CommandOptionType::User | CommandOptionType::Channel | CommandOptionType::Role => {
+            match value {
+                CommandArgValue::String(s) if !s.is_empty() => Some(Cow::Borrowed(s)),
+                _ => None,
+            }
         }
-        (CommandOptionType::Number, CommandArgValue::Number(n)) if n.is_finite() => {
-            Some(Cow::Owned(format_number(*n)))
-        }
-        (CommandOptionType::Boolean, CommandArgValue::Boolean(b)) => {
-            Some(Cow::Borrowed(if *b { "true" } else { "false" }))
-        }
-        _ => None,
+        CommandOptionType::Integer => match value {
+            CommandArgValue::Integer(i) if (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(i) => {
+                Some(Cow::Owned(i.to_string()))
+            }
+            _ => None,
+        },
+        CommandOptionType::Number => match value {
+            CommandArgValue::Number(n) if n.is_finite() => Some(Cow::Owned(format_number(*n))),
+            _ => None,
+        },
+        CommandOptionType::Boolean => match value {
+            CommandArgValue::Boolean(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
+            _ => None,
+        },
     }
 }
 
