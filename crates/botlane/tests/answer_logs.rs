@@ -14,7 +14,7 @@
 mod capture;
 mod support;
 
-use botlane::{CommandContext, CommandDeclaration, CommandErrorReason};
+use botlane::{CommandContext, CommandDeclaration, CommandErrorReason, CommandSettings};
 use capture::Capture;
 use support::{command_error_event, World, WAIT};
 
@@ -44,9 +44,21 @@ async fn other_failures_get_a_generic_answer_and_their_text_is_never_logged() {
                 Ok::<(), std::io::Error>(())
             },
         )
+        .unwrap()
+        .register_with(
+            CommandDeclaration::new("reload", "Owners only, and the client has none"),
+            CommandSettings::new().owners_only(),
+            |_ctx: CommandContext| async move { Ok::<(), std::io::Error>(()) },
+        )
         .unwrap();
     let mut events = client.events();
     let alice = world.start(&client).await;
+    // Said at login, naming the command: with no owners it refuses everyone.
+    let logged = capture.text();
+    assert!(
+        logged.contains("owners_only and the client has no owners") && logged.contains("reload"),
+        "{logged}"
+    );
     let bot_says = || async {
         alice
             .wait_for_message(|m| m.author_id == world.bot.id, WAIT)

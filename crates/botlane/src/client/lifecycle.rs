@@ -61,6 +61,20 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// whatever becomes of the login's future. Returns the wait.
     fn started(&self) -> Ready {
         let inner = &self.inner;
+        // Allowed (as in poise), and documented, but never what the author
+        // meant: said once, where a bot's operator looks first.
+        if inner.runner.owners.is_none() {
+            let registry = inner.commands.snapshot();
+            for command in (0..registry.len()).map(|index| registry.at(index)) {
+                if command.settings.owners_only {
+                    tracing::warn!(
+                        command = %command.decl.name,
+                        "the command is owners_only and the client has no owners \
+                         (ClientOptions::owners): it refuses everyone"
+                    );
+                }
+            }
+        }
         let dispatcher = Dispatcher {
             session: inner.session.clone(),
             commands: inner.commands.clone(),
