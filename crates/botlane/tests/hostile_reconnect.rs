@@ -892,6 +892,36 @@ async fn client_with_dispatch_busy_and(
     (client, slow, events)
 }
 
+/// A service whose first session keeps dispatch busy until `kill`
+/// ([`first_session_keeping_dispatch_busy`]) and whose session `n` after it
+/// logs in to the one channel `later(n)` names, then closes at once when
+/// it says so, or answers what comes.
+async fn serve_after_a_busy_first_session(
+    kill: Arc<Notify>,
+    later: fn(usize) -> (&'static str, bool),
+) -> std::net::SocketAddr {
+    let (addr, _) = serve(move |tcp, n| {
+        let kill = kill.clone();
+        async move {
+            if n == 1 {
+                return first_session_keeping_dispatch_busy(tcp, kill).await;
+            }
+            let (channel, close) = later(n);
+            let mut ws = upgrade(tcp).await;
+            if peer::login(&mut ws, n, &[channel]).await.is_none() {
+                return;
+            }
+            if close {
+                let _ = ws.close(None).await;
+            } else {
+                behave(&mut ws).await;
+            }
+        }
+    })
+    .await;
+    addr
+}
+
 /// `channels()` as the application reads it on the next
 /// `Event::Reconnected` of `client`.
 fn channels_on_reconnected(client: &botlane::Client) -> tokio::task::JoinHandle<Vec<String>> {
@@ -916,23 +946,8 @@ fn channels_on_reconnected(client: &botlane::Client) -> tokio::task::JoinHandle<
 #[tokio::test]
 async fn reconnected_comes_once_channels_list_the_new_session_s_channels() {
     let kill = Arc::new(Notify::new());
-    let (addr, _) = {
-        let kill = kill.clone();
-        serve(move |tcp, n| {
-            let kill = kill.clone();
-            async move {
-                if n == 1 {
-                    return first_session_keeping_dispatch_busy(tcp, kill).await;
-                }
-                // The bot is in `c2` now, and no longer in `c1`.
-                let mut ws = upgrade(tcp).await;
-                if peer::login(&mut ws, n, &["c2"]).await.is_some() {
-                    behave(&mut ws).await;
-                }
-            }
-        })
-        .await
-    };
+    // The bot is in `c2` now, and no longer in `c1`.
+    let addr = serve_after_a_busy_first_session(kill.clone(), |_| ("c2", false)).await;
     let dir = tempfile::tempdir().unwrap();
     let (client, slow, mut events) = client_with_dispatch_busy(addr, &dir).await;
     let on_reconnected = channels_on_reconnected(&client);
@@ -969,22 +984,7 @@ async fn reconnected_comes_once_channels_list_the_new_session_s_channels() {
 #[tokio::test]
 async fn reconnected_comes_within_the_request_timeout_while_handlers_hold_dispatch() {
     let kill = Arc::new(Notify::new());
-    let (addr, _) = {
-        let kill = kill.clone();
-        serve(move |tcp, n| {
-            let kill = kill.clone();
-            async move {
-                if n == 1 {
-                    return first_session_keeping_dispatch_busy(tcp, kill).await;
-                }
-                let mut ws = upgrade(tcp).await;
-                if peer::login(&mut ws, n, &["c2"]).await.is_some() {
-                    behave(&mut ws).await;
-                }
-            }
-        })
-        .await
-    };
+    let addr = serve_after_a_busy_first_session(kill.clone(), |_| ("c2", false)).await;
     let dir = tempfile::tempdir().unwrap();
     let (client, slow, mut events) = client_with_dispatch_busy_and(addr, &dir, |options| {
         // Long enough for a loaded machine's login; short against `WAIT`.
@@ -1027,28 +1027,15 @@ async fn reconnected_comes_within_the_request_timeout_while_handlers_hold_dispat
 #[tokio::test]
 async fn a_reconnect_that_ends_before_dispatch_caught_up_is_a_failed_attempt() {
     let kill = Arc::new(Notify::new());
-    let (addr, _) = {
-        let kill = kill.clone();
-        serve(move |tcp, n| {
-            let kill = kill.clone();
-            async move {
-                if n == 1 {
-                    return first_session_keeping_dispatch_busy(tcp, kill).await;
-                }
-                let mut ws = upgrade(tcp).await;
-                let channel = if n == 2 { "c2" } else { "c3" };
-                if peer::login(&mut ws, n, &[channel]).await.is_none() {
-                    return;
-                }
-                if n == 2 {
-                    let _ = ws.close(None).await;
-                } else {
-                    behave(&mut ws).await;
-                }
-            }
-        })
-        .await
-    };
+    // The second session ends right after its login; the third lasts.
+    let addr = serve_after_a_busy_first_session(kill.clone(), |n| {
+        if n == 2 {
+            ("c2", true)
+        } else {
+            ("c3", false)
+        }
+    })
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let (client, slow, mut events) = client_with_dispatch_busy(addr, &dir).await;
     let on_reconnected = channels_on_reconnected(&client);
