@@ -74,7 +74,9 @@ pub enum Event {
     /// read (unless the service sent no `ready` within the request
     /// timeout). Dispatch applies `ready` in wire order, after the pushes
     /// of the old session it still holds, so a handler holding every
-    /// permit delays this event; a connection that ends before then is
+    /// permit delays this event, for at most another request timeout:
+    /// then it is sent anyway, with a warning, before `Client::channels`
+    /// lists the new channels. A connection that ends before then is
     /// reported as a [`ReconnectFailed`](Self::ReconnectFailed) attempt.
     Reconnected,
 }
