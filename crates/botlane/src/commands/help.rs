@@ -186,7 +186,8 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 /// [`hide_in_help`](crate::CommandSettings::hide_in_help): its usage line,
 /// ` - `, its description; the commands without a
 /// [`category`](crate::CommandSettings::category) first, then each
-/// category after a blank line and its heading, by name within each; then
+/// category after a blank line and its heading (in the order of its first
+/// listed command's registration), by name within each; then
 /// the registry's [`help_footer`](CommandRegistry::help_footer), if any,
 /// after a blank line. With `command` (its name in any case, with or
 /// without the prefix; a hidden one too, since it is in the published menu

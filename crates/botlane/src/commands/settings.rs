@@ -146,7 +146,8 @@ impl<D> CommandSettings<D> {
     /// help, as poise's `category` does (builder style). The uncategorised
     /// commands (`help` among them) come first, under the list's first line
     /// as before; then each category, in the order of the first command
-    /// registered with it, after a blank line and its heading `category:`;
+    /// registered with it that the list shows (hidden ones aside), after a
+    /// blank line and its heading `category:`;
     /// the commands by name within each. Categories are compared exactly
     /// (`Fun` and `fun` are two). Registration refuses a category that is
     /// blank, longer than 100 characters or holds a line break or another
