@@ -298,9 +298,8 @@ impl Session {
     /// the wait for the first `ready` (its timeout) and by the supervisor
     /// before each `Disconnected`, so that `Ready` is the first event of
     /// the session also when the first connection ends before its `ready`
-    /// came. The
-    /// check and the send are one step under the watch's lock: whichever
-    /// comes second finds the event already out.
+    /// came. The check and the send are one step under the watch's lock:
+    /// whichever comes second finds the event already out.
     pub(crate) fn announce_ready(&self) -> bool {
         let mut announced = false;
         self.announced.send_if_modified(|sent| {

@@ -423,8 +423,9 @@ impl ClientOptions {
     /// [`skip_checks_for_owners`](Self::skip_checks_for_owners). Ids are
     /// compared in canonical form (dashes removed, ASCII lower-case), as
     /// [`Check::allowed_users`](crate::Check::allowed_users) compares them.
-    /// [`Client::new`](crate::Client::new) refuses an empty id, or one with
-    /// whitespace (a list pasted whole, `"u1, u2"`), naming it. Owners are
+    /// [`Client::new`](crate::Client::new) refuses an id that is empty or
+    /// only dashes (it would match no one), or one with whitespace (a list
+    /// pasted whole, `"u1, u2"`), naming it and its place. Owners are
     /// the bot's own idea: nothing is sent to the service.
     ///
     /// ```
