@@ -149,39 +149,12 @@ fn message_push(key: &botlane::crypto::ChannelKey, id: &str, content: &str) -> S
 /// and until then the dispatch task kept the session alive.
 #[tokio::test]
 async fn an_invocation_waiting_for_a_permit_at_shutdown_never_starts() {
-    let (addr, _) = serve(|tcp, n| async move {
-        let Some((mut ws, key, key_push)) = peer::first_session_with_key(tcp, n, "c1").await else {
-            return;
-        };
-        send(&mut ws, key_push).await;
-        for id in ["m0", "m1", "m2"] {
-            send(&mut ws, message_push(&key, id, "/slow")).await;
-        }
-        behave(&mut ws).await;
-    })
-    .await;
+    // Never killed: the first session lasts.
+    let addr = serve_after_a_busy_first_session(Arc::new(Notify::new()), |_| ("c1", false)).await;
     let dir = tempfile::tempdir().unwrap();
-    let options = peer::patient(peer::options(addr, &dir)).max_concurrent_handlers(1);
-    let client = botlane::Client::new(options).unwrap();
-    let slow = peer::register_slow(&client);
-    let mut events = client.events();
-    tokio::time::timeout(WAIT, client.login())
-        .await
-        .expect("login finishes")
-        .unwrap();
     // `m0` runs and holds the only permit; dispatch has taken `m1` (its
     // event is out) and waits for the permit; `m2` waits in the queue.
-    tokio::time::timeout(WAIT, async {
-        loop {
-            if let Ok(botlane::Event::Message(m)) = events.recv().await {
-                if m.id == "m1" {
-                    return;
-                }
-            }
-        }
-    })
-    .await
-    .expect("dispatch takes the second message");
+    let (client, slow, mut events) = client_with_dispatch_busy(addr, &dir).await;
     assert_eq!(slow.started.load(Ordering::SeqCst), 1);
 
     client.shutdown();
