@@ -64,8 +64,7 @@ impl<D: Send + Sync + 'static> Client<D> {
         // Allowed (as in poise), and documented, but never what the author
         // meant: said once, where a bot's operator looks first.
         if inner.runner.owners.is_none() {
-            let registry = inner.commands.snapshot();
-            for command in (0..registry.len()).map(|index| registry.at(index)) {
+            for command in inner.commands.snapshot().registered() {
                 if command.settings.owners_only {
                     tracing::warn!(
                         command = %command.decl.name,

@@ -253,8 +253,8 @@ pub fn help_text<D>(
 }
 
 fn command_list<D>(registry: &CommandRegistry<D>, prefix: &str, help: &str) -> String {
-    let mut listed: Vec<&RegisteredCommand<D>> = (0..registry.len())
-        .map(|index| registry.at(index))
+    let mut listed: Vec<&RegisteredCommand<D>> = registry
+        .registered()
         .filter(|command| !command.settings.hide_in_help)
         .collect();
     // In registration order still: each category where its first command is.

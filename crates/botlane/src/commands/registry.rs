@@ -436,6 +436,11 @@ impl<D> CommandRegistry<D> {
             .position(|c| c.decl.name.eq_ignore_ascii_case(name))
     }
 
+    /// The registered commands, in registration order.
+    pub(crate) fn registered(&self) -> impl Iterator<Item = &RegisteredCommand<D>> {
+        self.commands.iter()
+    }
+
     /// The command at `index`, a [`position`](Self::position) in this
     /// registry (a snapshot never changes, so the index stays valid).
     pub(crate) fn at(&self, index: usize) -> &RegisteredCommand<D> {
