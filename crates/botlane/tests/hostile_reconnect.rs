@@ -680,8 +680,11 @@ async fn a_close_during_the_first_dial_ends_the_login_and_the_dial() {
 /// One round of a shutdown made while the reconnect's login has its last
 /// reply in hand: the service sends the menu's reply and, in the same
 /// write, a `/stop` whose handler (run on the spot, on the connection
-/// task) shuts the client down. What the client says after that: the
-/// emoji catalog, whether it is connected, and its reconnect events.
+/// task) shuts the client down, then the `ready`. (A `/stop` after the
+/// `ready` would come after `Reconnected`: dispatch holds a `ready` that
+/// comes during the login until the login is over.) What the client says
+/// after that: the emoji catalog, whether it is connected, and its
+/// reconnect events.
 async fn shutdown_as_the_reconnect_completes() -> (
     Result<Vec<botlane::Emoji>, botlane::ClientError>,
     Result<(), botlane::ClientError>,
@@ -720,7 +723,6 @@ async fn shutdown_as_the_reconnect_completes() -> (
                     format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#),
                 )
                 .await;
-                send(&mut ws, peer::ready(&bot, &["c1"])).await;
                 let Some(frame) = next_frame(&mut ws).await else {
                     return;
                 };
@@ -728,6 +730,7 @@ async fn shutdown_as_the_reconnect_completes() -> (
                 let push = stop.lock().unwrap().take().unwrap();
                 let _ = ws.feed(Message::text(r#"{"op":20,"d":{"code":0}}"#)).await;
                 let _ = ws.feed(Message::text(push)).await;
+                let _ = ws.feed(Message::text(peer::ready(&bot, &["c1"]))).await;
                 let _ = ws.flush().await;
                 behave(&mut ws).await;
             }

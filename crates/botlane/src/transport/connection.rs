@@ -55,7 +55,9 @@ const OUTGOING_CAPACITY: usize = 256;
 /// A push from the service.
 #[derive(Debug)]
 pub(crate) enum Push {
-    Ready(wire::Ready),
+    /// Op 11, with the number of the connection it came on: set by the
+    /// session's side of the connection ([`Inbound::push`]), 0 as read.
+    Ready(wire::Ready, u64),
     Message(wire::WireMessage),
     ChannelKey(wire::ChannelKeyPush),
     ChannelAdded(wire::ChannelInfo),

@@ -263,6 +263,18 @@ pub async fn client(options: ClientOptions) -> Client {
     client
 }
 
+/// A logged-in client, with a subscription taken before its login: a
+/// session that ends at once is reported to it, not before it was taken.
+pub async fn client_with_events(options: ClientOptions) -> (Client, botlane::Events) {
+    let client = Client::new(options).unwrap();
+    let events = client.events();
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("login finishes")
+        .unwrap();
+    (client, events)
+}
+
 /// A `/slow` command: each invocation counts itself in `started`, then
 /// waits until `gate` is opened (for good). With one handler permit, the
 /// first holds it and the next holds dispatch waiting for it.
