@@ -55,8 +55,7 @@ const OUTGOING_CAPACITY: usize = 256;
 /// A push from the service.
 #[derive(Debug)]
 pub(crate) enum Push {
-    /// Op 11, with the number of the connection it came on: set by the
-    /// session's side of the connection ([`Inbound::push`]), 0 as read.
+    /// Op 11, and its connection's number (0 as read; [`Inbound::push`] sets it).
     Ready(wire::Ready, u64),
     Message(wire::WireMessage),
     ChannelKey(wire::ChannelKeyPush),
