@@ -288,7 +288,7 @@ fn command_list<D>(registry: &CommandRegistry<D>, prefix: &str, help: &str) -> S
 }
 
 /// One line per command of `listed` in `category`: its usage line, ` - `,
-/// its description.
+/// its description, and its aliases if it has some.
 fn list_lines<D>(
     text: &mut String,
     listed: &[&RegisteredCommand<D>],

@@ -300,6 +300,9 @@ impl<D> CommandRegistry<D> {
     }
 
     /// The command registered under `name`, compared ASCII case-insensitively.
+    /// Names only, as the spec's look-up (and the structured lane's);
+    /// [`find_command`](Self::find_command) also resolves the text lane's
+    /// [aliases](crate::CommandSettings::aliases).
     ///
     /// ```
     /// use botlane::{CommandDeclaration, CommandRegistry};
