@@ -120,7 +120,8 @@ async fn an_alias_runs_its_command_under_the_command_s_name_on_the_text_lane_onl
 
     // A sidecar naming an alias: the menu never offered it, so it is an
     // unknown command, and its text line (an invocation by itself) is not
-    // read instead. Had it run, alice's cooldown would refuse `/r 2` below.
+    // read instead. Had either run, `roll`'s answer would come before
+    // `pong` (and alice's cooldown would refuse `/R 2` below).
     let sidecar = Sidecar::to(scene.bot_id()).command("r").arg("count", 5_i64);
     scene.send_sidecar("/r 5", &sidecar).await.unwrap();
     scene.say("/ping").await.unwrap();
