@@ -7,29 +7,28 @@
 //
 //     node docs/vectors/outsider-service.mjs path/to/dicebot
 //
-// node >= 20. Node has no WebSocket server, so the first section is a small
-// RFC 6455 server over node:http's upgrade. The script is the service and a
-// scripted human, alice, who is in-process: her requests go through the
-// same service code as the bot's frames. It runs the standing bot
+// node >= 20. Node has no WebSocket server, so one section is a small RFC
+// 6455 server over node:http's upgrade. The script is the service and a
+// scripted human, alice, who is in-process: her requests go through the same
+// service code as the bot's frames. It runs the standing bot
 // examples/dicebot (configured by its environment, README.md "A standing
-// bot") as a child process and asserts every step: a wrong token (op 10
-// -6, close 1008, the bot exits 1); the login (op 10/11); a ping; the menu
-// (op 20: every rule of the page, then the canonical bytes and SHA-256 of
-// dicebot's documented declarations); the channel key from alice (ops 61,
-// 52, 51, relayed as op 50; crypto.md §2); a text-lane and a
-// structured-lane invocation answered with true replies (op 30, op 32 to
-// every member, op 33 to alice) whose sealed dice have the documented
-// shape; a sidecar for another bot left unanswered; /echo, /help and an
-// argument error answered as documented; the close 1001 of a service
-// shutting down, after which the bot logs in again, gets the key alice
-// made meanwhile after its ready, and publishes the same menu; its
-// heartbeat (op 12); SIGTERM, the bot's close 1000 and exit 0; its keystore
-// file byte for byte (crypto.md §4); no REST call and no op 638 (dicebot
-// has no command that uses the REST lane); no warning in its log but those
-// the run provokes. Every frame the bot sends is checked against its
-// opcode's table (fields and types). The first mismatch exits 1 with one
-// line saying what differed, and the bot's stderr. The child and the
-// temporary directory are removed on every exit.
+// bot") as a child process and asserts every step: a wrong token (op 10 -6,
+// close 1008, the bot exits 1); the login (op 10/11); a ping; the menu (op
+// 20: every rule of the page, then the canonical bytes of dicebot's
+// documented declarations); the channel key from alice (ops 61, 52, 51,
+// relayed as op 50; crypto.md §2); a text-lane and a structured-lane
+// invocation answered with true replies (op 30, op 32 to every member, op 33
+// to alice) whose sealed dice have the documented shape; a sidecar for
+// another bot left unanswered; /echo, /help and an argument error answered
+// as documented; the close 1001 of a service shutting down, after which the
+// bot logs in again, gets the key alice made meanwhile after its ready, and
+// publishes the same menu; its heartbeat (op 12); SIGTERM, the bot's close
+// 1000 (empty reason) and exit 0; its keystore file byte for byte (crypto.md
+// §4); no REST call and no op 638 (dicebot has no command that uses the REST
+// lane); no warning in its log but those the run provokes. Every frame the
+// bot sends is checked against its opcode's table (fields and types). The
+// first mismatch exits 1 with one line saying what differed, and the bot's
+// stderr. The child and the temporary directory are removed on every exit.
 
 import { spawn } from "node:child_process";
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
@@ -52,7 +51,7 @@ const same = (actual, expected, what) =>
   expect(JSON.stringify(actual) === JSON.stringify(expected), `${what}: got ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
 const step = (what) => console.log(`outsider-service: ${what}`);
 
-// ------------------------------------------------------------------------
+// ------------------------------------------------------------- the run's log
 // What happened, in order: frames, closes, pushes to alice, the bot's output.
 // Every wait of the run is a search of this log for the next entry a test
 // wants, with a timeout, so nothing depends on timing.
@@ -104,6 +103,7 @@ class WsConn {
     this.buffer = Buffer.from(head);
     this.fragments = null; // the parts of a text message sent in several frames
     this.closeSent = false;
+    this.ended = false;
     this.onText = () => {};
     this.onClose = () => {}; // (code, reason)
     this.onPong = () => {};
@@ -244,6 +244,8 @@ async function keystoreTag(secret, body) {
     ikm, { name: "HMAC", hash: "SHA-256", length: 256 }, false, ["sign"]);
   return new Uint8Array(await subtle.sign("HMAC", key, enc.encode(body)));
 }
+// WebCrypto imports a raw X25519 secret only as PKCS#8: the fixed 16-byte
+// prefix of RFC 8410's OneAsymmetricKey for X25519, then the 32 bytes.
 async function x25519PublicOf(secret) {
   const pkcs8 = concat(Buffer.from("302e020100300506032b656e04220420", "hex"), secret);
   const priv = await subtle.importKey("pkcs8", pkcs8, { name: "X25519" }, true, ["deriveBits"]);
@@ -302,6 +304,15 @@ function canonicalMenu(decls) {
     (d.options ?? []).map((o) => [o.name, TYPE_CODES[o.type], o.description, o.required === true, o.choices ?? []])]);
 }
 const sha256hex = (text) => createHash("sha256").update(text, "utf8").digest("hex");
+// Byte for byte; a difference is named by the first entry that differs, not
+// by two whole menus on one line.
+function sameMenu(menu, expectedJson, what) {
+  if (JSON.stringify(menu) === expectedJson) return;
+  const expected = JSON.parse(expectedJson);
+  if (!Array.isArray(menu)) same(menu, expected, what);
+  const at = [...Array(Math.max(menu.length, expected.length)).keys()].find((i) => JSON.stringify(menu[i]) !== JSON.stringify(expected[i]));
+  same(menu[at], expected[at], `${what}, entry ${at}`);
+}
 
 // dicebot's commands as its docs declare them: roll and flip from guide.md
 // §2 (the doc comments are the descriptions; a u8 is an integer, an enum
@@ -580,7 +591,7 @@ function die(error) {
   process.exit(1); // the "exit" handler cleans up
 }
 process.on("exit", cleanup);
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(1));
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => die(new Mismatch(`interrupted by ${signal}`)));
 
 // README.md "A standing bot": BOTLANE_TOKEN, BOTLANE_URL, BOTLANE_REST_URL,
 // BOTLANE_KEYSTORE. Its lines on stdout are logged as "stdout".
@@ -650,8 +661,7 @@ async function main() {
   const publish = await next((e) => e.kind === "from-bot" && e.op === 20, "menu publish", from);
   same((await next((e) => e.kind === "reply" && e.op === 20, "menu reply", from)).d, { code: 0 }, "the menu's reply");
   const menuJson = JSON.stringify(publish.d.menu);
-  same(menuJson, expectedMenu, "dicebot's canonical menu");
-  same(sha256hex(menuJson), sha256hex(expectedMenu), "dicebot's menu hash");
+  sameMenu(publish.d.menu, expectedMenu, "dicebot's canonical menu");
   await next((e) => e.kind === "stdout" && e.line === `dicebot ready: bot ${botAccount.id} in 1 channel`, "the bot's ready line", from);
   const botSession = () => [...service.sessions].find((s) => s.account.id === botAccount.id);
 
@@ -739,7 +749,7 @@ async function main() {
   const oldKey = alice.channelKey;
   botSession().close(1001, "service shutting down");
   const echoed = await next((e) => e.kind === "closed", "the bot's echo of the close 1001", since);
-  same(echoed.code, 1001, "the code of the bot's close echo");
+  same([echoed.code, echoed.reason], [1001, ""], "the bot's close echo (code, reason)");
   await alice.shareKey(general);
   release();
   const relogin = await next((e) => e.kind === "from-bot" && e.op === 10, "the login after the close", since);
@@ -747,16 +757,18 @@ async function main() {
   const readyAgain = await next((e) => e.kind === "to-bot" && e.op === 11, "ready after the close", since);
   const keyAgain = await next((e) => e.kind === "to-bot" && e.op === 50, "the key that waited for the bot", since);
   expect(keyAgain.at > readyAgain.at, "the waiting key was pushed before ready");
-  same(JSON.stringify((await next((e) => e.kind === "from-bot" && e.op === 20, "the menu after the close", since)).d.menu), expectedMenu, "the menu after the close");
+  sameMenu((await next((e) => e.kind === "from-bot" && e.op === 20, "the menu after the close", since)).d.menu, expectedMenu, "the menu after the close");
   step("close 1001: echoed; logged in again, the key that waited pushed after ready, the same menu");
 
   // The heartbeat (op 12) keeps a quiet session alive: botlane sends one
   // every 15 s, the first a whole interval after the connection opened
   // (client.md "Dead-peer detection"), so this is the run's one long wait.
-  // The invocation under the new key comes after it: one pushed at once
-  // after the menu's reply can reach a handler before botlane counts the new
-  // connection as live, and its reply then fails (a race in the client,
-  // reported with this script).
+  // The invocation under the new key comes after it, not at once: botlane
+  // takes a connection as live only once the reply to its op 20 has been
+  // handled, so an invocation pushed after ready and before then (which the
+  // page allows) reaches its handler with no connection to answer on, and
+  // the answer is lost (`command failed kind=Handler`). A bug of botlane's,
+  // not of this service; waiting here keeps the run about the service.
   const heartbeat = await next((e) => e.kind === "reply" && e.op === 12, "heartbeat", since, HEARTBEAT_MS);
   same(heartbeat.d, { code: 0 }, "the heartbeat's reply");
   since = log.length;
@@ -770,10 +782,11 @@ async function main() {
   since = log.length;
   bot.kill("SIGTERM");
   const goodbye = await next((e) => e.kind === "closed", "the bot's close after SIGTERM", since);
+  same([goodbye.code, goodbye.reason], [1000, ""], "the bot's close after SIGTERM (code, reason; client.md \"Stopping\")");
   const exit = await next((e) => e.kind === "exit", "the bot's exit after SIGTERM", since);
   same([exit.code, exit.signal], [0, null], "the bot's exit after SIGTERM");
   await next((e) => e.kind === "stdout" && e.line === "dicebot stopped", "the bot's stopped line", since);
-  step(`SIGTERM: the bot closed with ${goodbye.code}${goodbye.reason ? ` "${goodbye.reason}"` : ""} and exited 0`);
+  step("SIGTERM: the bot closed with 1000 and exited 0");
 
   // The keystore (crypto.md §4): version 2, canonical, its tag, the identity
   // the bot logged in with, the channel key alice shared.
@@ -796,7 +809,11 @@ async function main() {
   same(restRequests, [], "requests to the REST listener");
   const ops = log.filter((e) => e.kind === "from-bot").map((e) => e.op);
   expect(!ops.includes(638), "the bot minted a REST secret (op 638)");
-  // The warnings the run provoked: /roll 30's failure and the close 1001.
+  // A push the bot cannot use is dropped with only a warning in its log, so
+  // a warning is how a service's mistake shows. The lines are matched on
+  // botlane's and dicebot's wording, which no doc fixes: a change of it
+  // fails here naming the line, to be added below. The warnings the run
+  // provoked: /roll 30's failure and the close 1001.
   const provoked = [/command failed command=roll kind=Arguments/, /disconnected.*1001/, /disconnected; reconnecting/];
   const warnings = stderr.split("\n").filter((l) => /\b(WARN|ERROR)\b/.test(l) && !provoked.some((p) => p.test(l)));
   same(warnings, [], "the warnings and errors in the bot's log");
