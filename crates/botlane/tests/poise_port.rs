@@ -2,8 +2,8 @@
 //! against the devserver: typed commands with choices, optional and
 //! greedy options, a "group" as a choice, a permission-like check (one
 //! that reads the arguments), cooldowns, shared state behind a lock, a
-//! custom error hook, the generated help grouped by category with a line
-//! at its bottom, owners (an owners-only command, owners skipping checks
+//! custom error hook, aliases of a prefix command, the generated help
+//! grouped by category with a line at its bottom, owners (an owners-only command, owners skipping checks
 //! and cooldowns), a follow-up answer, a REST call from a handler, an event
 //! loop that moderates plain messages (poise's `event_handler`) and a
 //! shutdown command that ends it. The bot is built as its `main` builds it
@@ -219,7 +219,9 @@ fn modbot(options: ClientOptions, moderators: Vec<String>) -> Result<Client<ModD
         .commands()
         .command::<Ping>(|ctx, _ping| async move { ctx.reply("pong").await })?
         .command_with::<Roll>(
-            fun.cooldown(Cooldown::per_user(Duration::from_secs(60))),
+            // poise's `aliases("r", "dice")`: on the text lane only.
+            fun.cooldown(Cooldown::per_user(Duration::from_secs(60)))
+                .aliases(["r", "dice"]),
             |ctx, roll| async move {
                 ctx.data().commands_run.fetch_add(1, Ordering::Relaxed);
                 let sides = roll.sides.unwrap_or(6);
@@ -466,7 +468,8 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
     );
     alice.send_text(&channel, "/roll 2 20").await.unwrap();
     assert_eq!(said(alice, bot).await, "rolling 2d20");
-    alice.send_text(&channel, "/roll 1").await.unwrap();
+    // An alias is the command: the same cooldown, under the command's name.
+    alice.send_text(&channel, "/r 1").await.unwrap();
     let cooling = said(alice, bot).await;
     // The hook's own words, with the wait from the `CooldownError`.
     assert!(
@@ -474,7 +477,7 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
         "{cooling}"
     );
     // Per user: bob's first roll is not cooling down.
-    bob.send_text(&channel, "/roll 1").await.unwrap();
+    bob.send_text(&channel, "/dice 1").await.unwrap();
     assert_eq!(said(alice, bot).await, "rolling 1d6");
     // The owner skips checks and cooldowns: twice in a row.
     for _ in 0..2 {
@@ -605,7 +608,7 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
          /ping - Check that the bot is alive\n\
          \n\
          Fun:\n\
-         /roll <count (1 to 20)> [sides] - Roll some dice\n\
+         /roll <count (1 to 20)> [sides] - Roll some dice (aliases: /r, /dice)\n\
          \n\
          Moderation:\n\
          /audit - Read a server's audit log\n\
@@ -621,6 +624,15 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
          /shutdown - Stop the bot\n\
          \n\
          Moderators: ask them in #help."
+    );
+    alice.send_text(&channel, "/help r").await.unwrap();
+    assert_eq!(
+        said(alice, bot).await,
+        "Command roll: Roll some dice\n\
+         usage: /roll <count (1 to 20)> [sides]\n\
+         aliases: /r, /dice\n\
+         - count (integer, required, 1 to 20): How many dice\n\
+         - sides (integer, one of 6, 20): Sides per die"
     );
     alice.send_text(&channel, "/help warnings").await.unwrap();
     assert_eq!(

@@ -3,8 +3,8 @@
 
 use std::fmt;
 
+use super::excerpt::Excerpt;
 use super::types::{format_number, CommandArgValue, CommandOptionType};
-use super::validate::Excerpt;
 
 /// The type of an argument value as it was given. An argument error names
 /// this, never the value itself, which may be private.

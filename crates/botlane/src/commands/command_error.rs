@@ -159,7 +159,8 @@ impl CommandError {
 
     /// Whether this is an argument error of the text lane (a line that does
     /// not parse, or whose values break a bound or a typed field): every bot
-    /// with a command of that name sees the same line.
+    /// with a command, or an [alias](crate::CommandSettings::aliases), of
+    /// that name sees the same line.
     ///
     /// ```
     /// use botlane::{CommandErrorReason, CommandSource};

@@ -50,7 +50,10 @@ impl<D> CommandRegistry<D> {
     /// [`MAX_COMMANDS_PAYLOAD`](crate::MAX_COMMANDS_PAYLOAD) and is in the
     /// published menu. A command of the bot's own named `help`, registered
     /// before or after, is a
-    /// [`DeclarationRule::HelpClash`](crate::DeclarationRule::HelpClash).
+    /// [`DeclarationRule::HelpClash`](crate::DeclarationRule::HelpClash);
+    /// an [alias](crate::CommandSettings::aliases) `help` is refused as a
+    /// name of a registered command once it is enabled, and enabling it
+    /// while a command has that alias is refused as well.
     /// Enabling it twice is harmless. Its handler reads the registry from
     /// its context
     /// ([`CommandContext::with_registry`](crate::CommandContext::with_registry)),
@@ -184,16 +187,18 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 /// [`DEFAULT_COMMAND_PREFIX`]). Without `command`, one line per command,
 /// except those set to
 /// [`hide_in_help`](crate::CommandSettings::hide_in_help): its usage line,
-/// ` - `, its description; the commands without a
+/// ` - `, its description, and its
+/// [`aliases`](crate::CommandSettings::aliases) if it has some
+/// (` (aliases: /r, /dice)`); the commands without a
 /// [`category`](crate::CommandSettings::category) first, then each
 /// category after a blank line and its heading (in the order of its first
 /// listed command's registration), by name within each; then
 /// the registry's [`help_footer`](CommandRegistry::help_footer), if any,
-/// after a blank line. With `command` (its name in any case, with or
-/// without the prefix; a hidden one too, since it is in the published menu
-/// anyway): the command's description, its usage line, and one line per
-/// option with its type, whether it is required, its choices and its
-/// bounds. An unknown command gets a short sentence pointing to the list;
+/// after a blank line. With `command` (its name or one of its aliases, in
+/// any case, with or without the prefix; a hidden one too, since it is in
+/// the published menu anyway): the command's name and description, its
+/// usage line, its aliases if it has some, and one line per option with
+/// its type, whether it is required, its choices and its bounds. An unknown command gets a short sentence pointing to the list;
 /// the name given is not repeated.
 ///
 /// The text never starts with the prefix (it starts with `Commands`,
@@ -246,8 +251,8 @@ pub fn help_text<D>(
         return command_list(registry, prefix, &help);
     };
     let name = name.strip_prefix(prefix).unwrap_or(name);
-    match registry.get(name) {
-        Some(found) => command_detail(&found.decl, prefix),
+    match registry.find_command(name) {
+        Some(found) => command_detail(found, prefix),
         None => format!("No command by that name; send {help} for the list."),
     }
 }
@@ -283,7 +288,7 @@ fn command_list<D>(registry: &CommandRegistry<D>, prefix: &str, help: &str) -> S
 }
 
 /// One line per command of `listed` in `category`: its usage line, ` - `,
-/// its description.
+/// its description, and its aliases if it has some.
 fn list_lines<D>(
     text: &mut String,
     listed: &[&RegisteredCommand<D>],
@@ -302,16 +307,33 @@ fn list_lines<D>(
             usage_line(decl, Some(prefix)),
             decl.description
         );
+        if let Some(aliases) = alias_list(command, prefix) {
+            let _ = write!(text, " (aliases: {aliases})");
+        }
     }
 }
 
-fn command_detail(decl: &CommandDeclaration, prefix: &str) -> String {
+/// The command's aliases with the prefix, comma-separated; `None` without.
+fn alias_list<D>(command: &RegisteredCommand<D>, prefix: &str) -> Option<String> {
+    let aliases = &command.settings.aliases;
+    (!aliases.is_empty()).then(|| {
+        let with_prefix: Vec<String> = aliases.iter().map(|a| format!("{prefix}{a}")).collect();
+        with_prefix.join(", ")
+    })
+}
+
+fn command_detail<D>(command: &RegisteredCommand<D>, prefix: &str) -> String {
+    let decl = &command.decl;
     let mut text = format!(
         "Command {}: {}\nusage: {}",
         decl.name,
         decl.description,
         usage_line(decl, Some(prefix))
     );
+    if let Some(aliases) = alias_list(command, prefix) {
+        // Writing to a String cannot fail.
+        let _ = write!(text, "\naliases: {aliases}");
+    }
     for option in &decl.options {
         let mut facts = vec![option.kind.as_str().to_owned()];
         if option.required {
@@ -462,6 +484,42 @@ mod tests {
             help_text(&registry, Some("warn"), None),
             "Command warn: The warn command\nusage: /warn"
         );
+    }
+
+    #[test]
+    fn aliases_are_listed_beside_their_command_and_name_it_when_asked() {
+        let mut registry = registry();
+        let aliases = CommandSettings::new().aliases(["r", "dice"]);
+        add(&mut registry, "roll", aliases.category("Fun"));
+        add(
+            &mut registry,
+            "reload",
+            CommandSettings::new().aliases(["rl"]).hide_in_help(),
+        );
+        assert_eq!(
+            help_text(&registry, None, Some("!")),
+            "Commands (send !help <command> for details):\n\
+             !help [command (up to 32 characters)] - List the commands, or explain one\n\
+             !note <text (3 to 200 characters)> - Take a note\n\
+             \n\
+             Fun:\n\
+             !roll - The roll command (aliases: !r, !dice)"
+        );
+        let roll = "Command roll: The roll command\nusage: !roll\naliases: !r, !dice";
+        for asked in ["r", "!DICE", " roll "] {
+            assert_eq!(
+                help_text(&registry, Some(asked), Some("!")),
+                roll,
+                "{asked}"
+            );
+        }
+        // Hidden from the list, explained when named, by an alias too.
+        assert_eq!(
+            help_text(&registry, Some("rl"), None),
+            "Command reload: The reload command\nusage: /reload\naliases: /rl"
+        );
+        // A command without aliases is explained as before.
+        assert!(!help_text(&registry, Some("note"), None).contains("aliases"));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! declarations against the very same constants. The name rule comes from
 //! there too (internal by the spec: not exported). Only the text lane's
 //! default prefix, a choice of this library rather than a limit, is defined
-//! here.
+//! here, and so is the cap on a command's aliases (a text-lane convenience
+//! the spec does not know).
 
 pub(crate) use botlane_proto::limits::MAX_SAFE_INTEGER;
 pub use botlane_proto::limits::{
@@ -15,3 +16,8 @@ pub(crate) use botlane_proto::names::{is_valid_name, MAX_NAME_LEN};
 
 /// The text-lane prefix used when none is given.
 pub const DEFAULT_COMMAND_PREFIX: &str = "/";
+
+/// The most aliases one command may have
+/// ([`CommandSettings::aliases`](crate::CommandSettings::aliases)): a few
+/// short names for people who type, not a second menu.
+pub const MAX_ALIASES_PER_COMMAND: usize = 10;

@@ -8,6 +8,7 @@
 //! Everything here is re-exported from the crate root.
 
 mod after;
+mod aliases;
 mod answer;
 mod args_check;
 mod argument_error;
@@ -18,6 +19,7 @@ mod command_error;
 mod context;
 mod cooldown;
 mod data;
+mod excerpt;
 mod handler;
 mod help;
 pub(crate) mod limits;
@@ -53,8 +55,8 @@ pub use data::*;
 pub use handler::*;
 pub use help::*;
 pub use limits::{
-    COMMAND_DATA_VERSION, DEFAULT_COMMAND_PREFIX, MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN,
-    MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT, MAX_COMMAND_DESC, MAX_COMMAND_WIRE,
+    COMMAND_DATA_VERSION, DEFAULT_COMMAND_PREFIX, MAX_ALIASES_PER_COMMAND, MAX_CHOICES_PER_OPTION,
+    MAX_CHOICE_LEN, MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT, MAX_COMMAND_DESC, MAX_COMMAND_WIRE,
     MAX_OPTIONS_PER_COMMAND, MAX_OPTION_LENGTH,
 };
 pub use live::Commands;

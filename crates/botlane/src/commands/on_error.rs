@@ -98,9 +98,10 @@ impl<D: Send + Sync + 'static> OnError<D> {
 
     /// For [`OnError::answer`]: whether argument errors of the text lane
     /// ([`CommandError::is_text_argument_error`]) are answered (the
-    /// default) or not. Every bot with a command of that name reads the
-    /// same line, so each would answer it; the structured lane, addressed
-    /// to one bot, does not have that problem. No effect on the other hooks.
+    /// default) or not. Every bot with a command (or an alias) of that
+    /// name reads the same line, so each would answer it; the structured
+    /// lane, addressed to one bot, does not have that problem. No effect on
+    /// the other hooks.
     #[must_use]
     pub fn text_argument_errors(self, answer: bool) -> Self {
         match self.0 {

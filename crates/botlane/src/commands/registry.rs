@@ -3,6 +3,7 @@
 use std::fmt;
 use std::future::Future;
 
+use super::aliases::{alias_violations, AliasIndex};
 use super::argument_error::ArgumentError;
 use super::coerce::{coerce_for_option, fits};
 use super::context::CommandContext;
@@ -104,6 +105,8 @@ pub struct CommandRegistry<D = ()> {
     pub(super) help_enabled: bool,
     /// The text under the built-in help's list (`help.rs`).
     pub(super) help_footer: Option<String>,
+    /// The commands' aliases, for the text lane (`aliases.rs`).
+    pub(super) aliases: AliasIndex,
 }
 
 impl<D> Clone for CommandRegistry<D> {
@@ -112,6 +115,7 @@ impl<D> Clone for CommandRegistry<D> {
             commands: self.commands.clone(),
             help_enabled: self.help_enabled,
             help_footer: self.help_footer.clone(),
+            aliases: self.aliases.clone(),
         }
     }
 }
@@ -122,6 +126,7 @@ impl<D> fmt::Debug for CommandRegistry<D> {
             .field("commands", &self.commands)
             .field("help_enabled", &self.help_enabled)
             .field("help_footer", &self.help_footer)
+            .field("aliases", &self.aliases)
             .finish()
     }
 }
@@ -163,6 +168,7 @@ impl<D> CommandRegistry<D> {
             commands: Vec::new(),
             help_enabled: false,
             help_footer: None,
+            aliases: AliasIndex::default(),
         }
     }
 
@@ -170,8 +176,9 @@ impl<D> CommandRegistry<D> {
     ///
     /// Fails, leaving the registry unchanged, with every violation at once:
     /// those of [`validate_declaration`](crate::validate_declaration), a name
-    /// already registered, a registry already holding [`MAX_COMMANDS_PER_BOT`]
-    /// commands, and a canonical menu that would exceed [`MAX_COMMANDS_PAYLOAD`] bytes.
+    /// already registered (or already an alias), a registry already holding [`MAX_COMMANDS_PER_BOT`]
+    /// commands, and a canonical menu that would exceed [`MAX_COMMANDS_PAYLOAD`] bytes;
+    /// with settings, those of their category and aliases.
     ///
     /// ```
     /// use botlane::{CommandDeclaration, CommandRegistry, DeclarationRule};
@@ -270,6 +277,7 @@ impl<D> CommandRegistry<D> {
             }));
         }
         violations.extend(category_violation(&decl.name, &settings));
+        violations.extend(alias_violations(self, &decl.name, &settings));
         if self.commands.len() >= MAX_COMMANDS_PER_BOT {
             violations.push(at(DeclarationRule::TooManyCommands));
         }
@@ -280,6 +288,7 @@ impl<D> CommandRegistry<D> {
         if !violations.is_empty() {
             return Err(DeclarationError::new(violations));
         }
+        self.aliases.add(&settings.aliases, self.commands.len());
         self.commands.push(RegisteredCommand {
             decl,
             handler,
@@ -291,6 +300,9 @@ impl<D> CommandRegistry<D> {
     }
 
     /// The command registered under `name`, compared ASCII case-insensitively.
+    /// Names only, as the spec's look-up (and the structured lane's);
+    /// [`find_command`](Self::find_command) also resolves the text lane's
+    /// [aliases](crate::CommandSettings::aliases).
     ///
     /// ```
     /// use botlane::{CommandDeclaration, CommandRegistry};
@@ -348,7 +360,11 @@ impl<D> CommandRegistry<D> {
     ///
     /// [`TextParseResult::None`] when the line invokes no registered command;
     /// [`TextParseResult::Ok`] with a text-lane invocation when its arguments
-    /// parse; [`TextParseResult::Error`] naming the command otherwise.
+    /// parse; [`TextParseResult::Error`] naming the command otherwise. The
+    /// command is looked up with [`find_command`](Self::find_command): a
+    /// line may name it by one of its aliases
+    /// ([`CommandSettings::aliases`]), and the invocation (or the error)
+    /// then names the command by its own name.
     ///
     /// ```
     /// use botlane::{
@@ -376,7 +392,9 @@ impl<D> CommandRegistry<D> {
     /// # Ok::<(), botlane::DeclarationError>(())
     /// ```
     pub fn parse_from_text(&self, text: &str, prefix: Option<&str>) -> TextParseResult {
-        parse_text_with(text, prefix, |name| self.find_decl(name))
+        parse_text_with(text, prefix, |name| {
+            self.find_command(name).map(|c| &c.decl)
+        })
     }
 
     /// The canonical menu of the registered commands; equals

@@ -1,6 +1,7 @@
 //! Per-command settings that are not part of the declaration: checks, a
 //! cooldown, a handler timeout, an error hook, whether only the bot's
-//! owners may run it, and how the built-in help lists it.
+//! owners may run it, how the built-in help lists it, and the other names
+//! the text lane knows it by.
 
 use std::fmt;
 use std::time::Duration;
@@ -59,6 +60,8 @@ pub struct CommandSettings<D = ()> {
     /// Only the client's owners may run it (see
     /// [`owners_only`](Self::owners_only)).
     pub owners_only: bool,
+    /// Other names the text lane runs it by (see [`aliases`](Self::aliases)).
+    pub aliases: Vec<String>,
 }
 
 impl<D> CommandSettings<D> {
@@ -72,6 +75,7 @@ impl<D> CommandSettings<D> {
             hide_in_help: false,
             category: None,
             owners_only: false,
+            aliases: Vec::new(),
         }
     }
 
@@ -207,6 +211,63 @@ impl<D> CommandSettings<D> {
         self.owners_only = true;
         self
     }
+
+    /// Adds other names the command runs by on the text lane, as poise's
+    /// `aliases("r", "dice")` does for a prefix command (builder style;
+    /// each call adds to the list). `/r 2` then runs `roll` exactly as
+    /// `/roll 2` does: the same arguments, and everything keyed on a
+    /// command's name (its cooldown, the checks, the error answers, the
+    /// events, [`after_command`](crate::Client::after_command)) sees `roll`;
+    /// only [`CommandContext::invoked_name`](crate::CommandContext::invoked_name)
+    /// tells which name was typed. [`CommandRegistry::find_command`](crate::CommandRegistry::find_command)
+    /// resolves them; the built-in help lists them beside the command and
+    /// explains the command when asked about one.
+    ///
+    /// **Text lane only**: the menu, which the spec fixes, never carries
+    /// an alias, so neither its hash nor what a chat app offers changes,
+    /// and a sidecar naming an alias is an unknown command (ignored, as
+    /// the menu never offered it). [`CommandRegistry::get`](crate::CommandRegistry::get) and
+    /// [`parse_invocation_text`](crate::parse_invocation_text), which sees
+    /// one declaration and no settings, know names only.
+    ///
+    /// Registration refuses, naming the alias, one that breaks the rule of
+    /// command names (`^[a-z0-9_-]{1,32}$`, so lower case), the command's
+    /// own name, one given twice, one that is already a name or an alias of
+    /// another command (`help` too when the built-in help is enabled), and
+    /// more than [`MAX_ALIASES_PER_COMMAND`](crate::MAX_ALIASES_PER_COMMAND);
+    /// a command registered later whose name is an alias is refused as well
+    /// ([`DeclarationRule`](crate::DeclarationRule)'s alias rules).
+    ///
+    /// ```
+    /// use botlane::{help_text, CommandDeclaration, CommandRegistry, CommandSettings, TextParseResult};
+    ///
+    /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+    /// let mut registry = CommandRegistry::new();
+    /// registry.register_with(
+    ///     CommandDeclaration::new("roll", "Roll some dice"),
+    ///     CommandSettings::new().aliases(["r", "dice"]),
+    ///     ok,
+    /// )?;
+    ///
+    /// let TextParseResult::Ok(invocation) = registry.parse_from_text("/R", None) else {
+    ///     panic!("an alias of a registered command");
+    /// };
+    /// assert_eq!(invocation.name, "roll");
+    /// assert_eq!(help_text(&registry, None, None), "Commands:\n/roll - Roll some dice (aliases: /r, /dice)");
+    /// // Not in the menu, and not a name.
+    /// assert_eq!(registry.canonical_menu_json(), r#"[["roll","Roll some dice",[]]]"#);
+    /// assert!(registry.get("r").is_none());
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    #[must_use]
+    pub fn aliases<I>(mut self, aliases: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.aliases.extend(aliases.into_iter().map(Into::into));
+        self
+    }
 }
 
 impl<D> Default for CommandSettings<D> {
@@ -225,6 +286,7 @@ impl<D> Clone for CommandSettings<D> {
             hide_in_help: self.hide_in_help,
             category: self.category.clone(),
             owners_only: self.owners_only,
+            aliases: self.aliases.clone(),
         }
     }
 }
@@ -239,6 +301,7 @@ impl<D> fmt::Debug for CommandSettings<D> {
             .field("hide_in_help", &self.hide_in_help)
             .field("category", &self.category)
             .field("owners_only", &self.owners_only)
+            .field("aliases", &self.aliases)
             .finish()
     }
 }

@@ -1,24 +1,24 @@
 //! Declaration rules: everything the service would reject.
 //!
 //! [`validate_declaration`] checks one declaration on its own; the registry
-//! adds the rules that need the other commands (duplicates, the command cap,
-//! the menu payload cap) and reports them through the same
+//! adds the rules that need the other commands or the command's settings
+//! (duplicates, the command cap, the menu payload cap, categories, aliases)
+//! and reports them through the same
 //! [`DeclarationError`], so a caller sees every problem in one go.
 
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 
 use super::argument_error::ArgumentRule;
 use super::bounds::bound_violations;
 use super::coerce::{coerce_text, parse_integer, parse_number};
+use super::excerpt::{excerpt_raw, Excerpt};
 use super::limits::{
-    is_valid_name, MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN, MAX_COMMANDS_PAYLOAD,
-    MAX_COMMANDS_PER_BOT, MAX_COMMAND_DESC, MAX_OPTIONS_PER_COMMAND, MAX_OPTION_LENGTH,
+    is_valid_name, MAX_ALIASES_PER_COMMAND, MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN,
+    MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT, MAX_COMMAND_DESC, MAX_OPTIONS_PER_COMMAND,
+    MAX_OPTION_LENGTH,
 };
 use super::option::CommandOption;
 use super::types::{format_number, CommandDeclaration, CommandOptionType};
-
-/// Longest excerpt of a user-supplied value quoted in a message, in characters.
-const EXCERPT_CHARS: usize = 40;
 
 /// A declaration the service would reject, with every rule it breaks.
 ///
@@ -340,6 +340,48 @@ pub enum DeclarationRule {
         /// The category.
         category: String,
     },
+    /// An alias ([`CommandSettings::aliases`](crate::CommandSettings::aliases))
+    /// that does not match `^[a-z0-9_-]{1,32}$`, the rule of command names.
+    #[error("alias {} must match ^[a-z0-9_-]{{1,32}}$", Excerpt(.alias))]
+    InvalidAlias {
+        /// The alias.
+        alias: String,
+    },
+    /// An alias equal to its own command's name.
+    #[error("alias {} is the command's own name", Excerpt(.alias))]
+    AliasIsOwnName {
+        /// The alias.
+        alias: String,
+    },
+    /// The same alias twice in one command's list.
+    #[error("duplicate alias {}: aliases[{first_index}] is the same", Excerpt(.alias))]
+    DuplicateAlias {
+        /// The repeated alias.
+        alias: String,
+        /// The index of its first occurrence.
+        first_index: usize,
+    },
+    /// An alias that is already the name or an alias of another registered
+    /// command (`help` when the built-in help is enabled).
+    #[error("alias {} is already a name or an alias of command {}", Excerpt(.alias), Excerpt(.command))]
+    AliasTaken {
+        /// The alias.
+        alias: String,
+        /// The command that already answers to it.
+        command: String,
+    },
+    /// A command's name is already an alias of a registered command.
+    #[error("this name is already an alias of command {}", Excerpt(.command))]
+    NameIsAlias {
+        /// The command that has it as an alias.
+        command: String,
+    },
+    /// More than [`MAX_ALIASES_PER_COMMAND`] aliases.
+    #[error("{count} aliases, more than MAX_ALIASES_PER_COMMAND ({MAX_ALIASES_PER_COMMAND})")]
+    TooManyAliases {
+        /// How many aliases are given.
+        count: usize,
+    },
     /// The registry already holds [`MAX_COMMANDS_PER_BOT`] commands.
     #[error("the registry already holds MAX_COMMANDS_PER_BOT ({MAX_COMMANDS_PER_BOT}) commands")]
     TooManyCommands,
@@ -370,33 +412,6 @@ pub(crate) fn kind_phrase(kind: &CommandOptionType) -> &'static str {
         CommandOptionType::Role => "a role id (ids are non-empty)",
         CommandOptionType::String => "a string",
         CommandOptionType::Boolean => "a boolean",
-    }
-}
-
-/// A user-supplied value in a message: quoted and escaped like Rust's `{:?}`
-/// (so a newline cannot forge a second line), at most [`EXCERPT_CHARS`]
-/// characters, with `…` when cut.
-pub(crate) struct Excerpt<'a>(pub(crate) &'a str);
-
-impl fmt::Display for Excerpt<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0.char_indices().nth(EXCERPT_CHARS) {
-            None => write!(f, "{:?}", self.0),
-            Some((cut, _)) => {
-                let quoted = format!("{:?}", &self.0[..cut]);
-                // `{:?}` of a str always ends with the closing quote.
-                let body = quoted.strip_suffix('"').unwrap_or(&quoted);
-                write!(f, "{body}…\"")
-            }
-        }
-    }
-}
-
-/// The start of `s` for a path: at most [`EXCERPT_CHARS`] characters, `…` when cut.
-fn excerpt_raw(s: &str) -> String {
-    match s.char_indices().nth(EXCERPT_CHARS) {
-        None => s.to_owned(),
-        Some((cut, _)) => format!("{}…", &s[..cut]),
     }
 }
 
@@ -570,21 +585,6 @@ fn same_choice(kind: CommandOptionType, a: &str, b: &str) -> bool {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn excerpt_cuts_at_forty_characters() {
-        assert_eq!(Excerpt("abc").to_string(), "\"abc\"");
-        assert_eq!(
-            Excerpt(&"é".repeat(40)).to_string(),
-            format!("\"{}\"", "é".repeat(40))
-        );
-        assert_eq!(
-            Excerpt(&"é".repeat(41)).to_string(),
-            format!("\"{}…\"", "é".repeat(40))
-        );
-        assert_eq!(Excerpt("a\nb\"").to_string(), "\"a\\nb\\\"\"");
-        assert_eq!(excerpt_raw(&"x".repeat(50)), format!("{}…", "x".repeat(40)));
-    }
 
     #[test]
     fn numeric_duplicates() {

@@ -8,7 +8,9 @@
 //!    payload addressed to another bot (compared in canonical form) drops the
 //!    invocation, with no text fallback. One addressed to us is the
 //!    invocation: structured wins over the text line, even when its
-//!    arguments then fail the checks below (they are well-formed).
+//!    arguments then fail the checks below (they are well-formed). One
+//!    naming an unregistered command, or one of a command's aliases (the
+//!    menu never offers them), is ignored, also without a text fallback.
 //! 3. A sidecar that does not decrypt or decode is malformed: the text lane
 //!    decides, as if there were no sidecar.
 //!
@@ -66,6 +68,8 @@ pub(super) fn decide<D>(
             tracing::debug!("dropping a structured invocation addressed to another bot");
             return Verdict::Plain;
         }
+        // `get`, not `find_command`: the menu never offers an alias, so a
+        // sidecar naming one is no invocation of the menu's.
         let Some(command) = registry.get(&data.name) else {
             tracing::debug!("ignoring a structured invocation of an unregistered command");
             return Verdict::Plain;

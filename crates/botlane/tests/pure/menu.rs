@@ -106,6 +106,19 @@ fn hash_is_sha256_of_the_json() {
     }
 }
 
+/// A service expects help's entry from the page (outsider-service.mjs
+/// builds dicebot's menu from it), so the page follows the declaration.
+#[test]
+fn commands_md_gives_helps_menu_entry() {
+    let menu = canonical_menu_json(&[botlane::help_declaration()]);
+    let entry = &menu[1..menu.len() - 1];
+    let page = include_str!("../../../../docs/commands.md");
+    assert!(
+        page.contains(&format!("`{entry}`")),
+        "docs/commands.md (\"Help\") must give help's menu entry as `{entry}`"
+    );
+}
+
 fn roll() -> CommandDeclaration {
     CommandDeclaration::new("roll", "Roll dice")
         .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true))

@@ -26,7 +26,11 @@ fn js_type_codes() -> String {
 
 #[test]
 fn the_vectors_reference_code_has_the_table() {
-    for file in ["docs/vectors/lib.mjs", "docs/vectors/outsider-bot.mjs"] {
+    for file in [
+        "docs/vectors/lib.mjs",
+        "docs/vectors/outsider-bot.mjs",
+        "docs/vectors/outsider-service.mjs",
+    ] {
         assert!(
             doc(file).contains(&js_type_codes()),
             "{file} must spell the option types as {}",

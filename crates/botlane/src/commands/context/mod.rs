@@ -2,14 +2,15 @@
 
 mod getters;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
 use super::argument_error::{ArgumentError, ArgumentRule};
-use super::limits::DEFAULT_COMMAND_PREFIX;
+use super::limits::{is_valid_name, DEFAULT_COMMAND_PREFIX};
 use super::message::Message;
 use super::registry::CommandRegistry;
-use super::text::usage_line;
+use super::text::{invoked_raw_name, usage_line};
 use super::typed::{optional_arg, Command, CommandOptionValue};
 use super::types::{CommandArgs, CommandDeclaration, CommandInvocation, CommandSource};
 use crate::error::ClientError;
@@ -424,6 +425,45 @@ impl<D> CommandContext<D> {
     /// The lower-case command name.
     pub fn name(&self) -> &str {
         &self.invocation().name
+    }
+
+    /// The name the command was invoked by, lower-cased: on the text lane
+    /// the one the message's line names (with [`prefix`](Self::prefix), as
+    /// [`match_command_name`](crate::match_command_name) reads it), which is
+    /// one of the command's [`aliases`](crate::CommandSettings::aliases)
+    /// when the line used one (poise's `invoked_command_name`); otherwise,
+    /// and on the structured lane (a sidecar names the command itself),
+    /// [`name`](Self::name). Everything else keys on `name`. Read from the
+    /// message when asked, so dispatch stores nothing for it; borrowed
+    /// unless the line wrote the name with capitals.
+    ///
+    /// ```
+    /// use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    ///
+    /// let ctx = |line: &str, source| CommandContext::for_test(
+    ///     CommandInvocation { name: "roll".into(), args: CommandArgs::new(), source },
+    ///     Message::new("m1", "c1", "u1", line),
+    /// );
+    /// let by_alias = ctx("  /R 2", CommandSource::Text);
+    /// assert_eq!((by_alias.name(), by_alias.invoked_name().as_ref()), ("roll", "r"));
+    /// assert_eq!(ctx("/roll 2", CommandSource::Text).invoked_name(), "roll");
+    /// assert_eq!(ctx("!r 2", CommandSource::Text).with_prefix("!").invoked_name(), "r");
+    /// // The structured lane has no aliases; its text line is not read.
+    /// assert_eq!(ctx("/r 2", CommandSource::Structured).invoked_name(), "roll");
+    /// ```
+    pub fn invoked_name(&self) -> Cow<'_, str> {
+        if self.source() == CommandSource::Text {
+            if let Some(raw) = invoked_raw_name(&self.message.content, self.prefix()) {
+                if is_valid_name(raw) {
+                    return Cow::Borrowed(raw);
+                }
+                let lowered = raw.to_ascii_lowercase();
+                if is_valid_name(&lowered) {
+                    return Cow::Owned(lowered);
+                }
+            }
+        }
+        Cow::Borrowed(self.name())
     }
 
     /// All arguments, coerced to the declared types; unfilled options are absent.

@@ -76,6 +76,14 @@ fn locate<'a>(text: &'a str, prefix: &str) -> Option<Invocation<'a>> {
     })
 }
 
+/// The raw name a line invokes (§1.1–1.3), borrowed and not yet
+/// lower-cased nor checked against the name rule: what
+/// [`CommandContext::invoked_name`](crate::CommandContext::invoked_name)
+/// reads back from the message, without allocating.
+pub(crate) fn invoked_raw_name<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    locate(text, prefix).map(|invocation| invocation.raw_name)
+}
+
 /// The name rule after ASCII lower-casing (§1.4–1.5).
 fn command_name(raw_name: &str) -> Option<String> {
     let name = raw_name.to_ascii_lowercase();
@@ -129,7 +137,13 @@ pub fn match_command_name(text: &str, prefix: Option<&str>) -> Option<String> {
 ///
 /// `prefix` is the text-lane prefix (`None` means [`DEFAULT_COMMAND_PREFIX`]).
 /// A line that invokes another command, or none (see [`match_command_name`]),
-/// is an error of kind [`ParseErrorKind::NotThisCommand`].
+/// is an error of kind [`ParseErrorKind::NotThisCommand`]. So is a line
+/// naming one of the command's aliases
+/// ([`CommandSettings::aliases`](crate::CommandSettings::aliases)): they are
+/// settings of a registry's command, not part of the declaration, and only
+/// the registry's [`parse_from_text`](crate::CommandRegistry::parse_from_text)
+/// resolves them (to the same arguments this gives for the line under the
+/// command's name).
 ///
 /// **Tokens** (text-grammar §2), after the name and the whitespace after it:
 /// - tokens are separated by runs of whitespace ([`char::is_whitespace`]);
@@ -208,8 +222,8 @@ pub fn parse_invocation_text(
 }
 
 /// What [`CommandRegistry::parse_from_text`](crate::CommandRegistry::parse_from_text)
-/// does, with `find` returning the first registered declaration whose name
-/// equals its argument ASCII case-insensitively. The line is located once,
+/// does, with `find` returning the registered declaration whose name, or
+/// one of whose aliases, equals its argument ASCII case-insensitively. The line is located once,
 /// and on success only the result's name, keys and values are allocated.
 pub(crate) fn parse_text_with<'d>(
     text: &str,
@@ -225,8 +239,9 @@ pub(crate) fn parse_text_with<'d>(
     let Some(decl) = find(invocation.raw_name) else {
         return TextParseResult::None;
     };
-    // `find` compared the names ignoring ASCII case, and a registry holds
-    // only declarations whose name passed the name rule: this is `names`.
+    // `find` compared the name or an alias ignoring ASCII case, and a
+    // registry holds only names and aliases that passed the name rule: the
+    // raw name passes it once lowered, as `match_command_name` requires.
     debug_assert!(
         is_valid_name(&decl.name),
         "a registry holds only declarations that passed the name rule"
