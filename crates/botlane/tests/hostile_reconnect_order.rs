@@ -117,14 +117,20 @@ async fn reconnect_session(tcp: tokio::net::TcpStream, n: usize, when: Pushes) {
     for push in pushes.iter().filter(|_| !first) {
         send(&mut ws, push).await;
     }
-    while let Some(frame) = next_frame(&mut ws).await {
+    refuse_sends(&mut ws).await;
+}
+
+/// Refuses every send (op 30) with -3 and answers every other request,
+/// until the client goes away.
+async fn refuse_sends(ws: &mut peer::Ws) {
+    while let Some(frame) = next_frame(ws).await {
         let op = frame["op"].as_u64().unwrap();
         let reply = if op == 30 {
             r#"{"op":30,"d":{"code":-3,"reason":"no permission"}}"#.to_owned()
         } else {
             format!(r#"{{"op":{op},"d":{{"code":0}}}}"#)
         };
-        if !send(&mut ws, reply).await {
+        if !send(ws, reply).await {
             return;
         }
     }
@@ -526,6 +532,40 @@ async fn a_ready_refused_by_a_full_control_queue_is_a_failed_attempt() {
             "rejected m5",
             "error fail m5",
         ]
+    );
+    client.close().await.unwrap();
+}
+
+/// The first login's window: the `ready`, a key and a `/fail` pushed
+/// before the menu's reply. Dispatch starts once the login is over, so
+/// `/fail`'s reply goes out on the session (the service refuses it: a
+/// `SendRejected`) rather than failing with no connection to go out on,
+/// and `Ready` comes first.
+#[tokio::test]
+async fn an_invocation_pushed_before_the_first_menu_s_reply_is_answered_on_the_session() {
+    let (addr, _) = serve(|tcp, n| async move {
+        let Some((mut ws, ready, key, key_push)) = logged_in(tcp, n).await else {
+            return;
+        };
+        for push in [ready, key_push, message_push(&key, "m1", "/fail")] {
+            send(&mut ws, push).await;
+        }
+        if answer_the_menu(&mut ws, None).await {
+            refuse_sends(&mut ws).await;
+        }
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
+    register_failing(&client);
+    let mut events = client.events();
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("login finishes")
+        .unwrap();
+    assert_eq!(
+        events_until_the_failure(&client, &mut events).await,
+        ["ready", "message m1", "rejected m1", "error fail m1"]
     );
     client.close().await.unwrap();
 }
