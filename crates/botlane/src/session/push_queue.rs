@@ -28,8 +28,9 @@
 //! instead ([`DispatchNow`]), if that needs no waiting: no queue, no
 //! wake-up of the dispatch task, and a plain message's memory allocated
 //! and freed on one thread. Dispatch gives back what would wait (an invocation
-//! with every handler permit taken), and from then on pushes queue behind
-//! it until dispatch has caught up, so wire order holds either way.
+//! with every handler permit taken, a `ready` that came during its
+//! connection's login), and from then on pushes queue behind it until
+//! dispatch has caught up, so wire order holds either way.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
