@@ -180,6 +180,14 @@ async fn serve_reconnects(
     addr
 }
 
+/// Waits until the messages `ids` wait in the push queue (dispatch is
+/// held by the busy handler), so that the case under test is set up when
+/// the gate opens, whatever the machine's load.
+async fn queued(client: &botlane::Client, ids: &[&str]) {
+    let what = format!("{ids:?} wait for dispatch");
+    peer::eventually(&what, || client.stats().push_queue_len == ids.len()).await;
+}
+
 /// The events `events` receives, in words, until `/fail`'s `CommandError`:
 /// `Reconnected` with the channels `client` lists as it is read.
 async fn events_until_the_failure(
@@ -231,17 +239,18 @@ async fn every_event_of_the_new_session_comes_after_reconnected() {
     let dir = tempfile::tempdir().unwrap();
     let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
     register_failing(&client);
-    let (mut events, mut early) = (client.events(), client.events());
+    let mut events = client.events();
     tokio::time::timeout(WAIT, client.login())
         .await
         .expect("login finishes")
         .unwrap();
+    let before = client.stats().frames_received;
 
     kill.notify_one();
-    // Room for the new session's messages to be dispatched before the
-    // menu's reply (they were, at once); nothing here is a time limit.
-    let _ = tokio::time::timeout(Duration::from_secs(1), async {
-        while !matches!(early.recv().await, Ok(Event::Message(_))) {}
+    // The new session's login reply and its six pushes read before the
+    // menu's reply is let go.
+    peer::eventually("the new session's pushes are read", || {
+        client.stats().frames_received >= before + 7
     })
     .await;
     menu.notify_one();
@@ -327,9 +336,7 @@ async fn every_event_of_the_new_session_comes_after_reconnected_while_dispatch_i
 
     kill.notify_one();
     peer::eventually("the new session is up", || client.stats().sessions == 2).await;
-    // Room for the new session's pushes to reach the queue; nothing here
-    // is a time limit.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    queued(&client, &["m2", "m3", "m4", "m5"]).await;
     slow.gate.send_replace(true);
     assert_eq!(
         events_until_the_failure(&client, &mut events).await,
@@ -381,7 +388,7 @@ async fn the_ready_of_a_connection_that_ended_does_not_announce_the_next() {
 
     kill.notify_one();
     peer::eventually("the third session is up", || client.stats().sessions == 3).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    queued(&client, &["m2", "m2b", "m3", "m4", "m5"]).await;
     slow.gate.send_replace(true);
     assert_eq!(
         events_until_the_failure(&client, &mut events).await,
@@ -512,7 +519,7 @@ async fn a_ready_refused_by_a_full_control_queue_is_a_failed_attempt() {
 
     kill.notify_one();
     peer::eventually("the third session is up", || client.stats().sessions == 3).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    queued(&client, &["m2", "m3", "m4", "m5"]).await;
     slow.gate.send_replace(true);
     assert_eq!(
         events_until_the_failure(&client, &mut events).await,

@@ -98,7 +98,13 @@ impl<D: Send + Sync + 'static> Client<D> {
                 () = session.until_shutdown() => {}
                 ready = tokio::time::timeout(timeout, session.until_announced()) => {
                     if ready.is_err() {
-                        tracing::warn!("no ready push within the request timeout after login");
+                        // Either no `ready` came, or dispatch is still
+                        // busy with what came before it: one bound, one
+                        // message that names both.
+                        tracing::warn!(
+                            "the first ready was not applied within the request timeout \
+                             after login (none came, or dispatch is behind)"
+                        );
                     }
                 }
             }
