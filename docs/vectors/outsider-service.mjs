@@ -22,18 +22,20 @@
 // to alice) whose sealed dice have the documented shape; a sidecar for
 // another bot left unanswered; /echo, /help and an argument error answered
 // as documented; the close 1001 of a service shutting down, after which the
-// bot logs in again, gets the key alice made meanwhile after its ready, and
-// publishes the same menu; its heartbeat (op 12); the REST lane through
+// bot logs in again, gets the key alice made meanwhile after its ready,
+// publishes the same menu, and answers a /roll pushed before the menu's
+// reply; its heartbeat (op 12); the REST lane through
 // /files (rest.md): op 638 -7 with the flag off, then the mint, the exchange
 // and the call, the credential reused, and after a purge 401
 // `session_expired`, one re-mint and the retry; SIGTERM, the bot's close
 // 1000 (empty reason) and exit 0; its keystore file byte for byte (crypto.md
 // §4); no bot token over HTTP, a secret or credential only where it belongs
 // and never in the bot's log, stdout or keystore; no warning in its log but
-// those the run provokes. Every frame the bot sends is checked against its
-// opcode's table (fields and types). The first mismatch exits 1 with one
-// line saying what differed, and the bot's stderr. The child and the
-// temporary directory are removed on every exit.
+// those the run provokes; started again with that keystore, a /roll pushed
+// before its first menu's reply answered. Every frame the bot sends is
+// checked against its opcode's table (fields and types). The first mismatch
+// exits 1 with one line saying what differed, and the bot's stderr. The
+// child and the temporary directory are removed on every exit.
 
 import { spawn } from "node:child_process";
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
@@ -383,6 +385,7 @@ class Service {
     this.gate = Promise.resolve(); // what a new connection's first frame waits for (the run sets it)
     this.fragments = 1; // frames per pushed message (the run sets it)
     this.rest = new RestLane();
+    this.menuGate = null; // what the reply to the next op 20 waits for (the run sets it)
   }
   addAccount(name, kind, token) {
     const account = { id: randomUUID(), name, kind, tokenHash: createHash("sha256").update(token).digest() };
@@ -415,6 +418,9 @@ class Service {
         if (account.kind !== "bot") return { code: -1, reason: "only bots publish menus" };
         const refusal = menuRefusal(d.menu);
         if (refusal) return { code: refusal[0], reason: `malformed menu: ${refusal[1]}` };
+        const gate = this.menuGate;
+        this.menuGate = null;
+        await gate; // a slow service: the page lets pushes come before this reply
         return { code: 0 };
       }
       case 30: {
@@ -837,10 +843,14 @@ async function main() {
   // the new connection's frames until alice is done, so that the key is
   // certainly shared while the bot is offline. The bot logs in with the same
   // identity and publishes its menu again (client.md "Reconnect": the skip
-  // guard is per session).
+  // guard is per session). The service is slow to answer that menu: alice's
+  // /roll 2, pushed after ready and the key and before the menu's reply
+  // (which the page allows: op 20 "before or after the service's op 11"),
+  // is answered on the new session, as every invocation is.
   since = log.length;
-  let release;
+  let release, openMenu;
   service.gate = new Promise((resolve) => { release = resolve; });
+  service.menuGate = new Promise((resolve) => { openMenu = resolve; });
   const oldKey = alice.channelKey;
   botSession().close(1001, "service shutting down");
   const echoed = await next((e) => e.kind === "closed", "the bot's echo of the close 1001", since);
@@ -853,17 +863,14 @@ async function main() {
   const keyAgain = await next((e) => e.kind === "to-bot" && e.op === 50, "the key that waited for the bot", since);
   expect(keyAgain.at > readyAgain.at, "the waiting key was pushed before ready");
   sameMenu((await next((e) => e.kind === "from-bot" && e.op === 20, "the menu after the close", since)).d.menu, expectedMenu, "the menu after the close");
-  step("close 1001: echoed; logged in again, the key that waited pushed after ready, the same menu");
+  const windowAsked = await rollBeforeTheMenuReply(alice, general, "/roll 2", openMenu, since);
+  checkDice(await answerTo(windowAsked, "the reply to the /roll pushed before the menu's reply", since), 2, 6, null);
+  step("close 1001: echoed; logged in again, the key that waited pushed after ready, the same menu; /roll 2 pushed before the menu's reply answered");
 
   // The heartbeat (op 12) keeps a quiet session alive: botlane sends one
   // every 15 s, the first a whole interval after the connection opened
   // (client.md "Dead-peer detection"), so this is the run's one long wait.
-  // The invocation under the new key comes after it, not at once: botlane
-  // takes a connection as live only once the reply to its op 20 has been
-  // handled, so an invocation pushed after ready and before then (which the
-  // page allows) reaches its handler with no connection to answer on, and
-  // the answer is lost (`command failed kind=Handler`). A bug of botlane's,
-  // not of this service; waiting here keeps the run about the service.
+  // Then an invocation on the settled session, under the new key.
   const heartbeat = await next((e) => e.kind === "reply" && e.op === 12, "heartbeat", since, HEARTBEAT_MS);
   same(heartbeat.d, { code: 0 }, "the heartbeat's reply");
   since = log.length;
@@ -964,7 +971,7 @@ async function main() {
   // call or an op 638 (dicebot has no command that uses the REST lane), a
   // warning in the bot's log.
   expect(!log.some((e) => e.kind === "from-bot" && e.op === 30 && e.d.reply_to === elsewhere), "the bot answered a sidecar addressed to another bot");
-  same(log.filter((e) => e.kind === "from-bot" && e.op === 30).length, 10, "the number of messages the bot sent (one per invocation but the other bot's)");
+  same(log.filter((e) => e.kind === "from-bot" && e.op === 30).length, 11, "the number of messages the bot sent (one per invocation but the other bot's)");
   const ops = log.filter((e) => e.kind === "from-bot").map((e) => e.op);
   // The REST lane's secrets: the bot token never goes over HTTP; a one-time
   // secret only in its exchange, a credential only in the verification
@@ -994,6 +1001,34 @@ async function main() {
   same(warnings, [], "the warnings and errors in the bot's log");
   const counts = [...new Set(ops)].map((op) => `${ops.filter((x) => x === op).length}× op ${op}`).join(", ");
   step(`the bot sent ${counts}; no secret out of its place, no warning but the provoked ones; ok`);
+
+  // The first login's window: dicebot again, with the keystore it left (the
+  // channel key in it), against a service slow to answer its menu: alice's
+  // /roll 3, pushed after ready and before that reply, is answered.
+  since = log.length;
+  let openFirstMenu;
+  service.menuGate = new Promise((resolve) => { openFirstMenu = resolve; });
+  bot = startBot(binary, { ...env, BOTLANE_TOKEN: botToken });
+  await next((e) => e.kind === "from-bot" && e.op === 20, "the menu of the bot started again", since);
+  const firstAsked = await rollBeforeTheMenuReply(alice, general, "/roll 3", openFirstMenu, since);
+  checkDice(await answerTo(firstAsked, "the reply to the /roll pushed before the first menu's reply", since), 3, 6, null);
+  bot.kill("SIGTERM");
+  same((({ code, signal }) => [code, signal])(await next((e) => e.kind === "exit", "the exit of the bot started again", since)), [0, null], "the exit of the bot started again");
+  same(stderr.split("\n").filter((l) => /\b(WARN|ERROR)\b/.test(l)), [], "the warnings and errors in the log of the bot started again");
+  step("started again with its keystore: /roll 3 pushed before the first menu's reply answered; ok");
+}
+
+// alice's `line` in general, pushed to the bot once its ready and while its
+// menu's reply waits for `openMenu`, which it then calls; its message id.
+// The push comes before the reply, or the run fails: the window is certain.
+async function rollBeforeTheMenuReply(alice, general, line, openMenu, since) {
+  await next((e) => e.kind === "to-bot" && e.op === 11, "ready before the menu's reply", since);
+  const asked = await alice.say(general, line);
+  const pushed = await next((e) => e.kind === "to-bot" && e.op === 32 && e.d.message.id === asked, `the push of ${line} to the bot`, since);
+  openMenu();
+  const reply = await next((e) => e.kind === "reply" && e.op === 20, "the menu's reply", since);
+  expect(pushed.at < reply.at, `${line} was pushed to the bot after the menu's reply`);
+  return asked;
 }
 
 main().then(() => process.exit(0), die);

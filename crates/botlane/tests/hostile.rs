@@ -489,8 +489,7 @@ async fn a_service_that_drops_every_session_after_login_is_not_hammered() {
     let dir = tempfile::tempdir().unwrap();
     let options = peer::options(addr, &dir)
         .reconnect_delays(Duration::from_millis(20), Duration::from_millis(320));
-    let client = peer::client(options).await;
-    let mut events = client.events();
+    let (client, mut events) = peer::client_with_events(options).await;
     let event = next_event(&mut events, |e| disconnected_reason(e).is_some()).await;
     let reason = disconnected_reason(&event).unwrap();
     assert!(
@@ -542,8 +541,7 @@ async fn a_service_closing_with_a_code_is_reported_in_words() {
         "the connection closed before the reply to opcode 10 arrived: \
          the service closed the connection (1008: no login within 5 s)"
     );
-    let client = peer::client(peer::options(addr, &dir)).await;
-    let mut events = client.events();
+    let (client, mut events) = peer::client_with_events(peer::options(addr, &dir)).await;
     let event = next_event(&mut events, |e| disconnected_reason(e).is_some()).await;
     assert_eq!(
         disconnected_reason(&event),

@@ -16,6 +16,10 @@ use std::time::Duration;
 
 use botlane::{CommandContext, CommandDeclaration};
 use futures_util::SinkExt;
+use peer::busy::{
+    channel_ids, client_with_dispatch_busy, client_with_dispatch_busy_and,
+    first_session_keeping_dispatch_busy, message_push,
+};
 use peer::{behave, next_frame, send, serve, upgrade, WAIT};
 use tokio::sync::{mpsc, Notify};
 use tokio_tungstenite::tungstenite::Message;
@@ -133,14 +137,6 @@ async fn a_command_registered_during_the_reconnect_is_published_on_the_new_sessi
     assert_eq!(menus.len(), 2, "published once more, not again and again");
     assert_eq!(client.stats().sessions, 2);
     client.close().await.unwrap();
-}
-
-/// A message push (op 32) of `content`, sealed with `key` for channel `c1`.
-fn message_push(key: &botlane::crypto::ChannelKey, id: &str, content: &str) -> String {
-    let sealed = key.seal(content.as_bytes(), b"c1").unwrap();
-    format!(
-        r#"{{"op":32,"d":{{"message":{{"id":"{id}","channel_id":"c1","author_id":"u1","content":"{sealed}","created_at":1}}}}}}"#
-    )
 }
 
 /// Shutdown ends dispatch, also while it waits for a handler permit: the
@@ -684,8 +680,11 @@ async fn a_close_during_the_first_dial_ends_the_login_and_the_dial() {
 /// One round of a shutdown made while the reconnect's login has its last
 /// reply in hand: the service sends the menu's reply and, in the same
 /// write, a `/stop` whose handler (run on the spot, on the connection
-/// task) shuts the client down. What the client says after that: the
-/// emoji catalog, whether it is connected, and its reconnect events.
+/// task) shuts the client down, then the `ready`. (A `/stop` after the
+/// `ready` would come after `Reconnected`: dispatch holds a `ready` that
+/// comes during the login until the login is over.) What the client says
+/// after that: the emoji catalog, whether it is connected, and its
+/// reconnect events.
 async fn shutdown_as_the_reconnect_completes() -> (
     Result<Vec<botlane::Emoji>, botlane::ClientError>,
     Result<(), botlane::ClientError>,
@@ -724,7 +723,6 @@ async fn shutdown_as_the_reconnect_completes() -> (
                     format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#),
                 )
                 .await;
-                send(&mut ws, peer::ready(&bot, &["c1"])).await;
                 let Some(frame) = next_frame(&mut ws).await else {
                     return;
                 };
@@ -732,6 +730,7 @@ async fn shutdown_as_the_reconnect_completes() -> (
                 let push = stop.lock().unwrap().take().unwrap();
                 let _ = ws.feed(Message::text(r#"{"op":20,"d":{"code":0}}"#)).await;
                 let _ = ws.feed(Message::text(push)).await;
+                let _ = ws.feed(Message::text(peer::ready(&bot, &["c1"]))).await;
                 let _ = ws.flush().await;
                 behave(&mut ws).await;
             }
@@ -801,68 +800,6 @@ async fn a_shutdown_as_the_reconnect_completes_leaves_no_session_behind() {
         );
         assert_eq!(events, ["disconnected"], "round {round}");
     }
-}
-
-/// The ids of the channels `client` lists now.
-fn channel_ids(client: &botlane::Client) -> Vec<String> {
-    client.channels().into_iter().map(|c| c.id).collect()
-}
-
-/// The first session of a service that keeps dispatch busy: the bot in
-/// `c1` with its key, three `/slow` messages, and the end once `kill` is
-/// notified.
-async fn first_session_keeping_dispatch_busy(tcp: tokio::net::TcpStream, kill: Arc<Notify>) {
-    let Some((mut ws, key, key_push)) = peer::first_session_with_key(tcp, 1, "c1").await else {
-        return;
-    };
-    send(&mut ws, key_push).await;
-    for id in ["m0", "m1", "m2"] {
-        send(&mut ws, message_push(&key, id, "/slow")).await;
-    }
-    tokio::select! {
-        () = behave(&mut ws) => {}
-        () = kill.notified() => {}
-    }
-}
-
-/// A client of `addr` logged in to [`first_session_keeping_dispatch_busy`]
-/// with one handler permit, once dispatch is busy: `m0` holds the permit,
-/// dispatch holds `m1` waiting for it, `m2` waits in the queue. With its
-/// `/slow` gate and a subscription taken before the login.
-async fn client_with_dispatch_busy(
-    addr: std::net::SocketAddr,
-    dir: &tempfile::TempDir,
-) -> (botlane::Client, peer::Slow, botlane::Events) {
-    client_with_dispatch_busy_and(addr, dir, |options| options).await
-}
-
-/// [`client_with_dispatch_busy`], its options changed by `change`.
-async fn client_with_dispatch_busy_and(
-    addr: std::net::SocketAddr,
-    dir: &tempfile::TempDir,
-    change: impl FnOnce(botlane::ClientOptions) -> botlane::ClientOptions,
-) -> (botlane::Client, peer::Slow, botlane::Events) {
-    let options = change(peer::patient(peer::options(addr, dir)).max_concurrent_handlers(1));
-    let client = botlane::Client::new(options).unwrap();
-    let slow = peer::register_slow(&client);
-    let (events, mut taken) = (client.events(), client.events());
-    tokio::time::timeout(WAIT, client.login())
-        .await
-        .expect("login finishes")
-        .unwrap();
-    tokio::time::timeout(WAIT, async {
-        loop {
-            if let Ok(botlane::Event::Message(m)) = taken.recv().await {
-                if m.id == "m1" {
-                    return;
-                }
-            }
-        }
-    })
-    .await
-    .expect("dispatch takes the second message");
-    assert_eq!(channel_ids(&client), ["c1"]);
-    (client, slow, events)
 }
 
 /// A service whose first session keeps dispatch busy until `kill`

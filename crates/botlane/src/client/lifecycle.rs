@@ -84,23 +84,23 @@ impl<D: Send + Sync + 'static> Client<D> {
         tokio::spawn(Arc::new(dispatcher).run());
         let session = inner.session.clone();
         // The service pushes `ready` right after the login reply; dispatch
-        // applies it in wire order. Waiting for it makes `channels()`
-        // complete when `login` returns.
-        // A shutdown ends the wait: no `ready` comes after it, and the
-        // task would hold the client's events open until the timeout.
-        // So does the end of the first connection before its `ready`: the
-        // supervisor then sends `Event::Ready` before its `Disconnected`.
+        // applies it in wire order and sends `Event::Ready` in that step.
+        // Waiting for the event makes `channels()` complete when `login`
+        // returns. A shutdown ends the wait: no `ready` comes after it,
+        // and the task would hold the client's events open until the
+        // timeout. The end of the first connection before its `ready` is
+        // applied ends it too: the supervisor then sends `Event::Ready`
+        // before its `Disconnected`.
         let ready = tokio::spawn(async move {
             let timeout = session.request_timeout();
             tokio::select! {
                 biased;
                 () = session.until_shutdown() => {}
-                ready = session.membership.wait_ready(timeout) => {
-                    if !ready {
+                ready = tokio::time::timeout(timeout, session.until_announced()) => {
+                    if ready.is_err() {
                         tracing::warn!("no ready push within the request timeout after login");
                     }
                 }
-                () = session.until_announced() => {}
             }
             // `false`: shut down before `Event::Ready` was sent.
             session.announce_ready()

@@ -73,6 +73,17 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         self.session.queue.dispatch_now_with(Arc::downgrade(&now));
         while let Some(push) = self.session.queue.next().await {
             let Push::Message(m) = push else {
+                // A `ready` that came during its connection's login waits
+                // for the login's end (bounded by it), and what follows it
+                // waits behind it: the `Reconnected` it announces comes
+                // with the session up (`session/phase.rs`).
+                if let Push::Ready(_, connection) = push {
+                    tokio::select! {
+                        biased;
+                        () = self.session.until_shutdown() => return,
+                        () = self.session.until_login_over(connection) => {}
+                    }
+                }
                 self.apply(push);
                 continue;
             };
@@ -121,12 +132,14 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     fn apply(&self, push: Push) {
         let membership = &self.session.membership;
         match push {
-            Push::Ready(ready) => {
+            Push::Ready(ready, connection) => {
                 membership.on_ready(ready.channels);
-                // Sent here, in the step that applied the first `ready`:
-                // a task woken by it came after the `Message` events of
-                // what dispatch took next. A no-op after the first.
+                // Sent here, in the step that applied the `ready`: a task
+                // woken by it came after the `Message` events of what
+                // dispatch took next. `Ready` for the first, `Reconnected`
+                // for a reconnect's (each a no-op when not owed).
                 self.session.announce_ready();
+                self.session.announce_reconnected(connection);
             }
             Push::ChannelAdded(channel) => membership.on_added(channel),
             Push::ChannelRemoved(id) => membership.on_removed(&id),
@@ -248,6 +261,8 @@ impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
             Push::Message(m) => self
                 .message_now(MessageView::from(m))
                 .map(|m| Push::Message(m.into_owned())),
+            // Held by the dispatch task until the login is over.
+            Push::Ready(_, connection) if !self.session.login_over(connection) => Some(push),
             push => {
                 self.apply(push);
                 None

@@ -72,12 +72,16 @@ pub enum Event {
     /// menu, and dispatch has applied the new session's `ready`:
     /// `Client::channels` lists the new session's channels when this is
     /// read (unless the service sent no `ready` within the request
-    /// timeout). Dispatch applies `ready` in wire order, after the pushes
-    /// of the old session it still holds, so a handler holding every
-    /// permit delays this event, for at most another request timeout:
-    /// then it is sent anyway, with a warning, before `Client::channels`
-    /// lists the new channels. A connection that ends before then is
-    /// reported as a [`ReconnectFailed`](Self::ReconnectFailed) attempt.
+    /// timeout). Dispatch sends it in the step that applies that `ready`,
+    /// so every event of the new session (a `Message`, `CommandError` or
+    /// `SendRejected` of what the service sent after it) comes after this
+    /// one. Dispatch applies `ready` in wire order, after the pushes of
+    /// the old session it still holds, so a handler holding every permit
+    /// delays this event, for at most another request timeout: then it is
+    /// sent anyway, with a warning, before `Client::channels` lists the
+    /// new channels (and still before the new session's events). A
+    /// connection that ends before then is reported as a
+    /// [`ReconnectFailed`](Self::ReconnectFailed) attempt.
     Reconnected,
 }
 

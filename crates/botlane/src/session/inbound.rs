@@ -16,9 +16,12 @@ pub(super) struct SessionInbound {
     pub(super) counters: Arc<Counters>,
     pub(super) warnings: Arc<Warnings>,
     /// Set once this connection's `ready` has been handed to dispatch
-    /// (applied, or queued): what the supervisor waits for after a
-    /// reconnect's login, before it waits for dispatch to apply it.
+    /// (applied, or queued): whether the supervisor waits for dispatch to
+    /// apply it, before `Disconnected` or `Reconnected`.
     pub(super) ready: watch::Sender<bool>,
+    /// This connection's number, which its `ready` carries to dispatch
+    /// (`phase.rs`).
+    pub(super) connection: u64,
     /// The connection task holds its inbound side until it has ended
     /// (closing handshake included), so this counts the task as live.
     pub(super) _live: Live,
@@ -42,7 +45,7 @@ impl Drop for Live {
 }
 
 impl Inbound for SessionInbound {
-    fn push(&self, push: Push) -> Result<(), String> {
+    fn push(&self, mut push: Push) -> Result<(), String> {
         let Some(session) = self.session.upgrade() else {
             return Ok(());
         };
@@ -50,12 +53,19 @@ impl Inbound for SessionInbound {
             tracing::debug!("notification");
             return Ok(());
         }
-        let ready = matches!(push, Push::Ready(_));
-        let offered = offered(&session, session.queue.offer(push));
-        if ready {
+        let ready = match &mut push {
+            Push::Ready(_, connection) => {
+                *connection = self.connection;
+                true
+            }
+            _ => false,
+        };
+        let offer = session.queue.offer(push);
+        // Not a `ready` the control queue refused: it is never applied.
+        if ready && matches!(offer, Offer::Dispatched | Offer::Queued) {
             self.ready.send_replace(true);
         }
-        offered
+        offered(&session, offer)
     }
 
     fn message(&self, message: MessageView<'_>) -> Result<(), String> {

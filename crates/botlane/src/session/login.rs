@@ -23,16 +23,21 @@ const CLOSE_REASON_WAIT: std::time::Duration = std::time::Duration::from_secs(2)
 pub(super) struct LoggedIn {
     /// Why it ended, once it has.
     pub(super) closed: Closed,
-    /// Turns `true` once its `ready` has been handed to dispatch.
+    /// Turns `true` once its `ready` has been handed to dispatch (applied,
+    /// or queued).
     pub(super) ready: watch::Receiver<bool>,
+    /// Its number, which its `ready` carries (`phase.rs`).
+    pub(super) connection: u64,
 }
 
 impl Session {
     /// Connects, logs in and publishes the menu; on success the connection
-    /// is the session's current one.
+    /// is the session's current one, and for a `reconnect` its `ready`,
+    /// once dispatch applies it, announces `Event::Reconnected`.
     pub(super) async fn connect(
         self: &Arc<Self>,
         public_key: &str,
+        reconnect: bool,
     ) -> Result<LoggedIn, ClientError> {
         let config = &self.config;
         Counters::bump(&self.counters.connect_attempts);
@@ -47,11 +52,13 @@ impl Session {
             () = stopped(&mut shutdown) => return Err(ClientError::NotConnected),
         };
         let (ready, ready_rx) = watch::channel(false);
+        let login = self.start_login();
         let inbound = Arc::new(SessionInbound {
             session: Arc::downgrade(self),
             counters: self.counters.clone(),
             warnings: self.transport_warnings.clone(),
             ready,
+            connection: login.connection,
             _live: Live::new(&self.live),
         });
         let (conn, mut closed) = Connection::start(
@@ -78,9 +85,14 @@ impl Session {
                     return Err(ClientError::NotConnected);
                 }
                 Counters::bump(&self.counters.sessions);
+                let connection = login.connection;
+                // Stored first: a `Reconnected` that dispatch sends from
+                // here on finds requests going out on the new session.
+                login.finished(reconnect);
                 Ok(LoggedIn {
                     closed,
                     ready: ready_rx,
+                    connection,
                 })
             }
             // Ended by our own shutdown, not by the service: said as every

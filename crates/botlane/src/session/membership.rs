@@ -112,9 +112,6 @@ pub(crate) struct Membership {
     keys: RwLock<HashMap<String, Arc<ChannelKey>>>,
     /// Opened by the first login; kept by a failed one for the retry.
     keystore: OnceLock<Saver>,
-    /// How many `ready` pushes have been applied: a first login waits for
-    /// one, so that `channels()` is complete when `login` returns.
-    readies: tokio::sync::watch::Sender<u64>,
     key_refused: Throttle,
     channel_refused: Throttle,
     no_key: Throttle,
@@ -127,7 +124,6 @@ impl Membership {
             channels: RwLock::new(Channels::default()),
             keys: RwLock::new(HashMap::new()),
             keystore: OnceLock::new(),
-            readies: tokio::sync::watch::Sender::new(0),
             key_refused: Throttle::new(WARN_INTERVAL),
             channel_refused: Throttle::new(WARN_INTERVAL),
             no_key: Throttle::new(WARN_INTERVAL),
@@ -220,17 +216,6 @@ impl Membership {
             .collect();
         write(&self.channels, kept);
         self.evict(&gone);
-        self.readies.send_modify(|n| *n += 1);
-    }
-
-    /// Waits until a `ready` has been applied, at most `timeout`; `false`
-    /// when none was within it (a service that sends no `ready` leaves the
-    /// channel list empty until it does).
-    pub(crate) async fn wait_ready(&self, timeout: std::time::Duration) -> bool {
-        let mut readies = self.readies.subscribe();
-        tokio::time::timeout(timeout, readies.wait_for(|n| *n > 0))
-            .await
-            .is_ok_and(|r| r.is_ok())
     }
 
     /// Op 34: the bot was added to a channel.

@@ -1,7 +1,9 @@
 //! The session: login and menu publishing (`login.rs`), the supervisor that
 //! reconnects with backoff and the menu task (`supervisor.rs`), the pushes
 //! it takes from the connection (`inbound.rs`) into the bounded push queue
-//! (`push_queue.rs`), and the bot's channels and keys (`membership.rs`).
+//! (`push_queue.rs`), the bot's channels and keys (`membership.rs`), and
+//! the numbers of its connections, which tell dispatch when a `ready`
+//! announces `Reconnected` (`phase.rs`).
 //!
 //! The session sits on the transport and the command registry's snapshot;
 //! it names neither dispatch nor the client. Dispatch drains its push queue,
@@ -14,6 +16,7 @@ mod counters;
 mod inbound;
 mod login;
 mod membership;
+mod phase;
 mod push_queue;
 mod send;
 mod supervisor;
@@ -102,6 +105,9 @@ pub(crate) struct Session {
     shut_down: AtomicBool,
     /// Whether `Event::Ready` has been sent ([`announce_ready`](Self::announce_ready)).
     announced: watch::Sender<bool>,
+    /// The newest connection's number and whether its `ready` announces
+    /// `Event::Reconnected` (`phase.rs`).
+    phase: watch::Sender<phase::Phase>,
 }
 
 impl Session {
@@ -129,6 +135,7 @@ impl Session {
             refused: AtomicBool::new(false),
             shut_down: AtomicBool::new(false),
             announced: watch::channel(false).0,
+            phase: watch::Sender::new(phase::Phase::new()),
         }
     }
 
@@ -166,13 +173,9 @@ impl Session {
             }
         };
         let public_key = keystore.identity().public_key().to_base64();
-        let logged_in = self.connect(&public_key).await?;
+        let logged_in = self.connect(&public_key, false).await?;
         tokio::spawn(supervisor::republish(self.clone()));
-        tokio::spawn(supervisor::supervise(
-            self.clone(),
-            logged_in.closed,
-            public_key,
-        ));
+        tokio::spawn(supervisor::supervise(self.clone(), logged_in, public_key));
         Ok(())
     }
 
@@ -356,7 +359,8 @@ mod tests {
 
     const SECOND: Duration = Duration::from_secs(1);
 
-    fn session() -> Session {
+    /// A session of no client, its timings a second each.
+    pub(super) fn session() -> Session {
         let url = url::Url::parse("ws://127.0.0.1:1/ws").unwrap();
         let config = SessionConfig {
             token: SecretString::from("t"),

@@ -28,13 +28,14 @@
 //! instead ([`DispatchNow`]), if that needs no waiting: no queue, no
 //! wake-up of the dispatch task, and a plain message's memory allocated
 //! and freed on one thread. Dispatch gives back what would wait (an invocation
-//! with every handler permit taken), and from then on pushes queue behind
-//! it until dispatch has caught up, so wire order holds either way.
+//! with every handler permit taken, a `ready` that came during its
+//! connection's login), and from then on pushes queue behind it until
+//! dispatch has caught up, so wire order holds either way.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
 
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::Notify;
 
 use crate::sync::lock;
 use crate::transport::{MessageView, Push};
@@ -142,11 +143,6 @@ struct State {
     closed: bool,
     /// Dispatch took a push and has not come back for the next one.
     busy: bool,
-    /// How many pushes dispatch has taken off the queue.
-    taken: u64,
-    /// The wait of [`PushQueue::caught_up`], told once `taken` has
-    /// reached the count beside it and dispatch is done with the last one.
-    catching_up: Option<(u64, oneshot::Sender<()>)>,
     /// Set when dispatch starts; weak, as dispatch holds the session.
     now: Option<Weak<dyn DispatchNow>>,
 }
@@ -238,20 +234,8 @@ impl PushQueue {
                 if state.closed {
                     return None;
                 }
-                // Done with every push taken so far: one check of an
-                // `Option` per push, under the lock already held.
-                if state
-                    .catching_up
-                    .as_ref()
-                    .is_some_and(|(at, _)| state.taken >= *at)
-                {
-                    if let Some((_, done)) = state.catching_up.take() {
-                        let _ = done.send(());
-                    }
-                }
                 if let Some((push, weight)) = state.items.pop_front() {
                     state.busy = true;
-                    state.taken += 1;
                     if matches!(push, Push::Message(_)) {
                         state.messages.give(weight);
                     } else {
@@ -266,31 +250,10 @@ impl PushQueue {
         }
     }
 
-    /// Returns once dispatch is done with every push queued or taken so
-    /// far: applied, or decided and its invocation started (at once when
-    /// nothing waits and dispatch holds nothing; a push dispatched on the
-    /// spot was done with before its offer returned). Also returns when the
-    /// queue is closed. One wait at a time: a second replaces the first,
-    /// which then returns.
-    pub(crate) async fn caught_up(&self) {
-        let done = {
-            let mut state = lock(&self.state);
-            if state.closed || (state.items.is_empty() && !state.busy) {
-                return;
-            }
-            let (done, wait) = oneshot::channel();
-            let at = state.taken + state.items.len() as u64;
-            state.catching_up = Some((at, done));
-            wait
-        };
-        let _ = done.await;
-    }
-
     /// Ends dispatch: queued messages are discarded.
     pub(crate) fn close(&self) {
         let mut state = lock(&self.state);
         state.closed = true;
-        state.catching_up = None;
         state.items.clear();
         state.messages.clear();
         state.control.clear();
@@ -319,7 +282,7 @@ fn weight(push: &Push) -> usize {
                 + m.command.as_ref().map_or(0, String::len)
                 + m.reply_to.as_ref().map_or(0, String::len)
         }
-        Push::Ready(r) => {
+        Push::Ready(r, _) => {
             r.user_id.len() + r.name.len() + r.channels.iter().map(channel).sum::<usize>()
         }
         Push::ChannelKey(k) => k.channel_id.len() + k.from.len() + k.wrapped.get().len(),
@@ -405,7 +368,7 @@ mod tests {
             channels: vec![],
         };
         assert_eq!(
-            q.offer(Push::Ready(ready)),
+            q.offer(Push::Ready(ready, 1)),
             Offer::ControlOverflow(Limit::Count)
         );
     }
@@ -482,7 +445,7 @@ mod tests {
             ],
         };
         let each = std::mem::size_of::<wire::ChannelInfo>() + 4;
-        assert_eq!(weight(&Push::Ready(ready)), 2 + 2 * each);
+        assert_eq!(weight(&Push::Ready(ready, 1)), 2 + 2 * each);
     }
 
     #[tokio::test]
@@ -503,33 +466,6 @@ mod tests {
         q.close();
         assert_eq!(consumer.await.unwrap(), ("a".to_owned(), true));
         assert_eq!(q.offer(message("after close")), Offer::Dropped);
-    }
-
-    #[tokio::test]
-    async fn caught_up_waits_until_dispatch_is_done_with_what_was_queued_before_it() {
-        use futures_util::FutureExt;
-        let q = PushQueue::new(8, usize::MAX, usize::MAX);
-        assert!(q.caught_up().now_or_never().is_some(), "nothing waits");
-        q.offer(message("m1"));
-        q.offer(removed("c1"));
-        let mut caught_up = std::pin::pin!(q.caught_up());
-        assert!(caught_up.as_mut().now_or_never().is_none());
-        assert_eq!(id(q.next().await), "m1");
-        q.offer(message("m2"));
-        assert!(caught_up.as_mut().now_or_never().is_none(), "c1 waits");
-        assert_eq!(id(q.next().await), "c1");
-        assert!(
-            caught_up.as_mut().now_or_never().is_none(),
-            "dispatch holds c1"
-        );
-        // Back for the next push: done with c1. m2 came later.
-        assert_eq!(id(q.next().await), "m2");
-        assert!(caught_up.as_mut().now_or_never().is_some());
-        // Dispatch holds m2; closing the queue ends a wait too.
-        let mut closing = std::pin::pin!(q.caught_up());
-        assert!(closing.as_mut().now_or_never().is_none());
-        q.close();
-        assert!(closing.as_mut().now_or_never().is_some());
     }
 
     /// Dispatch that takes messages on the spot while `open`, gives them

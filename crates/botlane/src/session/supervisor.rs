@@ -4,16 +4,19 @@
 //! The supervisor never awaits a request: heartbeats belong to the
 //! connection task and menu republishing to a task of its own, so a slow or
 //! silent service never holds up shutdown or the reconnect logic. It sends
-//! the session's events in their order: `Ready` (if the first connection
-//! ended before its `ready`) before the first `Disconnected`, and
-//! `Reconnected` once dispatch has applied the new session's `ready`.
+//! `Ready` (if the first connection ended before dispatch applied its
+//! `ready`) before the first `Disconnected`, `Disconnected` and
+//! `ReconnectFailed`; dispatch sends `Reconnected` as it applies the new
+//! session's `ready` (`phase.rs`), and the supervisor only when dispatch
+//! has not within its bounds.
 
 use std::sync::Arc;
 
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
 use super::backoff::Backoff;
+use super::login::LoggedIn;
 use super::Session;
 use crate::error::ClientError;
 use crate::events::Event;
@@ -49,7 +52,12 @@ pub(super) async fn republish(session: Arc<Session>) {
 }
 
 /// When the connection ends, reports why and reconnects with backoff.
-pub(super) async fn supervise(session: Arc<Session>, mut closed: Closed, public_key: String) {
+pub(super) async fn supervise(session: Arc<Session>, first: LoggedIn, public_key: String) {
+    let LoggedIn {
+        mut closed,
+        ready: first_ready,
+        ..
+    } = first;
     let config = &session.config;
     let mut backoff = Backoff::new(
         config.reconnect_initial,
@@ -65,14 +73,19 @@ pub(super) async fn supervise(session: Arc<Session>, mut closed: Closed, public_
         };
         session.conn.send_replace(None);
         // `Ready` comes first, also when the first connection ended before
-        // its `ready` did. That `ready` may have come and wait in the queue
+        // dispatch applied its `ready` (only the first can: a reconnect
+        // comes after `Ready`). One that came may wait in the queue
         // (dispatch starts after the login): dispatch applies it, and sends
         // `Ready` with its channels, before this one is sent without.
-        if !session.is_announced() {
+        if !session.is_announced() && *first_ready.borrow() {
+            // Boxed: waited for once at most, and inline it made every
+            // idle session's supervisor task larger.
+            let announced =
+                tokio::time::timeout(session.request_timeout(), session.until_announced());
             tokio::select! {
                 biased;
                 () = stopped(&mut shutdown) => return,
-                _ = tokio::time::timeout(session.request_timeout(), session.queue.caught_up()) => {}
+                _ = Box::pin(announced) => {}
             }
         }
         // `false` only once shut down.
@@ -99,10 +112,10 @@ pub(super) async fn supervise(session: Arc<Session>, mut closed: Closed, public_
     }
 }
 
-/// Tries to log in again until it works (dispatch has caught up with the
-/// new session: [`caught_up`]), the token is refused, or the client shuts
-/// down. Every failed attempt, a timed-out one included, waits the next
-/// backoff delay.
+/// Tries to log in again until it works (`Event::Reconnected` sent:
+/// [`reconnected`]), the token is refused, or the client shuts down.
+/// Every failed attempt, a timed-out one included, waits the next backoff
+/// delay.
 async fn reconnect(
     session: &Arc<Session>,
     public_key: &str,
@@ -117,7 +130,7 @@ async fn reconnect(
             () = stopped(&mut shutdown) => return None,
         }
         let attempt = tokio::select! {
-            attempt = session.connect(public_key) => attempt,
+            attempt = session.connect(public_key, true) => attempt,
             () = stopped(&mut shutdown) => return None,
         };
         // A login that a shutdown cut short (`connect` stores no session
@@ -127,30 +140,28 @@ async fn reconnect(
         }
         let failure = match attempt {
             Ok(mut logged_in) => {
-                // Caught up first: a connection that ended once dispatch
-                // had applied its `ready` was a session, `Reconnected` and
-                // then `Disconnected`.
                 let ended = tokio::select! {
                     biased;
                     () = stopped(&mut shutdown) => return None,
-                    () = caught_up(session, &mut logged_in.ready) => {
-                        if session.is_shut_down() {
-                            return None;
-                        }
-                        tracing::info!("reconnected");
-                        session.emit(Event::Reconnected);
+                    () = reconnected(session, &mut logged_in.ready, logged_in.connection) => {
                         return Some(logged_in.closed);
                     }
                     ended = &mut logged_in.closed => ended,
                 };
-                // Ended before dispatch had caught up with it: to the
+                // A connection that ended once `Reconnected` was sent for
+                // it (dispatch applied its `ready` as it ended) was a
+                // session: `Reconnected`, then `Disconnected`.
+                if !session.give_up(logged_in.connection) {
+                    return Some(ended_already(ended));
+                }
+                // Ended before dispatch applied its `ready`: to the
                 // application, the session never came back.
                 session.conn.send_replace(None);
                 let ended = ended.unwrap_or_else(|_| Ended::task_failed());
                 tracing::warn!(
                     kind = ended.kind,
                     code = ?ended.code,
-                    "reconnect failed: the connection ended before dispatch caught up with it"
+                    "reconnect failed: the connection ended before dispatch applied its ready"
                 );
                 ended.reason
             }
@@ -185,35 +196,50 @@ async fn reconnect(
     }
 }
 
-/// Returns once dispatch has applied the `ready` of a reconnect's login,
-/// so that `channels()` lists the new session's channels when
-/// `Event::Reconnected` is read: dispatch may still be working through
-/// pushes of the old session (a handler holding every permit, a flood),
-/// and the new `ready` waits behind them, in wire order. The service
-/// pushes it right after the login reply; as for the first login, one
-/// that has not within the request timeout is waited for no longer, and
-/// neither is dispatch that has not applied it within another (each with
-/// a warning).
-async fn caught_up(session: &Session, ready: &mut watch::Receiver<bool>) {
+/// Returns once `Event::Reconnected` has been sent for a reconnect's
+/// `connection` (`ready` turns `true` once its `ready` has been handed to
+/// dispatch): by dispatch, as it applies the connection's `ready`, so
+/// that `channels()` lists the new session's channels when the event is
+/// read and everything after that `ready` comes after the event. Dispatch
+/// may still be working through pushes of the old session (a handler
+/// holding every permit, a flood), and the new `ready` waits behind them,
+/// in wire order. The service pushes it right after the login reply; as
+/// for the first login, one that has not come within the request timeout
+/// is waited for no longer, and neither is dispatch that has not applied
+/// it within another (each with a warning): the event is then sent here,
+/// before the pushes that follow that `ready` (queued behind it), and
+/// dispatch, applying it later, sends nothing.
+async fn reconnected(session: &Session, ready: &mut watch::Receiver<bool>, connection: u64) {
     let timeout = session.request_timeout();
-    // An error when the connection ended without a `ready`: dispatch is
-    // caught up with it once it has applied what the connection sent.
-    if tokio::time::timeout(timeout, ready.wait_for(|ready| *ready))
+    // `Ok(false)`: the connection ended without it; `Err`: not in time.
+    let handed = tokio::time::timeout(timeout, ready.wait_for(|ready| *ready))
         .await
-        .is_err()
-    {
-        tracing::warn!("no ready push within the request timeout after the reconnect's login");
+        .map(|ready| ready.is_ok());
+    match handed {
+        Ok(true) => {
+            // Bounded too: handlers that hold every permit (or run without
+            // a timeout) must not keep the application from hearing that
+            // the session is back, while requests already go out on it.
+            let applied = tokio::time::timeout(timeout, session.until_reconnected(connection));
+            if applied.await.is_err() {
+                tracing::warn!(
+                    "dispatch did not reach the reconnect's ready within the request timeout: \
+                     Reconnected is sent before channels() lists the new session's channels"
+                );
+            }
+        }
+        // The connection ended without a `ready`: its end says so.
+        Ok(false) => std::future::pending().await,
+        Err(_) => {
+            tracing::warn!("no ready push within the request timeout after the reconnect's login");
+        }
     }
-    // Bounded too: handlers that hold every permit (or run without a
-    // timeout) must not keep the application from hearing that the
-    // session is back, while requests already go out on it.
-    if tokio::time::timeout(timeout, session.queue.caught_up())
-        .await
-        .is_err()
-    {
-        tracing::warn!(
-            "dispatch did not reach the reconnect's ready within the request timeout: \
-             Reconnected is sent before channels() lists the new session's channels"
-        );
-    }
+    session.announce_reconnected(connection);
+}
+
+/// A connection's end, seen already, as [`Closed`] again.
+fn ended_already(ended: Result<Ended, oneshot::error::RecvError>) -> Closed {
+    let (tell, closed) = oneshot::channel();
+    let _ = tell.send(ended.unwrap_or_else(|_| Ended::task_failed()));
+    closed
 }

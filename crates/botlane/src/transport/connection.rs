@@ -55,7 +55,8 @@ const OUTGOING_CAPACITY: usize = 256;
 /// A push from the service.
 #[derive(Debug)]
 pub(crate) enum Push {
-    Ready(wire::Ready),
+    /// Op 11, and its connection's number (0 as read; [`Inbound::push`] sets it).
+    Ready(wire::Ready, u64),
     Message(wire::WireMessage),
     ChannelKey(wire::ChannelKeyPush),
     ChannelAdded(wire::ChannelInfo),

@@ -46,7 +46,7 @@ impl<'de> PayloadSeed<'de> for ByOpcode<'_, 'de> {
             return <&RawValue>::deserialize(d).map(Routed::Reply);
         }
         let push = match op {
-            OpCode::Ready => Push::Ready(wire::Ready::deserialize(d)?),
+            OpCode::Ready => Push::Ready(wire::Ready::deserialize(d)?, 0),
             OpCode::MessageCreate => {
                 *self.message = Some(MessageCreateView::deserialize(d)?.message);
                 return Ok(Routed::Message);

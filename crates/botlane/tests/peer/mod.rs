@@ -6,6 +6,8 @@
 
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
+pub mod busy;
+
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -259,6 +261,18 @@ pub async fn client(options: ClientOptions) -> Client {
         .expect("login finishes")
         .unwrap();
     client
+}
+
+/// A logged-in client, with a subscription taken before its login: a
+/// session that ends at once is reported to it, not before it was taken.
+pub async fn client_with_events(options: ClientOptions) -> (Client, botlane::Events) {
+    let client = Client::new(options).unwrap();
+    let events = client.events();
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("login finishes")
+        .unwrap();
+    (client, events)
 }
 
 /// A `/slow` command: each invocation counts itself in `started`, then

@@ -1,0 +1,234 @@
+//! Which connection a `ready` belongs to, and whether applying it
+//! announces `Event::Reconnected`: the number of each of the session's
+//! connections, and where the newest stands.
+//!
+//! Dispatch sends `Reconnected` in the step that applies the new
+//! connection's `ready`, as it sends `Ready` for the first: whatever it
+//! makes of the pushes after that `ready` (on the spot or off the queue,
+//! an invocation polled in place included) comes after the event. Each
+//! `ready` carries the number of its connection, so that one of an
+//! earlier connection (queued behind a busy dispatch while that
+//! connection ended) never announces a later one. A `ready` that comes
+//! while its connection's login is under way (the service pushes it right
+//! after the login reply, before the menu's) waits in dispatch until the
+//! login has finished or failed: `Reconnected` comes with the session up,
+//! requests going out on it, and the pushes after the `ready` wait behind
+//! it. The supervisor sends the event itself only when dispatch has not
+//! applied the `ready` within its bounds (`supervisor.rs`); dispatch,
+//! applying it later, then sends nothing.
+
+use super::Session;
+use crate::events::Event;
+
+/// Where the newest connection stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Phase {
+    /// Its number: 1 for the first connection, one more for each after it.
+    connection: u64,
+    stage: Stage,
+}
+
+impl Phase {
+    pub(super) const fn new() -> Self {
+        Self {
+            connection: 0,
+            stage: Stage::Settled,
+        }
+    }
+
+    fn is(&self, connection: u64, stage: Stage) -> bool {
+        self.connection == connection && self.stage == stage
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Its login is under way: dispatch holds its `ready` until it is over.
+    LoggingIn,
+    /// A reconnect's login finished: applying its `ready` announces
+    /// `Reconnected`.
+    Owed,
+    /// `Reconnected` has been sent for it.
+    Announced,
+    /// Nothing to announce: the first login, a login that failed, a
+    /// connection that ended before `Reconnected`.
+    Settled,
+}
+
+/// A connection whose login is under way, numbered. Dropped before
+/// [`finished`](Self::finished) (the login failed, or was given up on),
+/// it lets dispatch apply its `ready`, announcing nothing.
+pub(super) struct LoggingIn<'a> {
+    session: &'a Session,
+    pub(super) connection: u64,
+}
+
+impl LoggingIn<'_> {
+    /// The login has finished and the connection is the session's: a
+    /// reconnect's `ready`, applied, announces `Reconnected`.
+    pub(super) fn finished(self, reconnect: bool) {
+        let stage = if reconnect {
+            Stage::Owed
+        } else {
+            Stage::Settled
+        };
+        self.session.phase.send_if_modified(|phase| {
+            let now = phase.is(self.connection, Stage::LoggingIn);
+            if now {
+                phase.stage = stage;
+            }
+            now
+        });
+    }
+}
+
+impl Drop for LoggingIn<'_> {
+    fn drop(&mut self) {
+        self.session.phase.send_if_modified(|phase| {
+            let failed = phase.is(self.connection, Stage::LoggingIn);
+            if failed {
+                phase.stage = Stage::Settled;
+            }
+            failed
+        });
+    }
+}
+
+impl Session {
+    /// Numbers a new connection, whose login starts now.
+    pub(super) fn start_login(&self) -> LoggingIn<'_> {
+        let mut connection = 0;
+        self.phase.send_modify(|phase| {
+            phase.connection += 1;
+            phase.stage = Stage::LoggingIn;
+            connection = phase.connection;
+        });
+        LoggingIn {
+            session: self,
+            connection,
+        }
+    }
+
+    /// Whether dispatch may apply a `ready` of `connection`: its login is
+    /// over, or a later connection's has started.
+    pub(crate) fn login_over(&self, connection: u64) -> bool {
+        !self.phase.borrow().is(connection, Stage::LoggingIn)
+    }
+
+    /// Returns once [`login_over`](Self::login_over) holds.
+    pub(crate) async fn until_login_over(&self, connection: u64) {
+        // The sender is the session's own: it lives as long as `self`.
+        let _ = self
+            .phase
+            .subscribe()
+            .wait_for(|phase| !phase.is(connection, Stage::LoggingIn))
+            .await;
+    }
+
+    /// Sends `Event::Reconnected` for `connection` if it is owed and the
+    /// client is not shut down; `true` once it has been sent, now or
+    /// before. The check and the send are one step under the watch's
+    /// lock: dispatch and the supervisor's fallback never both send it.
+    pub(crate) fn announce_reconnected(&self, connection: u64) -> bool {
+        let mut announced = false;
+        self.phase.send_if_modified(|phase| {
+            if phase.is(connection, Stage::Owed) && !self.is_shut_down() {
+                tracing::info!("reconnected");
+                self.emit(Event::Reconnected);
+                phase.stage = Stage::Announced;
+                announced = true;
+                return true;
+            }
+            announced = phase.is(connection, Stage::Announced);
+            false
+        });
+        announced
+    }
+
+    /// Returns once `Event::Reconnected` has been sent for `connection`.
+    pub(super) async fn until_reconnected(&self, connection: u64) {
+        let _ = self
+            .phase
+            .subscribe()
+            .wait_for(|phase| phase.is(connection, Stage::Announced))
+            .await;
+    }
+
+    /// `connection` ended: `Reconnected` is owed for it no more. `false`
+    /// when it had been sent already, and the connection was a session.
+    pub(super) fn give_up(&self, connection: u64) -> bool {
+        let mut announced = false;
+        self.phase.send_if_modified(|phase| {
+            announced = phase.is(connection, Stage::Announced);
+            let owed = phase.is(connection, Stage::Owed);
+            if owed {
+                phase.stage = Stage::Settled;
+            }
+            owed
+        });
+        !announced
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// How many `Reconnected` events `events` holds now.
+    fn reconnected(events: &mut crate::events::Events) -> usize {
+        std::iter::from_fn(|| events.try_recv().unwrap())
+            .filter(|event| matches!(event, Event::Reconnected))
+            .count()
+    }
+
+    #[test]
+    fn a_ready_announces_its_own_reconnect_once_and_only_once_its_login_is_over() {
+        let session = crate::session::tests::session();
+        let mut events = session.events.subscribe();
+        let first = session.start_login();
+        let one = first.connection;
+        assert!(!session.login_over(one), "held while the login runs");
+        first.finished(false);
+        assert!(session.login_over(one));
+        assert!(
+            !session.announce_reconnected(one),
+            "the first login owes Ready"
+        );
+
+        let failed = session.start_login();
+        let two = failed.connection;
+        drop(failed);
+        assert!(session.login_over(two), "a failed login holds nothing");
+        assert!(!session.announce_reconnected(two));
+
+        let login = session.start_login();
+        let three = login.connection;
+        assert!(session.login_over(two), "a later login has started");
+        login.finished(true);
+        assert!(!session.announce_reconnected(two), "not for an earlier one");
+        assert_eq!(reconnected(&mut events), 0);
+        assert!(session.announce_reconnected(three));
+        assert!(session.announce_reconnected(three), "sent before");
+        assert_eq!(reconnected(&mut events), 1, "once");
+        assert!(!session.give_up(three), "it was a session");
+
+        let login = session.start_login();
+        let four = login.connection;
+        login.finished(true);
+        assert!(
+            session.give_up(four),
+            "ended before its ready: a failed attempt"
+        );
+        assert!(!session.announce_reconnected(four), "nothing owed after");
+        session.shutdown();
+        let login = session.start_login();
+        let five = login.connection;
+        login.finished(true);
+        assert!(
+            !session.announce_reconnected(five),
+            "nothing after shutdown"
+        );
+        assert_eq!(reconnected(&mut events), 0);
+    }
+}
