@@ -988,6 +988,12 @@ async function main() {
     expect(!api || minted.every((m) => !sent.includes(m.secret)), `a one-time secret went with ${e.method} ${e.target}`);
     expect(credentials.every((c) => !besides.includes(c)), `a credential went with ${e.method} ${e.target} outside an /api call's verification header`);
   }
+  // The log searched must hold what botlane says about the lane at debug
+  // level (dicebot's src/main.rs: its log is on stderr, filtered by
+  // RUST_LOG), or the search proves nothing. Matched on botlane's wording,
+  // which no doc fixes, as the warnings below are.
+  expect(/ DEBUG botlane::rest[\w:]*: .*REST credential minted/.test(stderr) && / DEBUG botlane::rest[\w:]*: REST request/.test(stderr),
+    "the bot's log at RUST_LOG=debug has no debug line of botlane's REST lane (a mint, a request): the secrets were sought in too little");
   const said = [stderr, log.filter((e) => e.kind === "stdout").map((e) => e.line).join("\n"), file].join("\n");
   for (const [what, values] of [["the bot token", [botToken]], ["a one-time secret", minted.map((m) => m.secret)], ["a REST credential", credentials]])
     expect(values.every((v) => !said.includes(v)), `${what} is in the bot's log, its stdout or its keystore`);
