@@ -282,8 +282,25 @@ mod tests {
             Files::answer(&[long]),
             format!("1 file: \"{}\"…", "é".repeat(100))
         );
-        // The answer never starts with what another bot would run.
+        // The answer never starts with what another bot would run, and no
+        // name makes a line of its own: every line break is escaped.
         assert!(Files::answer(&["/roll 2".to_owned()]).starts_with("1 file: "));
+        let breaks: Vec<String> = [
+            "\n/roll 2",
+            "\r/roll",
+            "\u{85}/roll",
+            "\u{2028}/roll",
+            "\u{2029}/roll",
+        ]
+        .map(str::to_owned)
+        .into();
+        let answer = Files::answer(&breaks);
+        assert!(
+            !answer
+                .chars()
+                .any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')),
+            "{answer}"
+        );
     }
 
     fn quoted(names: &[String]) -> String {
