@@ -1,9 +1,10 @@
 // A service written from the docs alone, as an outsider would: no Rust, no
 // botlane, no packages. It tests the claim that docs/protocol.md,
-// docs/crypto.md, docs/client.md, docs/vectors/ and the bot's own docs
-// (README.md, docs/guide.md, docs/commands.md) are enough to implement the
-// service's side of the wire, so that an unchanged botlane bot works against
-// it. outsider-bot.mjs proves the other side.
+// docs/crypto.md, docs/client.md, docs/rest.md, docs/vectors/ and the bot's
+// own docs (README.md, docs/guide.md, docs/commands.md) are enough to
+// implement the service's side of the wire and of the REST lane, so that an
+// unchanged botlane bot works against it. outsider-bot.mjs proves the other
+// side.
 //
 //     node docs/vectors/outsider-service.mjs path/to/dicebot
 //
@@ -23,14 +24,18 @@
 // as documented; the close 1001 of a service shutting down, after which the
 // bot logs in again, gets the key alice made meanwhile after its ready,
 // publishes the same menu, and answers a /roll pushed before the menu's
-// reply; its heartbeat (op 12); SIGTERM, the bot's close 1000 (empty reason)
-// and exit 0; its keystore file byte for byte (crypto.md §4); no REST call
-// and no op 638 (dicebot has no command that uses the REST lane); no warning
-// in its log but those the run provokes; started again with that keystore,
-// a /roll pushed before its first menu's reply answered. Every frame the
-// bot sends is checked against its opcode's table (fields and types). The
-// first mismatch exits 1 with one line saying what differed, and the bot's
-// stderr. The child and the temporary directory are removed on every exit.
+// reply; its heartbeat (op 12); the REST lane through
+// /files (rest.md): op 638 -7 with the flag off, then the mint, the exchange
+// and the call, the credential reused, and after a purge 401
+// `session_expired`, one re-mint and the retry; SIGTERM, the bot's close
+// 1000 (empty reason) and exit 0; its keystore file byte for byte (crypto.md
+// §4); no bot token over HTTP, a secret or credential only where it belongs
+// and never in the bot's log, stdout or keystore; no warning in its log but
+// those the run provokes; started again with that keystore, a /roll pushed
+// before its first menu's reply answered. Every frame the bot sends is
+// checked against its opcode's table (fields and types). The first mismatch
+// exits 1 with one line saying what differed, and the bot's stderr. The
+// child and the temporary directory are removed on every exit.
 
 import { spawn } from "node:child_process";
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
@@ -319,8 +324,8 @@ function sameMenu(menu, expectedJson, what) {
 // dicebot's commands as its docs declare them: roll and flip from guide.md
 // §2 (the doc comments are the descriptions; a u8 is an integer, an enum
 // deriving CommandChoice a string with its variants in kebab case as
-// choices; bounds are not part of the menu), echo from guide.md §2, help
-// from commands.md "Help".
+// choices; bounds are not part of the menu), echo from guide.md §2, files
+// (no options) from guide.md §12, help from commands.md "Help".
 const DICEBOT_COMMANDS = [
   { name: "roll", description: "Roll some dice", options: [
     { name: "count", type: "integer", description: "How many dice", required: true },
@@ -330,6 +335,7 @@ const DICEBOT_COMMANDS = [
     { name: "call", type: "string", description: "Heads or tails?", required: true, choices: ["heads", "tails"] }] },
   { name: "echo", description: "Say something back", options: [
     { name: "text", type: "string", description: "What to say", required: true }] },
+  { name: "files", description: "List the files shared with the bot" },
   { name: "help", description: "List the commands, or explain one", options: [
     { name: "command", type: "string", description: "The command to explain" }] },
 ];
@@ -378,6 +384,7 @@ class Service {
     this.waitingKeys = new Map(); // account id -> Map "channel|from" -> op 50 payload
     this.gate = Promise.resolve(); // what a new connection's first frame waits for (the run sets it)
     this.fragments = 1; // frames per pushed message (the run sets it)
+    this.rest = new RestLane();
     this.menuGate = null; // what the reply to the next op 20 waits for (the run sets it)
   }
   addAccount(name, kind, token) {
@@ -467,7 +474,7 @@ class Service {
         const channel = member(d.channel_id);
         return channel ? { code: 0, members: channel.members } : { code: -4, reason: "unknown channel or not a member" };
       }
-      case 638: return { code: -7 }; // BOT_REST_CREDENTIALS is off, as by default
+      case 638: return this.rest.mint(account);
       default: return { code: -5, reason: `unknown opcode ${op}` };
     }
   }
@@ -542,6 +549,93 @@ class Service {
     const after = session.after;
     session.after = null;
     after?.();
+  }
+}
+
+// --------------------------------------------- the REST lane (rest.md)
+// The service's side: op 638 mints a one-time secret ("Phase 1"), POST
+// /auth/verify-session exchanges it for the value of the `verification`
+// header ("Phase 2"), and every request under /api needs that header, then
+// the allowlist. Secrets and credentials are kept by their SHA-256 only.
+const SECRET_LIFETIME_MS = 60_000, SESSION_LIFETIME_S = 900; // "Phase 1", "Phase 2"
+const MINT_LIMIT = 30, MINT_WINDOW_MS = 60_000; // "Rate limit": successful mints per bot, sliding
+const MAX_HTTP_BODY_BYTES = 1 << 20; // 413 `payload_too_large` past it
+const digest = (text) => createHash("sha256").update(text, "utf8").digest("hex");
+const errorBody = (error_code) => ({ error_code });
+
+class RestLane {
+  constructor() {
+    this.on = false; // the server flag BOT_REST_CREDENTIALS: off by default
+    this.secrets = new Map(); // digest(secret) -> {rowId, botId, deadline}
+    this.sessions = new Map(); // digest(verification) -> {botId, expiresAt, ended}
+    this.mints = new Map(); // bot id -> the times of its successful mints in the window
+    this.files = []; // {id, name, size, room_id}, in the order added
+  }
+  // Op 638 on a logged-in session: the refusals in the page's order, then a secret.
+  mint(account) {
+    if (!this.on) return { code: -7 };
+    if (account.kind !== "bot") return { code: -1 };
+    const now = Date.now(), recent = (this.mints.get(account.id) ?? []).filter((t) => now - t < MINT_WINDOW_MS);
+    this.mints.set(account.id, recent);
+    if (recent.length >= MINT_LIMIT) return { code: -9 };
+    recent.push(now);
+    const secret = randomBytes(32).toString("base64url"), rowId = randomUUID();
+    this.secrets.set(digest(secret), { rowId, botId: account.id, deadline: now + SECRET_LIFETIME_MS });
+    return { code: 0, secret, row_id: rowId, bot_id: account.id };
+  }
+  // "Revocation": the bot's pending secrets go, its sessions end (401 `session_expired`).
+  purge(botId) {
+    for (const [hash, pending] of this.secrets) if (pending.botId === botId) this.secrets.delete(hash);
+    for (const session of this.sessions.values()) if (session.botId === botId) session.ended = true;
+  }
+  addFile(name, content, serverId) {
+    this.files.push({ id: randomUUID(), name, size: Buffer.byteLength(content), room_id: serverId });
+  }
+  // One HTTP request: [status, body, headers]. The path is the target as
+  // sent, up to its query (no dot-segment is resolved).
+  answer(method, target, headers, body) {
+    const path = target.split("?")[0];
+    if (path === "/auth/verify-session") {
+      if (method !== "POST") return [405, errorBody("method_not_allowed")];
+      let d = null;
+      try { d = JSON.parse(body); } catch { /* answered below */ }
+      if (typeof d?.secret !== "string" || typeof d?.row_id !== "string") return [400, errorBody("bad_request")];
+      const hash = digest(d.secret), pending = this.secrets.get(hash);
+      this.secrets.delete(hash); // consumed by its first presentation, successful or not
+      if (!pending || Date.now() > pending.deadline || pending.rowId !== d.row_id) return [401, errorBody("invalid_secret")];
+      const verification = randomBytes(32).toString("base64url");
+      this.sessions.set(digest(verification), { botId: pending.botId, expiresAt: Date.now() + SESSION_LIFETIME_S * 1000, ended: false });
+      return [200, { verification, expires_in: SESSION_LIFETIME_S }, { "cache-control": "no-store" }];
+    }
+    if (path === "/api" || path.startsWith("/api/")) {
+      const value = headers.verification;
+      const session = typeof value === "string" && value !== "" ? this.sessions.get(digest(value)) : undefined;
+      if (!session) return [401, errorBody("unauthorized")];
+      if (session.ended || Date.now() >= session.expiresAt) {
+        session.ended = true;
+        return [401, errorBody("session_expired")];
+      }
+      // The allowlist, after authentication: only the list is served here.
+      if (method === "GET" && path === "/api/files/list") return [200, { files: this.files }];
+      return [403, errorBody("scope_forbidden")];
+    }
+    return [404, errorBody("not_found")];
+  }
+  // The listener: every request is logged as "http" (credentials included,
+  // like the log's frames; a mismatch line never quotes them).
+  listener() {
+    return createServer((req, res) => {
+      const chunks = [];
+      let size = 0;
+      req.on("data", (chunk) => { size += chunk.length; if (size <= MAX_HTTP_BODY_BYTES) chunks.push(chunk); });
+      req.on("end", () => {
+        const body = Buffer.concat(chunks).toString("utf8");
+        const [status, answer, extra = {}] = size > MAX_HTTP_BODY_BYTES ? [413, errorBody("payload_too_large")]
+          : this.answer(req.method, req.url, req.headers, body);
+        record({ kind: "http", method: req.method, target: req.url, headers: req.headers, body, status, answer });
+        res.writeHead(status, { "content-type": "application/json", ...extra }).end(JSON.stringify(answer));
+      });
+    });
   }
 }
 
@@ -629,8 +723,8 @@ async function main() {
   const expectedMenu = JSON.stringify(canonicalMenu(DICEBOT_COMMANDS));
   same(menuRefusal(JSON.parse(expectedMenu)), null, "dicebot's documented menu against op 20's rules");
 
-  // The service: accounts, a channel with both, the WebSocket at /ws, and a
-  // REST listener that only records (dicebot gets its URL; nothing may come).
+  // The service: accounts, a channel with both, the WebSocket at /ws, and
+  // the REST listener (its flag off until the REST lane's step).
   const service = new Service();
   const botToken = randomBytes(16).toString("hex"), aliceToken = randomBytes(16).toString("hex");
   const botAccount = service.addAccount("dicebot", "bot", botToken);
@@ -638,8 +732,7 @@ async function main() {
   const general = service.addChannel("general", [botAccount, aliceAccount]);
   const wsServer = createServer((req, res) => { res.writeHead(404).end(); });
   wsServer.on("upgrade", (req, socket, head) => acceptUpgrade(req, socket, head, (ws) => service.connect(ws)));
-  const restRequests = [];
-  const restServer = createServer((req, res) => { restRequests.push(`${req.method} ${req.url}`); res.writeHead(404, { "content-type": "application/json" }).end('{"error_code":"not_found"}'); });
+  const restServer = service.rest.listener();
   const wsUrl = `ws://127.0.0.1:${await listen(wsServer)}/ws`, restUrl = `http://127.0.0.1:${await listen(restServer)}`;
   const env = { BOTLANE_URL: wsUrl, BOTLANE_REST_URL: restUrl, BOTLANE_KEYSTORE: join(tmp, "dicebot.keystore") };
   step(`service at ${wsUrl}, REST at ${restUrl}`);
@@ -656,7 +749,9 @@ async function main() {
 
   // Login (op 10/11): the bot's identity key is registered for op 52.
   const from = log.length;
-  bot = startBot(binary, { ...env, BOTLANE_TOKEN: botToken });
+  // At debug level, so that the log the REST lane's secrets are sought in
+  // (at the end) holds everything botlane says about a call.
+  bot = startBot(binary, { ...env, BOTLANE_TOKEN: botToken, RUST_LOG: "debug" });
   const login = await next((e) => e.kind === "from-bot" && e.op === 10, "login", from);
   expect(/^\S+\/\S+$/.test(login.d.client), `the login's client is not "name/version": ${login.d.client}`);
   const ready = await next((e) => e.kind === "to-bot" && e.op === 11, "ready", from);
@@ -734,7 +829,7 @@ async function main() {
   const helpAsked = await alice.say(general, "/help");
   const help = (await answerTo(helpAsked, "the help", since)).split("\n");
   same(help[0], "Commands (send /help <command> for details):", "the help's first line");
-  same(help.slice(1).map((l) => l.split(" ")[0]), ["/echo", "/flip", "/help", "/roll"], "the commands the help lists");
+  same(help.slice(1).map((l) => l.split(" ")[0]), ["/echo", "/files", "/flip", "/help", "/roll"], "the commands the help lists");
   since = log.length;
   await alice.say(general, "/roll 30");
   const refusal = await answerTo(null, "the answer to /roll 30", since);
@@ -784,6 +879,70 @@ async function main() {
   checkDice(await answerTo(afterAsked, "the reply under the new key", since), 1, 6, null);
   step("heartbeat (op 12) answered; /roll 1 answered under the new key");
 
+  // The REST lane (rest.md) through dicebot's /files (README.md, guide.md
+  // §12), one call at a time: with the flag off, op 638 -7 and no HTTP;
+  // with it on, a mint, the exchange and the call; a second call on the
+  // same credential; after a purge ("Revocation"), 401 `session_expired`,
+  // exactly one mint more, its exchange and the retry. Where the secrets
+  // and credentials must never be is checked at the end.
+  expect(!log.some((e) => e.kind === "http" || (e.kind === "from-bot" && e.op === 638)), "the bot used the REST lane before /files");
+  const restLane = service.rest, minted = [];
+  // The bot's next message, which must be a reply (a failure would be a
+  // plain message: shown, not waited for).
+  async function files(what) {
+    since = log.length;
+    const asked = await alice.say(general, "/files");
+    const sent = await next((e) => e.kind === "from-bot" && e.op === 30, what, since);
+    const answer = await open(alice.channelKey, sent.d.content, general.id);
+    expect(sent.d.reply_to === asked, `${what} is not a reply to /files: ${JSON.stringify(answer)}`);
+    const mints = log.filter((e, i) => i >= since && e.kind === "reply" && e.op === 638).map((e) => e.d);
+    const http = log.filter((e, i) => i >= since && e.kind === "http");
+    minted.push(...mints.filter((d) => d.code === 0));
+    return { answer, codes: mints.map((d) => d.code), http };
+  }
+  // Said without the values: a mismatch line never quotes a credential.
+  function checkExchange(request, mint, what) {
+    same([request.method, request.target.split("?")[0], request.status], ["POST", "/auth/verify-session", 200], `${what}: method, path, status`);
+    let body = null;
+    try { body = JSON.parse(request.body); } catch { /* not JSON: below */ }
+    expect(body?.secret === mint.secret && body?.row_id === mint.row_id, `${what}: the body is not {secret, row_id} of the op 638 reply before it`);
+    return request.answer.verification;
+  }
+  function checkCall(request, verification, status, what) {
+    same([request.method, request.target, request.status], ["GET", "/api/files/list", status], `${what}: method, target, status`);
+    expect(request.headers.verification === verification, `${what}: its verification header is not the credential the exchange gave`);
+  }
+
+  const off = await files("the answer to /files with the REST lane off");
+  same([off.codes, off.http.length], [[-7], 0], "/files with the flag off: op 638's codes, HTTP requests");
+  expect(/REST lane is not enabled/.test(off.answer), `/files with the flag off does not say the REST lane is not enabled: ${JSON.stringify(off.answer)}`);
+
+  restLane.on = true;
+  restLane.addFile("notes.txt", "hello, world", general.server_id);
+  const first = await files("the answer to the first /files");
+  same(first.codes, [0], "op 638's codes for the first /files");
+  same(first.http.map((e) => e.target.split("?")[0]), ["/auth/verify-session", "/api/files/list"], "the first /files's HTTP requests");
+  const credential = checkExchange(first.http[0], minted[0], "the exchange");
+  checkCall(first.http[1], credential, 200, "the first call");
+  same(first.answer, '1 file: "notes.txt"', "the answer to the first /files");
+
+  restLane.addFile("map of the dungeon.png", "not really a map", general.server_id);
+  const second = await files("the answer to the second /files");
+  same([second.codes, second.http.length], [[], 1], "the second /files: op 638's codes, HTTP requests (the credential reused)");
+  checkCall(second.http[0], credential, 200, "the second call");
+  same(second.answer, '2 files: "notes.txt", "map of the dungeon.png"', "the answer to the second /files");
+
+  restLane.purge(botAccount.id);
+  const third = await files("the answer to /files after the purge");
+  same(third.codes, [0], "op 638's codes after the purge (exactly one mint more)");
+  same(third.http.map((e) => [e.target.split("?")[0], e.status]), [["/api/files/list", 401], ["/auth/verify-session", 200], ["/api/files/list", 200]], "the HTTP requests after the purge");
+  same(third.http[0].answer, { error_code: "session_expired" }, "the answer to the purged credential");
+  checkCall(third.http[0], credential, 401, "the call after the purge");
+  const renewed = checkExchange(third.http[1], minted[1], "the exchange after the purge");
+  checkCall(third.http[2], renewed, 200, "the retry");
+  same(third.answer, second.answer, "the answer to /files after the purge");
+  step("REST lane: /files refused with -7 and no HTTP; minted, exchanged and called; reused; after a purge 401 session_expired, one re-mint, the retry");
+
   // SIGTERM: the bot closes its session (its close frame), writes its
   // keystore and says so (README.md), and exits 0.
   since = log.length;
@@ -812,10 +971,32 @@ async function main() {
   // call or an op 638 (dicebot has no command that uses the REST lane), a
   // warning in the bot's log.
   expect(!log.some((e) => e.kind === "from-bot" && e.op === 30 && e.d.reply_to === elsewhere), "the bot answered a sidecar addressed to another bot");
-  same(log.filter((e) => e.kind === "from-bot" && e.op === 30).length, 7, "the number of messages the bot sent (one per invocation but the other bot's)");
-  same(restRequests, [], "requests to the REST listener");
+  same(log.filter((e) => e.kind === "from-bot" && e.op === 30).length, 11, "the number of messages the bot sent (one per invocation but the other bot's)");
   const ops = log.filter((e) => e.kind === "from-bot").map((e) => e.op);
-  expect(!ops.includes(638), "the bot minted a REST secret (op 638)");
+  // The REST lane's secrets: the bot token never goes over HTTP; a one-time
+  // secret only in its exchange, a credential only in the verification
+  // header of /api calls; none of them in the bot's log, its stdout or its
+  // keystore (rest.md, "The client" and "A service of your own").
+  const http = log.filter((e) => e.kind === "http");
+  const credentials = http.filter((e) => e.status === 200 && e.target === "/auth/verify-session").map((e) => e.answer.verification);
+  same([minted.length, credentials.length], [2, 2], "the secrets minted and exchanged");
+  for (const e of http) {
+    const api = e.target.startsWith("/api");
+    const sent = JSON.stringify([e.method, e.target, e.headers, e.body]);
+    const besides = JSON.stringify([e.method, e.target, Object.entries(e.headers).filter(([name]) => !(api && name === "verification")), e.body]);
+    expect(!sent.includes(botToken), `the bot token went over HTTP (${e.method} ${e.target})`);
+    expect(!api || minted.every((m) => !sent.includes(m.secret)), `a one-time secret went with ${e.method} ${e.target}`);
+    expect(credentials.every((c) => !besides.includes(c)), `a credential went with ${e.method} ${e.target} outside an /api call's verification header`);
+  }
+  // The log searched must hold what botlane says about the lane at debug
+  // level (dicebot's src/main.rs: its log is on stderr, filtered by
+  // RUST_LOG), or the search proves nothing. Matched on botlane's wording,
+  // which no doc fixes, as the warnings below are.
+  expect(/ DEBUG botlane::rest[\w:]*: .*REST credential minted/.test(stderr) && / DEBUG botlane::rest[\w:]*: REST request/.test(stderr),
+    "the bot's log at RUST_LOG=debug has no debug line of botlane's REST lane (a mint, a request): the secrets were sought in too little");
+  const said = [stderr, log.filter((e) => e.kind === "stdout").map((e) => e.line).join("\n"), file].join("\n");
+  for (const [what, values] of [["the bot token", [botToken]], ["a one-time secret", minted.map((m) => m.secret)], ["a REST credential", credentials]])
+    expect(values.every((v) => !said.includes(v)), `${what} is in the bot's log, its stdout or its keystore`);
   // A push the bot cannot use is dropped with only a warning in its log, so
   // a warning is how a service's mistake shows. The lines are matched on
   // botlane's and dicebot's wording, which no doc fixes: a change of it
@@ -825,7 +1006,7 @@ async function main() {
   const warnings = stderr.split("\n").filter((l) => /\b(WARN|ERROR)\b/.test(l) && !provoked.some((p) => p.test(l)));
   same(warnings, [], "the warnings and errors in the bot's log");
   const counts = [...new Set(ops)].map((op) => `${ops.filter((x) => x === op).length}× op ${op}`).join(", ");
-  step(`the bot sent ${counts}; no REST call, no warning but the provoked ones`);
+  step(`the bot sent ${counts}; no secret out of its place, no warning but the provoked ones; ok`);
 
   // The first login's window: dicebot again, with the keystore it left (the
   // channel key in it), against a service slow to answer its menu: alice's

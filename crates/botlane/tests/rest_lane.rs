@@ -3,8 +3,8 @@
 //! mint refusals and cancellation against a scripted realtime service on
 //! loopback (the devserver cannot log a human in through `Client`, which
 //! publishes a menu, so `-1` is scripted here); and a hostile REST origin
-//! that streams endless bodies (the caps) or states odd credential
-//! lifetimes (the clamp). The tests against the devserver's REST listener
+//! that streams endless bodies (the caps), states odd credential
+//! lifetimes (the clamp) or answers the exchange oddly (its shape). The tests against the devserver's REST listener
 //! are in `rest.rs`.
 
 #![allow(clippy::unwrap_used)]
@@ -801,6 +801,98 @@ async fn an_absent_or_over_long_expires_in_is_accepted() {
             assert_eq!(list, json!({"files": []}));
         }
         assert_eq!(server.mint_count(), 1, "expires_in {expires_in:?}");
+        client.shutdown();
+    }
+}
+
+/// An origin whose exchange answers `status` with `raw` as its body, and
+/// whose API accepts anything.
+async fn exchange_answering(status: u16, raw: &str) -> Hostile {
+    let raw = raw.as_bytes().to_vec();
+    Hostile::start(move |_, path| match path {
+        "/auth/verify-session" => Answer {
+            status,
+            body: Body::Small(raw.clone()),
+        },
+        _ => Answer::json(200, json!({"files": []})),
+    })
+    .await
+}
+
+// rest.md, "A service of your own": the exchange's answer is any 2xx whose
+// `expires_in` is a JSON integer from 0 to 2^64 - 1 (or absent, or null) and
+// whose `verification` is a non-empty header value of visible ASCII without
+// surrounding whitespace. Anything else fails the call at the exchange, before
+// any /api request, and leaves no credential (the next call mints again).
+#[tokio::test]
+async fn the_exchange_answer_s_shape_is_checked_before_any_call() {
+    let accepted = [
+        (201, r#"{"verification":"v-1","expires_in":1000000000000}"#),
+        (
+            200,
+            r#"{"verification":"v 2","expires_in":null,"other":[1]}"#,
+        ),
+        (
+            200,
+            r#"{"verification":"v~3","expires_in":18446744073709551615}"#,
+        ),
+    ];
+    for (status, raw) in accepted {
+        let origin = exchange_answering(status, raw).await;
+        let dir = tempfile::tempdir().unwrap();
+        let (server, client) = hostile_client(&origin, &dir, |o| o).await;
+        for _ in 0..2 {
+            let list: serde_json::Value = client
+                .rest()
+                .json(Method::GET, "/api/files/list", None)
+                .await
+                .unwrap_or_else(|e| panic!("{raw}: {e}"));
+            assert_eq!(list, json!({"files": []}), "{raw}");
+        }
+        assert_eq!(server.mint_count(), 1, "{raw}");
+        client.shutdown();
+    }
+    let refused = [
+        r#"{"verification":"v","expires_in":900.0}"#,
+        r#"{"verification":"v","expires_in":9e2}"#,
+        r#"{"verification":"v","expires_in":"900"}"#,
+        r#"{"verification":"v","expires_in":-1}"#,
+        r#"{"verification":"v","expires_in":18446744073709551616}"#,
+        r#"{"verification":""}"#,
+        r#"{"verification":" padded"}"#,
+        r#"{"verification":"padded\t"}"#,
+        r#"{"verification":"caf\u00e9"}"#,
+        r#"{"verification":"a\u007fb"}"#,
+        r#"{"verification":"a\nb"}"#,
+        r#"{"verification":42}"#,
+        r#"{"expires_in":900}"#,
+    ];
+    for raw in refused {
+        let origin = exchange_answering(200, raw).await;
+        let dir = tempfile::tempdir().unwrap();
+        let (server, client) = hostile_client(&origin, &dir, |o| o).await;
+        for _ in 0..2 {
+            let err = client
+                .rest()
+                .request(Method::GET, "/api/files/list", None)
+                .await
+                .err()
+                .unwrap_or_else(|| panic!("{raw}: the call succeeded"));
+            let RestError::Decode { path, .. } = &err else {
+                panic!("{raw}: expected a decode error, got {err:?}");
+            };
+            assert_eq!(path, "/auth/verify-session", "{raw}");
+        }
+        // No credential kept: each call minted, and none reached /api.
+        assert_eq!(server.mint_count(), 2, "{raw}");
+        assert!(
+            origin
+                .paths()
+                .iter()
+                .all(|(_, p)| p == "/auth/verify-session"),
+            "{raw}: {:?}",
+            origin.paths()
+        );
         client.shutdown();
     }
 }

@@ -1,4 +1,5 @@
-//! dicebot's commands: dice, a coin and an echo, plus the generated help.
+//! dicebot's commands: dice, a coin, an echo and the shared files, plus the
+//! generated help.
 //!
 //! The binary (`src/main.rs`) connects them to a service; the tests use them
 //! in a devserver `Scene` (`tests/commands.rs`) and through the binary
@@ -9,12 +10,16 @@
 //! let mut registry = botlane::CommandRegistry::new();
 //! dicebot::commands(&mut registry)?;
 //! let names: Vec<&str> = registry.list().map(|d| d.name.as_str()).collect();
-//! assert_eq!(names, ["roll", "flip", "echo", "help"]);
+//! assert_eq!(names, ["roll", "flip", "echo", "files", "help"]);
 //! # Ok::<(), botlane::DeclarationError>(())
 //! ```
 
-use botlane::{Command, CommandChoice, CommandRegistry, DeclarationError};
+use botlane::rest::Method;
+use botlane::{
+    BoxError, Command, CommandChoice, CommandRegistry, DeclarationError, RestError, RestLane,
+};
 use rand_core::{OsRng, RngCore};
+use serde::Deserialize;
 
 /// Roll some dice
 #[derive(Command, Debug, Clone, PartialEq)]
@@ -124,11 +129,79 @@ impl Echo {
     }
 }
 
-/// Registers `roll`, `flip`, `echo` and the built-in `help`.
+/// List the files shared with the bot
+#[derive(Command, Debug, Clone, PartialEq)]
+pub struct Files;
+
+/// The most names `files` shows; it says how many files there are in all.
+pub const LISTED_FILES: usize = 10;
+
+/// The most characters of a name `files` shows: the service names the
+/// files, and an answer must stay within a message.
+const NAME_CHARS: usize = 100;
+
+/// What `files` answers while the service does not mint REST credentials
+/// (its flag `BOT_REST_CREDENTIALS` is off, its default): the service's
+/// choice, not a failure of the bot.
+pub const REST_LANE_OFF: &str = "the REST lane is not enabled for this bot here, \
+                                 so I cannot see the shared files";
+
+/// The body of `GET /api/files/list` (the field used).
+#[derive(Deserialize)]
+struct FileList {
+    files: Vec<FileEntry>,
+}
+
+#[derive(Deserialize)]
+struct FileEntry {
+    name: String,
+}
+
+impl Files {
+    /// The names of the files, in the service's order, through the REST
+    /// lane: the first call mints the lane's credential, later ones reuse it.
+    pub async fn names(rest: &RestLane) -> Result<Vec<String>, RestError> {
+        let list: FileList = rest.json(Method::GET, "/api/files/list", None).await?;
+        Ok(list.files.into_iter().map(|f| f.name).collect())
+    }
+
+    /// The answer for these names: how many, then the first
+    /// [`LISTED_FILES`], quoted (a name is the service's text: quoting
+    /// escapes its line breaks and shows where it ends) and cut to 100
+    /// characters.
+    ///
+    /// ```
+    /// use dicebot::Files;
+    /// assert_eq!(Files::answer(&[]), "no files shared");
+    /// let names = ["notes.txt".to_owned(), "a\nb".to_owned()];
+    /// assert_eq!(Files::answer(&names), r#"2 files: "notes.txt", "a\nb""#);
+    /// ```
+    pub fn answer(names: &[String]) -> String {
+        let shown: Vec<String> = names
+            .iter()
+            .take(LISTED_FILES)
+            .map(|name| match name.char_indices().nth(NAME_CHARS) {
+                Some((cut, _)) => format!("{:?}…", &name[..cut]),
+                None => format!("{name:?}"),
+            })
+            .collect();
+        let more = names.len() - shown.len();
+        match names.len() {
+            0 => "no files shared".to_owned(),
+            1 => format!("1 file: {}", shown.join(", ")),
+            n if more == 0 => format!("{n} files: {}", shown.join(", ")),
+            n => format!("{n} files: {} and {more} more", shown.join(", ")),
+        }
+    }
+}
+
+/// Registers `roll`, `flip`, `echo`, `files` and the built-in `help`.
 ///
-/// `roll` and `flip` answer with a reply (their invoker is notified);
-/// `echo` posts a plain message, or replies [`NO_COMMANDS`] to a text that
-/// starts with the client's prefix.
+/// `roll`, `flip` and `files` answer with a reply (their invoker is
+/// notified); `echo` posts a plain message, or replies [`NO_COMMANDS`] to a
+/// text that starts with the client's prefix. `files` replies
+/// [`REST_LANE_OFF`] when the service refuses the bot a REST credential
+/// (code `-7`); its other failures get the default answer.
 pub fn commands(registry: &mut CommandRegistry) -> Result<(), DeclarationError> {
     registry
         .command::<Roll>(|ctx, roll| async move { ctx.reply(&roll.play()).await })?
@@ -138,6 +211,16 @@ pub fn commands(registry: &mut CommandRegistry) -> Result<(), DeclarationError> 
                 Ok(text) => ctx.message().channel().send(text).await,
                 Err(refusal) => ctx.reply(refusal).await,
             }
+        })?
+        .command::<Files>(|ctx, _files| async move {
+            let answer = match Files::names(&ctx.rest()?).await {
+                Ok(names) => Files::answer(&names),
+                // The mint refused with -7: the service keeps the lane off.
+                Err(RestError::Action(refused)) if refused.code == -7 => REST_LANE_OFF.to_owned(),
+                Err(e) => return Err(BoxError::from(e)),
+            };
+            ctx.reply(&answer).await?;
+            Ok(())
         })?
         .enable_help()?;
     Ok(())
@@ -179,6 +262,50 @@ mod tests {
         assert_eq!(dice.len(), 3);
         assert!(dice.iter().all(|d| (1..=8).contains(d)));
         assert_eq!(total.parse::<u32>().ok(), Some(dice.iter().sum()));
+    }
+
+    #[test]
+    fn files_counts_them_all_and_names_the_first_ten() {
+        let names: Vec<String> = (1..=12).map(|i| format!("f{i}.txt")).collect();
+        assert_eq!(Files::answer(&names[..1]), r#"1 file: "f1.txt""#);
+        assert_eq!(
+            Files::answer(&names[..LISTED_FILES]),
+            format!("10 files: {}", quoted(&names[..10]))
+        );
+        assert_eq!(
+            Files::answer(&names),
+            format!("12 files: {} and 2 more", quoted(&names[..10]))
+        );
+        // A long name is cut at 100 characters, not bytes.
+        let long = "é".repeat(150);
+        assert_eq!(
+            Files::answer(&[long]),
+            format!("1 file: \"{}\"…", "é".repeat(100))
+        );
+        // The answer never starts with what another bot would run, and no
+        // name makes a line of its own: every line break is escaped.
+        assert!(Files::answer(&["/roll 2".to_owned()]).starts_with("1 file: "));
+        let breaks: Vec<String> = [
+            "\n/roll 2",
+            "\r/roll",
+            "\u{85}/roll",
+            "\u{2028}/roll",
+            "\u{2029}/roll",
+        ]
+        .map(str::to_owned)
+        .into();
+        let answer = Files::answer(&breaks);
+        assert!(
+            !answer
+                .chars()
+                .any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')),
+            "{answer}"
+        );
+    }
+
+    fn quoted(names: &[String]) -> String {
+        let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+        quoted.join(", ")
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `dicebot`: a standing bot. It logs in to the service, prints one
-//! readiness line, answers `/roll`, `/flip`, `/echo` and `/help` until it
-//! gets SIGINT (Ctrl-C) or SIGTERM, then closes its session (its keystore
-//! written) and prints `dicebot stopped`.
+//! readiness line, answers `/roll`, `/flip`, `/echo`, `/files` and `/help`
+//! until it gets SIGINT (Ctrl-C) or SIGTERM, then closes its session (its
+//! keystore written) and prints `dicebot stopped`. `/files` calls the
+//! service's REST lane, at `--rest-url`.
 //!
 //! ```text
 //! dicebot [--url URL] [--rest-url URL] [--keystore FILE] [--token-file FILE]
@@ -43,7 +44,7 @@ const DEFAULT_REST_URL: &str = "http://127.0.0.1:7701";
 /// The keystore when neither `--keystore` nor `BOTLANE_KEYSTORE` is given.
 const DEFAULT_KEYSTORE: &str = "dicebot.keystore";
 
-/// A dice bot for botlane: /roll, /flip, /echo and /help.
+/// A dice bot for botlane: /roll, /flip, /echo, /files and /help.
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct Args {

@@ -2,9 +2,11 @@
 //! human member in this process, over real sockets, on both lanes.
 #![allow(clippy::unwrap_used)]
 
+use std::time::Duration;
+
 use botlane::{help_text, usage_line, Command};
-use botlane_devserver::Scene;
-use dicebot::{Echo, Flip, Roll, Side, NO_COMMANDS};
+use botlane_devserver::{DevServerConfig, Scene};
+use dicebot::{Echo, Files, Flip, Roll, Side, NO_COMMANDS, REST_LANE_OFF};
 
 /// The dice of an answer such as `3d8 for luck: 2 + 5 + 1 = 8`, after
 /// checking its head and its total.
@@ -101,6 +103,7 @@ async fn help_lists_the_commands_and_explains_one() {
         Roll::declaration(),
         Flip::declaration(),
         Echo::declaration(),
+        Files::declaration(),
     ] {
         assert!(list.contains(&usage_line(&command, None)), "{list}");
     }
@@ -110,4 +113,71 @@ async fn help_lists_the_commands_and_explains_one() {
     assert_eq!(roll, help_text(&registry, Some("roll"), None));
     // The bounds and the choices are part of it.
     assert!(roll.contains("1 to 20") && roll.contains("12"), "{roll}");
+}
+
+#[tokio::test]
+async fn files_lists_the_shared_files_through_the_rest_lane() {
+    let scene = Scene::builder()
+        .server_config(DevServerConfig::default().bot_rest_credentials(true))
+        .start(dicebot::commands)
+        .await
+        .unwrap();
+
+    let asked = scene.say("/files").await.unwrap();
+    let answer = scene.answer().await.unwrap();
+    assert_eq!(
+        (answer.content.as_str(), answer.reply_to.as_deref()),
+        ("no files shared", Some(asked.as_str()))
+    );
+
+    for name in ["notes.txt", "map of the dungeon.png"] {
+        scene
+            .server
+            .add_file(&scene.server_id, name, b"bytes".to_vec())
+            .unwrap();
+    }
+    scene.invoke(&Files).await.unwrap();
+    assert_eq!(
+        scene.answer().await.unwrap().content,
+        r#"2 files: "notes.txt", "map of the dungeon.png""#
+    );
+    // One credential for both calls: minted and exchanged once.
+    assert_eq!(
+        (scene.server.mint_count(), scene.server.exchange_count()),
+        (1, 1)
+    );
+
+    // A failure other than the flag gets the default answer, which names
+    // the command only: the credential is purged (the next call gets 401
+    // and mints again) and no mint is allowed.
+    scene.server.set_mint_rate_limit(0, Duration::from_secs(60));
+    assert_eq!(scene.server.purge_rest_credentials(scene.bot_id()), 1);
+    scene.say("/files").await.unwrap();
+    assert_eq!(
+        scene.answer().await.unwrap().content,
+        "sorry, the files command failed"
+    );
+}
+
+#[tokio::test]
+async fn files_says_when_the_service_keeps_the_rest_lane_off() {
+    // The devserver's default, as the real service's: BOT_REST_CREDENTIALS off.
+    let scene = Scene::start(dicebot::commands).await.unwrap();
+
+    let asked = scene.say("/files").await.unwrap();
+    let answer = scene.answer().await.unwrap();
+    assert_eq!(
+        (answer.content.as_str(), answer.reply_to.as_deref()),
+        (REST_LANE_OFF, Some(asked.as_str()))
+    );
+    // Refused at the mint: nothing went over HTTP.
+    assert!(scene.server.http_requests().is_empty());
+    assert_eq!(scene.server.mint_count(), 0);
+
+    // The binary's --rest-credentials; in a test, at run time. The bot
+    // needs no restart: its next call mints.
+    scene.server.set_rest_credentials(true);
+    scene.say("/files").await.unwrap();
+    assert_eq!(scene.answer().await.unwrap().content, "no files shared");
+    assert_eq!(scene.server.mint_count(), 1);
 }

@@ -232,8 +232,11 @@ async fn the_dicebot_binary_runs_against_the_devserver_binary() {
     let [ws_url, rest_line, playground, bot_id] = devserver
         .lines_after(["realtime: ", "rest: ", "playground: ", "bot dicebot: "])
         .await;
-    // `rest: http://127.0.0.1:port (BOT_REST_CREDENTIALS off)`
-    let rest_url = rest_line.split(' ').next().unwrap().to_owned();
+    // `rest: http://127.0.0.1:port (BOT_REST_CREDENTIALS on)`: the config
+    // turns the REST lane on (the environment's flag was removed above).
+    let (rest_url, flag) = rest_line.split_once(' ').unwrap();
+    let rest_url = rest_url.to_owned();
+    assert_eq!(flag, "(BOT_REST_CREDENTIALS on)");
     assert_eq!(bot_id, configured_id);
 
     // Terminal two: the bot, configured through the environment.
@@ -293,6 +296,7 @@ async fn the_dicebot_binary_runs_against_the_devserver_binary() {
         "/roll <count",
         "/flip <call>",
         "/echo <text>",
+        "/files",
         "/help [command",
     ] {
         assert!(help.contains(usage), "{usage} missing from {help}");
@@ -301,6 +305,16 @@ async fn the_dicebot_binary_runs_against_the_devserver_binary() {
     you.send_text(&channel, "/echo see you").await.unwrap();
     let echo = you.wait_for_message(from_bot, WAIT).await.unwrap();
     assert_eq!((echo.content.as_str(), echo.reply_to), ("see you", None));
+
+    // The REST lane: the file of the config's server, through a credential
+    // minted over the bot's session.
+    let file = config["servers"][0]["files"][0]["name"].as_str().unwrap();
+    let asked = you.send_text(&channel, "/files").await.unwrap();
+    let files = you.wait_for_message(from_bot, WAIT).await.unwrap();
+    assert_eq!(
+        (files.content, files.reply_to),
+        (format!("1 file: {file:?}"), Some(asked))
+    );
 
     // Stopping: the bot closes its session, which writes its keystore (it
     // holds the channel key now), and says so; then the service.

@@ -104,6 +104,12 @@ mod tests {
             "http://LOCALHOST",
             "http://127.0.0.1:9000",
             "http://[::1]:9000",
+            // The host as a URL parser reads it (rest.md says so): these
+            // are 127.0.0.1 and ::1.
+            "http://127.1",
+            "http://2130706433",
+            "http://0x7f.0.0.1",
+            "http://[0:0:0:0:0:0:0:1]",
         ] {
             assert!(check_rest_url(ok).is_ok(), "{ok}");
         }

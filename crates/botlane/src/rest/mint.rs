@@ -89,10 +89,11 @@ pub(crate) async fn run(
     let reply: ExchangeReply =
         serde_json::from_slice(&body).map_err(|e| RestError::decode(EXCHANGE_PATH, &e))?;
     let value = SecretString::from(reply.verification);
-    if HeaderValue::from_str(value.expose_secret()).is_err() {
+    if !usable_verification(value.expose_secret()) {
         return Err(RestError::Decode {
             path: EXCHANGE_PATH.to_owned(),
-            reason: "`verification` is not a valid header value".to_owned(),
+            reason: "`verification` is empty, not visible ASCII, or has surrounding whitespace"
+                .to_owned(),
         });
     }
     tracing::debug!(expires_in = ?reply.expires_in, "REST credential minted");
@@ -100,6 +101,16 @@ pub(crate) async fn run(
         value,
         expires_in: reply.expires_in,
     })
+}
+
+/// Whether `value` can be the `verification` header as the service will
+/// read it: not empty (it would be sent, and refused, on every call), visible
+/// ASCII (other bytes a header may hold are read differently by different
+/// servers), and without the surrounding whitespace a server strips.
+fn usable_verification(value: &str) -> bool {
+    !value.is_empty()
+        && value.trim_matches([' ', '\t']) == value
+        && HeaderValue::from_str(value).is_ok_and(|v| v.to_str().is_ok())
 }
 
 #[cfg(test)]
@@ -155,6 +166,16 @@ mod tests {
                 "the realtime request for a REST credential (opcode 638) failed: the service's \
                  reply to opcode 638 has code 0 but lacks the secret or the row_id"
             );
+        }
+    }
+
+    #[test]
+    fn a_verification_must_be_a_header_value_as_sent() {
+        for ok in ["Zb9-_x", "a b", "!~"] {
+            assert!(usable_verification(ok), "{ok:?}");
+        }
+        for bad in ["", " a", "a\t", "caf\u{e9}", "a\u{7f}", "a\nb", "a\rb"] {
+            assert!(!usable_verification(bad), "{bad:?}");
         }
     }
 

@@ -15,7 +15,6 @@ mod checks;
 mod grammar;
 mod help;
 mod poise;
-mod rest;
 mod state;
 mod timeout;
 mod typed;
