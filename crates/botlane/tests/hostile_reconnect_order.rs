@@ -180,6 +180,47 @@ async fn serve_reconnects(
     addr
 }
 
+/// A service whose first session keeps dispatch busy
+/// ([`first_session_keeping_dispatch_busy`]) until `kill` is notified, and
+/// whose later sessions are `later(tcp, n)`.
+async fn serve_busy_first<F, Fut>(kill: Arc<Notify>, later: F) -> std::net::SocketAddr
+where
+    F: Fn(tokio::net::TcpStream, usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let later = Arc::new(later);
+    let (addr, _) = serve(move |tcp, n| {
+        let (kill, later) = (kill.clone(), later.clone());
+        async move {
+            if n == 1 {
+                first_session_keeping_dispatch_busy(tcp, kill).await;
+            } else {
+                later(tcp, n).await;
+            }
+        }
+    })
+    .await;
+    addr
+}
+
+/// The events `before`, then those every test's new session ends with:
+/// its messages, `/boom`'s error, `/fail`'s reply refused and its error.
+fn then_the_new_session(before: &[&str]) -> Vec<String> {
+    let new_session = [
+        "message m3",
+        "message m4",
+        "error boom m4",
+        "message m5",
+        "rejected m5",
+        "error fail m5",
+    ];
+    before
+        .iter()
+        .chain(&new_session)
+        .map(|e| (*e).to_owned())
+        .collect()
+}
+
 /// Waits until the messages `ids` wait in the push queue (dispatch is
 /// held by the busy handler), so that the case under test is set up when
 /// the gate opens, whatever the machine's load.
@@ -256,17 +297,7 @@ async fn every_event_of_the_new_session_comes_after_reconnected() {
     menu.notify_one();
     assert_eq!(
         events_until_the_failure(&client, &mut events).await,
-        [
-            "ready",
-            "disconnected",
-            "reconnected c1",
-            "message m3",
-            "message m4",
-            "error boom m4",
-            "message m5",
-            "rejected m5",
-            "error fail m5",
-        ]
+        then_the_new_session(&["ready", "disconnected", "reconnected c1"])
     );
     client.close().await.unwrap();
 }
@@ -292,17 +323,7 @@ async fn every_event_of_the_new_session_comes_after_reconnected_on_the_spot() {
     kill.notify_one();
     assert_eq!(
         events_until_the_failure(&client, &mut events).await,
-        [
-            "ready",
-            "disconnected",
-            "reconnected c1",
-            "message m3",
-            "message m4",
-            "error boom m4",
-            "message m5",
-            "rejected m5",
-            "error fail m5",
-        ]
+        then_the_new_session(&["ready", "disconnected", "reconnected c1"])
     );
     client.close().await.unwrap();
 }
@@ -317,19 +338,10 @@ async fn every_event_of_the_new_session_comes_after_reconnected_on_the_spot() {
 #[tokio::test]
 async fn every_event_of_the_new_session_comes_after_reconnected_while_dispatch_is_busy() {
     let kill = Arc::new(Notify::new());
-    let (addr, _) = {
-        let kill = kill.clone();
-        serve(move |tcp, n| {
-            let kill = kill.clone();
-            async move {
-                if n > 1 {
-                    return reconnect_session(tcp, n, Pushes::BeforeTheMenu(None)).await;
-                }
-                first_session_keeping_dispatch_busy(tcp, kill).await;
-            }
-        })
-        .await
-    };
+    let addr = serve_busy_first(kill.clone(), |tcp, n| {
+        reconnect_session(tcp, n, Pushes::BeforeTheMenu(None))
+    })
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let (client, slow, mut events) = client_with_dispatch_busy(addr, &dir).await;
     register_failing(&client);
@@ -340,20 +352,14 @@ async fn every_event_of_the_new_session_comes_after_reconnected_while_dispatch_i
     slow.gate.send_replace(true);
     assert_eq!(
         events_until_the_failure(&client, &mut events).await,
-        [
+        then_the_new_session(&[
             "ready",
             "message m0",
             "message m1",
             "disconnected",
             "message m2",
             "reconnected c1",
-            "message m3",
-            "message m4",
-            "error boom m4",
-            "message m5",
-            "rejected m5",
-            "error fail m5",
-        ]
+        ])
     );
     client.close().await.unwrap();
 }
@@ -368,20 +374,13 @@ async fn every_event_of_the_new_session_comes_after_reconnected_while_dispatch_i
 #[tokio::test]
 async fn the_ready_of_a_connection_that_ended_does_not_announce_the_next() {
     let kill = Arc::new(Notify::new());
-    let (addr, _) = {
-        let kill = kill.clone();
-        serve(move |tcp, n| {
-            let kill = kill.clone();
-            async move {
-                match n {
-                    1 => first_session_keeping_dispatch_busy(tcp, kill).await,
-                    2 => session_that_ends_at_once(tcp, n).await,
-                    _ => reconnect_session(tcp, n, Pushes::BeforeTheMenu(None)).await,
-                }
-            }
-        })
-        .await
-    };
+    let addr = serve_busy_first(kill.clone(), |tcp, n| async move {
+        match n {
+            2 => session_that_ends_at_once(tcp, n).await,
+            _ => reconnect_session(tcp, n, Pushes::BeforeTheMenu(None)).await,
+        }
+    })
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let (client, slow, mut events) = client_with_dispatch_busy(addr, &dir).await;
     register_failing(&client);
@@ -392,7 +391,7 @@ async fn the_ready_of_a_connection_that_ended_does_not_announce_the_next() {
     slow.gate.send_replace(true);
     assert_eq!(
         events_until_the_failure(&client, &mut events).await,
-        [
+        then_the_new_session(&[
             "ready",
             "message m0",
             "message m1",
@@ -401,13 +400,7 @@ async fn the_ready_of_a_connection_that_ended_does_not_announce_the_next() {
             "message m2",
             "message m2b",
             "reconnected c1",
-            "message m3",
-            "message m4",
-            "error boom m4",
-            "message m5",
-            "rejected m5",
-            "error fail m5",
-        ]
+        ])
     );
     client.close().await.unwrap();
 }
@@ -421,19 +414,10 @@ async fn the_ready_of_a_connection_that_ended_does_not_announce_the_next() {
 #[tokio::test]
 async fn a_reconnected_sent_before_dispatch_reached_the_ready_still_comes_first_and_once() {
     let kill = Arc::new(Notify::new());
-    let (addr, _) = {
-        let kill = kill.clone();
-        serve(move |tcp, n| {
-            let kill = kill.clone();
-            async move {
-                if n > 1 {
-                    return reconnect_session(tcp, n, Pushes::BeforeTheMenu(None)).await;
-                }
-                first_session_keeping_dispatch_busy(tcp, kill).await;
-            }
-        })
-        .await
-    };
+    let addr = serve_busy_first(kill.clone(), |tcp, n| {
+        reconnect_session(tcp, n, Pushes::BeforeTheMenu(None))
+    })
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let (client, slow, mut events) = client_with_dispatch_busy_and(addr, &dir, |options| {
         // Long enough for a loaded machine's login; short against `WAIT`.
@@ -455,20 +439,14 @@ async fn a_reconnected_sent_before_dispatch_reached_the_ready_still_comes_first_
     slow.gate.send_replace(true);
     assert_eq!(
         events_until_the_failure(&client, &mut events).await,
-        [
+        then_the_new_session(&[
             "ready",
             "message m0",
             "message m1",
             "disconnected",
             "reconnected c1",
             "message m2",
-            "message m3",
-            "message m4",
-            "error boom m4",
-            "message m5",
-            "rejected m5",
-            "error fail m5",
-        ]
+        ])
     );
     client.close().await.unwrap();
 }
@@ -481,36 +459,29 @@ async fn a_reconnected_sent_before_dispatch_reached_the_ready_still_comes_first_
 #[tokio::test]
 async fn a_ready_refused_by_a_full_control_queue_is_a_failed_attempt() {
     let kill = Arc::new(Notify::new());
-    let (addr, _) = {
-        let kill = kill.clone();
-        serve(move |tcp, n| {
-            let kill = kill.clone();
-            async move {
-                match n {
-                    1 => first_session_keeping_dispatch_busy(tcp, kill).await,
-                    2 => {
-                        let Some((mut ws, _, _, _)) = logged_in(tcp, n).await else {
-                            return;
-                        };
-                        if !answer_the_menu(&mut ws, None).await {
-                            return;
-                        }
-                        let added = serde_json::json!({"op": 34, "d": {"channel":
-                            {"id": "c9", "server_id": "s1", "name": "c9"}}});
-                        let ready = serde_json::json!({"op": 11, "d": {"user_id": "bot-2",
-                            "name": "bot", "kind": "bot", "channels":
-                            [{"id": "c1", "server_id": "s1", "name": "n".repeat(1000)}]}});
-                        send(&mut ws, added.to_string()).await;
-                        send(&mut ws, ready.to_string()).await;
-                        // Until the client closes.
-                        while next_frame(&mut ws).await.is_some() {}
-                    }
-                    _ => reconnect_session(tcp, n, Pushes::BeforeTheMenu(None)).await,
+    let addr = serve_busy_first(kill.clone(), |tcp, n| async move {
+        match n {
+            2 => {
+                let Some((mut ws, _, _, _)) = logged_in(tcp, n).await else {
+                    return;
+                };
+                if !answer_the_menu(&mut ws, None).await {
+                    return;
                 }
+                let added = serde_json::json!({"op": 34, "d": {"channel":
+                    {"id": "c9", "server_id": "s1", "name": "c9"}}});
+                let ready = serde_json::json!({"op": 11, "d": {"user_id": "bot-2",
+                    "name": "bot", "kind": "bot", "channels":
+                    [{"id": "c1", "server_id": "s1", "name": "n".repeat(1000)}]}});
+                send(&mut ws, added.to_string()).await;
+                send(&mut ws, ready.to_string()).await;
+                // Until the client closes.
+                while next_frame(&mut ws).await.is_some() {}
             }
-        })
-        .await
-    };
+            _ => reconnect_session(tcp, n, Pushes::BeforeTheMenu(None)).await,
+        }
+    })
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let (client, slow, mut events) =
         client_with_dispatch_busy_and(addr, &dir, |options| options.control_queue_bytes(1024))
@@ -523,7 +494,7 @@ async fn a_ready_refused_by_a_full_control_queue_is_a_failed_attempt() {
     slow.gate.send_replace(true);
     assert_eq!(
         events_until_the_failure(&client, &mut events).await,
-        [
+        then_the_new_session(&[
             "ready",
             "message m0",
             "message m1",
@@ -532,13 +503,7 @@ async fn a_ready_refused_by_a_full_control_queue_is_a_failed_attempt() {
              wait for dispatch (control_queue_bytes = 1024 bytes; closed with 1008)",
             "message m2",
             "reconnected c1",
-            "message m3",
-            "message m4",
-            "error boom m4",
-            "message m5",
-            "rejected m5",
-            "error fail m5",
-        ]
+        ])
     );
     client.close().await.unwrap();
 }
