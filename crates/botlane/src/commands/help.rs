@@ -248,6 +248,10 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 }
 
 /// The help text of a registry: the list of commands, or how to use one.
+/// Not to be confused with
+/// [`CommandSettings::help_text`](crate::CommandSettings::help_text), which
+/// sets one command's own longer explanation, the last part of what this
+/// answers about that command.
 ///
 /// `prefix` is the text-lane prefix (`None` means
 /// [`DEFAULT_COMMAND_PREFIX`]). Without `command`, one line per command,
@@ -763,6 +767,87 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_help_text_line_is_marked_whenever_the_grammar_would_read_it() {
+        // The grammar skips what `char::is_whitespace` calls whitespace
+        // (NBSP, U+3000 and the other Unicode spaces too), so such a line
+        // must be marked; a zero-width space, a BOM or a bidi override is
+        // no whitespace to it, so a line opening with one reads as nothing
+        // and is left alone. A line that is only the prefix is marked too.
+        let lines = [
+            "      /roll 2",
+            "\u{a0}/roll",
+            "\u{3000}!roll",
+            "\u{2003}botroll",
+            "\u{a0}\u{205f}\u{1680}!roll",
+            "/",
+            "bot",
+            "\u{200b}/roll",
+            "\u{feff}!roll",
+            "\u{202e}/roll",
+        ];
+        let read = |line: &str| crate::match_command_name(line, None);
+        assert_eq!(read("\u{a0}\u{3000}/roll").as_deref(), Some("roll"));
+        for invisible in ["\u{200b}", "\u{feff}", "\u{202e}"] {
+            assert_eq!(read(&format!("{invisible}/roll")), None, "{invisible:?}");
+        }
+        let text = format!("Examples:\n{}", lines.join("\n"));
+        let mut registry = CommandRegistry::new();
+        add(
+            &mut registry,
+            "roll",
+            CommandSettings::new().help_text(text),
+        );
+        for prefix in ["/", "!", "bot", "⚠"] {
+            let detail = help_text(&registry, Some("roll"), Some(prefix));
+            let readers = [prefix, "/", "!"];
+            for reader in readers {
+                assert_eq!(crate::match_command_name(&detail, Some(reader)), None);
+                assert!(!detail.trim_start().starts_with(reader), "{detail}");
+            }
+            let shown: Vec<&str> = detail.split('\n').skip_while(|l| !l.is_empty()).collect();
+            assert_eq!(shown.len(), lines.len() + 2, "{detail}");
+            for (line, shown) in lines.iter().zip(&shown[2..]) {
+                let invokes = readers
+                    .iter()
+                    .any(|reader| crate::match_command_name(line, Some(reader)).is_some());
+                let visible = line.trim_start();
+                let marked = visible.starts_with(prefix)
+                    || visible.starts_with(|c: char| c.is_ascii_punctuation());
+                assert!(!invokes || marked, "{line:?}: the grammar reads it");
+                if marked {
+                    let marker = if prefix == "⚠" {
+                        "» "
+                    } else {
+                        ANSWER_MARKER
+                    };
+                    assert_eq!(*shown, format!("{marker}{visible}"), "{prefix:?}");
+                } else {
+                    assert_eq!(shown, line, "{prefix:?}");
+                }
+                for reader in readers {
+                    let name = crate::match_command_name(shown, Some(reader));
+                    assert_eq!(name, None, "{prefix:?} read by {reader:?}: {shown:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_hidden_or_owners_only_command_is_explained_with_its_help_text() {
+        let mut registry = registry();
+        let settings = CommandSettings::new()
+            .hide_in_help()
+            .owners_only()
+            .help_text("Bans someone.");
+        add(&mut registry, "ban", settings);
+        assert!(!help_text(&registry, None, None).contains("ban"));
+        assert_eq!(
+            help_text(&registry, Some("ban"), None),
+            "Command ban: The ban command\nusage: /ban\n\nBans someone."
+        );
     }
 
     #[test]

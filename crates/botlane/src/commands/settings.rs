@@ -280,14 +280,20 @@ impl<D> CommandSettings<D> {
     /// name, description, usage, aliases and options keep their place and
     /// shape above it. Never in the list, which shows the one-line
     /// description, and never in the menu (the spec's: neither its hash nor
-    /// what a chat app offers changes).
+    /// what a chat app offers changes). Not to be confused with the
+    /// crate-root [`help_text`](crate::help_text) function, which renders
+    /// the built-in help's whole answer (this text included).
     ///
     /// Paragraphs are welcome: lines break with `\n`. Each line is shown
     /// as an answer is ([`neutralise_answer`](crate::neutralise_answer)):
     /// one whose first visible character starts the prefix or is ASCII
     /// punctuation gets [`ANSWER_MARKER`](crate::ANSWER_MARKER) in front,
     /// so that no bot reading line by line runs `/roll 2` from it (write
-    /// bullets with `•`, not `-`). Registration refuses, naming the
+    /// bullets with `•`, not `-`). Anyone may ask: a command
+    /// [hidden](Self::hide_in_help) from the list or
+    /// [for owners only](Self::owners_only) is explained, this text
+    /// included, like any other, so keep nothing private in it.
+    /// Registration refuses, naming the
     /// command, a text that is blank, longer than
     /// [`MAX_HELP_TEXT_CHARS`](crate::MAX_HELP_TEXT_CHARS), or holds a
     /// control character other than `\n` (`\r` and tabs too) or U+2028 /
