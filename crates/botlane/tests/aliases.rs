@@ -2,7 +2,8 @@
 //! command under its own name (its cooldown, checks, error answers, events
 //! and hooks after the command all see the name; only
 //! `CommandContext::invoked_name` sees the alias), the built-in help lists
-//! and explains them, and a sidecar naming an alias is an unknown command:
+//! and explains them (with the command's help text, whose lines no bot
+//! reads as invocations), and a sidecar naming an alias is an unknown command:
 //! ignored, with no fallback to its text line.
 
 #![allow(clippy::unwrap_used)]
@@ -13,8 +14,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use botlane::{
-    BoxError, Check, Client, ClientOptions, CommandContext, CommandDeclaration, CommandOption,
-    CommandOptionType, CommandRan, CommandSettings, CommandSource, Cooldown,
+    match_command_name, BoxError, Check, Client, ClientOptions, CommandContext, CommandDeclaration,
+    CommandOption, CommandOptionType, CommandRan, CommandSettings, CommandSource, Cooldown,
 };
 use botlane_devserver::{Scene, Sidecar, TestUser};
 use support::{command_error_event, WAIT};
@@ -38,8 +39,13 @@ fn copy<T: Clone>(list: &Mutex<Vec<T>>) -> Vec<T> {
     list.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
-/// A dice bot whose `roll` has the aliases `r` and `dice` and a long
-/// per-user cooldown, a `boom` (alias `b`) that always fails, `ping`, and
+/// The help text of `roll`: lines that start with the prefix or another
+/// bot's would be invocations to a bot reading line by line.
+const ROLL_HELP: &str =
+    "Rolls six-sided dice.\n\n/roll 20 rolls them all.\n  !ping is another bot's.";
+
+/// A dice bot whose `roll` has the aliases `r` and `dice`, a help text and
+/// a long per-user cooldown, a `boom` (alias `b`) that always fails, `ping`, and
 /// the built-in help.
 fn bot(options: ClientOptions) -> Result<Client<Seen>, BoxError> {
     let client = Client::with_data(options, Seen::default())?;
@@ -55,6 +61,7 @@ fn bot(options: ClientOptions) -> Result<Client<Seen>, BoxError> {
     });
     let settings = CommandSettings::new()
         .aliases(["r", "dice"])
+        .help_text(ROLL_HELP)
         .check(seen_by_check)
         .cooldown(Cooldown::per_user(Duration::from_secs(3600)));
     client
@@ -162,8 +169,8 @@ async fn an_alias_runs_its_command_under_the_command_s_name_on_the_text_lane_onl
     assert_eq!(answer().await, "sorry, the boom command failed");
     assert_eq!(command_error_event(&mut events, &id).await.command, "boom");
 
-    // The help lists the aliases beside the command, and explains it when
-    // asked about one.
+    // The help lists the aliases beside the command (not the help text),
+    // and explains it when asked about one, the help text last.
     scene.say("/help").await.unwrap();
     assert_eq!(
         answer().await,
@@ -179,8 +186,25 @@ async fn an_alias_runs_its_command_under_the_command_s_name_on_the_text_lane_onl
         "Command roll: Roll some dice\n\
          usage: /roll <count (1 to 20)>\n\
          aliases: /r, /dice\n\
-         - count (integer, required, 1 to 20): How many dice"
+         - count (integer, required, 1 to 20): How many dice\n\
+         \n\
+         Rolls six-sided dice.\n\
+         \n\
+         ⚠ /roll 20 rolls them all.\n\
+         ⚠ !ping is another bot's."
     );
+    // The same by name; and no line of it invokes anything, for a bot
+    // reading the whole message (the grammar) or line by line.
+    scene.say("/help roll").await.unwrap();
+    let detail = answer().await;
+    assert!(detail.ends_with("⚠ !ping is another bot's."), "{detail}");
+    for prefix in ["/", "!"] {
+        assert_eq!(match_command_name(&detail, Some(prefix)), None);
+        for line in detail.lines() {
+            let name = match_command_name(line, Some(prefix));
+            assert_eq!(name, None, "{prefix}: {line}");
+        }
+    }
 
     // Everything keyed on the command saw its name.
     let run = |invoked: &str| ("roll".to_owned(), invoked.to_owned(), CommandSource::Text);
@@ -194,6 +218,7 @@ async fn an_alias_runs_its_command_under_the_command_s_name_on_the_text_lane_onl
         "roll",
         "roll cooldown",
         "boom handler",
+        "help",
         "help",
         "help",
     ];
@@ -211,6 +236,7 @@ async fn an_alias_runs_its_command_under_the_command_s_name_on_the_text_lane_onl
     let menu = scene.server.menu(scene.bot_id()).unwrap();
     let names: Vec<&str> = menu.commands.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["boom", "help", "ping", "roll"]);
+    assert_eq!(menu.commands[3].description, "Roll some dice");
     scene.close().await.unwrap();
 }
 

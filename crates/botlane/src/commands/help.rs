@@ -1,13 +1,15 @@
 //! The built-in `help` command: its declaration, its handler, the text it
 //! answers with, generated from the registry (grouped by the commands'
-//! categories), and the registry's help settings.
+//! categories, with a command's own help text when it explains one), and
+//! the registry's help settings.
 
 use std::fmt::Write as _;
 
+use super::answer::neutralise_answer;
 use super::bounds::bounds_phrase;
 use super::context::CommandContext;
 use super::handler::CommandHandler;
-use super::limits::{DEFAULT_COMMAND_PREFIX, MAX_NAME_LEN};
+use super::limits::{DEFAULT_COMMAND_PREFIX, MAX_HELP_TEXT_CHARS, MAX_NAME_LEN};
 use super::option::CommandOption;
 use super::registry::{CommandRegistry, RegisteredCommand};
 use super::settings::CommandSettings;
@@ -151,6 +153,70 @@ pub(super) fn category_violation<D>(
     (!fits).then(|| Violation::at_command(command, rule))
 }
 
+/// What is wrong with a command's
+/// [`help_text`](crate::CommandSettings::help_text), in a
+/// [`DeclarationRule::InvalidHelpText`](crate::DeclarationRule::InvalidHelpText).
+///
+/// ```
+/// use botlane::HelpTextFault;
+/// let fault = HelpTextFault::Character { line: 2, character: '\u{2028}' };
+/// assert_eq!(
+///     fault.to_string(),
+///     "line 2 holds '\\u{2028}': lines break with \\n only, and no other control character is allowed"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HelpTextFault {
+    /// Empty or whitespace only.
+    #[error("must not be blank")]
+    Blank,
+    /// Longer than [`MAX_HELP_TEXT_CHARS`](crate::MAX_HELP_TEXT_CHARS).
+    #[error("is {chars} characters, more than MAX_HELP_TEXT_CHARS ({MAX_HELP_TEXT_CHARS})")]
+    TooLong {
+        /// Its length in characters.
+        chars: usize,
+    },
+    /// A line break other than `\n` (`\r`, U+2028, U+2029, U+0085…) or
+    /// another control character (a tab too), on line `line`.
+    #[error(
+        "line {line} holds {character:?}: lines break with \\n only, \
+         and no other control character is allowed"
+    )]
+    Character {
+        /// The line it is on, from 1 (lines split at `\n`).
+        line: usize,
+        /// The character.
+        character: char,
+    },
+}
+
+/// The violation of a command's help text, if it breaks the rule of
+/// [`CommandSettings::help_text`]: lines split at `\n` only, so that the
+/// help can make each one safe on its own (see [`command_detail`]).
+pub(super) fn help_text_violation<D>(
+    command: &str,
+    settings: &CommandSettings<D>,
+) -> Option<Violation> {
+    let text = settings.help_text.as_deref()?;
+    let chars = text.chars().count();
+    // As for categories: U+2028 and U+2029 are shown as line breaks.
+    let breaks = |c: char| (c.is_control() && c != '\n') || matches!(c, '\u{2028}' | '\u{2029}');
+    let fault = if text.trim().is_empty() {
+        HelpTextFault::Blank
+    } else if chars > MAX_HELP_TEXT_CHARS {
+        HelpTextFault::TooLong { chars }
+    } else {
+        let (line, character) = text
+            .split('\n')
+            .enumerate()
+            .find_map(|(i, line)| line.chars().find(|&c| breaks(c)).map(|c| (i + 1, c)))?;
+        HelpTextFault::Character { line, character }
+    };
+    let rule = DeclarationRule::InvalidHelpText { fault };
+    Some(Violation::at_command(command, rule))
+}
+
 /// The built-in help command failed because dispatch gave it no registry.
 ///
 /// ```
@@ -182,6 +248,10 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 }
 
 /// The help text of a registry: the list of commands, or how to use one.
+/// Not to be confused with
+/// [`CommandSettings::help_text`](crate::CommandSettings::help_text), which
+/// sets one command's own longer explanation, the last part of what this
+/// answers about that command.
 ///
 /// `prefix` is the text-lane prefix (`None` means
 /// [`DEFAULT_COMMAND_PREFIX`]). Without `command`, one line per command,
@@ -197,8 +267,11 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 /// after a blank line. With `command` (its name or one of its aliases, in
 /// any case, with or without the prefix; a hidden one too, since it is in
 /// the published menu anyway): the command's name and description, its
-/// usage line, its aliases if it has some, and one line per option with
-/// its type, whether it is required, its choices and its bounds. An unknown command gets a short sentence pointing to the list;
+/// usage line, its aliases if it has some, one line per option with its
+/// type, whether it is required, its choices and its bounds, and last,
+/// after a blank line, its [`help_text`](crate::CommandSettings::help_text)
+/// if it has one, each line made safe as an answer is
+/// ([`neutralise_answer`](crate::neutralise_answer)). An unknown command gets a short sentence pointing to the list;
 /// the name given is not repeated.
 ///
 /// The text never starts with the prefix (it starts with `Commands`,
@@ -352,6 +425,16 @@ fn command_detail<D>(command: &RegisteredCommand<D>, prefix: &str) -> String {
             option.description
         );
     }
+    if let Some(extra) = &command.settings.help_text {
+        // After a blank line, as free text after the fixed lines. Each line
+        // is made safe as an answer is: a bot reading line by line must
+        // not take `/roll 2` in a paragraph for an invocation.
+        text.push('\n');
+        for line in extra.trim().split('\n') {
+            text.push('\n');
+            text.push_str(&neutralise_answer(line, prefix));
+        }
+    }
     text
 }
 
@@ -361,6 +444,8 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::commands::answer::ANSWER_MARKER;
+    use crate::commands::limits::MAX_COMMAND_DESC;
     use crate::commands::types::{CommandArgs, CommandInvocation, CommandSource};
     use crate::commands::Message;
 
@@ -590,6 +675,315 @@ mod tests {
         assert!(registry
             .register_with(CommandDeclaration::new("roll", "Roll"), settings, ok)
             .is_ok());
+    }
+
+    #[test]
+    fn the_help_text_ends_the_explanation_by_name_or_alias_and_nothing_else() {
+        let text = "Rolls dice.\n\nSee also /ping.";
+        let mut registry = registry();
+        let settings = CommandSettings::new().aliases(["r"]).help_text(text);
+        add(&mut registry, "roll", settings.category("Fun"));
+        let roll = "Command roll: The roll command\n\
+                    usage: !roll\n\
+                    aliases: !r\n\
+                    \n\
+                    Rolls dice.\n\
+                    \n\
+                    See also /ping.";
+        for asked in ["roll", "!R"] {
+            assert_eq!(
+                help_text(&registry, Some(asked), Some("!")),
+                roll,
+                "{asked}"
+            );
+        }
+        // After the options too.
+        let note = CommandSettings::new().help_text("Kept for a day.");
+        let mut registry = CommandRegistry::new();
+        let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+        let decl = CommandDeclaration::new("note", "Take a note")
+            .option(CommandOption::new("text", "What", CommandOptionType::String).required(true));
+        registry.register_with(decl, note, ok).unwrap();
+        assert_eq!(
+            help_text(&registry, Some("note"), None),
+            "Command note: Take a note\nusage: /note <text>\n- text (string, required): What\n\nKept for a day."
+        );
+        // Neither the list nor the menu changes.
+        let mut with = self::registry();
+        add(&mut with, "roll", CommandSettings::new().help_text(text));
+        let mut without = self::registry();
+        add(&mut without, "roll", CommandSettings::new());
+        assert_eq!(
+            help_text(&with, None, None),
+            help_text(&without, None, None)
+        );
+        assert_eq!(with.canonical_menu_json(), without.canonical_menu_json());
+        assert_eq!(with.hash(), without.hash());
+    }
+
+    #[test]
+    fn each_line_of_a_help_text_is_neutralised_against_any_prefix() {
+        let text =
+            "  Rolls dice.\n/roll 2 rolls two\n\n  !ban someone\nbot roll\n• a bullet\n- a dash\n";
+        let mut registry = CommandRegistry::new();
+        add(
+            &mut registry,
+            "roll",
+            CommandSettings::new().help_text(text),
+        );
+        for prefix in ["/", "!", "bot ", "⚠"] {
+            let detail = help_text(&registry, Some("roll"), Some(prefix));
+            let (_, extra) = detail.split_once("\n\n").unwrap();
+            let marker = if prefix == "⚠" {
+                "» "
+            } else {
+                ANSWER_MARKER
+            };
+            let bot = if prefix == "bot " {
+                format!("{marker}bot roll")
+            } else {
+                "bot roll".to_owned()
+            };
+            let expected = [
+                "Rolls dice.".to_owned(),
+                format!("{marker}/roll 2 rolls two"),
+                String::new(),
+                format!("{marker}!ban someone"),
+                bot,
+                "• a bullet".to_owned(),
+                format!("{marker}- a dash"),
+            ];
+            assert_eq!(
+                extra.split('\n').collect::<Vec<_>>(),
+                expected,
+                "{prefix:?}"
+            );
+            // Read by this bot's prefix, or by any punctuation one; a word
+            // prefix of another bot's is no more guarded than in answers.
+            for line in detail.lines() {
+                for reader in ["/", "!", "-", prefix] {
+                    let name = crate::match_command_name(line, Some(reader));
+                    assert_eq!(name, None, "{prefix:?} read by {reader:?}: {line}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_help_text_line_is_marked_whenever_the_grammar_would_read_it() {
+        // The grammar skips what `char::is_whitespace` calls whitespace
+        // (NBSP, U+3000 and the other Unicode spaces too), so such a line
+        // must be marked; a zero-width space, a BOM or a bidi override is
+        // no whitespace to it, so a line opening with one reads as nothing
+        // and is left alone. A line that is only the prefix is marked too.
+        let lines = [
+            "      /roll 2",
+            "\u{a0}/roll",
+            "\u{3000}!roll",
+            "\u{2003}botroll",
+            "\u{a0}\u{205f}\u{1680}!roll",
+            "/",
+            "bot",
+            "\u{200b}/roll",
+            "\u{feff}!roll",
+            "\u{202e}/roll",
+        ];
+        let read = |line: &str| crate::match_command_name(line, None);
+        assert_eq!(read("\u{a0}\u{3000}/roll").as_deref(), Some("roll"));
+        for invisible in ["\u{200b}", "\u{feff}", "\u{202e}"] {
+            assert_eq!(read(&format!("{invisible}/roll")), None, "{invisible:?}");
+        }
+        let text = format!("Examples:\n{}", lines.join("\n"));
+        let mut registry = CommandRegistry::new();
+        add(
+            &mut registry,
+            "roll",
+            CommandSettings::new().help_text(text),
+        );
+        for prefix in ["/", "!", "bot", "⚠"] {
+            let detail = help_text(&registry, Some("roll"), Some(prefix));
+            let readers = [prefix, "/", "!"];
+            for reader in readers {
+                assert_eq!(crate::match_command_name(&detail, Some(reader)), None);
+                assert!(!detail.trim_start().starts_with(reader), "{detail}");
+            }
+            let shown: Vec<&str> = detail.split('\n').skip_while(|l| !l.is_empty()).collect();
+            assert_eq!(shown.len(), lines.len() + 2, "{detail}");
+            for (line, shown) in lines.iter().zip(&shown[2..]) {
+                let invokes = readers
+                    .iter()
+                    .any(|reader| crate::match_command_name(line, Some(reader)).is_some());
+                let visible = line.trim_start();
+                let marked = visible.starts_with(prefix)
+                    || visible.starts_with(|c: char| c.is_ascii_punctuation());
+                assert!(!invokes || marked, "{line:?}: the grammar reads it");
+                if marked {
+                    let marker = if prefix == "⚠" {
+                        "» "
+                    } else {
+                        ANSWER_MARKER
+                    };
+                    assert_eq!(*shown, format!("{marker}{visible}"), "{prefix:?}");
+                } else {
+                    assert_eq!(shown, line, "{prefix:?}");
+                }
+                for reader in readers {
+                    let name = crate::match_command_name(shown, Some(reader));
+                    assert_eq!(name, None, "{prefix:?} read by {reader:?}: {shown:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_hidden_or_owners_only_command_is_explained_with_its_help_text() {
+        let mut registry = registry();
+        let settings = CommandSettings::new()
+            .hide_in_help()
+            .owners_only()
+            .help_text("Bans someone.");
+        add(&mut registry, "ban", settings);
+        assert!(!help_text(&registry, None, None).contains("ban"));
+        assert_eq!(
+            help_text(&registry, Some("ban"), None),
+            "Command ban: The ban command\nusage: /ban\n\nBans someone."
+        );
+    }
+
+    #[test]
+    fn a_help_text_that_cannot_be_shown_safely_is_refused_naming_the_command() {
+        let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+        let long = "h".repeat(MAX_HELP_TEXT_CHARS + 1);
+        let character = |line, character| HelpTextFault::Character { line, character };
+        let cases = [
+            ("", HelpTextFault::Blank),
+            (" \n \n", HelpTextFault::Blank),
+            (
+                long.as_str(),
+                HelpTextFault::TooLong {
+                    chars: MAX_HELP_TEXT_CHARS + 1,
+                },
+            ),
+            ("one\r\ntwo", character(1, '\r')),
+            ("one\ntwo\tthree", character(2, '\t')),
+            ("one\n\nok\u{2028}/roll", character(3, '\u{2028}')),
+            ("one\u{2029}/roll", character(1, '\u{2029}')),
+            ("one\u{85}/roll", character(1, '\u{85}')),
+            ("bell\u{7}", character(1, '\u{7}')),
+        ];
+        for (bad, fault) in cases {
+            let mut registry = registry();
+            let settings = CommandSettings::new().help_text(bad);
+            let err = registry
+                .register_with(CommandDeclaration::new("roll", "Roll"), settings, ok)
+                .unwrap_err();
+            assert_eq!(
+                err.violations()[0].rule(),
+                &DeclarationRule::InvalidHelpText { fault },
+                "{bad:?}"
+            );
+            assert!(
+                err.to_string().starts_with("command \"roll\": help text "),
+                "{err}"
+            );
+            assert_eq!(registry.len(), 2, "{bad:?}: nothing registered");
+        }
+        let err = registry()
+            .register_with(
+                CommandDeclaration::new("roll", "Roll"),
+                CommandSettings::new().help_text("Rolls.\r\n"),
+                ok,
+            )
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "command \"roll\": help text line 1 holds '\\r': lines break with \\n only, \
+             and no other control character is allowed"
+        );
+        let err = registry()
+            .register_with(
+                CommandDeclaration::new("roll", "Roll"),
+                CommandSettings::new().help_text(long.as_str()),
+                ok,
+            )
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "command \"roll\": help text is 2001 characters, more than MAX_HELP_TEXT_CHARS (2000)"
+        );
+        let fits = format!("{}\n{}", "h".repeat(MAX_HELP_TEXT_CHARS - 2), "h");
+        let settings = CommandSettings::new().help_text(fits.as_str());
+        assert!(registry()
+            .register_with(CommandDeclaration::new("roll", "Roll"), settings, ok)
+            .is_ok());
+    }
+
+    /// The longest text the service takes: 65 536 bytes of content, which
+    /// is `base64(nonce(12) || text || tag(16))`.
+    const MAX_MESSAGE_TEXT_BYTES: usize = 65_536 / 4 * 3 - 28;
+
+    #[test]
+    fn the_largest_explanation_with_the_largest_help_text_fits_in_one_message() {
+        // As much as the menu's payload lets one command carry: the widest
+        // characters, every option with bounds, every alias.
+        let wide = |n: usize| "\u{1d54f}".repeat(n);
+        let mut decl = CommandDeclaration::new("x".repeat(32), wide(MAX_COMMAND_DESC));
+        for i in 0..crate::MAX_OPTIONS_PER_COMMAND {
+            let name = format!("{i:0>32}");
+            let option =
+                CommandOption::new(name, wide(MAX_COMMAND_DESC), CommandOptionType::Integer)
+                    .min(-9_007_199_254_740_991.0)
+                    .max(9_007_199_254_740_991.0);
+            decl = decl.option(option);
+        }
+        // Choices fill what the menu has left.
+        let mut choices = Vec::new();
+        loop {
+            let mut tried = decl.clone();
+            choices.push(wide(crate::MAX_CHOICE_LEN));
+            tried.options[0] = CommandOption::new(
+                format!("{:0>32}", 0),
+                wide(MAX_COMMAND_DESC),
+                CommandOptionType::String,
+            )
+            .required(true)
+            .choices(choices.clone());
+            let mut registry: CommandRegistry = CommandRegistry::new();
+            if choices.len() > crate::MAX_CHOICES_PER_OPTION
+                || registry
+                    .register(tried.clone(), |_ctx| async { Ok::<(), std::io::Error>(()) })
+                    .is_err()
+            {
+                break;
+            }
+            decl = tried;
+        }
+        assert!(decl.options[0].choices.is_some(), "some choices fit");
+        let aliases: Vec<String> = (0..crate::MAX_ALIASES_PER_COMMAND)
+            .map(|i| format!("{i:a>32}"))
+            .collect();
+        for help in [
+            wide(MAX_HELP_TEXT_CHARS),
+            "/\n".repeat(MAX_HELP_TEXT_CHARS / 2),
+        ] {
+            let mut registry: CommandRegistry = CommandRegistry::new();
+            let settings = CommandSettings::new()
+                .aliases(aliases.clone())
+                .help_text(help);
+            registry
+                .register_with(decl.clone(), settings, |_ctx| async {
+                    Ok::<(), std::io::Error>(())
+                })
+                .unwrap();
+            let detail = help_text(&registry, Some(&"x".repeat(32)), Some("!!!!"));
+            assert!(
+                detail.len() < MAX_MESSAGE_TEXT_BYTES / 2,
+                "{} bytes",
+                detail.len()
+            );
+        }
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! declarations against the very same constants. The name rule comes from
 //! there too (internal by the spec: not exported). Only the text lane's
 //! default prefix, a choice of this library rather than a limit, is defined
-//! here, and so is the cap on a command's aliases (a text-lane convenience
-//! the spec does not know).
+//! here, and so are the caps on a command's aliases and help text (
+//! conveniences of the text lane and the built-in help the spec does not
+//! know).
 
 pub(crate) use botlane_proto::limits::MAX_SAFE_INTEGER;
 pub use botlane_proto::limits::{
@@ -21,3 +22,11 @@ pub const DEFAULT_COMMAND_PREFIX: &str = "/";
 /// ([`CommandSettings::aliases`](crate::CommandSettings::aliases)): a few
 /// short names for people who type, not a second menu.
 pub const MAX_ALIASES_PER_COMMAND: usize = 10;
+
+/// The most characters a command's help text may have
+/// ([`CommandSettings::help_text`](crate::CommandSettings::help_text)):
+/// a few paragraphs, as much as a whole Discord message, so that with
+/// the rest of the explanation (bounded by the menu's
+/// [`MAX_COMMANDS_PAYLOAD`]) it fits in one message of the service
+/// (65 536 bytes sealed, about 48 KiB of text) with room to spare.
+pub const MAX_HELP_TEXT_CHARS: usize = 2000;

@@ -8,7 +8,7 @@ use super::argument_error::ArgumentError;
 use super::coerce::{coerce_for_option, fits};
 use super::context::CommandContext;
 use super::handler::{BoxError, CommandHandler};
-use super::help::{category_violation, HELP_COMMAND};
+use super::help::{category_violation, help_text_violation, HELP_COMMAND};
 use super::limits::{MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT};
 use super::menu::{
     canonical_menu_json_iter, canonical_menu_len, canonicalize_iter, menu_hash_iter, CanonicalMenu,
@@ -277,6 +277,7 @@ impl<D> CommandRegistry<D> {
             }));
         }
         violations.extend(category_violation(&decl.name, &settings));
+        violations.extend(help_text_violation(&decl.name, &settings));
         violations.extend(alias_violations(self, &decl.name, &settings));
         if self.commands.len() >= MAX_COMMANDS_PER_BOT {
             violations.push(at(DeclarationRule::TooManyCommands));

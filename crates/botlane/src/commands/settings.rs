@@ -1,7 +1,7 @@
 //! Per-command settings that are not part of the declaration: checks, a
 //! cooldown, a handler timeout, an error hook, whether only the bot's
-//! owners may run it, how the built-in help lists it, and the other names
-//! the text lane knows it by.
+//! owners may run it, how the built-in help lists and explains it, and the
+//! other names the text lane knows it by.
 
 use std::fmt;
 use std::time::Duration;
@@ -62,6 +62,9 @@ pub struct CommandSettings<D = ()> {
     pub owners_only: bool,
     /// Other names the text lane runs it by (see [`aliases`](Self::aliases)).
     pub aliases: Vec<String>,
+    /// The longer explanation `/help <name>` ends with (see
+    /// [`help_text`](Self::help_text)).
+    pub help_text: Option<String>,
 }
 
 impl<D> CommandSettings<D> {
@@ -76,6 +79,7 @@ impl<D> CommandSettings<D> {
             category: None,
             owners_only: false,
             aliases: Vec::new(),
+            help_text: None,
         }
     }
 
@@ -268,6 +272,67 @@ impl<D> CommandSettings<D> {
         self.aliases.extend(aliases.into_iter().map(Into::into));
         self
     }
+
+    /// Sets the longer explanation the built-in help gives when asked
+    /// about this command (`/help roll`, or `/help r` for an alias), as
+    /// poise's `help_text` (a doc comment's lines after the first) does
+    /// (builder style). It ends the explanation, after a blank line: the
+    /// name, description, usage, aliases and options keep their place and
+    /// shape above it. Never in the list, which shows the one-line
+    /// description, and never in the menu (the spec's: neither its hash nor
+    /// what a chat app offers changes). Not to be confused with the
+    /// crate-root [`help_text`](crate::help_text) function, which renders
+    /// the built-in help's whole answer (this text included).
+    ///
+    /// Paragraphs are welcome: lines break with `\n`. Each line is shown
+    /// as an answer is ([`neutralise_answer`](crate::neutralise_answer)):
+    /// one whose first visible character starts the prefix or is ASCII
+    /// punctuation gets [`ANSWER_MARKER`](crate::ANSWER_MARKER) in front,
+    /// so that no bot reading line by line runs `/roll 2` from it (write
+    /// bullets with `•`, not `-`). Anyone may ask: a command
+    /// [hidden](Self::hide_in_help) from the list or
+    /// [for owners only](Self::owners_only) is explained, this text
+    /// included, like any other, so keep nothing private in it.
+    /// Registration refuses, naming the
+    /// command, a text that is blank, longer than
+    /// [`MAX_HELP_TEXT_CHARS`](crate::MAX_HELP_TEXT_CHARS), or holds a
+    /// control character other than `\n` (`\r` and tabs too) or U+2028 /
+    /// U+2029, which a client shows as line breaks
+    /// ([`DeclarationRule::InvalidHelpText`](crate::DeclarationRule::InvalidHelpText)).
+    ///
+    /// ```
+    /// use botlane::{help_text, CommandDeclaration, CommandRegistry, CommandSettings};
+    ///
+    /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+    /// let mut registry = CommandRegistry::new();
+    /// registry.register_with(
+    ///     CommandDeclaration::new("roll", "Roll some dice"),
+    ///     CommandSettings::new()
+    ///         .aliases(["r"])
+    ///         .help_text("Rolls a six-sided die.\n\n/roll 2 would roll it twice."),
+    ///     ok,
+    /// )?;
+    ///
+    /// assert_eq!(
+    ///     help_text(&registry, Some("r"), None),
+    ///     "Command roll: Roll some dice\n\
+    ///      usage: /roll\n\
+    ///      aliases: /r\n\
+    ///      \n\
+    ///      Rolls a six-sided die.\n\
+    ///      \n\
+    ///      ⚠ /roll 2 would roll it twice."
+    /// );
+    /// // Not in the list, not in the menu.
+    /// assert_eq!(help_text(&registry, None, None), "Commands:\n/roll - Roll some dice (aliases: /r)");
+    /// assert_eq!(registry.canonical_menu_json(), r#"[["roll","Roll some dice",[]]]"#);
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    #[must_use]
+    pub fn help_text(mut self, text: impl Into<String>) -> Self {
+        self.help_text = Some(text.into());
+        self
+    }
 }
 
 impl<D> Default for CommandSettings<D> {
@@ -287,6 +352,7 @@ impl<D> Clone for CommandSettings<D> {
             category: self.category.clone(),
             owners_only: self.owners_only,
             aliases: self.aliases.clone(),
+            help_text: self.help_text.clone(),
         }
     }
 }
@@ -302,6 +368,7 @@ impl<D> fmt::Debug for CommandSettings<D> {
             .field("category", &self.category)
             .field("owners_only", &self.owners_only)
             .field("aliases", &self.aliases)
+            .field("help_text", &self.help_text)
             .finish()
     }
 }

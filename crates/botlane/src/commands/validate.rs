@@ -2,7 +2,8 @@
 //!
 //! [`validate_declaration`] checks one declaration on its own; the registry
 //! adds the rules that need the other commands or the command's settings
-//! (duplicates, the command cap, the menu payload cap, categories, aliases)
+//! (duplicates, the command cap, the menu payload cap, categories, aliases,
+//! help texts)
 //! and reports them through the same
 //! [`DeclarationError`], so a caller sees every problem in one go.
 
@@ -369,6 +370,13 @@ pub enum DeclarationRule {
         alias: String,
         /// The command that already answers to it.
         command: String,
+    },
+    /// A command's [`help_text`](crate::CommandSettings::help_text) the
+    /// built-in help cannot show as it is.
+    #[error("help text {fault}")]
+    InvalidHelpText {
+        /// What is wrong with it.
+        fault: super::help::HelpTextFault,
     },
     /// A command's name is already an alias of a registered command.
     #[error("this name is already an alias of command {}", Excerpt(.command))]
