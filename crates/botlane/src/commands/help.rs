@@ -110,8 +110,12 @@ impl<D> CommandRegistry<D> {
     /// Sets a text shown under the built-in help's list, after a blank
     /// line (poise's `extra_text_at_bottom`), for every later `/help`;
     /// chainable. Not under the explanation of one command. An empty or
-    /// blank text removes it. It is sent as it is, in the same message as
-    /// the list: keep it short.
+    /// blank text removes it. It is sent in the same message as the list
+    /// (keep it short), each line made safe as an answer is
+    /// ([`neutralise_answer`](crate::neutralise_answer): a line starting
+    /// with the prefix or punctuation is marked, so that no bot reading
+    /// line by line takes it for an invocation); any line break a client
+    /// shows (`\r`, U+2028…) ends a line.
     ///
     /// ```
     /// use botlane::{help_text, CommandDeclaration, CommandRegistry};
@@ -264,7 +268,7 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 /// category after a blank line and its heading (in the order of its first
 /// listed command's registration), by name within each; then
 /// the registry's [`help_footer`](CommandRegistry::help_footer), if any,
-/// after a blank line. With `command` (its name or one of its aliases, in
+/// after a blank line, each of its lines made safe as below. With `command` (its name or one of its aliases, in
 /// any case, with or without the prefix; a hidden one too, since it is in
 /// the published menu anyway): the command's name and description, its
 /// usage line, its aliases if it has some, one line per option with its
@@ -355,9 +359,25 @@ fn command_list<D>(registry: &CommandRegistry<D>, prefix: &str, help: &str) -> S
         list_lines(&mut text, &listed, Some(category), prefix);
     }
     if let Some(footer) = &registry.help_footer {
-        let _ = write!(text, "\n\n{footer}");
+        text.push('\n');
+        for line in footer_lines(footer) {
+            text.push('\n');
+            text.push_str(&neutralise_answer(line, prefix));
+        }
     }
     text
+}
+
+/// The footer's lines, split at every line break a chat client may show
+/// (the footer is the bot's free text, not checked when set, unlike a
+/// help text): each is then made safe as an answer is, and written with
+/// `\n`.
+fn footer_lines(footer: &str) -> impl Iterator<Item = &str> {
+    footer.trim().split("\r\n").flat_map(|line| {
+        line.split([
+            '\n', '\r', '\u{0b}', '\u{0c}', '\u{85}', '\u{2028}', '\u{2029}',
+        ])
+    })
 }
 
 /// One line per command of `listed` in `category`: its usage line, ` - `,
@@ -623,6 +643,13 @@ mod tests {
         assert_eq!(
             help_text(&registry, Some("roll"), None),
             "Command roll: The roll command\nusage: /roll"
+        );
+        // The bot's own text, but a line of it must not read as a command
+        // to a bot reading line by line, whichever break a client shows.
+        registry.help_footer("Try:\r\n/roll 2\u{2028}  !ping\rplain");
+        assert_eq!(
+            help_text(&registry, None, None),
+            "Commands:\n\nFun:\n/roll - The roll command\n\nTry:\n⚠ /roll 2\n⚠ !ping\nplain"
         );
         registry.help_footer(" ");
         assert_eq!(

@@ -18,6 +18,12 @@ pub(crate) use botlane_proto::names::{is_valid_name, MAX_NAME_LEN};
 /// The text-lane prefix used when none is given.
 pub const DEFAULT_COMMAND_PREFIX: &str = "/";
 
+/// The longest text-lane prefix, in characters
+/// ([`ClientOptions::command_prefix`](crate::ClientOptions::command_prefix)):
+/// the help repeats it in every usage line and alias, and a prefix of a
+/// few kilobytes would take one command's explanation past a message.
+pub const MAX_COMMAND_PREFIX_CHARS: usize = 32;
+
 /// The most aliases one command may have
 /// ([`CommandSettings::aliases`](crate::CommandSettings::aliases)): a few
 /// short names for people who type, not a second menu.

@@ -61,7 +61,9 @@ pub struct ClientOptions {
     /// Per-frame and per-dispatch diagnostics at DEBUG level through `tracing`
     /// (opcodes, sizes, decisions; never payloads). Secrets are never logged either way.
     pub debug: bool,
-    /// The text-lane prefix; non-empty, without whitespace.
+    /// The text-lane prefix; non-empty, without whitespace, at most
+    /// [`MAX_COMMAND_PREFIX_CHARS`](crate::MAX_COMMAND_PREFIX_CHARS) (32)
+    /// characters.
     pub command_prefix: String,
     /// How often to send a heartbeat (15 s). Its reply is a frame from the
     /// service, which keeps a healthy but quiet session inside `idle_timeout`.
@@ -512,6 +514,7 @@ mod tests {
         let cases = [
             (base().command_prefix(""), "command_prefix"),
             (base().command_prefix("! "), "command_prefix"),
+            (base().command_prefix("!".repeat(33)), "command_prefix"),
             (ClientOptions::new("", "k", "ws://h/ws"), "token"),
             (ClientOptions::new("t", "k", "http://h/ws"), "url"),
             (ClientOptions::new("t", "k", "not a url"), "url"),
@@ -553,6 +556,8 @@ mod tests {
     #[test]
     fn a_bad_owner_id_is_named_with_its_place() {
         assert!(base().owners(["u1", "U-2"]).validate().is_ok());
+        // The longest prefix, in characters, not bytes.
+        assert!(base().command_prefix("é".repeat(32)).validate().is_ok());
         for (owners, named) in [
             (vec!["u1", ""], r#"owners[1] is """#),
             (vec!["u1, u2"], r#"owners[0] is "u1, u2""#),

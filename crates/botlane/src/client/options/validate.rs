@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::ClientOptions;
+use crate::commands::MAX_COMMAND_PREFIX_CHARS;
 use crate::error::ClientError;
 use crate::loopback::is_exact_loopback;
 
@@ -18,6 +19,12 @@ impl ClientOptions {
         }
         if self.command_prefix.is_empty() {
             return Err(invalid("command_prefix", "must not be empty".into()));
+        }
+        if self.command_prefix.chars().count() > MAX_COMMAND_PREFIX_CHARS {
+            return Err(invalid(
+                "command_prefix",
+                format!("must be at most {MAX_COMMAND_PREFIX_CHARS} characters"),
+            ));
         }
         if self.command_prefix.chars().any(char::is_whitespace) {
             return Err(invalid(
