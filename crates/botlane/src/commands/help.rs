@@ -113,7 +113,7 @@ impl<D> CommandRegistry<D> {
     /// blank text removes it. It is sent in the same message as the list
     /// (keep it short), each line made safe as an answer is
     /// ([`neutralise_answer`](crate::neutralise_answer): a line starting
-    /// with the prefix or punctuation is marked, so that no bot reading
+    /// with the prefix or ASCII punctuation is marked, so that no bot reading
     /// line by line takes it for an invocation); any line break a client
     /// shows (`\r`, U+2028…) ends a line.
     ///
@@ -268,8 +268,9 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 /// category after a blank line and its heading (in the order of its first
 /// listed command's registration), by name within each; then
 /// the registry's [`help_footer`](CommandRegistry::help_footer), if any,
-/// after a blank line, each of its lines made safe as below. With `command` (its name or one of its aliases, in
-/// any case, with or without the prefix; a hidden one too, since it is in
+/// after a blank line, split at any line break a client shows and each
+/// line made safe as below. With `command` (its name or one of its
+/// aliases, in any case, with or without the prefix; a hidden one too, since it is in
 /// the published menu anyway): the command's name and description, its
 /// usage line, its aliases if it has some, one line per option with its
 /// type, whether it is required, its choices and its bounds, and last,
@@ -656,6 +657,33 @@ mod tests {
             help_text(&registry, None, None),
             "Commands:\n\nFun:\n/roll - The roll command"
         );
+    }
+
+    #[test]
+    fn every_break_a_client_shows_ends_a_footer_line_and_each_is_marked() {
+        let mut registry = CommandRegistry::new();
+        add(&mut registry, "roll", CommandSettings::new());
+        let breaks = [
+            "\n", "\r\n", "\r", "\u{0b}", "\u{0c}", "\u{85}", "\u{2028}", "\u{2029}",
+        ];
+        for line_break in breaks {
+            registry.help_footer(format!("Try:{line_break}!roll 2"));
+            assert_eq!(
+                help_text(&registry, None, Some("!")),
+                "Commands:\n!roll - The roll command\n\nTry:\n⚠ !roll 2",
+                "break {line_break:?}"
+            );
+            // Only breaks: no footer at all, not a blank one.
+            registry.help_footer(line_break.repeat(3));
+            assert_eq!(
+                help_text(&registry, None, Some("!")),
+                "Commands:\n!roll - The roll command",
+                "break {line_break:?}"
+            );
+        }
+        // An empty line in the middle stays, a paragraph break.
+        registry.help_footer("One.\r\n\r\nTwo.");
+        assert!(help_text(&registry, None, None).ends_with("\n\nOne.\n\nTwo."));
     }
 
     #[test]

@@ -558,6 +558,14 @@ mod tests {
         assert!(base().owners(["u1", "U-2"]).validate().is_ok());
         // The longest prefix, in characters, not bytes.
         assert!(base().command_prefix("é".repeat(32)).validate().is_ok());
+        let err = base()
+            .command_prefix("é".repeat(33))
+            .validate()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid client option `command_prefix`: must be at most 32 characters (it has 33)"
+        );
         for (owners, named) in [
             (vec!["u1", ""], r#"owners[1] is """#),
             (vec!["u1, u2"], r#"owners[0] is "u1, u2""#),

@@ -20,10 +20,13 @@ impl ClientOptions {
         if self.command_prefix.is_empty() {
             return Err(invalid("command_prefix", "must not be empty".into()));
         }
-        if self.command_prefix.chars().count() > MAX_COMMAND_PREFIX_CHARS {
+        let prefix_chars = self.command_prefix.chars().count();
+        if prefix_chars > MAX_COMMAND_PREFIX_CHARS {
             return Err(invalid(
                 "command_prefix",
-                format!("must be at most {MAX_COMMAND_PREFIX_CHARS} characters"),
+                format!(
+                    "must be at most {MAX_COMMAND_PREFIX_CHARS} characters (it has {prefix_chars})"
+                ),
             ));
         }
         if self.command_prefix.chars().any(char::is_whitespace) {
