@@ -264,9 +264,9 @@ async fn events_until_the_failure(
 /// when the service sends it before the menu's reply, while the login
 /// still waits for that: `Reconnected` (once, for two `ready`s), then the
 /// messages' events, the reply refused and the command's error, and the
-/// reply goes out on the new session. They came before `Reconnected`:
-/// dispatch took the pushes on the spot as they came, and `Reconnected`
-/// waited for the login.
+/// reply goes out on the new session. They used to come before
+/// `Reconnected`, when the supervisor sent it: dispatch took the pushes on
+/// the spot as they came, and `Reconnected` waited for the login.
 #[tokio::test]
 async fn every_event_of_the_new_session_comes_after_reconnected() {
     let (kill, menu) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
@@ -305,8 +305,9 @@ async fn every_event_of_the_new_session_comes_after_reconnected() {
 /// The same when the service sends the pushes once the menu is answered:
 /// dispatch, idle, takes them on the spot, on the connection task, and
 /// polls `/boom` there in place; `Reconnected` is sent in the step that
-/// applies the `ready`. `m3`'s event came before it: the supervisor, told
-/// that the `ready` was handed over, was still to send it.
+/// applies the `ready`. `m3`'s event used to come before it, when the
+/// supervisor sent it: told that the `ready` was handed over, it was still
+/// to send it.
 #[tokio::test]
 async fn every_event_of_the_new_session_comes_after_reconnected_on_the_spot() {
     let kill = Arc::new(Notify::new());
@@ -332,9 +333,9 @@ async fn every_event_of_the_new_session_comes_after_reconnected_on_the_spot() {
 /// the only permit, the next invocation waits for it, a third waits in
 /// the queue): the new session's pushes queue behind its `ready`, and once
 /// the handler returns, dispatch works through them in wire order, with
-/// `Reconnected` sent as it applies the `ready`. `m3`'s event came before
-/// `Reconnected`: dispatch went on to the next pushes while the
-/// supervisor, told that dispatch had caught up, was still to send it.
+/// `Reconnected` sent as it applies the `ready`. `m3`'s event used to come
+/// before it, when the supervisor sent it once told that dispatch had
+/// caught up: dispatch went on to the next pushes meanwhile.
 #[tokio::test]
 async fn every_event_of_the_new_session_comes_after_reconnected_while_dispatch_is_busy() {
     let kill = Arc::new(Notify::new());

@@ -104,9 +104,10 @@ pub(crate) async fn run(
 }
 
 /// Whether `value` can be the `verification` header as the service will
-/// read it: not empty (it would be sent, and refused, on every call), visible
-/// ASCII (other bytes a header may hold are read differently by different
-/// servers), and without the surrounding whitespace a server strips.
+/// read it: not empty (it would be sent, and refused, on every call),
+/// printable ASCII (other bytes a header may hold are read differently by
+/// different servers; a space or tab between visible characters is kept),
+/// and without the surrounding whitespace a server strips.
 fn usable_verification(value: &str) -> bool {
     !value.is_empty()
         && value.trim_matches([' ', '\t']) == value
