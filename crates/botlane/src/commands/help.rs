@@ -145,16 +145,21 @@ pub(super) fn category_violation<D>(
     settings: &CommandSettings<D>,
 ) -> Option<Violation> {
     let category = settings.category.as_deref()?;
-    // U+2028 and U+2029 are no control characters, but a client shows a
-    // new line for them as for `\n`: a forged heading as much.
-    let breaks = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
     let fits = !category.trim().is_empty()
         && category.chars().count() <= MAX_CATEGORY_CHARS
-        && !category.chars().any(breaks);
+        && !category.chars().any(may_break_a_line);
     let rule = DeclarationRule::InvalidCategory {
         category: category.to_owned(),
     };
     (!fits).then(|| Violation::at_command(command, rule))
+}
+
+/// Whether a client may show `c` as a line break (or as something else a
+/// line of help cannot hold): a control character, or U+2028 or U+2029,
+/// which are none but show a new line as `\n` does (a forged heading, or a
+/// line the marking of [`command_detail`] would not see).
+fn may_break_a_line(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
 }
 
 /// What is wrong with a command's
@@ -204,8 +209,7 @@ pub(super) fn help_text_violation<D>(
 ) -> Option<Violation> {
     let text = settings.help_text.as_deref()?;
     let chars = text.chars().count();
-    // As for categories: U+2028 and U+2029 are shown as line breaks.
-    let breaks = |c: char| (c.is_control() && c != '\n') || matches!(c, '\u{2028}' | '\u{2029}');
+    let breaks = |c: char| c != '\n' && may_break_a_line(c);
     let fault = if text.trim().is_empty() {
         HelpTextFault::Blank
     } else if chars > MAX_HELP_TEXT_CHARS {
