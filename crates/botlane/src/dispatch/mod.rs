@@ -33,7 +33,7 @@ pub(crate) use handlers::{ClientHooks, Runner};
 
 use crate::commands::{
     same_bot_id, CommandContext, CommandError, CommandErrorReason, CommandRegistry, CommandSource,
-    Commands, Message, Outbound,
+    Commands, Message, Outbound, Prefixes,
 };
 use crate::events::Event;
 use crate::session::{DispatchNow, Membership, Session};
@@ -49,8 +49,8 @@ pub(crate) struct Dispatcher<D> {
     pub(crate) outbound: Arc<dyn Outbound>,
     /// Runs invocations and failures (shared with the client).
     pub(crate) runner: Arc<Runner<D>>,
-    /// The text-lane prefix.
-    pub(crate) prefix: Arc<str>,
+    /// The text-lane prefixes, shared with the client's answers.
+    pub(crate) prefixes: Arc<Prefixes>,
 }
 
 /// What an opened message still asks of dispatch, once decided.
@@ -167,7 +167,13 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 .command
                 .as_deref()
                 .and_then(|sealed| key.open(sealed, view.channel_id.as_bytes()).ok());
-            rule::decide(&registry, me, &content, sidecar.as_deref(), &self.prefix)
+            rule::decide(
+                &registry,
+                me,
+                &content,
+                sidecar.as_deref(),
+                self.prefixes.set(),
+            )
         };
         // Built only where it is used: a plain message nobody listens for
         // never is, its strings stay borrowed from the frame.
@@ -180,7 +186,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             Verdict::Invoke(invocation) => {
                 let data = Arc::clone(&self.runner.data);
                 let mut ctx = CommandContext::dispatched(invocation, message(), data)
-                    .with_prefix(self.prefix.clone())
+                    .with_prefixes(self.prefixes.clone())
                     .with_registry(registry);
                 self.emit(|| Event::Message(ctx.message().clone()));
                 if let Some(server) = membership.server_of(&ctx.message().channel_id) {

@@ -7,10 +7,10 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::argument_error::{ArgumentError, ArgumentRule};
-use super::limits::{is_valid_name, DEFAULT_COMMAND_PREFIX};
+use super::limits::is_valid_name;
 use super::message::Message;
 use super::registry::CommandRegistry;
-use super::text::{invoked_raw_name, usage_line};
+use super::text::{invoked_raw_name, usage_line, PrefixSet, Prefixes};
 use super::typed::{optional_arg, Command, CommandOptionValue};
 use super::types::{CommandArgs, CommandDeclaration, CommandInvocation, CommandSource};
 use crate::error::ClientError;
@@ -39,7 +39,8 @@ use crate::rest::RestLane;
 /// [`args_as`](Self::args_as).
 ///
 /// Besides the invocation and the message, a context carries what dispatch
-/// knows about where it runs: the text-lane prefix (for usage lines), the
+/// knows about where it runs: the text-lane prefixes (the main one for usage
+/// lines, the others for reading the invoked name back), the
 /// server of the invoking channel (for checks and cooldowns), and a snapshot
 /// of the registry (for help and usage lines). A context built by hand has
 /// none of them until given with the `with_*` methods.
@@ -54,7 +55,7 @@ pub struct CommandContext<D = ()> {
     // copy, not two; one built by hand keeps the invocation it was given.
     invocation: Option<Arc<CommandInvocation>>,
     message: Arc<Message>,
-    prefix: Option<Arc<str>>,
+    prefixes: Option<Arc<Prefixes>>,
     server_id: Option<Arc<str>>,
     registry: Option<Arc<CommandRegistry<D>>>,
     data: Arc<D>,
@@ -65,7 +66,7 @@ impl<D> Clone for CommandContext<D> {
         Self {
             invocation: self.invocation.clone(),
             message: self.message.clone(),
-            prefix: self.prefix.clone(),
+            prefixes: self.prefixes.clone(),
             server_id: self.server_id.clone(),
             registry: self.registry.clone(),
             data: Arc::clone(&self.data),
@@ -78,7 +79,8 @@ impl<D> fmt::Debug for CommandContext<D> {
         f.debug_struct("CommandContext")
             .field("invocation", self.invocation())
             .field("message", &self.message)
-            .field("prefix", &self.prefix)
+            .field("prefix", &self.prefix())
+            .field("additional_prefixes", &self.prefix_set().additional)
             .field("server_id", &self.server_id)
             .field("registry", &self.registry.as_ref().map(|r| r.len()))
             .finish_non_exhaustive()
@@ -158,7 +160,7 @@ impl<D> CommandContext<D> {
         Self {
             invocation: invocation.map(Arc::new),
             message: Arc::new(message),
-            prefix: None,
+            prefixes: None,
             server_id: None,
             registry: None,
             data,
@@ -246,7 +248,43 @@ impl<D> CommandContext<D> {
     /// ```
     #[must_use]
     pub fn with_prefix(mut self, prefix: impl Into<Arc<str>>) -> Self {
-        self.prefix = Some(prefix.into());
+        let prefix: Arc<str> = prefix.into();
+        self.prefixes = Some(Arc::new(Prefixes::new(
+            &prefix,
+            self.prefix_set().additional,
+        )));
+        self
+    }
+
+    /// Sets the other text-lane prefixes the client reads (builder style),
+    /// as [`ClientOptions::additional_prefixes`](crate::ClientOptions::additional_prefixes)
+    /// gives them: [`invoked_name`](Self::invoked_name) reads the line
+    /// under the one it uses, and the built-in help names them.
+    ///
+    /// ```
+    /// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    /// # let invocation = CommandInvocation { name: "roll".into(), args: CommandArgs::new(), source: CommandSource::Text };
+    /// let ctx = CommandContext::for_test(invocation, Message::new("m1", "c1", "u1", "!!r 2"))
+    ///     .with_prefix("!")
+    ///     .with_additional_prefixes(["!!", "?"]);
+    /// assert_eq!(ctx.additional_prefixes().collect::<Vec<_>>(), ["!!", "?"]);
+    /// assert_eq!(ctx.invoked_name(), "r");
+    /// ```
+    #[must_use]
+    pub fn with_additional_prefixes<I, S>(mut self, prefixes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let additional: Vec<S> = prefixes.into_iter().collect();
+        self.prefixes = Some(Arc::new(Prefixes::new(self.prefix(), &additional)));
+        self
+    }
+
+    /// Sets the client's prefixes as dispatch shares them.
+    #[must_use]
+    pub(crate) fn with_prefixes(mut self, prefixes: Arc<Prefixes>) -> Self {
+        self.prefixes = Some(prefixes);
         self
     }
 
@@ -296,10 +334,27 @@ impl<D> CommandContext<D> {
         self
     }
 
-    /// The text-lane prefix: the one given with [`with_prefix`](Self::with_prefix),
-    /// else [`DEFAULT_COMMAND_PREFIX`].
+    /// The text-lane prefix: the client's main one, with which usage lines
+    /// are written whichever prefix the line used; the one given with
+    /// [`with_prefix`](Self::with_prefix), else
+    /// [`DEFAULT_COMMAND_PREFIX`](crate::DEFAULT_COMMAND_PREFIX).
     pub fn prefix(&self) -> &str {
-        self.prefix.as_deref().unwrap_or(DEFAULT_COMMAND_PREFIX)
+        self.prefix_set().main
+    }
+
+    /// The other text-lane prefixes the client reads, in the order given
+    /// ([`with_additional_prefixes`](Self::with_additional_prefixes));
+    /// none unless given.
+    pub fn additional_prefixes(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.prefix_set().additional.iter().map(|p| &**p)
+    }
+
+    /// All the prefixes, borrowed.
+    pub(crate) fn prefix_set(&self) -> PrefixSet<'_> {
+        match &self.prefixes {
+            Some(prefixes) => prefixes.set(),
+            None => PrefixSet::single(None),
+        }
     }
 
     /// The id of the server the invoking channel belongs to, when known.
@@ -428,7 +483,9 @@ impl<D> CommandContext<D> {
     }
 
     /// The name the command was invoked by, lower-cased: on the text lane
-    /// the one the message's line names (with [`prefix`](Self::prefix), as
+    /// the one the message's line names (under the longest of
+    /// [`prefix`](Self::prefix) and the
+    /// [`additional_prefixes`](Self::additional_prefixes) it starts with, as
     /// [`match_command_name`](crate::match_command_name) reads it), which is
     /// one of the command's [`aliases`](crate::CommandSettings::aliases)
     /// when the line used one (poise's `invoked_command_name`); otherwise,
@@ -453,7 +510,7 @@ impl<D> CommandContext<D> {
     /// ```
     pub fn invoked_name(&self) -> Cow<'_, str> {
         if self.source() == CommandSource::Text {
-            if let Some(raw) = invoked_raw_name(&self.message.content, self.prefix()) {
+            if let Some(raw) = invoked_raw_name(&self.message.content, self.prefix_set()) {
                 if is_valid_name(raw) {
                     return Cow::Borrowed(raw);
                 }

@@ -1,0 +1,121 @@
+//! A client's text-lane prefixes: its main one, which everything it writes
+//! (usage lines, the help) uses, and the additional ones it also reads
+//! (poise's `additional_prefixes`).
+//!
+//! A line uses the longest of them it starts with, so that with `!` and
+//! `!!`, `!!roll` is `roll` under `!!` rather than `!roll` under `!`. The
+//! choice depends on the prefixes only, never on the registry: a line
+//! means the same whatever is registered when it arrives.
+
+use super::lexer::space_len;
+use crate::commands::limits::DEFAULT_COMMAND_PREFIX;
+
+/// The prefixes a client reads, owned: built once per client and shared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Prefixes {
+    main: Box<str>,
+    additional: Box<[Box<str>]>,
+}
+
+impl Prefixes {
+    pub(crate) fn new<S: AsRef<str>>(main: &str, additional: &[S]) -> Self {
+        Self {
+            main: main.into(),
+            additional: additional.iter().map(|p| p.as_ref().into()).collect(),
+        }
+    }
+
+    pub(crate) fn set(&self) -> PrefixSet<'_> {
+        PrefixSet {
+            main: &self.main,
+            additional: &self.additional,
+        }
+    }
+}
+
+/// The prefixes a line is read with, borrowed: what the text lane, the
+/// help and answers take, so that a single prefix costs nothing to pass.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PrefixSet<'a> {
+    /// The prefix everything written uses.
+    pub(crate) main: &'a str,
+    /// The other prefixes read, in the order given.
+    pub(crate) additional: &'a [Box<str>],
+}
+
+impl<'a> PrefixSet<'a> {
+    /// Only `main`, or [`DEFAULT_COMMAND_PREFIX`] for `None`.
+    pub(crate) fn single(main: Option<&'a str>) -> Self {
+        Self {
+            main: main.unwrap_or(DEFAULT_COMMAND_PREFIX),
+            additional: &[],
+        }
+    }
+
+    /// The main prefix, then the additional ones.
+    pub(crate) fn all(self) -> impl Iterator<Item = &'a str> + Clone {
+        std::iter::once(self.main).chain(self.additional.iter().map(|p| &**p))
+    }
+
+    /// The prefix `text` uses: of those it starts with after its leading
+    /// whitespace, the longest; `None` when it starts with none. A
+    /// prefix's own leading whitespace is ignored and an empty prefix
+    /// matches nothing, as in `match_command_name`. Two that both match are
+    /// one a prefix of the other, so the longest is unique unless they are
+    /// equal.
+    pub(crate) fn used_by(self, text: &str) -> Option<&'a str> {
+        let line = &text.as_bytes()[space_len(text)..];
+        self.all()
+            .filter(|prefix| {
+                let bytes = &prefix.as_bytes()[space_len(prefix)..];
+                !prefix.is_empty() && line.starts_with(bytes)
+            })
+            .max_by_key(|prefix| prefix.len() - space_len(prefix))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn used<'a>(text: &str, set: &'a Prefixes) -> Option<&'a str> {
+        set.set().used_by(text)
+    }
+
+    #[test]
+    fn the_longest_prefix_a_line_starts_with_is_the_one_it_uses() {
+        let set = Prefixes::new("!", &["!!", "?", "bot!"]);
+        assert_eq!(used("!!roll", &set), Some("!!"));
+        assert_eq!(used("  !roll", &set), Some("!"));
+        assert_eq!(used("!!!roll", &set), Some("!!"));
+        assert_eq!(used("?roll", &set), Some("?"));
+        assert_eq!(used("bot!roll", &set), Some("bot!"));
+        assert_eq!(used("bot roll", &set), None);
+        assert_eq!(used("/roll", &set), None);
+        assert_eq!(used("", &set), None);
+        // The main one may be the longer.
+        let set = Prefixes::new("!!", &["!"]);
+        assert_eq!(used("!!roll", &set), Some("!!"));
+        assert_eq!(used("!roll", &set), Some("!"));
+    }
+
+    #[test]
+    fn an_empty_prefix_is_never_used_and_a_prefix_s_leading_space_is_ignored() {
+        let set = Prefixes::new("", &[" !"]);
+        assert_eq!(used("!roll", &set), Some(" !"));
+        assert_eq!(used("roll", &set), None);
+        // A whitespace-only prefix matches any line, as it does alone.
+        let set = Prefixes::new("\u{3000}", &["!"]);
+        assert_eq!(used("!roll", &set), Some("!"));
+        assert_eq!(used("roll", &set), Some("\u{3000}"));
+    }
+
+    #[test]
+    fn a_multi_byte_prefix_is_compared_exactly() {
+        let set = Prefixes::new("»", &["»»", "é"]);
+        assert_eq!(used("»»roll", &set), Some("»»"));
+        assert_eq!(used("»roll", &set), Some("»"));
+        // `e` then a combining acute is not `é`.
+        assert_eq!(used("e\u{301}roll", &set), None);
+    }
+}
