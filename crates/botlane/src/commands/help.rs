@@ -113,9 +113,9 @@ impl<D> CommandRegistry<D> {
     /// blank text removes it. It is sent in the same message as the list
     /// (keep it short), each line made safe as an answer is
     /// ([`neutralise_answer`](crate::neutralise_answer): a line starting
-    /// with the prefix or ASCII punctuation is marked, so that no bot reading
-    /// line by line takes it for an invocation); any line break a client
-    /// shows (`\r`, U+2028…) ends a line.
+    /// with any of the client's prefixes or ASCII punctuation is marked, so
+    /// that no bot reading line by line takes it for an invocation); any
+    /// line break a client shows (`\r`, U+2028…) ends a line.
     ///
     /// ```
     /// use botlane::{help_text, CommandDeclaration, CommandRegistry};
