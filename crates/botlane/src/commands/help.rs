@@ -280,7 +280,8 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 /// the registry's [`help_footer`](CommandRegistry::help_footer), if any,
 /// after a blank line, split at any line break a client shows and each
 /// line made safe as below. With `command` (its name or one of its
-/// aliases, in any case, with or without the prefix; a hidden one too, since it is in
+/// aliases, in any case, with or without the prefix (the name as given
+/// first, so that `note` under the prefix `no` is `note`); a hidden one too, since it is in
 /// the published menu anyway): the command's name and description, its
 /// usage line, its aliases if it has some, one line per option with its
 /// type, whether it is required, its choices and its bounds, and last,
@@ -349,11 +350,13 @@ fn help_among<D>(
     let Some(name) = command.map(str::trim).filter(|n| !n.is_empty()) else {
         return command_list(registry, prefixes, &help);
     };
-    let name = prefixes
-        .used_by(name)
-        .and_then(|prefix| name.strip_prefix(prefix.trim_start()))
-        .unwrap_or(name);
-    match registry.find_command(name) {
+    // The name as given first: a command may start with a prefix (`note`
+    // under `no`), and stripping it would name another.
+    let found = registry.find_command(name).or_else(|| {
+        let prefix = prefixes.used_by(name)?;
+        registry.find_command(name.strip_prefix(prefix.trim_start())?)
+    });
+    match found {
         Some(found) => command_detail(found, prefixes),
         None => format!("No command by that name; send {help} for the list."),
     }
@@ -1154,6 +1157,27 @@ mod tests {
         let single = help_for(&help_ctx(None).with_registry(Arc::new(registry.clone()))).unwrap();
         assert!(!single.contains("Other prefixes"), "{single}");
         assert!(single.ends_with("\n\nbot support: #help"), "{single}");
+    }
+
+    #[test]
+    fn a_command_whose_name_starts_with_a_prefix_is_explained_by_its_name() {
+        // `no` is a prefix and `note` starts with it: the name as given is a
+        // command, so it is not read as `te` under `no`.
+        let ctx = |command| {
+            help_ctx(Some(command))
+                .with_additional_prefixes(["no"])
+                .with_registry(Arc::new(registry()))
+        };
+        for command in ["note", "nonote", "!note"] {
+            let text = help_for(&ctx(command)).unwrap();
+            assert!(
+                text.starts_with("Command note: Take a note\n"),
+                "{command:?}: {text}"
+            );
+        }
+        // A single word prefix, as `help_text` takes it, alike.
+        let text = help_text(&registry(), Some("note"), Some("no"));
+        assert!(text.starts_with("Command note"), "{text}");
     }
 
     #[test]
