@@ -62,40 +62,58 @@ pub fn neutralise_answer<'a>(text: &'a str, prefix: &str) -> Cow<'a, str> {
 
 /// [`neutralise_answer`] against several prefixes (a client's
 /// [`command_prefix`](crate::ClientOptions::command_prefix) and its
-/// [`additional_prefixes`](crate::ClientOptions::additional_prefixes)):
-/// `text` is marked when its first non-whitespace character is ASCII
-/// punctuation or it starts with any of them. The marker is
+/// [`additional_prefixes`](crate::ClientOptions::additional_prefixes), as
+/// [`CommandContext::prefixes`](crate::CommandContext::prefixes) gives
+/// them): `text` is marked when its first non-whitespace character is
+/// ASCII punctuation or it starts with any of them. The marker is
 /// [`ANSWER_MARKER`], or `» ` when a prefix starts with `⚠` (unless
 /// another starts with `»`: for a prefix without whitespace, as a client's
 /// are, the marker's space leaves the name empty either way).
 ///
 /// ```
 /// use botlane::neutralise_answer_among;
-/// assert_eq!(neutralise_answer_among("bot says hi", &["!", "bot"]), "⚠ bot says hi");
-/// assert_eq!(neutralise_answer_among("robots say hi", &["!", "bot"]), "robots say hi");
-/// assert_eq!(neutralise_answer_among("⚠ careful", &["!", "⚠"]), "» ⚠ careful");
+/// assert_eq!(neutralise_answer_among("bot says hi", ["!", "bot"]), "⚠ bot says hi");
+/// assert_eq!(neutralise_answer_among("robots say hi", ["!", "bot"]), "robots say hi");
+/// assert_eq!(neutralise_answer_among("⚠ careful", ["!", "⚠"]), "» ⚠ careful");
+///
+/// // In a handler, against the client's prefixes:
+/// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+/// # let invocation = CommandInvocation { name: "say".into(), args: CommandArgs::new(), source: CommandSource::Text };
+/// # let ctx = CommandContext::for_test(invocation, Message::new("m1", "c1", "u1", "!say ?roll"))
+/// #     .with_prefix("!")
+/// #     .with_additional_prefixes(["?"]);
+/// assert_eq!(neutralise_answer_among("?roll 2", ctx.prefixes()), "⚠ ?roll 2");
 /// ```
-pub fn neutralise_answer_among<'a>(text: &'a str, prefixes: &[&str]) -> Cow<'a, str> {
-    neutralise(text, prefixes.iter().copied())
+pub fn neutralise_answer_among<'a, I>(text: &'a str, prefixes: I) -> Cow<'a, str>
+where
+    I: IntoIterator,
+    I::Item: AsRef<str>,
+    I::IntoIter: Clone,
+{
+    neutralise(text, prefixes.into_iter())
 }
 
-/// [`neutralise_answer_among`] over any list of prefixes.
-pub(crate) fn neutralise<'a, 'p>(
+/// [`neutralise_answer_among`] over an iterator of prefixes.
+pub(crate) fn neutralise<'a, P: AsRef<str>>(
     text: &'a str,
-    prefixes: impl Iterator<Item = &'p str> + Clone,
+    prefixes: impl Iterator<Item = P> + Clone,
 ) -> Cow<'a, str> {
     let visible = text.trim_start();
     let risky = visible
         .chars()
         .next()
         .is_some_and(|c| c.is_ascii_punctuation())
-        || prefixes.clone().any(|prefix| visible.starts_with(prefix));
+        || prefixes
+            .clone()
+            .any(|prefix| visible.starts_with(prefix.as_ref()));
     if !risky {
         return Cow::Borrowed(text);
     }
     let taken = |marker: &str| {
         let sign = marker.trim_end();
-        prefixes.clone().any(|prefix| prefix.starts_with(sign))
+        prefixes
+            .clone()
+            .any(|prefix| prefix.as_ref().starts_with(sign))
     };
     let marker = if taken(ANSWER_MARKER) && !taken(OTHER_MARKER) {
         OTHER_MARKER

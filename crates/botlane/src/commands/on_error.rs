@@ -211,7 +211,8 @@ impl<D> CommandFailure<D> {
     }
 
     /// Posts `text` into the invoking channel as a plain message, made safe
-    /// ([`neutralise_answer`](crate::neutralise_answer)) and rate-limited
+    /// against every prefix of the client's
+    /// ([`neutralise_answer_among`](crate::neutralise_answer_among)) and rate-limited
     /// per user and channel like every error answer. Fails only when there
     /// is no session; a denial by the service is an event, not an error.
     pub async fn answer(&self, text: &str) -> Result<Answered, ClientError> {

@@ -267,7 +267,7 @@ impl<D> CommandContext<D> {
     /// let ctx = CommandContext::for_test(invocation, Message::new("m1", "c1", "u1", "!!r 2"))
     ///     .with_prefix("!")
     ///     .with_additional_prefixes(["!!", "?"]);
-    /// assert_eq!(ctx.additional_prefixes().collect::<Vec<_>>(), ["!!", "?"]);
+    /// assert_eq!(ctx.prefixes().collect::<Vec<_>>(), ["!", "!!", "?"]);
     /// assert_eq!(ctx.invoked_name(), "r");
     /// ```
     #[must_use]
@@ -342,11 +342,25 @@ impl<D> CommandContext<D> {
         self.prefix_set().main
     }
 
-    /// The other text-lane prefixes the client reads, in the order given
-    /// ([`with_additional_prefixes`](Self::with_additional_prefixes));
-    /// none unless given.
-    pub fn additional_prefixes(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.prefix_set().additional.iter().map(|p| &**p)
+    /// Every text-lane prefix the client reads: [`prefix`](Self::prefix)
+    /// first, then the
+    /// [`additional_prefixes`](crate::ClientOptions::additional_prefixes)
+    /// in the order given. What a handler checks its own text against, so
+    /// that no line it sends reads as a command
+    /// ([`neutralise_answer_among`](crate::neutralise_answer_among)).
+    ///
+    /// ```
+    /// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    /// # let invocation = CommandInvocation { name: "echo".into(), args: CommandArgs::new(), source: CommandSource::Text };
+    /// let ctx = CommandContext::for_test(invocation, Message::new("m1", "c1", "u1", "?echo hi"))
+    ///     .with_prefix("!")
+    ///     .with_additional_prefixes(["?"]);
+    /// assert_eq!(ctx.prefixes().collect::<Vec<_>>(), ["!", "?"]);
+    /// let text = "?roll 2";
+    /// assert!(ctx.prefixes().any(|prefix| text.starts_with(prefix)));
+    /// ```
+    pub fn prefixes(&self) -> impl Iterator<Item = &str> + Clone {
+        self.prefix_set().all()
     }
 
     /// All the prefixes, borrowed.
@@ -483,9 +497,8 @@ impl<D> CommandContext<D> {
     }
 
     /// The name the command was invoked by, lower-cased: on the text lane
-    /// the one the message's line names (under the longest of
-    /// [`prefix`](Self::prefix) and the
-    /// [`additional_prefixes`](Self::additional_prefixes) it starts with, as
+    /// the one the message's line names (under the longest of the
+    /// [`prefixes`](Self::prefixes) it starts with, as
     /// [`match_command_name`](crate::match_command_name) reads it), which is
     /// one of the command's [`aliases`](crate::CommandSettings::aliases)
     /// when the line used one (poise's `invoked_command_name`); otherwise,
