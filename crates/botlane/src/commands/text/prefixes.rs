@@ -111,6 +111,34 @@ mod tests {
     }
 
     #[test]
+    fn a_shorter_prefix_is_no_fallback_for_a_name_the_longest_leaves_invalid() {
+        use crate::{CommandDeclaration, CommandRegistry, CommandSettings, TextParseResult};
+        let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+        let mut registry = CommandRegistry::<()>::new();
+        registry
+            .register_with(
+                CommandDeclaration::new("roll", "Roll"),
+                CommandSettings::new().aliases(["r"]),
+                ok,
+            )
+            .unwrap();
+        // With `!` and `!r`, `!roll` is `oll` under `!r` and `!r` names
+        // nothing, though `!` alone would read `roll` and `r`.
+        let set = Prefixes::new("!", &["!r"]);
+        for line in ["!roll", "!r", "!r 2"] {
+            assert_eq!(
+                registry.parse_among(line, set.set()),
+                TextParseResult::None,
+                "{line:?}"
+            );
+        }
+        let TextParseResult::Ok(invocation) = registry.parse_among("!rroll", set.set()) else {
+            panic!("`roll` under `!r`");
+        };
+        assert_eq!(invocation.name, "roll");
+    }
+
+    #[test]
     fn a_multi_byte_prefix_is_compared_exactly() {
         let set = Prefixes::new("»", &["»»", "é"]);
         assert_eq!(used("»»roll", &set), Some("»»"));
