@@ -15,14 +15,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use botlane::{CommandContext, CommandDeclaration};
-use futures_util::SinkExt;
 use peer::busy::{
     channel_ids, client_with_dispatch_busy, client_with_dispatch_busy_and,
-    first_session_keeping_dispatch_busy, message_push,
+    first_session_keeping_dispatch_busy, message_push, message_push_in,
 };
 use peer::{behave, next_frame, send, serve, upgrade, WAIT};
 use tokio::sync::{mpsc, Notify};
-use tokio_tungstenite::tungstenite::Message;
 
 /// A command that does nothing, to change the menu with.
 fn register(client: &botlane::Client, name: &str) {
@@ -677,98 +675,96 @@ async fn a_close_during_the_first_dial_ends_the_login_and_the_dial() {
     assert_eq!(accepted.load(Ordering::SeqCst), 1, "nothing dialled again");
 }
 
+/// A `tracing` writer that, once armed, shuts `client` down when it is
+/// given the line saying the menu was published: in a login, after its
+/// last reply came and before its connection is stored.
+#[derive(Clone)]
+struct ShutDownOnPublish {
+    armed: Arc<std::sync::atomic::AtomicBool>,
+    client: botlane::WeakClient,
+    /// Notified once it has shut the client down.
+    stopped: Arc<Notify>,
+}
+
+impl std::io::Write for ShutDownOnPublish {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let published = String::from_utf8_lossy(buf).contains("menu published");
+        if published && self.armed.load(Ordering::SeqCst) {
+            if let Some(client) = self.client.upgrade() {
+                client.shutdown();
+                self.stopped.notify_one();
+            }
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for ShutDownOnPublish {
+    type Writer = Self;
+    fn make_writer(&'a self) -> Self {
+        self.clone()
+    }
+}
+
 /// One round of a shutdown made while the reconnect's login has its last
-/// reply in hand: the service sends the menu's reply and, in the same
-/// write, a `/stop` whose handler (run on the spot, on the connection
-/// task) shuts the client down, then the `ready`. (A `/stop` after the
-/// `ready` would come after `Reconnected`: dispatch holds a `ready` that
-/// comes during the login until the login is over.) What the client says
-/// after that: the emoji catalog, whether it is connected, and its
-/// reconnect events.
+/// reply in hand: the menu's reply has come and the connection is not
+/// stored yet. It is made by the debug line that says the menu was
+/// published, on this thread's subscriber: every task of the test runs
+/// here. (It was made by a `/stop` pushed with the menu's reply and run on
+/// the spot; a push that comes during a login now waits for the session.)
+/// What the client says after that: the emoji catalog, whether it is
+/// connected, and its reconnect events.
 async fn shutdown_as_the_reconnect_completes() -> (
     Result<Vec<botlane::Emoji>, botlane::ClientError>,
     Result<(), botlane::ClientError>,
     Vec<&'static str>,
 ) {
     let kill = Arc::new(Notify::new());
-    // The `/stop` push, sealed with the key the first session sent.
-    let stop = Arc::new(Mutex::new(None::<String>));
     let (addr, _) = {
-        let (kill, stop) = (kill.clone(), stop.clone());
+        let kill = kill.clone();
         serve(move |tcp, n| {
-            let (kill, stop) = (kill.clone(), stop.clone());
+            let kill = kill.clone();
             async move {
-                if n == 1 {
-                    let Some((mut ws, key, key_push)) =
-                        peer::first_session_with_key(tcp, n, "c1").await
-                    else {
-                        return;
-                    };
-                    send(&mut ws, key_push).await;
-                    *stop.lock().unwrap() = Some(message_push(&key, "m1", "/stop"));
-                    tokio::select! {
-                        () = behave(&mut ws) => {}
-                        () = kill.notified() => {}
-                    }
+                let mut ws = upgrade(tcp).await;
+                if peer::login(&mut ws, n, &["c1"]).await.is_none() {
                     return;
                 }
-                let mut ws = upgrade(tcp).await;
-                let Some(frame) = next_frame(&mut ws).await else {
-                    return;
-                };
-                assert_eq!(frame["op"], 10, "the first frame is the login");
-                let bot = format!("bot-{n}");
-                send(
-                    &mut ws,
-                    format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#),
-                )
-                .await;
-                let Some(frame) = next_frame(&mut ws).await else {
-                    return;
-                };
-                assert_eq!(frame["op"], 20, "then the menu");
-                let push = stop.lock().unwrap().take().unwrap();
-                let _ = ws.feed(Message::text(r#"{"op":20,"d":{"code":0}}"#)).await;
-                let _ = ws.feed(Message::text(push)).await;
-                let _ = ws.feed(Message::text(peer::ready(&bot, &["c1"]))).await;
-                let _ = ws.flush().await;
-                behave(&mut ws).await;
+                tokio::select! {
+                    () = behave(&mut ws) => {}
+                    () = kill.notified(), if n == 1 => {}
+                }
             }
         })
         .await
     };
     let dir = tempfile::tempdir().unwrap();
     let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
-    let weak = client.downgrade();
+    let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let stopped = Arc::new(Notify::new());
-    {
-        let stopped = stopped.clone();
-        client
-            .commands()
-            .register(
-                CommandDeclaration::new("stop", "Shuts the client down"),
-                move |_ctx: CommandContext| {
-                    let (weak, stopped) = (weak.clone(), stopped.clone());
-                    async move {
-                        if let Some(client) = weak.upgrade() {
-                            client.shutdown();
-                        }
-                        stopped.notify_one();
-                        Ok::<(), std::io::Error>(())
-                    }
-                },
-            )
-            .unwrap();
-    }
+    let writer = ShutDownOnPublish {
+        armed: armed.clone(),
+        client: client.downgrade(),
+        stopped: stopped.clone(),
+    };
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(writer)
+        .finish();
+    let _on_this_thread = tracing::subscriber::set_default(subscriber);
     tokio::time::timeout(WAIT, client.login())
         .await
         .expect("login finishes")
         .unwrap();
     let mut events = client.events();
+    armed.store(true, Ordering::SeqCst);
     kill.notify_one();
     tokio::time::timeout(WAIT, stopped.notified())
         .await
-        .expect("the handler shuts the client down");
+        .expect("the reconnect's login shuts the client down");
     // Time for the supervisor to see the login's end and the shutdown
     // (what it makes of them stays: nothing here is a time limit).
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -1085,5 +1081,106 @@ async fn ready_comes_before_the_messages_that_follow_the_first_ready() {
         }
     }
     assert_eq!(seen, ["ready", "message m1"], "Ready is the first event");
+    client.close().await.unwrap();
+}
+
+/// A first login that fails after its `ready` came (the service refuses
+/// the menu) was no session, and its retry's dispatch applies nothing of
+/// it: `Ready` (sent once, for the retry) lists only the retry's channels
+/// (`c1`, `c2`; not the failed connection's `c9`), and the failed
+/// connection's `/slow` messages are never dispatched (with one handler
+/// permit, the first would hold it and the second hold dispatch). Its key
+/// for `c2` is kept for the retry's `ready`, which lists `c2`: the retry's
+/// `m2`, sealed with it, opens. The failed connection's `ready` used to be
+/// applied by the retry's dispatch, sending `Ready` with its channels.
+#[tokio::test]
+async fn a_failed_first_login_s_ready_and_messages_are_not_applied_by_the_retry() {
+    let key = botlane::crypto::ChannelKey::generate().unwrap();
+    let (addr, _) = {
+        let key = key.clone();
+        serve(move |tcp, n| {
+            let key = key.clone();
+            async move {
+                let mut ws = upgrade(tcp).await;
+                let Some(frame) = next_frame(&mut ws).await else {
+                    return;
+                };
+                assert_eq!(frame["op"], 10, "the first frame is the login");
+                let public_key = frame["d"]["public_key"].as_str().unwrap().to_owned();
+                let bot = format!("bot-{n}");
+                let login = format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#);
+                send(&mut ws, login).await;
+                let pushes = if n == 1 {
+                    vec![
+                        peer::ready(&bot, &["c9", "c2"]),
+                        peer::key_push(&key, &public_key, "c2"),
+                        message_push_in(&key, "c2", "m1a", "/slow"),
+                        message_push_in(&key, "c2", "m1b", "/slow"),
+                    ]
+                } else {
+                    vec![
+                        peer::ready(&bot, &["c1", "c2"]),
+                        message_push_in(&key, "c2", "m2", "hello"),
+                    ]
+                };
+                for push in pushes {
+                    send(&mut ws, push).await;
+                }
+                let Some(frame) = next_frame(&mut ws).await else {
+                    return;
+                };
+                assert_eq!(frame["op"], 20, "then the menu");
+                let code = if n == 1 { -1 } else { 0 };
+                send(&mut ws, format!(r#"{{"op":20,"d":{{"code":{code}}}}}"#)).await;
+                behave(&mut ws).await;
+            }
+        })
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let options = peer::patient(peer::options(addr, &dir)).max_concurrent_handlers(1);
+    let client = botlane::Client::new(options).unwrap();
+    let slow = peer::register_slow(&client);
+    let (mut events, mut messages) = (client.events(), client.events());
+    let refused = tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("the first login ends")
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            botlane::ClientError::Refused {
+                opcode: 20,
+                code: -1
+            }
+        ),
+        "{refused:?}"
+    );
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("the retry finishes")
+        .unwrap();
+    let mut listed = channel_ids(&client);
+    listed.sort();
+    assert_eq!(
+        listed,
+        ["c1", "c2"],
+        "channels() as login returns, on Ready"
+    );
+    tokio::time::timeout(WAIT, async {
+        while !matches!(messages.recv().await, Ok(botlane::Event::Message(_))) {}
+    })
+    .await
+    .expect("the retry's message is dispatched");
+    let mut seen = Vec::new();
+    while let Ok(Some(event)) = events.try_recv() {
+        match event {
+            botlane::Event::Ready { bot_id } => seen.push(format!("ready {bot_id}")),
+            botlane::Event::Message(m) => seen.push(format!("message {}", m.id)),
+            other => seen.push(format!("{other:?}")),
+        }
+    }
+    assert_eq!(seen, ["ready bot-2", "message m2"]);
+    assert_eq!(slow.started.load(Ordering::SeqCst), 0, "no /slow ran");
     client.close().await.unwrap();
 }
