@@ -716,11 +716,12 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for ShutDownOnPublish {
 /// here. (It was made by a `/stop` pushed with the menu's reply and run on
 /// the spot; a push that comes during a login now waits for the session.)
 /// What the client says after that: the emoji catalog, whether it is
-/// connected, and its reconnect events.
+/// connected, its reconnect events, and how many sessions it counted.
 async fn shutdown_as_the_reconnect_completes() -> (
     Result<Vec<botlane::Emoji>, botlane::ClientError>,
     Result<(), botlane::ClientError>,
     Vec<&'static str>,
+    u64,
 ) {
     let kill = Arc::new(Notify::new());
     let (addr, _) = {
@@ -770,13 +771,14 @@ async fn shutdown_as_the_reconnect_completes() -> (
     tokio::time::sleep(Duration::from_millis(100)).await;
     let emojis = client.fetch_emojis().await;
     let connected = client.wait_until_connected(Duration::ZERO).await;
-    (emojis, connected, reconnect_events(&mut events))
+    let sessions = client.stats().sessions;
+    (emojis, connected, reconnect_events(&mut events), sessions)
 }
 
 /// A shutdown while the reconnect's login has its last reply in hand
-/// (made on the connection task, by a handler run on the spot) leaves no
-/// session behind and reports no reconnect: the client is shut down, and
-/// says so. It used to store the connection it had just logged in on,
+/// leaves no session behind (none is counted) and reports no reconnect:
+/// the client is shut down, and says so. It used to store the connection
+/// it had just logged in on,
 /// after the shutdown had cleared it, in about half the rounds (the
 /// supervisor saw the finished login before the shutdown): `Reconnected`
 /// came after the shutdown, a request failed with `ConnectionClosed`
@@ -785,7 +787,11 @@ async fn shutdown_as_the_reconnect_completes() -> (
 #[tokio::test]
 async fn a_shutdown_as_the_reconnect_completes_leaves_no_session_behind() {
     for round in 0..16 {
-        let (emojis, connected, events) = shutdown_as_the_reconnect_completes().await;
+        let (emojis, connected, events, sessions) = shutdown_as_the_reconnect_completes().await;
+        assert_eq!(
+            sessions, 1,
+            "round {round}: no session stored after the shutdown"
+        );
         assert!(
             matches!(emojis, Err(botlane::ClientError::NotConnected)),
             "round {round}: {emojis:?}"
