@@ -1091,21 +1091,29 @@ async fn ready_comes_before_the_messages_that_follow_the_first_ready() {
 }
 
 /// A first login that fails after its `ready` came (the service refuses
-/// the menu) was no session, and its retry's dispatch applies nothing of
-/// it: `Ready` (sent once, for the retry) lists only the retry's channels
-/// (`c1`, `c2`; not the failed connection's `c9`), and the failed
-/// connection's `/slow` messages are never dispatched (with one handler
-/// permit, the first would hold it and the second hold dispatch). Its key
-/// for `c2` is kept for the retry's `ready`, which lists `c2`: the retry's
-/// `m2`, sealed with it, opens. The failed connection's `ready` used to be
-/// applied by the retry's dispatch, sending `Ready` with its channels.
+/// the menu) was no session: its `ready` is not applied, and `Ready` (sent
+/// once, for the retry) lists only the retry's channels (`c1`, `c2`; not
+/// the failed connection's `c9`). What the service pushed on the failed
+/// connection that it never pushes again waits for the retry's `ready`,
+/// in wire order: the keys (for `c2`, which the retry's `ready` lists, and
+/// for `c9`, which it does not: ignored), the `/echo` `m1a` in `c2`,
+/// opened with the kept key after `Ready` and answered on the retry's
+/// session, and `m1b` in `c9`, handled as any message of a channel the bot
+/// is not in (not opened). Then the retry's own `m2`. The failed
+/// connection's `ready` used to be applied by the retry's dispatch,
+/// sending `Ready` with its channels; its messages were then dropped.
 #[tokio::test]
-async fn a_failed_first_login_s_ready_and_messages_are_not_applied_by_the_retry() {
-    let key = botlane::crypto::ChannelKey::generate().unwrap();
+async fn a_failed_first_login_s_ready_is_not_applied_and_its_messages_wait_for_the_retry_s_ready() {
+    let (c2_key, c9_key) = (
+        botlane::crypto::ChannelKey::generate().unwrap(),
+        botlane::crypto::ChannelKey::generate().unwrap(),
+    );
+    // The sends (op 30) each session saw, with its number.
+    let (sends_tx, mut sends) = mpsc::unbounded_channel::<(usize, serde_json::Value)>();
     let (addr, _) = {
-        let key = key.clone();
+        let (c2_key, c9_key) = (c2_key.clone(), c9_key.clone());
         serve(move |tcp, n| {
-            let key = key.clone();
+            let (c2_key, c9_key, sends_tx) = (c2_key.clone(), c9_key.clone(), sends_tx.clone());
             async move {
                 let mut ws = upgrade(tcp).await;
                 let Some(frame) = next_frame(&mut ws).await else {
@@ -1119,14 +1127,15 @@ async fn a_failed_first_login_s_ready_and_messages_are_not_applied_by_the_retry(
                 let pushes = if n == 1 {
                     vec![
                         peer::ready(&bot, &["c9", "c2"]),
-                        peer::key_push(&key, &public_key, "c2"),
-                        message_push_in(&key, "c2", "m1a", "/slow"),
-                        message_push_in(&key, "c2", "m1b", "/slow"),
+                        peer::key_push(&c2_key, &public_key, "c2"),
+                        peer::key_push(&c9_key, &public_key, "c9"),
+                        message_push_in(&c2_key, "c2", "m1a", "/echo"),
+                        message_push_in(&c9_key, "c9", "m1b", "hello"),
                     ]
                 } else {
                     vec![
                         peer::ready(&bot, &["c1", "c2"]),
-                        message_push_in(&key, "c2", "m2", "hello"),
+                        message_push_in(&c2_key, "c2", "m2", "hello"),
                     ]
                 };
                 for push in pushes {
@@ -1138,16 +1147,37 @@ async fn a_failed_first_login_s_ready_and_messages_are_not_applied_by_the_retry(
                 assert_eq!(frame["op"], 20, "then the menu");
                 let code = if n == 1 { -1 } else { 0 };
                 send(&mut ws, format!(r#"{{"op":20,"d":{{"code":{code}}}}}"#)).await;
-                behave(&mut ws).await;
+                while let Some(frame) = next_frame(&mut ws).await {
+                    let op = frame["op"].as_u64().unwrap();
+                    if op == 30 {
+                        let _ = sends_tx.send((n, frame["d"].clone()));
+                    }
+                    let reply = format!(r#"{{"op":{op},"d":{{"code":0,"message_id":"r{n}"}}}}"#);
+                    if !send(&mut ws, reply).await {
+                        return;
+                    }
+                }
             }
         })
         .await
     };
     let dir = tempfile::tempdir().unwrap();
-    let options = peer::patient(peer::options(addr, &dir)).max_concurrent_handlers(1);
-    let client = botlane::Client::new(options).unwrap();
-    let slow = peer::register_slow(&client);
-    let (mut events, mut messages) = (client.events(), client.events());
+    let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
+    let (replied_tx, mut replied) = mpsc::unbounded_channel();
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("echo", "Replies"),
+            move |ctx: CommandContext| {
+                let replied_tx = replied_tx.clone();
+                async move {
+                    let _ = replied_tx.send(ctx.reply("echo").await.map(|_| ()));
+                    Ok::<(), std::io::Error>(())
+                }
+            },
+        )
+        .unwrap();
+    let mut events = client.events();
     let refused = tokio::time::timeout(WAIT, client.login())
         .await
         .expect("the first login ends")
@@ -1173,20 +1203,29 @@ async fn a_failed_first_login_s_ready_and_messages_are_not_applied_by_the_retry(
         ["c1", "c2"],
         "channels() as login returns, on Ready"
     );
+    let mut seen = Vec::new();
     tokio::time::timeout(WAIT, async {
-        while !matches!(messages.recv().await, Ok(botlane::Event::Message(_))) {}
+        while seen.last().map(String::as_str) != Some("message m2") {
+            seen.push(match events.recv().await.unwrap() {
+                botlane::Event::Ready { bot_id } => format!("ready {bot_id}"),
+                botlane::Event::Message(m) => format!("message {}", m.id),
+                other => format!("{other:?}"),
+            });
+        }
     })
     .await
-    .expect("the retry's message is dispatched");
-    let mut seen = Vec::new();
-    while let Ok(Some(event)) = events.try_recv() {
-        match event {
-            botlane::Event::Ready { bot_id } => seen.push(format!("ready {bot_id}")),
-            botlane::Event::Message(m) => seen.push(format!("message {}", m.id)),
-            other => seen.push(format!("{other:?}")),
-        }
-    }
-    assert_eq!(seen, ["ready bot-2", "message m2"]);
-    assert_eq!(slow.started.load(Ordering::SeqCst), 0, "no /slow ran");
+    .unwrap_or_else(|_| panic!("the retry's message is dispatched; so far {seen:?}"));
+    assert_eq!(seen, ["ready bot-2", "message m1a", "message m2"]);
+    let reply = tokio::time::timeout(WAIT, replied.recv())
+        .await
+        .expect("/echo replies")
+        .unwrap();
+    assert!(reply.is_ok(), "{reply:?}");
+    let (session, sent) = sends.try_recv().expect("the reply reached the service");
+    assert_eq!(session, 2, "on the retry's session");
+    assert_eq!(
+        (&sent["channel_id"], &sent["reply_to"]),
+        (&serde_json::json!("c2"), &serde_json::json!("m1a"))
+    );
     client.close().await.unwrap();
 }

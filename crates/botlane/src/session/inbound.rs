@@ -90,7 +90,9 @@ impl Inbound for SessionInbound {
 /// What the connection is told of an offered push.
 fn offered(session: &Session, offer: Offer) -> Result<(), String> {
     match offer {
-        // Discarded: of a login that failed, which said so once.
+        // Discarded: a failed login's `ready` or membership push, which the
+        // next session's `ready` stands for, or a push of a connection
+        // that a later one replaced.
         Offer::Dispatched | Offer::Queued | Offer::Discarded => {}
         Offer::Dropped => {
             if let Some(swallowed) = session.pushes_dropped.allow() {

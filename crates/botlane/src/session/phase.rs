@@ -59,8 +59,9 @@ enum Stage {
 
 /// A connection whose login is under way, numbered. Dropped before
 /// [`finished`](Self::finished) (the login failed, or was given up on),
-/// its pushes are not dispatched (`push_queue/newest.rs`): its `ready`
-/// lists and announces nothing.
+/// its `ready` and membership pushes are not applied (its `ready` lists
+/// and announces nothing), and its messages and channel keys wait for the
+/// next session's `ready` (`push_queue/newest.rs`).
 pub(super) struct LoggingIn<'a> {
     session: &'a Session,
     pub(super) connection: u64,
@@ -91,12 +92,13 @@ impl LoggingIn<'_> {
 impl Drop for LoggingIn<'_> {
     fn drop(&mut self) {
         // A no-op once finished.
-        let discarded = self.session.queue.login_failed(self.connection);
-        if discarded > 0 {
-            tracing::warn!(
+        let (discarded, kept) = self.session.queue.login_failed(self.connection);
+        if discarded + kept > 0 {
+            tracing::debug!(
                 discarded,
-                "the login failed: the pushes of its connection are not dispatched \
-                 (its channel keys wait for the next session's ready)"
+                kept,
+                "the login failed: its ready and membership pushes are not applied; \
+                 its messages and channel keys wait for the next session's ready"
             );
         }
         self.session.phase.send_if_modified(|phase| {

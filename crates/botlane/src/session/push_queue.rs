@@ -33,7 +33,8 @@
 //!
 //! The queue also knows the newest connection's login (`newest.rs`): its
 //! pushes wait while it runs, those before its `ready` are dispatched after
-//! that `ready`, and those of a login that failed are not dispatched.
+//! that `ready`, and of a login that failed only the messages and keys are
+//! dispatched, behind the next session's `ready`.
 
 mod newest;
 
@@ -63,13 +64,14 @@ pub(crate) trait DispatchNow: Send + Sync {
 pub(crate) enum Offer {
     /// Dispatched on the spot.
     Dispatched,
-    /// Queued, or held until its connection's `ready` has come.
+    /// Queued, or held for a `ready`: its connection's, or (its login
+    /// failed) the next session's.
     Queued,
     /// A message, dropped (and counted) because the queue is full, or
     /// anything offered after `close`.
     Dropped,
-    /// Of a connection whose login failed (or that a later one replaced):
-    /// never dispatched.
+    /// A `ready` or membership push of a connection whose login failed,
+    /// or any push of a connection a later one replaced: never dispatched.
     Discarded,
     /// A control push with [`CONTROL_CAPACITY`] already waiting
     /// ([`Limit::Count`]), or that would take those waiting past their byte
@@ -146,9 +148,10 @@ impl Budget {
 struct State {
     /// Each push with its bytes ([`weight`]).
     items: VecDeque<(Push, usize)>,
-    /// Pushes of the newest connection that came before its `ready`, in
-    /// wire order: they go behind that `ready` once it comes, or to
-    /// `items` when no `ready` will (`newest.rs`). In the budgets too.
+    /// Pushes of the newest connection that came before its `ready`, and
+    /// the messages and keys of failed logins, in wire order: they go
+    /// behind the newest connection's `ready` once it comes, or to `items`
+    /// when no `ready` will (`newest.rs`). In the budgets too.
     parked: VecDeque<(Push, usize)>,
     newest: Newest,
     messages: Budget,
@@ -253,7 +256,7 @@ impl PushQueue {
         if state.closed {
             return Offer::Dropped;
         }
-        if !state.newest.admits(connection) {
+        if !state.newest.admits(connection, &push) {
             return Offer::Discarded;
         }
         let weight = weight(&push);
@@ -267,7 +270,7 @@ impl PushQueue {
         } else if let Err(limit) = state.control.take(weight) {
             return Offer::ControlOverflow(limit);
         }
-        if state.newest.awaiting_ready && !ready {
+        if state.newest.parks() && !ready {
             state.parked.push_back((push, weight));
             return Offer::Queued;
         }
@@ -668,7 +671,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_failed_login_s_pushes_are_discarded_but_its_keys_wait_for_the_next_ready() {
+    async fn a_failed_login_s_messages_and_keys_wait_for_the_next_ready_and_nothing_else() {
         let q = PushQueue::new(8, usize::MAX, usize::MAX);
         q.connecting(1);
         assert_eq!(q.offer(key("c0"), 1), Offer::Queued);
@@ -676,22 +679,49 @@ mod tests {
         assert_eq!(q.offer(key("c1"), 1), Offer::Queued);
         assert_eq!(q.offer(message("m1"), 1), Offer::Queued);
         assert_eq!(q.offer(removed("c2"), 1), Offer::Queued);
-        assert_eq!(q.login_failed(1), 3, "the ready, the message, the removal");
-        assert_eq!(q.login_failed(1), 0, "once");
-        assert_eq!(q.figures().0, 0, "the message's budget given back");
-        assert_eq!(q.offer(message("after"), 1), Offer::Discarded);
-        assert!(holds(&q).await, "the keys wait for the next ready");
+        assert_eq!(q.login_failed(1), (2, 3), "the ready and the removal");
+        assert_eq!(q.login_failed(1), (0, 0), "once");
+        assert_eq!(q.figures().0, 1, "the kept message in the budget");
+        assert_eq!(q.offer(message("after"), 1), Offer::Queued, "kept too");
+        assert_eq!(q.offer(removed("c3"), 1), Offer::Discarded);
+        assert_eq!(q.offer(ready(1), 1), Offer::Discarded);
+        q.unpark(Some(1));
+        q.unpark(None);
+        assert!(holds(&q).await, "no session: they wait for the next ready");
         q.connecting(2);
+        assert_eq!(q.offer(message("late"), 1), Offer::Discarded, "replaced");
         assert_eq!(q.offer(message("m2"), 2), Offer::Queued);
         assert_eq!(q.offer(ready(2), 2), Offer::Queued);
         q.logged_in(2);
-        let order = [
-            id(q.next().await),
-            id(q.next().await),
-            id(q.next().await),
-            id(q.next().await),
-        ];
-        assert_eq!(order, ["ready", "key c0", "key c1", "m2"]);
+        let mut ids = Vec::new();
+        for _ in 0..6 {
+            ids.push(id(q.next().await));
+        }
+        assert_eq!(ids, ["ready", "key c0", "key c1", "m1", "after", "m2"]);
+        assert!(holds(&q).await);
+    }
+
+    #[tokio::test]
+    async fn a_second_failed_login_carries_the_first_s_messages_on_within_the_budget() {
+        let q = PushQueue::new(2, usize::MAX, usize::MAX);
+        q.connecting(1);
+        assert_eq!(q.offer(message("m1"), 1), Offer::Queued);
+        assert_eq!(q.login_failed(1), (0, 1));
+        q.connecting(2);
+        assert_eq!(q.offer(ready(2), 2), Offer::Queued);
+        assert_eq!(q.offer(message("m2"), 2), Offer::Queued);
+        assert_eq!(
+            q.offer(message("m3"), 2),
+            Offer::Dropped,
+            "kept messages take the budget"
+        );
+        assert_eq!(q.login_failed(2), (1, 2));
+        q.connecting(3);
+        assert_eq!(q.offer(ready(3), 3), Offer::Queued);
+        q.logged_in(3);
+        let ids = [id(q.next().await), id(q.next().await), id(q.next().await)];
+        assert_eq!(ids, ["ready", "m1", "m2"]);
+        assert_eq!(q.figures(), (0, 2, 1));
     }
 
     #[tokio::test]

@@ -14,13 +14,19 @@
 //!   session stops waiting for it: `Ready` or `Reconnected` sent without
 //!   it (the request timeout), or the connection's end.
 //! - A login that fails (or is given up on) was never a session: its
-//!   `ready` lists nothing and announces nothing, its membership pushes
-//!   and messages are not dispatched (to the application that was an
-//!   outage: `login`'s error or `ReconnectFailed`), and pushes it sends
-//!   after are discarded. Its channel keys are kept for the next session:
-//!   the service delivers each key once, so they wait (parked, in the
-//!   control budget) behind the next `ready`, which decides whether the
-//!   bot is still in their channels.
+//!   `ready` lists nothing and announces nothing, and its membership
+//!   pushes are not applied (the next session's `ready` lists the bot's
+//!   channels as they are then). Its messages and channel keys, those that
+//!   came before the failure and those its connection reads after it
+//!   until it has ended, are kept for the next session: the service
+//!   pushes each message and each key once, to the connection it took for
+//!   logged in, and never again. They wait, parked in wire order and in
+//!   the queue's budgets (a message that comes with the message budget
+//!   full is dropped and counted, as when dispatch is behind), behind the
+//!   next session's `ready` (or until that session stops waiting for it),
+//!   which decides whether the bot is still in their channels; a reply
+//!   goes out on the new session. A later login that fails too carries
+//!   them on.
 
 use super::PushQueue;
 use crate::sync::lock;
@@ -55,18 +61,32 @@ impl Newest {
         self.connection == connection && self.stage == Stage::Up && (ready || !self.awaiting_ready)
     }
 
-    /// Whether a push of `connection` is taken at all: not of a login that
-    /// failed, nor of a connection a later one replaced (only one whose
-    /// login failed, or was given up on, still runs then).
-    pub(super) fn admits(&self, connection: u64) -> bool {
-        self.connection == connection && self.stage != Stage::Failed
+    /// Whether a push of `connection` is taken at all: not of a connection
+    /// a later one replaced (only one whose login failed, or was given up
+    /// on, still runs then), nor a `ready` or membership push of a login
+    /// that failed.
+    pub(super) fn admits(&self, connection: u64, push: &Push) -> bool {
+        self.connection == connection && (self.stage != Stage::Failed || carried(push))
     }
+
+    /// Whether a push of this connection other than its `ready` goes
+    /// behind a `ready` still to come: its own, or (its login failed) the
+    /// next session's.
+    pub(super) fn parks(&self) -> bool {
+        self.awaiting_ready || self.stage == Stage::Failed
+    }
+}
+
+/// Whether a failed login's push is kept for the next session: each is
+/// pushed once, and lost if dropped.
+fn carried(push: &Push) -> bool {
+    matches!(push, Push::Message(_) | Push::ChannelKey(_))
 }
 
 impl PushQueue {
     /// Connection `connection` starts its login; it is the newest.
     /// What is parked stays parked, behind its `ready`: a failed login's
-    /// channel keys.
+    /// messages and channel keys.
     pub(crate) fn connecting(&self, connection: u64) {
         lock(&self.state).newest = Newest {
             connection,
@@ -87,13 +107,13 @@ impl PushQueue {
         }
     }
 
-    /// The login of `connection` failed: its pushes are discarded but for
-    /// its channel keys, which stay parked for the next session. Returns
-    /// how many were discarded.
-    pub(crate) fn login_failed(&self, connection: u64) -> usize {
+    /// The login of `connection` failed: its `ready` and membership pushes
+    /// are discarded, its messages and channel keys parked for the next
+    /// session. Returns how many were discarded and how many kept.
+    pub(crate) fn login_failed(&self, connection: u64) -> (usize, usize) {
         let mut state = lock(&self.state);
         if state.newest.connection != connection || state.newest.stage != Stage::LoggingIn {
-            return 0;
+            return (0, 0);
         }
         state.newest.stage = Stage::Failed;
         state.newest.awaiting_ready = false;
@@ -103,17 +123,18 @@ impl PushQueue {
         let parked = std::mem::take(&mut state.parked);
         let mut discarded = 0;
         for (push, weight) in parked.into_iter().chain(theirs) {
-            if matches!(push, Push::ChannelKey(_)) {
+            if carried(&push) {
                 state.parked.push_back((push, weight));
             } else {
                 state.give(&push, weight);
                 discarded += 1;
             }
         }
+        let kept = state.parked.len();
         drop(state);
         // A dispatch that waited on the connection's pushes looks again.
         self.ready.notify_one();
-        discarded
+        (discarded, kept)
     }
 
     /// The session stops waiting for the `ready` of `connection` (none
