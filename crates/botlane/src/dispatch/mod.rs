@@ -72,18 +72,8 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         let now: Arc<dyn DispatchNow> = self.clone();
         self.session.queue.dispatch_now_with(Arc::downgrade(&now));
         while let Some(push) = self.session.queue.next().await {
+            // The queue hands out no push of a login under way.
             let Push::Message(m) = push else {
-                // A `ready` that came during its connection's login waits
-                // for the login's end (bounded by it), and what follows it
-                // waits behind it: the `Reconnected` it announces comes
-                // with the session up (`session/phase.rs`).
-                if let Push::Ready(_, connection) = push {
-                    tokio::select! {
-                        biased;
-                        () = self.session.until_shutdown() => return,
-                        () = self.session.until_login_over(connection) => {}
-                    }
-                }
                 self.apply(push);
                 continue;
             };
@@ -267,8 +257,6 @@ impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
             Push::Message(m) => self
                 .message_now(MessageView::from(m))
                 .map(|m| Push::Message(m.into_owned())),
-            // Held by the dispatch task until the login is over.
-            Push::Ready(_, connection) if !self.session.login_over(connection) => Some(push),
             push => {
                 self.apply(push);
                 None
