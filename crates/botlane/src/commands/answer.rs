@@ -1,11 +1,12 @@
 //! Answers to failed commands, made safe to send: never read as an
 //! invocation by another bot, and rate-limited per user and channel.
 //!
-//! - **Neutralised**: an answer whose first visible character is the
-//!   client's prefix or any ASCII punctuation (the usual prefixes: `/`, `!`,
-//!   `.`, `?`, `$`…) gets [`ANSWER_MARKER`] in front, so that no bot, ours
-//!   or another with another prefix, takes it for an invocation and answers
-//!   it in turn: no bot-to-bot loop.
+//! - **Neutralised**: each line of an answer whose first visible
+//!   character is one of the client's prefixes or any ASCII punctuation
+//!   (the usual prefixes: `/`, `!`, `.`, `?`, `$`…) gets [`ANSWER_MARKER`]
+//!   in front, so that no bot, ours or another with another prefix, reading
+//!   the message from its start or line by line, takes it for an
+//!   invocation and answers it in turn: no bot-to-bot loop.
 //! - **Rate-limited** per (user, channel): a burst of answers, then one per
 //!   interval (a token bucket kept as one instant per pair, the time its
 //!   bucket is full again). The table is bounded; a pair whose bucket is
@@ -42,10 +43,16 @@ pub const DEFAULT_ANSWER_INTERVAL: Duration = Duration::from_secs(10);
 /// The most (user, channel) pairs whose answers are limited at once.
 pub const ANSWER_LIMIT_CAPACITY: usize = 10_000;
 
-/// `text` as an answer that no bot reads as an invocation: unchanged
-/// unless its first non-whitespace character starts `prefix` or is ASCII
-/// punctuation, in which case the leading whitespace is dropped and
-/// [`ANSWER_MARKER`] put in front. For a client with
+/// `text` as an answer that no bot reads as an invocation, whether it
+/// reads the message from its start (as the grammar does) or line by line:
+/// unchanged unless one of its lines would read as one, that is, its
+/// first visible character (past the whitespace the grammar skips,
+/// `char::is_whitespace`) is ASCII punctuation or starts `prefix`. Each
+/// such line has its leading whitespace replaced by [`ANSWER_MARKER`];
+/// the first has everything before it dropped (blank lines too, which the
+/// grammar skips). A line ends at any character a client may show as a
+/// break: `\n`, `\r\n`, U+2028, U+2029 or any other control character.
+/// Borrowed when nothing is marked. For a client with
 /// [`additional_prefixes`](crate::ClientOptions::additional_prefixes), see
 /// [`neutralise_answer_among`].
 ///
@@ -55,6 +62,10 @@ pub const ANSWER_LIMIT_CAPACITY: usize = 10_000;
 /// assert_eq!(neutralise_answer("  /ban everyone", "/"), "⚠ /ban everyone");
 /// assert_eq!(neutralise_answer("!roll 2", "/"), "⚠ !roll 2");
 /// assert_eq!(neutralise_answer("dice: none left", "di"), "⚠ dice: none left");
+/// // Every line: a bot reading line by line would run the second.
+/// assert_eq!(neutralise_answer("no such file\n  /ban everyone", "/"), "no such file\n⚠ /ban everyone");
+/// assert_eq!(neutralise_answer("one\r\n!two\u{2028}three", "/"), "one\r\n⚠ !two\u{2028}three");
+/// assert!(matches!(neutralise_answer("a/b\nc", "/"), std::borrow::Cow::Borrowed(_)));
 /// ```
 pub fn neutralise_answer<'a>(text: &'a str, prefix: &str) -> Cow<'a, str> {
     neutralise(text, std::iter::once(prefix))
@@ -64,7 +75,7 @@ pub fn neutralise_answer<'a>(text: &'a str, prefix: &str) -> Cow<'a, str> {
 /// [`command_prefix`](crate::ClientOptions::command_prefix) and its
 /// [`additional_prefixes`](crate::ClientOptions::additional_prefixes), as
 /// [`CommandContext::prefixes`](crate::CommandContext::prefixes) gives
-/// them): `text` is marked when its first non-whitespace character is
+/// them): a line of `text` is marked when its first visible character is
 /// ASCII punctuation or it starts with any of them. The marker is
 /// [`ANSWER_MARKER`], or `» ` when a prefix starts with `⚠` (unless
 /// another starts with `»`: for a prefix without whitespace, as a client's
@@ -75,6 +86,7 @@ pub fn neutralise_answer<'a>(text: &'a str, prefix: &str) -> Cow<'a, str> {
 /// assert_eq!(neutralise_answer_among("bot says hi", ["!", "bot"]), "⚠ bot says hi");
 /// assert_eq!(neutralise_answer_among("robots say hi", ["!", "bot"]), "robots say hi");
 /// assert_eq!(neutralise_answer_among("⚠ careful", ["!", "⚠"]), "» ⚠ careful");
+/// assert_eq!(neutralise_answer_among("hi\nbotroll 2", ["!", "bot"]), "hi\n⚠ botroll 2");
 ///
 /// // In a handler, against the client's prefixes:
 /// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
@@ -93,34 +105,66 @@ where
     neutralise(text, prefixes.into_iter())
 }
 
+/// Whether a client may show `c` as a line break (or as something else a
+/// line cannot hold): a control character, or U+2028 or U+2029, which are
+/// none but show a new line as `\n` does. Every one ends a line for
+/// [`neutralise`], which would otherwise not see the line after it.
+pub(crate) fn may_break_a_line(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
 /// [`neutralise_answer_among`] over an iterator of prefixes.
 pub(crate) fn neutralise<'a, P: AsRef<str>>(
     text: &'a str,
     prefixes: impl Iterator<Item = P> + Clone,
 ) -> Cow<'a, str> {
-    let visible = text.trim_start();
-    let risky = visible
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_punctuation())
-        || prefixes
-            .clone()
-            .any(|prefix| visible.starts_with(prefix.as_ref()));
-    if !risky {
+    // A prefix is compared as the grammar does: past its own leading
+    // whitespace, and an empty one reads nothing.
+    let reads = |line: &str| {
+        let visible = line.trim_start();
+        visible.starts_with(|c: char| c.is_ascii_punctuation())
+            || prefixes.clone().any(|prefix| {
+                let prefix = prefix.as_ref().trim_start();
+                !prefix.is_empty() && visible.starts_with(prefix)
+            })
+    };
+    // Read from its start, a message's first line begins at its first
+    // visible character, past any blank lines.
+    let body = text.trim_start();
+    let lines = || {
+        body.split_inclusive(may_break_a_line).map(|piece| {
+            let line = piece.strip_suffix(may_break_a_line).unwrap_or(piece);
+            (line, &piece[line.len()..])
+        })
+    };
+    let Some(first) = lines().position(|(line, _)| reads(line)) else {
         return Cow::Borrowed(text);
-    }
+    };
     let taken = |marker: &str| {
         let sign = marker.trim_end();
         prefixes
             .clone()
-            .any(|prefix| prefix.as_ref().starts_with(sign))
+            .any(|prefix| prefix.as_ref().trim_start().starts_with(sign))
     };
     let marker = if taken(ANSWER_MARKER) && !taken(OTHER_MARKER) {
         OTHER_MARKER
     } else {
         ANSWER_MARKER
     };
-    Cow::Owned(format!("{marker}{visible}"))
+    let mut safe = String::with_capacity(text.len() + 2 * marker.len());
+    if first > 0 {
+        safe.push_str(&text[..text.len() - body.len()]);
+    }
+    for (line, line_break) in lines() {
+        if reads(line) {
+            safe.push_str(marker);
+            safe.push_str(line.trim_start());
+        } else {
+            safe.push_str(line);
+        }
+        safe.push_str(line_break);
+    }
+    Cow::Owned(safe)
 }
 
 /// What became of an answer given to
@@ -386,10 +430,37 @@ mod tests {
             ("⚠ x", "⚠", "» ⚠ x"),
             ("", "/", ""),
             ("über", "/", "über"),
+            // Every line, whichever break a client shows.
+            (
+                "no such file\n/ban everyone",
+                "/",
+                "no such file\n⚠ /ban everyone",
+            ),
+            ("a\n  \u{a0}!x\nb", "/", "a\n⚠ !x\nb"),
+            ("a\r\n/x\r\n", "/", "a\r\n⚠ /x\r\n"),
+            (
+                "a\u{2028}/x\u{2029}!y\u{85}?z",
+                "/",
+                "a\u{2028}⚠ /x\u{2029}⚠ !y\u{85}⚠ ?z",
+            ),
+            ("a\t/x", "/", "a\t⚠ /x"),
+            ("a\u{7}/x", "/", "a\u{7}⚠ /x"),
+            // Blank lines before the first marked line go, as leading
+            // whitespace; before a plain one they stay.
+            ("\n\n/x\n\n/y", "/", "⚠ /x\n\n⚠ /y"),
+            ("\n a\n/x", "/", "\n a\n⚠ /x"),
+            // Not whitespace to the grammar: the line reads as nothing.
+            ("a\n\u{200b}/x", "/", "a\n\u{200b}/x"),
+            ("Commands:\nroll", "C", "⚠ Commands:\nroll"),
+            ("a/b\nc d\n", "/", "a/b\nc d\n"),
         ] {
             let got = neutralise_answer(text, prefix);
             assert_eq!(got, want, "{text:?} with prefix {prefix:?}");
-            assert!(!got.trim_start().starts_with(prefix) || got.is_empty());
+            assert_eq!(matches!(got, Cow::Borrowed(_)), got == text, "{text:?}");
+            for line in got.split(may_break_a_line) {
+                assert!(!line.trim_start().starts_with(prefix), "{text:?}: {line:?}");
+                assert_eq!(crate::match_command_name(line, Some(prefix)), None);
+            }
         }
     }
 
@@ -404,11 +475,22 @@ mod tests {
             // Both signs start one: the marked line still names nothing.
             ("⚠ x", &["»", "⚠"][..], "⚠ ⚠ x"),
             ("⚠ x", &["!", "⚠"][..], "» ⚠ x"),
+            (
+                "hi\nbot roll\n⚠ x",
+                &["bot", "⚠"][..],
+                "hi\n» bot roll\n» ⚠ x",
+            ),
+            // A prefix is compared as the grammar does: past its own
+            // leading whitespace; an empty one reads nothing.
+            ("bot x", &[" bot"][..], "⚠ bot x"),
+            ("hey", &[""][..], "hey"),
         ] {
             let got = neutralise_answer_among(text, prefixes);
             assert_eq!(got, want, "{text:?} among {prefixes:?}");
             for prefix in prefixes {
-                assert_eq!(crate::match_command_name(&got, Some(prefix)), None);
+                for line in got.split(may_break_a_line) {
+                    assert_eq!(crate::match_command_name(line, Some(prefix)), None);
+                }
             }
         }
     }

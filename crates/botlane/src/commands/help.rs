@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::answer::neutralise;
+use super::answer::{may_break_a_line, neutralise};
 use super::bounds::bounds_phrase;
 use super::context::CommandContext;
 use super::handler::CommandHandler;
@@ -154,14 +154,6 @@ pub(super) fn category_violation<D>(
     (!fits).then(|| Violation::at_command(command, rule))
 }
 
-/// Whether a client may show `c` as a line break (or as something else a
-/// line of help cannot hold): a control character, or U+2028 or U+2029,
-/// which are none but show a new line as `\n` does (a forged heading, or a
-/// line the marking of [`command_detail`] would not see).
-fn may_break_a_line(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
-}
-
 /// What is wrong with a command's
 /// [`help_text`](crate::CommandSettings::help_text), in a
 /// [`DeclarationRule::InvalidHelpText`](crate::DeclarationRule::InvalidHelpText).
@@ -290,9 +282,13 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 /// ([`neutralise_answer`](crate::neutralise_answer)). An unknown command gets a short sentence pointing to the list;
 /// the name given is not repeated.
 ///
-/// The text never starts with the prefix (it starts with `Commands`,
-/// `Command` or `No`, unless the prefix is a prefix of those words), so
-/// another bot does not read it as an invocation.
+/// Its first line (`Commands…`, `Command roll: …` or `No command…`) and
+/// the category headings are made safe as an answer is too, so that under
+/// a prefix such as `C` no bot reads the help as an invocation; the lines
+/// the help writes itself with a fixed shape (`usage: `, `aliases: `, the
+/// option lines) read as none under a prefix without whitespace. Only the
+/// usage lines of the list start with the prefix, by design: they show
+/// what to type.
 ///
 /// ```
 /// use botlane::{help_text, CommandDeclaration, CommandOption, CommandOptionType, CommandRegistry};
@@ -358,7 +354,10 @@ fn help_among<D>(
     });
     match found {
         Some(found) => command_detail(found, prefixes),
-        None => format!("No command by that name; send {help} for the list."),
+        None => {
+            let unknown = format!("No command by that name; send {help} for the list.");
+            neutralise(&unknown, prefixes.all()).into_owned()
+        }
     }
 }
 
@@ -376,15 +375,19 @@ fn command_list<D>(registry: &CommandRegistry<D>, prefixes: PrefixSet<'_>, help:
         }
     }
     listed.sort_by(|a, b| a.decl.name.cmp(&b.decl.name));
-    let mut text = if registry.get(HELP_COMMAND).is_some() {
+    let heading = if registry.get(HELP_COMMAND).is_some() {
         format!("Commands (send {help} <command> for details):")
     } else {
         "Commands:".to_owned()
     };
+    // The headings are lines a bot reads too: under `C`, `Commands:` would
+    // be the command `ommands`. The usage lines are not marked: they show
+    // what to type.
+    let mut text = neutralise(&heading, prefixes.all()).into_owned();
     list_lines(&mut text, &listed, None, prefix);
-    // Writing to a String cannot fail.
     for category in categories {
-        let _ = write!(text, "\n\n{category}:");
+        text.push_str("\n\n");
+        text.push_str(&neutralise(&format!("{category}:"), prefixes.all()));
         list_lines(&mut text, &listed, Some(category), prefix);
     }
     if !prefixes.additional.is_empty() {
@@ -397,19 +400,16 @@ fn command_list<D>(registry: &CommandRegistry<D>, prefixes: PrefixSet<'_>, help:
         text.push_str(&neutralise(&line, prefixes.all()));
     }
     if let Some(footer) = &registry.help_footer {
-        text.push('\n');
-        for line in footer_lines(footer) {
-            text.push('\n');
-            text.push_str(&neutralise(line, prefixes.all()));
-        }
+        let footer = footer_lines(footer).collect::<Vec<_>>().join("\n");
+        text.push_str("\n\n");
+        text.push_str(&neutralise(&footer, prefixes.all()));
     }
     text
 }
 
 /// The footer's lines, split at every line break a chat client may show
 /// (the footer is the bot's free text, not checked when set, unlike a
-/// help text): each is then made safe as an answer is, and written with
-/// `\n`.
+/// help text), to be written with `\n`.
 fn footer_lines(footer: &str) -> impl Iterator<Item = &str> {
     footer.trim().split("\r\n").flat_map(|line| {
         line.split([
@@ -456,14 +456,12 @@ fn alias_list<D>(command: &RegisteredCommand<D>, prefix: &str) -> Option<String>
 fn command_detail<D>(command: &RegisteredCommand<D>, prefixes: PrefixSet<'_>) -> String {
     let prefix = prefixes.main;
     let decl = &command.decl;
-    let mut text = format!(
-        "Command {}: {}\nusage: {}",
-        decl.name,
-        decl.description,
-        usage_line(decl, Some(prefix))
-    );
+    // Under `C`, `Command roll:` would be the command `ommand`.
+    let heading = format!("Command {}: {}", decl.name, decl.description);
+    let mut text = neutralise(&heading, prefixes.all()).into_owned();
+    // Writing to a String cannot fail.
+    let _ = write!(text, "\nusage: {}", usage_line(decl, Some(prefix)));
     if let Some(aliases) = alias_list(command, prefix) {
-        // Writing to a String cannot fail.
         let _ = write!(text, "\naliases: {aliases}");
     }
     for option in &decl.options {
@@ -485,14 +483,11 @@ fn command_detail<D>(command: &RegisteredCommand<D>, prefixes: PrefixSet<'_>) ->
         );
     }
     if let Some(extra) = &command.settings.help_text {
-        // After a blank line, as free text after the fixed lines. Each line
-        // is made safe as an answer is: a bot reading line by line must
-        // not take `/roll 2` in a paragraph for an invocation.
-        text.push('\n');
-        for line in extra.trim().split('\n') {
-            text.push('\n');
-            text.push_str(&neutralise(line, prefixes.all()));
-        }
+        // After a blank line, as free text after the fixed lines, made
+        // safe as an answer is, line by line: a bot reading line by line
+        // must not take `/roll 2` in a paragraph for an invocation.
+        text.push_str("\n\n");
+        text.push_str(&neutralise(extra.trim(), prefixes.all()));
     }
     text
 }
@@ -926,6 +921,58 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_help_s_own_lines_are_marked_when_the_prefix_would_read_them() {
+        let mut registry = registry();
+        add(
+            &mut registry,
+            "roll",
+            CommandSettings::new()
+                .category("Dice rolls")
+                .aliases(["r"])
+                .help_text("Rolls.\nCome and /roll"),
+        );
+        registry.help_footer("Come back");
+        // Under `C`, the list's first line was the command `ommands`.
+        let list = help_text(&registry, None, Some("C"));
+        assert!(
+            list.starts_with("⚠ Commands (send Chelp <command> for details):\nChelp "),
+            "{list}"
+        );
+        assert!(list.ends_with("\n\n⚠ Come back"), "{list}");
+        let detail = help_text(&registry, Some("roll"), Some("Com"));
+        assert!(
+            detail.starts_with("⚠ Command roll: The roll command\nusage: Comroll\n"),
+            "{detail}"
+        );
+        assert!(detail.ends_with("\n\nRolls.\n⚠ Come and /roll"), "{detail}");
+        let unknown = help_text(&registry, Some("dance"), Some("N"));
+        assert_eq!(
+            unknown,
+            "⚠ No command by that name; send Nhelp for the list."
+        );
+        let list = help_text(&registry, None, Some("D"));
+        assert!(list.contains("\n\n⚠ Dice rolls:\nDroll "), "{list}");
+        // Whatever the prefix, only the usage lines of the list (which
+        // show what to type) read as an invocation.
+        for prefix in [
+            "/", "!", "C", "Co", "Com", "Commands", "D", "N", "No", "u", "usage:", "a", "-", "R",
+        ] {
+            for command in [None, Some("roll"), Some("dance")] {
+                let text = help_text(&registry, command, Some(prefix));
+                let usage = |line: &str| {
+                    command.is_none() && line.starts_with(prefix) && line.contains(" - ")
+                };
+                for line in text.split('\n').filter(|line| !usage(line)) {
+                    let name = crate::match_command_name(line, Some(prefix));
+                    assert_eq!(name, None, "{prefix:?} {command:?}: {line:?}");
+                }
+            }
+        }
+        // Ordinary prefixes leave the help as it was.
+        assert!(help_text(&registry, None, Some("!")).starts_with("Commands (send !help"));
     }
 
     #[test]

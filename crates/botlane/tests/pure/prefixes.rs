@@ -1,8 +1,10 @@
-//! Several text-lane prefixes as properties: an answer made safe against a
-//! client's prefixes never reads as an invocation under any of them, and a
+//! Several text-lane prefixes as properties: no line of an answer made safe
+//! against a client's prefixes reads as an invocation under any of them, and a
 //! context reads the invoked name back under the longest prefix its line
 //! starts with.
 #![allow(clippy::unwrap_used)]
+
+use std::borrow::Cow;
 
 use botlane::{
     match_command_name, neutralise_answer_among, CommandArgs, CommandContext, CommandInvocation,
@@ -35,23 +37,73 @@ fn line() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Texts of several such lines, joined by whatever a client may show as a
+/// break (and by a zero-width space, which is none).
+fn text() -> impl Strategy<Value = String> {
+    let line_break = prop_oneof![
+        Just("\n"),
+        Just("\r\n"),
+        Just("\r"),
+        Just("\u{2028}"),
+        Just("\u{2029}"),
+        Just("\u{85}"),
+        Just("\u{b}"),
+        Just("\t"),
+        Just("\u{7}"),
+        Just("\u{200b}"),
+    ];
+    (
+        line(),
+        proptest::collection::vec((line_break, line()), 0..4),
+    )
+        .prop_map(|(first, rest)| {
+            rest.into_iter()
+                .fold(first, |text, (line_break, line)| text + line_break + &line)
+        })
+}
+
+/// The lines a client may show for `text`: split at every control
+/// character, U+2028 and U+2029.
+fn shown_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+}
+
+/// Whether `line` would be marked: its first visible character is ASCII
+/// punctuation, or it starts with one of `prefixes`.
+fn risky(line: &str, prefixes: &[&str]) -> bool {
+    let visible = line.trim_start();
+    visible.starts_with(|c: char| c.is_ascii_punctuation())
+        || prefixes.iter().any(|p| visible.starts_with(p))
+}
+
 proptest! {
     #![proptest_config(cases(1024))]
 
     #[test]
-    fn a_neutralised_answer_reads_as_no_invocation_under_any_prefix(
-        text in line(),
+    fn no_line_of_a_neutralised_answer_reads_as_an_invocation_under_any_prefix(
+        text in text(),
         prefixes in prefixes(),
     ) {
         let refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
         let safe = neutralise_answer_among(&text, &refs);
-        for prefix in &refs {
+        // Read from its start (as the grammar reads a message) or line by
+        // line, under any of the prefixes or any punctuation one.
+        for prefix in refs.iter().copied().chain(["/", "!", "?", "-"]) {
             prop_assert_eq!(match_command_name(&safe, Some(prefix)), None, "{:?}", prefix);
+            for line in shown_lines(&safe) {
+                let name = match_command_name(line, Some(prefix));
+                prop_assert_eq!(name, None, "{:?} reads {:?}", prefix, line);
+            }
         }
-        // Only what some prefix or the punctuation rule reads is marked.
-        let risky = text.trim_start().starts_with(|c: char| c.is_ascii_punctuation())
-            || refs.iter().any(|p| text.trim_start().starts_with(p));
-        prop_assert_eq!(safe != text, risky);
+        // Only what some prefix or the punctuation rule reads is marked:
+        // borrowed, unchanged, when nothing is.
+        let marked = shown_lines(&text).any(|line| risky(line, &refs));
+        prop_assert_eq!(safe != text, marked);
+        prop_assert_eq!(matches!(safe, Cow::Borrowed(_)), !marked);
+        // The text is kept but for the markers and the whitespace they
+        // replace.
+        let strip = |t: &str| t.replace(['⚠', '»'], "").split_whitespace().collect::<String>();
+        prop_assert_eq!(strip(&safe), strip(&text));
     }
 
     #[test]
