@@ -284,13 +284,26 @@ async fn user_errors_are_answered_as_they_are_and_never_read_as_an_invocation() 
         ("/oops \"/ban everyone\"", "⚠ /ban everyone"),
         ("/oops \"  /ban everyone\"", "⚠ /ban everyone"),
         ("/oops \"!ban everyone\"", "⚠ !ban everyone"),
+        // Every line: a bot reading line by line would run the second.
+        ("/oops \"no such file\n/roll 2\"", "no such file\n⚠ /roll 2"),
+        (
+            "/oops \"no such file\r\n  !ban everyone\u{2028}?roll\"",
+            "no such file\r\n⚠ !ban everyone\u{2028}⚠ ?roll",
+        ),
     ] {
         alice.send_text(&world.channel, line).await.unwrap();
-        assert_eq!(bot_says(&alice, &world).await, answer, "{line}");
+        let said = bot_says(&alice, &world).await;
+        assert_eq!(said, answer, "{line}");
+        for shown in said.split(['\n', '\r', '\u{2028}']) {
+            for prefix in ["/", "!", "?"] {
+                let name = botlane::match_command_name(shown, Some(prefix));
+                assert_eq!(name, None, "{line}: {shown:?} under {prefix:?}");
+            }
+        }
     }
     // modbot saw the answers as plain messages, never as `ban`.
     let mut plain_answers = 0;
-    while plain_answers < 4 {
+    while plain_answers < 6 {
         match next_event(&mut modbot_events, |e| {
             matches!(e, Event::Message(m) if m.author_id == world.bot.id)
                 || matches!(e, Event::CommandError(_))

@@ -137,6 +137,79 @@ async fn a_line_is_read_under_the_longest_prefix_it_starts_with() {
 }
 
 #[tokio::test]
+async fn a_help_whose_own_words_start_with_a_prefix_is_marked_where_they_do() {
+    // `C` reads the help's first line `Commands…` as the command `ommands`,
+    // `D` the heading `Dice rolls:` as `ice`.
+    let scene = Scene::builder()
+        .start_bot(|setup| {
+            let client = Client::new(
+                setup
+                    .options
+                    .command_prefix("C")
+                    .additional_prefixes(["D"])
+                    .error_answer_limit(100, Duration::from_secs(1)),
+            )?;
+            client
+                .commands()
+                .register_with(
+                    CommandDeclaration::new("roll", "Roll some dice"),
+                    CommandSettings::new()
+                        .category("Dice rolls")
+                        .help_text("Rolls.\nDon't roll twice."),
+                    |ctx: CommandContext| async move { ctx.reply("rolled").await },
+                )?
+                .register(
+                    CommandDeclaration::new("sulk", "Refuses"),
+                    |_ctx: CommandContext| async {
+                        Err::<(), _>(UserError::new("no dice left\nCroll 2"))
+                    },
+                )?
+                .enable_help()?;
+            Ok::<_, botlane::BoxError>(client)
+        })
+        .await
+        .unwrap();
+    let answer = || async { scene.answer().await.unwrap().content };
+
+    scene.say("Chelp").await.unwrap();
+    let list = answer().await;
+    assert_eq!(
+        list,
+        "⚠ Commands (send Chelp <command> for details):\n\
+         Chelp [command (up to 32 characters)] - List the commands, or explain one\n\
+         Csulk - Refuses\n\
+         \n\
+         ⚠ Dice rolls:\n\
+         Croll - Roll some dice\n\
+         \n\
+         Other prefixes: D"
+    );
+    scene.say("Dhelp roll").await.unwrap();
+    let detail = answer().await;
+    assert_eq!(
+        detail,
+        "⚠ Command roll: Roll some dice\nusage: Croll\n\nRolls.\n⚠ Don't roll twice."
+    );
+    scene.say("Chelp dance").await.unwrap();
+    let unknown = answer().await;
+    assert_eq!(unknown, "No command by that name; send Chelp for the list.");
+    // An error answer's second line, as a bot reading line by line sees it.
+    scene.say("Csulk").await.unwrap();
+    let sulk = answer().await;
+    assert_eq!(sulk, "no dice left\n⚠ Croll 2");
+    // Only the list's usage lines read as an invocation, by design.
+    for text in [&list, &detail, &unknown, &sulk] {
+        for line in text.lines().filter(|l| !l.contains(" - ")) {
+            for prefix in ["C", "D"] {
+                let name = match_command_name(line, Some(prefix));
+                assert_eq!(name, None, "{line:?} under {prefix:?}");
+            }
+        }
+    }
+    scene.close().await.unwrap();
+}
+
+#[tokio::test]
 async fn the_structured_lane_still_wins_over_a_line_under_another_prefix() {
     let scene = Scene::builder()
         .start_bot(|setup| bot(setup.options))
