@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::command_error::CommandErrorReason;
+use super::context::invoked_name;
 use super::message::Message;
 use super::types::{CommandInvocation, CommandSource};
 
@@ -63,19 +64,27 @@ pub struct CommandRan<D = ()> {
     /// [`require`](crate::CommandContext::require) is
     /// [`Arguments`](CommandErrorReason::Arguments)).
     pub failure: Option<CommandErrorReason>,
+    /// The name typed when it is not `command` (an alias, or capitals):
+    /// read from the line once, when this is built, so that the common
+    /// case copies nothing more. See [`invoked_name`](Self::invoked_name).
+    invoked: Option<String>,
     data: Arc<D>,
 }
 
 impl<D> CommandRan<D> {
-    /// The summary of the invocation `invocation` carried by `message`.
+    /// The summary of the invocation `invocation` carried by `message`,
+    /// which read with the text lane's `prefix` names the name typed.
     pub(crate) fn new(
         invocation: &CommandInvocation,
         message: &Message,
+        prefix: &str,
         elapsed: Duration,
         failure: Option<CommandErrorReason>,
         data: Arc<D>,
     ) -> Self {
+        let invoked = invoked_name(message, invocation.source, &invocation.name, prefix);
         Self {
+            invoked: (invoked != invocation.name.as_str()).then(|| invoked.into_owned()),
             command: invocation.name.clone(),
             source: invocation.source,
             message_id: message.id.clone(),
@@ -127,8 +136,24 @@ impl<D> CommandRan<D> {
             author_id: "u1".to_owned(),
             elapsed: Duration::ZERO,
             failure,
+            invoked: None,
             data: Arc::new(data),
         }
+    }
+
+    /// The name the command was invoked by, lower-cased, as
+    /// [`CommandContext::invoked_name`](crate::CommandContext::invoked_name)
+    /// gave it to the handler: an [alias](crate::CommandSettings::aliases)
+    /// when the text line used one, else [`command`](Self::command) (always
+    /// on the structured lane, and in [`for_test`](Self::for_test)'s).
+    ///
+    /// ```
+    /// use botlane::{CommandRan, CommandSource};
+    /// let ran = CommandRan::for_test("roll", CommandSource::Text, None, ());
+    /// assert_eq!(ran.invoked_name(), "roll");
+    /// ```
+    pub fn invoked_name(&self) -> &str {
+        self.invoked.as_deref().unwrap_or(&self.command)
     }
 
     /// Whether the handler ran and returned `Ok` (poise's `post_command`
@@ -154,6 +179,7 @@ impl<D> Clone for CommandRan<D> {
             author_id: self.author_id.clone(),
             elapsed: self.elapsed,
             failure: self.failure,
+            invoked: self.invoked.clone(),
             data: Arc::clone(&self.data),
         }
     }
@@ -169,6 +195,7 @@ impl<D> fmt::Debug for CommandRan<D> {
             .field("author_id", &self.author_id)
             .field("elapsed", &self.elapsed)
             .field("failure", &self.failure)
+            .field("invoked_name", &self.invoked_name())
             .finish_non_exhaustive()
     }
 }
@@ -190,6 +217,7 @@ mod tests {
         let ran = CommandRan::new(
             &invocation,
             &message,
+            "/",
             Duration::from_millis(5),
             Some(CommandErrorReason::Check),
             Arc::new(7_u32),
@@ -217,5 +245,36 @@ mod tests {
             (ran.message_id, ran.channel_id, ran.author_id),
             ("m1".to_owned(), "c1".to_owned(), "u1".to_owned())
         );
+    }
+
+    #[test]
+    fn the_invoked_name_is_read_from_a_text_line_only() {
+        let ran = |line: &str, prefix: &str, source| {
+            let invocation = CommandInvocation {
+                name: "roll".into(),
+                args: CommandArgs::new(),
+                source,
+            };
+            let message = Message::new("m1", "c1", "u1", line);
+            CommandRan::new(
+                &invocation,
+                &message,
+                prefix,
+                Duration::ZERO,
+                None,
+                Arc::new(()),
+            )
+        };
+        let text = CommandSource::Text;
+        assert_eq!(ran("  /R 2", "/", text).invoked_name(), "r");
+        assert_eq!(ran("!dice", "!", text).invoked_name(), "dice");
+        let by_name = ran("/Roll 2", "/", text);
+        assert_eq!(
+            (by_name.invoked_name(), by_name.invoked.as_deref()),
+            ("roll", None)
+        );
+        let structured = ran("/r 2", "/", CommandSource::Structured);
+        assert_eq!(structured.invoked_name(), "roll");
+        assert!(format!("{:?}", ran("/r", "/", text)).contains("invoked_name: \"r\""));
     }
 }

@@ -7,12 +7,15 @@
 //! argument errors) is of the command area, and because per-command
 //! settings ([`OnError`](crate::OnError)) refer to it.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
 use super::argument_error::ArgumentError;
+use super::context::invoked_name;
 use super::cooldown::CooldownError;
 use super::handler::BoxError;
+use super::limits::DEFAULT_COMMAND_PREFIX;
 use super::message::Message;
 use super::owners::NotAnOwner;
 use super::text::ParseError;
@@ -129,6 +132,9 @@ pub struct CommandError {
     /// [`Cooldown`](CommandErrorReason::Cooldown) and
     /// [`Timeout`](CommandErrorReason::Timeout).
     pub error: Option<Arc<BoxError>>,
+    /// The text lane's prefix, to read the name typed back from `message`
+    /// (see [`invoked_name`](Self::invoked_name)); `None` is the default.
+    prefix: Option<Arc<str>>,
 }
 
 /// The answer to a failure the bot cannot explain to the user: it never
@@ -138,12 +144,14 @@ pub(crate) fn generic_answer(command: &str) -> String {
 }
 
 impl CommandError {
-    /// A failure with no detail yet; dispatch fills in the rest.
+    /// A failure with no detail yet; dispatch fills in the rest. `prefix`
+    /// is the text lane's, `None` for the default.
     pub(crate) fn new(
         reason: CommandErrorReason,
         command: String,
         source: CommandSource,
         message: Message,
+        prefix: Option<Arc<str>>,
     ) -> Self {
         Self {
             reason,
@@ -154,7 +162,31 @@ impl CommandError {
             parse_error: None,
             argument_error: None,
             error: None,
+            prefix,
         }
+    }
+
+    /// The name the command was invoked by, lower-cased, read back from
+    /// [`message`](Self::message) as
+    /// [`CommandContext::invoked_name`](crate::CommandContext::invoked_name)
+    /// reads it: on the text lane the name the line used, an
+    /// [alias](crate::CommandSettings::aliases) or the command's own;
+    /// [`command`](Self::command) on the structured lane. Borrowed unless
+    /// the line wrote the name with capitals. For an error hook that words
+    /// its answer after what the user typed (`/r` rather than `/roll`).
+    ///
+    /// ```
+    /// use botlane::{CommandError, CommandErrorReason, CommandSource, Message};
+    /// let mut failure = CommandError::for_test(CommandErrorReason::Check, "roll", CommandSource::Text);
+    /// assert_eq!(failure.invoked_name(), "roll");
+    /// failure.message = Message::new("m1", "c1", "u1", "/R 2");
+    /// assert_eq!(failure.invoked_name(), "r");
+    /// failure.source = CommandSource::Structured;
+    /// assert_eq!(failure.invoked_name(), "roll");
+    /// ```
+    pub fn invoked_name(&self) -> Cow<'_, str> {
+        let prefix = self.prefix.as_deref().unwrap_or(DEFAULT_COMMAND_PREFIX);
+        invoked_name(&self.message, self.source, &self.command, prefix)
     }
 
     /// Whether this is an argument error of the text lane (a line that does
@@ -252,13 +284,16 @@ impl CommandError {
     }
 
     /// A failure built by hand, for tests of an error hook: no invocation,
-    /// no detail, a message `m1` by `u1` in `c1`.
+    /// no detail, a message `m1` by `u1` in `c1` (empty: change it to give
+    /// [`invoked_name`](Self::invoked_name) a line to read, with the
+    /// default prefix `/`).
     pub fn for_test(reason: CommandErrorReason, command: &str, source: CommandSource) -> Self {
         Self::new(
             reason,
             command.to_owned(),
             source,
             Message::new("m1", "c1", "u1", ""),
+            None,
         )
     }
 }

@@ -35,6 +35,7 @@ use crate::commands::{
     owner_gate, run_checks, AfterCommand, AnswerGate, ArgumentError, BoxError, Check,
     CommandContext, CommandError, CommandErrorReason, CommandRan, CommandRegistry, CommandSettings,
     CooldownError, CooldownTracker, NotAnOwner, OnError, Owners, SharedParts, UserError,
+    DEFAULT_COMMAND_PREFIX,
 };
 use crate::events::EventSender;
 use crate::throttle::Throttle;
@@ -215,12 +216,14 @@ impl<D: Send + Sync + 'static> Runner<D> {
     ) {
         // The handler's context is gone by now, so the message is not
         // copied, unless the handler kept a clone of its context.
-        let (invocation, message) = shared.into_parts();
+        let (invocation, message, prefix) = shared.into_parts();
         let mut ran = elapsed.map(|elapsed| {
-            CommandRan::new(&invocation, &message, elapsed, None, Arc::clone(&self.data))
+            let prefix = prefix.as_deref().unwrap_or(DEFAULT_COMMAND_PREFIX);
+            let data = Arc::clone(&self.data);
+            CommandRan::new(&invocation, &message, prefix, elapsed, None, data)
         });
-        let mut failure =
-            CommandError::new(reason, invocation.name.clone(), invocation.source, message);
+        let (command, source) = (invocation.name.clone(), invocation.source);
+        let mut failure = CommandError::new(reason, command, source, message, prefix);
         failure.invocation = Some(invocation);
         // An argument error from the handler (`ctx.require`, also through
         // a `UserError` made from it by `?`) is the user's mistake, not the

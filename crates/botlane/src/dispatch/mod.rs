@@ -196,6 +196,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                     name,
                     CommandSource::Text,
                     message,
+                    Some(self.prefix.clone()),
                 );
                 failure.argument_error = error.argument_error();
                 failure.parse_error = Some(error);
@@ -209,8 +210,9 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             } => {
                 let message = message();
                 self.emit(|| Event::Message(message.clone()));
+                let prefix = Some(self.prefix.clone());
                 let mut failure =
-                    CommandError::new(CommandErrorReason::Arguments, name, source, message);
+                    CommandError::new(CommandErrorReason::Arguments, name, source, message, prefix);
                 failure.invocation = invocation;
                 failure.argument_error = Some(error);
                 self.fail_early(&registry, failure)
@@ -223,6 +225,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                     invocation.name.clone(),
                     invocation.source,
                     message,
+                    Some(self.prefix.clone()),
                 );
                 failure.invocation = Some(invocation);
                 failure.error = Some(Arc::new(ConversionPanic(panic).into()));

@@ -90,28 +90,53 @@ impl<D> fmt::Debug for CommandContext<D> {
 pub(crate) struct SharedParts {
     invocation: Option<Arc<CommandInvocation>>,
     message: Arc<Message>,
+    prefix: Option<Arc<str>>,
 }
 
 impl SharedParts {
-    /// The invocation and the message, borrowed: what a hook after the
-    /// command copies its summary from.
-    pub(crate) fn parts(&self) -> (&CommandInvocation, &Message) {
+    /// The invocation, the message and the prefix, borrowed: what a hook
+    /// after the command copies its summary from.
+    pub(crate) fn parts(&self) -> (&CommandInvocation, &Message, &str) {
         (
             invocation_of(self.invocation.as_deref(), &self.message),
             &self.message,
+            self.prefix.as_deref().unwrap_or(DEFAULT_COMMAND_PREFIX),
         )
     }
 
     /// The invocation and the message, copied only if someone else still
-    /// holds them (the handler kept a clone of its context).
-    pub(crate) fn into_parts(self) -> (CommandInvocation, Message) {
+    /// holds them (the handler kept a clone of its context); the prefix.
+    pub(crate) fn into_parts(self) -> (CommandInvocation, Message, Option<Arc<str>>) {
         let message = Arc::unwrap_or_clone(self.message);
         let invocation = match self.invocation {
             Some(own) => Arc::unwrap_or_clone(own),
             None => invocation_of(None, &message).clone(),
         };
-        (invocation, message)
+        (invocation, message, self.prefix)
     }
+}
+
+/// The name `message` invoked the command `name` by, read back from its
+/// line with `prefix` on the text lane (see
+/// [`CommandContext::invoked_name`]); `name` otherwise.
+pub(crate) fn invoked_name<'a>(
+    message: &'a Message,
+    source: CommandSource,
+    name: &'a str,
+    prefix: &str,
+) -> Cow<'a, str> {
+    if source == CommandSource::Text {
+        if let Some(raw) = invoked_raw_name(&message.content, prefix) {
+            if is_valid_name(raw) {
+                return Cow::Borrowed(raw);
+            }
+            let lowered = raw.to_ascii_lowercase();
+            if is_valid_name(&lowered) {
+                return Cow::Owned(lowered);
+            }
+        }
+    }
+    Cow::Borrowed(name)
 }
 
 /// A context's invocation: its own, else its message's `command`.
@@ -216,6 +241,7 @@ impl<D> CommandContext<D> {
         SharedParts {
             invocation: self.invocation.clone(),
             message: Arc::clone(&self.message),
+            prefix: self.prefix.clone(),
         }
     }
 
@@ -452,18 +478,7 @@ impl<D> CommandContext<D> {
     /// assert_eq!(ctx("/r 2", CommandSource::Structured).invoked_name(), "roll");
     /// ```
     pub fn invoked_name(&self) -> Cow<'_, str> {
-        if self.source() == CommandSource::Text {
-            if let Some(raw) = invoked_raw_name(&self.message.content, self.prefix()) {
-                if is_valid_name(raw) {
-                    return Cow::Borrowed(raw);
-                }
-                let lowered = raw.to_ascii_lowercase();
-                if is_valid_name(&lowered) {
-                    return Cow::Owned(lowered);
-                }
-            }
-        }
-        Cow::Borrowed(self.name())
+        invoked_name(&self.message, self.source(), self.name(), self.prefix())
     }
 
     /// All arguments, coerced to the declared types; unfilled options are absent.
@@ -596,7 +611,7 @@ mod tests {
             (c.name(), c.source(), c.get("x")),
             ("ping", CommandSource::Structured, Some(&V::Integer(1)))
         );
-        let (kept, message) = c.shared_parts().into_parts();
+        let (kept, message, _) = c.shared_parts().into_parts();
         assert_eq!(kept, invocation);
         assert_eq!(message.command, Some(invocation.clone()));
 
