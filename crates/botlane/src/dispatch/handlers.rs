@@ -35,7 +35,6 @@ use crate::commands::{
     owner_gate, run_checks, AfterCommand, AnswerGate, ArgumentError, BoxError, Check,
     CommandContext, CommandError, CommandErrorReason, CommandRan, CommandRegistry, CommandSettings,
     CooldownError, CooldownTracker, NotAnOwner, OnError, Owners, SharedParts, UserError,
-    DEFAULT_COMMAND_PREFIX,
 };
 use crate::events::EventSender;
 use crate::throttle::Throttle;
@@ -92,6 +91,10 @@ pub(crate) struct Runner<D> {
     pub(crate) after: AfterState,
     /// The client's owners, if it has any.
     pub(crate) owners: Option<Owners>,
+    /// The text lane's prefix, to read the name typed back from a message
+    /// for a failure or a hook after the command: here, shared, rather
+    /// than in every invocation's future.
+    pub(crate) prefix: Arc<str>,
 }
 
 /// A poll in place that runs this long is logged: its handler blocked the
@@ -216,13 +219,13 @@ impl<D: Send + Sync + 'static> Runner<D> {
     ) {
         // The handler's context is gone by now, so the message is not
         // copied, unless the handler kept a clone of its context.
-        let (invocation, message, prefix) = shared.into_parts();
+        let (invocation, message) = shared.into_parts();
         let mut ran = elapsed.map(|elapsed| {
-            let prefix = prefix.as_deref().unwrap_or(DEFAULT_COMMAND_PREFIX);
             let data = Arc::clone(&self.data);
-            CommandRan::new(&invocation, &message, prefix, elapsed, None, data)
+            CommandRan::new(&invocation, &message, &self.prefix, elapsed, None, data)
         });
         let (command, source) = (invocation.name.clone(), invocation.source);
+        let prefix = Some(Arc::clone(&self.prefix));
         let mut failure = CommandError::new(reason, command, source, message, prefix);
         failure.invocation = Some(invocation);
         // An argument error from the handler (`ctx.require`, also through

@@ -167,9 +167,10 @@ where
             // for by whoever set a hook after the command.
             *this.finishing = Some(match failed {
                 None => {
-                    let (invocation, message, prefix) = shared.parts();
+                    let (invocation, message) = shared.parts();
                     let data = Arc::clone(&runner.data);
                     let elapsed = elapsed.unwrap_or_default();
+                    let prefix = &runner.prefix;
                     let ran = CommandRan::new(invocation, message, prefix, elapsed, None, data);
                     Box::pin(runner.after(ran, *this.limit))
                 }

@@ -90,29 +90,27 @@ impl<D> fmt::Debug for CommandContext<D> {
 pub(crate) struct SharedParts {
     invocation: Option<Arc<CommandInvocation>>,
     message: Arc<Message>,
-    prefix: Option<Arc<str>>,
 }
 
 impl SharedParts {
-    /// The invocation, the message and the prefix, borrowed: what a hook
-    /// after the command copies its summary from.
-    pub(crate) fn parts(&self) -> (&CommandInvocation, &Message, &str) {
+    /// The invocation and the message, borrowed: what a hook after the
+    /// command copies its summary from.
+    pub(crate) fn parts(&self) -> (&CommandInvocation, &Message) {
         (
             invocation_of(self.invocation.as_deref(), &self.message),
             &self.message,
-            self.prefix.as_deref().unwrap_or(DEFAULT_COMMAND_PREFIX),
         )
     }
 
     /// The invocation and the message, copied only if someone else still
-    /// holds them (the handler kept a clone of its context); the prefix.
-    pub(crate) fn into_parts(self) -> (CommandInvocation, Message, Option<Arc<str>>) {
+    /// holds them (the handler kept a clone of its context).
+    pub(crate) fn into_parts(self) -> (CommandInvocation, Message) {
         let message = Arc::unwrap_or_clone(self.message);
         let invocation = match self.invocation {
             Some(own) => Arc::unwrap_or_clone(own),
             None => invocation_of(None, &message).clone(),
         };
-        (invocation, message, self.prefix)
+        (invocation, message)
     }
 }
 
@@ -241,7 +239,6 @@ impl<D> CommandContext<D> {
         SharedParts {
             invocation: self.invocation.clone(),
             message: Arc::clone(&self.message),
-            prefix: self.prefix.clone(),
         }
     }
 
@@ -611,7 +608,7 @@ mod tests {
             (c.name(), c.source(), c.get("x")),
             ("ping", CommandSource::Structured, Some(&V::Integer(1)))
         );
-        let (kept, message, _) = c.shared_parts().into_parts();
+        let (kept, message) = c.shared_parts().into_parts();
         assert_eq!(kept, invocation);
         assert_eq!(message.command, Some(invocation.clone()));
 
