@@ -27,18 +27,40 @@ fn doc_lines(attrs: &[Attribute]) -> Option<Vec<DocLine>> {
             {
                 let span = attr_span(attr);
                 let value = s.value();
-                lines.get_or_insert_with(Vec::new).extend(
-                    // A `///` with nothing after it is a doc attribute of
-                    // "", which has no lines: it is still a blank line.
-                    value
-                        .lines()
-                        .chain(value.is_empty().then_some(""))
-                        .map(|line| DocLine {
-                            text: line.trim().to_owned(),
-                            span,
-                        }),
-                );
+                lines
+                    .get_or_insert_with(Vec::new)
+                    .extend(attr_lines(&value).into_iter().map(|line| DocLine {
+                        text: line.to_owned(),
+                        span,
+                    }));
             }
+        }
+    }
+    lines
+}
+
+/// The lines of one doc attribute's text, trimmed. A block comment
+/// (`/** */`) written with a column of `*` down its left side loses it, as
+/// rustdoc reads it: when its text has several lines and each between its
+/// first and last non-blank ones starts with `*`. A `///` line is one line,
+/// so a bullet written `/// * /roll 2` keeps its star.
+fn attr_lines(value: &str) -> Vec<&str> {
+    // A `///` with nothing after it is a doc attribute of "", which has
+    // no lines: it is still a blank line.
+    let mut lines: Vec<&str> = value
+        .lines()
+        .chain(value.is_empty().then_some(""))
+        .map(str::trim)
+        .collect();
+    let first = lines.iter().position(|l| !l.is_empty());
+    let last = lines.iter().rposition(|l| !l.is_empty());
+    if let (true, Some(first), Some(last)) = (lines.len() > 1, first, last) {
+        let unstarred: Option<Vec<&str>> = lines[first..=last]
+            .iter()
+            .map(|l| l.strip_prefix('*').map(str::trim_start))
+            .collect();
+        if let Some(unstarred) = unstarred {
+            lines.splice(first..=last, unstarred);
         }
     }
     lines
@@ -269,6 +291,47 @@ mod tests {
         assert_eq!(doc.description, "Roll some dice");
         assert_eq!(help.text, "Rolls them.\nAdds them up.");
         assert_eq!(help.line_spans.len(), 2);
+    }
+
+    #[test]
+    fn a_starred_block_comment_is_read_without_its_stars() {
+        let item: syn::ItemStruct = syn::parse_quote! {
+            /**
+             * Roll some dice
+             *
+             * Rolls them.
+             *   • /roll 2
+             */
+            struct Roll;
+        };
+        assert_eq!(
+            doc(&item),
+            (
+                "Roll some dice".to_owned(),
+                Some("Rolls them.\n• /roll 2".to_owned())
+            )
+        );
+        // Bullets of `///` lines, and a block comment without the column
+        // of stars, keep theirs.
+        let bullets: syn::ItemStruct = syn::parse_quote! {
+            /// Roll some dice
+            ///
+            /// * /roll 2
+            /// * /roll 3
+            struct Roll;
+        };
+        assert_eq!(doc(&bullets).1.as_deref(), Some("* /roll 2\n* /roll 3"));
+        let block: syn::ItemStruct = syn::parse_quote! {
+            /** Roll some dice
+
+            * /roll 2
+            */
+            struct Roll;
+        };
+        assert_eq!(
+            doc(&block),
+            ("Roll some dice".to_owned(), Some("* /roll 2".to_owned()))
+        );
     }
 
     #[test]

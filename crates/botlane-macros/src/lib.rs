@@ -26,6 +26,7 @@ mod rules;
 ///   after its first blank line, as poise reads a doc comment: each line
 ///   trimmed and kept, one blank line between paragraphs, a line ending in
 ///   `\` continued by the next. An attribute replaces only its own part.
+///   A `/** */` comment's column of `*` is dropped, as rustdoc drops it.
 /// - Each field is an option, in declared order, named after the field
 ///   (`r#type` becomes `type`) or `#[option(name = "...")]`, described by
 ///   its doc comment or `#[option(description = "...")]`.

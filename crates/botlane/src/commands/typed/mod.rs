@@ -36,7 +36,8 @@ use super::validate::DeclarationError;
 /// | `#[option(min = 1, max = 3600)]` on an integer or `f64` field, `#[option(min_length = 3, max_length = 200)]` on a string field | the local bounds |
 ///
 /// A doc comment is read as poise reads one: each line trimmed (a line
-/// ending in `\` continued by the next), the first paragraph, its lines
+/// ending in `\` continued by the next; a `/** */` comment's column of `*`
+/// dropped, as rustdoc drops it), the first paragraph, its lines
 /// joined by single spaces, the description, and the paragraphs after the
 /// first blank line the help text, each line kept and one blank line
 /// between paragraphs. An explicit description or help text replaces only
