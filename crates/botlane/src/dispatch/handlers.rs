@@ -91,9 +91,9 @@ pub(crate) struct Runner<D> {
     pub(crate) after: AfterState,
     /// The client's owners, if it has any.
     pub(crate) owners: Option<Owners>,
-    /// The text lane's prefix, to read the name typed back from a message
-    /// for a failure or a hook after the command: here, shared, rather
-    /// than in every invocation's future.
+    /// The text lane's prefix, the one dispatch reads lines with and the
+    /// name typed back from a message for a failure or a hook after the
+    /// command: here, shared, rather than in every invocation's future.
     pub(crate) prefix: Arc<str>,
 }
 

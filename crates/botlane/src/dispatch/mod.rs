@@ -47,10 +47,9 @@ pub(crate) struct Dispatcher<D> {
     pub(crate) commands: Commands<D>,
     /// The handle every live message answers through.
     pub(crate) outbound: Arc<dyn Outbound>,
-    /// Runs invocations and failures (shared with the client).
+    /// Runs invocations and failures (shared with the client); holds the
+    /// text-lane prefix too.
     pub(crate) runner: Arc<Runner<D>>,
-    /// The text-lane prefix.
-    pub(crate) prefix: Arc<str>,
 }
 
 /// What an opened message still asks of dispatch, once decided.
@@ -167,7 +166,13 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 .command
                 .as_deref()
                 .and_then(|sealed| key.open(sealed, view.channel_id.as_bytes()).ok());
-            rule::decide(&registry, me, &content, sidecar.as_deref(), &self.prefix)
+            rule::decide(
+                &registry,
+                me,
+                &content,
+                sidecar.as_deref(),
+                &self.runner.prefix,
+            )
         };
         // Built only where it is used: a plain message nobody listens for
         // never is, its strings stay borrowed from the frame.
@@ -180,7 +185,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             Verdict::Invoke(invocation) => {
                 let data = Arc::clone(&self.runner.data);
                 let mut ctx = CommandContext::dispatched(invocation, message(), data)
-                    .with_prefix(self.prefix.clone())
+                    .with_prefix(self.runner.prefix.clone())
                     .with_registry(registry);
                 self.emit(|| Event::Message(ctx.message().clone()));
                 if let Some(server) = membership.server_of(&ctx.message().channel_id) {
@@ -196,7 +201,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                     name,
                     CommandSource::Text,
                     message,
-                    Some(self.prefix.clone()),
+                    Some(self.runner.prefix.clone()),
                 );
                 failure.argument_error = error.argument_error();
                 failure.parse_error = Some(error);
@@ -210,7 +215,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             } => {
                 let message = message();
                 self.emit(|| Event::Message(message.clone()));
-                let prefix = Some(self.prefix.clone());
+                let prefix = Some(self.runner.prefix.clone());
                 let mut failure =
                     CommandError::new(CommandErrorReason::Arguments, name, source, message, prefix);
                 failure.invocation = invocation;
@@ -225,7 +230,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                     invocation.name.clone(),
                     invocation.source,
                     message,
-                    Some(self.prefix.clone()),
+                    Some(self.runner.prefix.clone()),
                 );
                 failure.invocation = Some(invocation);
                 failure.error = Some(Arc::new(ConversionPanic(panic).into()));
