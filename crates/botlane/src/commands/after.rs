@@ -141,11 +141,29 @@ impl<D> CommandRan<D> {
         }
     }
 
+    /// Sets the name the command was invoked by (builder style), for a test
+    /// of a hook that reads [`invoked_name`](Self::invoked_name): an alias
+    /// as dispatch gives it, lower-case (kept as given).
+    ///
+    /// ```
+    /// use botlane::{CommandRan, CommandSource};
+    /// let ran = CommandRan::for_test("roll", CommandSource::Text, None, ());
+    /// assert_eq!(ran.with_invoked_name("r").invoked_name(), "r");
+    /// ```
+    #[must_use]
+    pub fn with_invoked_name(mut self, name: impl Into<String>) -> Self {
+        let name = name.into();
+        // The command's own name is kept as dispatch keeps it: not at all.
+        self.invoked = (name != self.command).then_some(name);
+        self
+    }
+
     /// The name the command was invoked by, lower-cased, as
     /// [`CommandContext::invoked_name`](crate::CommandContext::invoked_name)
     /// gave it to the handler: an [alias](crate::CommandSettings::aliases)
     /// when the text line used one, else [`command`](Self::command) (always
-    /// on the structured lane, and in [`for_test`](Self::for_test)'s).
+    /// on the structured lane, and in [`for_test`](Self::for_test)'s unless
+    /// given with [`with_invoked_name`](Self::with_invoked_name)).
     ///
     /// ```
     /// use botlane::{CommandRan, CommandSource};
@@ -276,5 +294,9 @@ mod tests {
         let structured = ran("/r 2", "/", CommandSource::Structured);
         assert_eq!(structured.invoked_name(), "roll");
         assert!(format!("{:?}", ran("/r", "/", text)).contains("invoked_name: \"r\""));
+        // By hand, as dispatch keeps it: the command's own name not at all.
+        let given = CommandRan::for_test("roll", text, None, ()).with_invoked_name("dice");
+        assert_eq!(given.invoked_name(), "dice");
+        assert_eq!(given.with_invoked_name("roll").invoked, None);
     }
 }

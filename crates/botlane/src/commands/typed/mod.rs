@@ -100,7 +100,9 @@ pub trait Command: Sized {
     /// [`CommandSettings::help_text`](crate::CommandSettings::help_text)
     /// unless the settings given at registration have one. `None` by
     /// default; derived, it is `#[command(help_text = "...")]`, else the
-    /// doc comment's paragraphs after the first.
+    /// doc comment's paragraphs after the first. Not to be confused with
+    /// the crate-root [`help_text`](crate::help_text) function, which
+    /// renders the built-in help's answer (this text at its end).
     ///
     /// ```
     /// use botlane::{help_text, Command, CommandRegistry};
