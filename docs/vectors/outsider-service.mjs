@@ -49,7 +49,8 @@ const enc = new TextEncoder();
 const dec = new TextDecoder("utf-8", { fatal: true });
 const DEADLINE_MS = 25_000; // the whole run; scripts/test wants well under 30 s
 const STEP_MS = 8_000; // one frame from the bot (a debug build on a busy machine)
-const HEARTBEAT_MS = 20_000; // the first heartbeat, 15 s after the connection opened
+const HEARTBEAT_S = 3; // dicebot's --heartbeat-interval (BOTLANE_HEARTBEAT_INTERVAL); botlane's default is 15 s
+const HEARTBEAT_MS = HEARTBEAT_S * 1000 + STEP_MS; // the next heartbeat, at most one interval away
 
 class Mismatch extends Error {}
 const fail = (what) => { throw new Mismatch(what); };
@@ -734,7 +735,7 @@ async function main() {
   wsServer.on("upgrade", (req, socket, head) => acceptUpgrade(req, socket, head, (ws) => service.connect(ws)));
   const restServer = service.rest.listener();
   const wsUrl = `ws://127.0.0.1:${await listen(wsServer)}/ws`, restUrl = `http://127.0.0.1:${await listen(restServer)}`;
-  const env = { BOTLANE_URL: wsUrl, BOTLANE_REST_URL: restUrl, BOTLANE_KEYSTORE: join(tmp, "dicebot.keystore") };
+  const env = { BOTLANE_URL: wsUrl, BOTLANE_REST_URL: restUrl, BOTLANE_KEYSTORE: join(tmp, "dicebot.keystore"), BOTLANE_HEARTBEAT_INTERVAL: String(HEARTBEAT_S) };
   step(`service at ${wsUrl}, REST at ${restUrl}`);
 
   // A wrong token: op 10 -6, then close 1008 `unauthorized` ("Bad input");
@@ -868,9 +869,10 @@ async function main() {
   step("close 1001: echoed; logged in again, the key that waited pushed after ready, the same menu; /roll 2 pushed before the menu's reply answered");
 
   // The heartbeat (op 12) keeps a quiet session alive: botlane sends one
-  // every 15 s, the first a whole interval after the connection opened
-  // (client.md "Dead-peer detection"), so this is the run's one long wait.
-  // Then an invocation on the settled session, under the new key.
+  // every interval (15 s by default; dicebot is started with 3 s), the
+  // first a whole interval after the connection opened (client.md
+  // "Dead-peer detection"). Then an invocation on the settled session,
+  // under the new key.
   const heartbeat = await next((e) => e.kind === "reply" && e.op === 12, "heartbeat", since, HEARTBEAT_MS);
   same(heartbeat.d, { code: 0 }, "the heartbeat's reply");
   since = log.length;

@@ -7,11 +7,12 @@
 
 use crate::commands::coerce::{coerce_for_option, fits};
 use crate::commands::limits::is_valid_name;
+use crate::commands::Prefixes;
 use crate::{
     canonical_bot_id, decode_command_data, encode_command_data, format_invocation_text,
-    match_command_name, parse_invocation_text, BoxError, CommandArgs, CommandDeclaration,
-    CommandHandler, CommandLookup, CommandOption, CommandOptionType, CommandRegistry,
-    CommandSource, TextParseResult,
+    match_command_name, parse_invocation_text, usage_line, BoxError, CommandArgs,
+    CommandDeclaration, CommandHandler, CommandLookup, CommandOption, CommandOptionType,
+    CommandRegistry, CommandSource, TextParseResult,
 };
 
 /// The prefixes every text check runs with: the default, a one-byte one, and
@@ -132,7 +133,8 @@ pub fn check_parse_invocation_text(input: &[u8]) {
 
 /// Runs [`CommandRegistry::parse_from_text`] over a registry of
 /// [`declarations`] and checks it agrees with `match_command_name` and
-/// `parse_invocation_text`.
+/// `parse_invocation_text`; and that under several prefixes the line reads
+/// as under the longest it starts with, with the main prefix's usage line.
 pub fn check_parse_from_text(input: &[u8]) {
     let text = String::from_utf8_lossy(input);
     let decls = declarations();
@@ -164,6 +166,47 @@ pub fn check_parse_from_text(input: &[u8]) {
                 assert!(parse_invocation_text(decl, &text, prefix).is_err());
             }
         }
+    }
+    check_several_prefixes(&registry, &text);
+}
+
+/// The client's prefixes: a main one and others, one of which extends it
+/// and one of which is also a closing quote of the grammar.
+const SEVERAL: (&str, [&str; 3]) = ("!", ["!!", "»", "?x"]);
+
+fn check_several_prefixes(registry: &CommandRegistry, text: &str) {
+    let (main, others) = SEVERAL;
+    let prefixes = Prefixes::new(main, &others);
+    let among = registry.parse_among(text, prefixes.set());
+    let trimmed = text.trim_start();
+    let used = std::iter::once(main)
+        .chain(others)
+        .filter(|p| trimmed.starts_with(p))
+        .max_by_key(|p| p.len());
+    let Some(used) = used else {
+        assert_eq!(among, TextParseResult::None, "no prefix, no invocation");
+        return;
+    };
+    match (among, registry.parse_from_text(text, Some(used))) {
+        (
+            TextParseResult::Error { name, error },
+            TextParseResult::Error {
+                name: alone,
+                error: alone_error,
+            },
+        ) => {
+            assert_eq!(name, alone);
+            assert_eq!(
+                (error.kind(), error.option(), error.span()),
+                (alone_error.kind(), alone_error.option(), alone_error.span())
+            );
+            let decl = &registry
+                .get(&name)
+                .expect("an error names a registered command")
+                .decl;
+            assert_eq!(error.usage(), usage_line(decl, Some(main)));
+        }
+        (among, alone) => assert_eq!(among, alone, "read under {used:?}"),
     }
 }
 

@@ -2,7 +2,8 @@
 //! command under its own name (its cooldown, checks, error answers, events
 //! and hooks after the command all see the name; only
 //! `CommandContext::invoked_name`, `CommandRan::invoked_name` and
-//! `CommandError::invoked_name` see the alias), the built-in help lists
+//! `CommandError::invoked_name` see the alias, also under an additional
+//! prefix), the built-in help lists
 //! and explains them (with the command's help text, whose lines no bot
 //! reads as invocations), and a sidecar naming an alias is an unknown command:
 //! ignored, with no fallback to its text line.
@@ -254,21 +255,72 @@ async fn an_alias_runs_its_command_under_the_command_s_name_on_the_text_lane_onl
         "help",
         "help",
     ];
-    // The hooks run after the answers: wait for the last one.
-    tokio::time::timeout(WAIT, async {
-        while copy(&scene.bot.data().after).len() < expected.len() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("the hooks after the commands ran");
-    assert_eq!(copy(&scene.bot.data().after), expected);
+    assert_eq!(after_hooks(&scene, expected.len()).await, expected);
 
     // The menu the service holds names the commands only.
     let menu = scene.server.menu(scene.bot_id()).unwrap();
     let names: Vec<&str> = menu.commands.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["boom", "help", "ping", "roll"]);
     assert_eq!(menu.commands[3].description, "Roll some dice");
+    scene.close().await.unwrap();
+}
+
+/// Waits until the hooks after the commands have run `count` times (they
+/// run after the answers), then gives what they saw.
+async fn after_hooks(scene: &Scene<Seen>, count: usize) -> Vec<String> {
+    tokio::time::timeout(WAIT, async {
+        while copy(&scene.bot.data().after).len() < count {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the hooks after the commands ran");
+    copy(&scene.bot.data().after)
+}
+
+#[tokio::test]
+async fn a_failure_and_a_hook_read_the_alias_under_the_additional_prefix_the_line_used() {
+    let scene = Scene::builder()
+        .start_bot(|setup| {
+            bot(setup
+                .options
+                .command_prefix("!")
+                .additional_prefixes(["?", "!!"])
+                .error_answer_limit(100, Duration::from_secs(1)))
+        })
+        .await
+        .unwrap();
+    let mut events = scene.bot.events();
+    let answer = || async { scene.answer().await.unwrap().content };
+
+    // Out of bounds under `?`, which the main prefix would not read at
+    // all: the failure names the alias typed, the usage line the main
+    // prefix.
+    let id = scene.say("?r 99").await.unwrap();
+    let text = answer().await;
+    assert!(text.ends_with("\nusage: !roll <count (1 to 20)>"), "{text}");
+    let bounds = command_error_event(&mut events, &id).await;
+    assert_eq!(
+        (bounds.command.as_str(), &*bounds.invoked_name()),
+        ("roll", "r")
+    );
+    // Under `!!`, which `!` starts too: read under the longest, not as the
+    // name `!b` under `!`.
+    let id = scene.say("!!B").await.unwrap();
+    assert_eq!(answer().await, "sorry, the boom command failed");
+    let failed = command_error_event(&mut events, &id).await;
+    assert_eq!(
+        (failed.command.as_str(), &*failed.invoked_name()),
+        ("boom", "b")
+    );
+    scene.say("?dice 2").await.unwrap();
+    assert_eq!(answer().await, "2 dice by dice");
+
+    // The argument failure never started, so it has no hook after it.
+    assert_eq!(
+        after_hooks(&scene, 2).await,
+        ["boom as b handler", "roll as dice"]
+    );
     scene.close().await.unwrap();
 }
 

@@ -15,14 +15,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use botlane::{CommandContext, CommandDeclaration};
-use futures_util::SinkExt;
 use peer::busy::{
     channel_ids, client_with_dispatch_busy, client_with_dispatch_busy_and,
-    first_session_keeping_dispatch_busy, message_push,
+    first_session_keeping_dispatch_busy, message_push, message_push_in,
 };
 use peer::{behave, next_frame, send, serve, upgrade, WAIT};
 use tokio::sync::{mpsc, Notify};
-use tokio_tungstenite::tungstenite::Message;
 
 /// A command that does nothing, to change the menu with.
 fn register(client: &botlane::Client, name: &str) {
@@ -677,119 +675,129 @@ async fn a_close_during_the_first_dial_ends_the_login_and_the_dial() {
     assert_eq!(accepted.load(Ordering::SeqCst), 1, "nothing dialled again");
 }
 
+/// A `tracing` writer that, once armed, shuts `client` down when it is
+/// given the line saying the menu was published: in a login, after its
+/// last reply came and before its connection is stored.
+#[derive(Clone)]
+struct ShutDownOnPublish {
+    armed: Arc<std::sync::atomic::AtomicBool>,
+    client: botlane::WeakClient,
+    /// Notified once it has shut the client down.
+    stopped: Arc<Notify>,
+}
+
+impl std::io::Write for ShutDownOnPublish {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let published = String::from_utf8_lossy(buf).contains("menu published");
+        if published && self.armed.load(Ordering::SeqCst) {
+            if let Some(client) = self.client.upgrade() {
+                client.shutdown();
+                self.stopped.notify_one();
+            }
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for ShutDownOnPublish {
+    type Writer = Self;
+    fn make_writer(&'a self) -> Self {
+        self.clone()
+    }
+}
+
 /// One round of a shutdown made while the reconnect's login has its last
-/// reply in hand: the service sends the menu's reply and, in the same
-/// write, a `/stop` whose handler (run on the spot, on the connection
-/// task) shuts the client down, then the `ready`. (A `/stop` after the
-/// `ready` would come after `Reconnected`: dispatch holds a `ready` that
-/// comes during the login until the login is over.) What the client says
-/// after that: the emoji catalog, whether it is connected, and its
-/// reconnect events.
+/// reply in hand: the menu's reply has come and the connection is not
+/// stored yet. It is made by the debug line that says the menu was
+/// published, on this thread's subscriber: every task of the test runs
+/// here. (It was made by a `/stop` pushed with the menu's reply and run on
+/// the spot; a push that comes during a login now waits for the session.)
+/// What the client says after that: the emoji catalog, whether it is
+/// connected, its reconnect events, and how many sessions it counted.
 async fn shutdown_as_the_reconnect_completes() -> (
     Result<Vec<botlane::Emoji>, botlane::ClientError>,
     Result<(), botlane::ClientError>,
     Vec<&'static str>,
+    u64,
 ) {
     let kill = Arc::new(Notify::new());
-    // The `/stop` push, sealed with the key the first session sent.
-    let stop = Arc::new(Mutex::new(None::<String>));
     let (addr, _) = {
-        let (kill, stop) = (kill.clone(), stop.clone());
+        let kill = kill.clone();
         serve(move |tcp, n| {
-            let (kill, stop) = (kill.clone(), stop.clone());
+            let kill = kill.clone();
             async move {
-                if n == 1 {
-                    let Some((mut ws, key, key_push)) =
-                        peer::first_session_with_key(tcp, n, "c1").await
-                    else {
-                        return;
-                    };
-                    send(&mut ws, key_push).await;
-                    *stop.lock().unwrap() = Some(message_push(&key, "m1", "/stop"));
-                    tokio::select! {
-                        () = behave(&mut ws) => {}
-                        () = kill.notified() => {}
-                    }
+                let mut ws = upgrade(tcp).await;
+                if peer::login(&mut ws, n, &["c1"]).await.is_none() {
                     return;
                 }
-                let mut ws = upgrade(tcp).await;
-                let Some(frame) = next_frame(&mut ws).await else {
-                    return;
-                };
-                assert_eq!(frame["op"], 10, "the first frame is the login");
-                let bot = format!("bot-{n}");
-                send(
-                    &mut ws,
-                    format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#),
-                )
-                .await;
-                let Some(frame) = next_frame(&mut ws).await else {
-                    return;
-                };
-                assert_eq!(frame["op"], 20, "then the menu");
-                let push = stop.lock().unwrap().take().unwrap();
-                let _ = ws.feed(Message::text(r#"{"op":20,"d":{"code":0}}"#)).await;
-                let _ = ws.feed(Message::text(push)).await;
-                let _ = ws.feed(Message::text(peer::ready(&bot, &["c1"]))).await;
-                let _ = ws.flush().await;
-                behave(&mut ws).await;
+                tokio::select! {
+                    () = behave(&mut ws) => {}
+                    () = kill.notified(), if n == 1 => {}
+                }
             }
         })
         .await
     };
     let dir = tempfile::tempdir().unwrap();
     let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
-    let weak = client.downgrade();
+    let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let stopped = Arc::new(Notify::new());
-    {
-        let stopped = stopped.clone();
-        client
-            .commands()
-            .register(
-                CommandDeclaration::new("stop", "Shuts the client down"),
-                move |_ctx: CommandContext| {
-                    let (weak, stopped) = (weak.clone(), stopped.clone());
-                    async move {
-                        if let Some(client) = weak.upgrade() {
-                            client.shutdown();
-                        }
-                        stopped.notify_one();
-                        Ok::<(), std::io::Error>(())
-                    }
-                },
-            )
-            .unwrap();
-    }
+    let writer = ShutDownOnPublish {
+        armed: armed.clone(),
+        client: client.downgrade(),
+        stopped: stopped.clone(),
+    };
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(writer)
+        .finish();
+    let _on_this_thread = tracing::subscriber::set_default(subscriber);
     tokio::time::timeout(WAIT, client.login())
         .await
         .expect("login finishes")
         .unwrap();
-    let mut events = client.events();
+    let (mut events, mut closing) = (client.events(), client.events());
+    armed.store(true, Ordering::SeqCst);
     kill.notify_one();
     tokio::time::timeout(WAIT, stopped.notified())
         .await
-        .expect("the handler shuts the client down");
-    // Time for the supervisor to see the login's end and the shutdown
-    // (what it makes of them stays: nothing here is a time limit).
-    tokio::time::sleep(Duration::from_millis(100)).await;
+        .expect("the reconnect's login shuts the client down");
+    // The events end once every connection task has ended, after the
+    // shutdown: the login and the supervisor have done what they make of
+    // it (they run on with no await until they return), and a connection
+    // stored after it would have ended too.
+    tokio::time::timeout(WAIT, async {
+        while !matches!(closing.recv().await, Err(botlane::EventRecvError::Closed)) {}
+    })
+    .await
+    .expect("the client's events end after the shutdown");
     let emojis = client.fetch_emojis().await;
     let connected = client.wait_until_connected(Duration::ZERO).await;
-    (emojis, connected, reconnect_events(&mut events))
+    let sessions = client.stats().sessions;
+    (emojis, connected, reconnect_events(&mut events), sessions)
 }
 
 /// A shutdown while the reconnect's login has its last reply in hand
-/// (made on the connection task, by a handler run on the spot) leaves no
-/// session behind and reports no reconnect: the client is shut down, and
-/// says so. It used to store the connection it had just logged in on,
-/// after the shutdown had cleared it, in about half the rounds (the
+/// leaves no session behind (none is counted) and reports no reconnect:
+/// the client is shut down, and says so. It used to store the connection
+/// it had just logged in on, after the shutdown had cleared it (the
 /// supervisor saw the finished login before the shutdown): `Reconnected`
 /// came after the shutdown, a request failed with `ConnectionClosed`
 /// instead of `NotConnected`, and `wait_until_connected` could answer
-/// `Ok`. Sixteen rounds.
+/// `Ok`. The shutdown lands in that window every round (without the
+/// check in `login.rs`, round 0 counts a second session); sixteen rounds.
 #[tokio::test]
 async fn a_shutdown_as_the_reconnect_completes_leaves_no_session_behind() {
     for round in 0..16 {
-        let (emojis, connected, events) = shutdown_as_the_reconnect_completes().await;
+        let (emojis, connected, events, sessions) = shutdown_as_the_reconnect_completes().await;
+        assert_eq!(
+            sessions, 1,
+            "round {round}: no session stored after the shutdown"
+        );
         assert!(
             matches!(emojis, Err(botlane::ClientError::NotConnected)),
             "round {round}: {emojis:?}"
@@ -1085,5 +1093,145 @@ async fn ready_comes_before_the_messages_that_follow_the_first_ready() {
         }
     }
     assert_eq!(seen, ["ready", "message m1"], "Ready is the first event");
+    client.close().await.unwrap();
+}
+
+/// A first login that fails after its `ready` came (the service refuses
+/// the menu) was no session: its `ready` is not applied, and `Ready` (sent
+/// once, for the retry) lists only the retry's channels (`c1`, `c2`; not
+/// the failed connection's `c9`). What the service pushed on the failed
+/// connection that it never pushes again waits for the retry's `ready`,
+/// in wire order: the keys (for `c2`, which the retry's `ready` lists, and
+/// for `c9`, which it does not: ignored), the `/echo` `m1a` in `c2`,
+/// opened with the kept key after `Ready` and answered on the retry's
+/// session, and `m1b` in `c9`, handled as any message of a channel the bot
+/// is not in (not opened). Then the retry's own `m2`. The failed
+/// connection's `ready` used to be applied by the retry's dispatch,
+/// sending `Ready` with its channels; its messages were then dropped.
+#[tokio::test]
+async fn a_failed_first_login_s_ready_is_not_applied_and_its_messages_wait_for_the_retry_s_ready() {
+    let (c2_key, c9_key) = (
+        botlane::crypto::ChannelKey::generate().unwrap(),
+        botlane::crypto::ChannelKey::generate().unwrap(),
+    );
+    // The sends (op 30) each session saw, with its number.
+    let (sends_tx, mut sends) = mpsc::unbounded_channel::<(usize, serde_json::Value)>();
+    let (addr, _) = {
+        let (c2_key, c9_key) = (c2_key.clone(), c9_key.clone());
+        serve(move |tcp, n| {
+            let (c2_key, c9_key, sends_tx) = (c2_key.clone(), c9_key.clone(), sends_tx.clone());
+            async move {
+                let mut ws = upgrade(tcp).await;
+                let Some(frame) = next_frame(&mut ws).await else {
+                    return;
+                };
+                assert_eq!(frame["op"], 10, "the first frame is the login");
+                let public_key = frame["d"]["public_key"].as_str().unwrap().to_owned();
+                let bot = format!("bot-{n}");
+                let login = format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#);
+                send(&mut ws, login).await;
+                let pushes = if n == 1 {
+                    vec![
+                        peer::ready(&bot, &["c9", "c2"]),
+                        peer::key_push(&c2_key, &public_key, "c2"),
+                        peer::key_push(&c9_key, &public_key, "c9"),
+                        message_push_in(&c2_key, "c2", "m1a", "/echo"),
+                        message_push_in(&c9_key, "c9", "m1b", "hello"),
+                    ]
+                } else {
+                    vec![
+                        peer::ready(&bot, &["c1", "c2"]),
+                        message_push_in(&c2_key, "c2", "m2", "hello"),
+                    ]
+                };
+                for push in pushes {
+                    send(&mut ws, push).await;
+                }
+                let Some(frame) = next_frame(&mut ws).await else {
+                    return;
+                };
+                assert_eq!(frame["op"], 20, "then the menu");
+                let code = if n == 1 { -1 } else { 0 };
+                send(&mut ws, format!(r#"{{"op":20,"d":{{"code":{code}}}}}"#)).await;
+                while let Some(frame) = next_frame(&mut ws).await {
+                    let op = frame["op"].as_u64().unwrap();
+                    if op == 30 {
+                        let _ = sends_tx.send((n, frame["d"].clone()));
+                    }
+                    let reply = format!(r#"{{"op":{op},"d":{{"code":0,"message_id":"r{n}"}}}}"#);
+                    if !send(&mut ws, reply).await {
+                        return;
+                    }
+                }
+            }
+        })
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
+    let (replied_tx, mut replied) = mpsc::unbounded_channel();
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("echo", "Replies"),
+            move |ctx: CommandContext| {
+                let replied_tx = replied_tx.clone();
+                async move {
+                    let _ = replied_tx.send(ctx.reply("echo").await.map(|_| ()));
+                    Ok::<(), std::io::Error>(())
+                }
+            },
+        )
+        .unwrap();
+    let mut events = client.events();
+    let refused = tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("the first login ends")
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            botlane::ClientError::Refused {
+                opcode: 20,
+                code: -1
+            }
+        ),
+        "{refused:?}"
+    );
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("the retry finishes")
+        .unwrap();
+    let mut listed = channel_ids(&client);
+    listed.sort();
+    assert_eq!(
+        listed,
+        ["c1", "c2"],
+        "channels() as login returns, on Ready"
+    );
+    let mut seen = Vec::new();
+    tokio::time::timeout(WAIT, async {
+        while seen.last().map(String::as_str) != Some("message m2") {
+            seen.push(match events.recv().await.unwrap() {
+                botlane::Event::Ready { bot_id } => format!("ready {bot_id}"),
+                botlane::Event::Message(m) => format!("message {}", m.id),
+                other => format!("{other:?}"),
+            });
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the retry's message is dispatched; so far {seen:?}"));
+    assert_eq!(seen, ["ready bot-2", "message m1a", "message m2"]);
+    let reply = tokio::time::timeout(WAIT, replied.recv())
+        .await
+        .expect("/echo replies")
+        .unwrap();
+    assert!(reply.is_ok(), "{reply:?}");
+    let (session, sent) = sends.try_recv().expect("the reply reached the service");
+    assert_eq!(session, 2, "on the retry's session");
+    assert_eq!(
+        (&sent["channel_id"], &sent["reply_to"]),
+        (&serde_json::json!("c2"), &serde_json::json!("m1a"))
+    );
     client.close().await.unwrap();
 }

@@ -17,7 +17,7 @@ use botlane::crypto::ChannelKey;
 use botlane::{CommandContext, CommandDeclaration, Event, OnError};
 use peer::busy::{
     channel_ids, client_with_dispatch_busy, client_with_dispatch_busy_and,
-    first_session_keeping_dispatch_busy, message_push,
+    first_session_keeping_dispatch_busy, message_push, message_push_in,
 };
 use peer::{behave, next_frame, send, serve, upgrade, WAIT};
 use tokio::sync::Notify;
@@ -46,24 +46,33 @@ fn register_failing(client: &botlane::Client) {
         .unwrap();
 }
 
+/// Upgrades and answers the login of session `n` (`bot-N`); returns the
+/// bot's identity public key.
+async fn logged_in_with_public_key(
+    tcp: tokio::net::TcpStream,
+    n: usize,
+) -> Option<(peer::Ws, String)> {
+    let mut ws = upgrade(tcp).await;
+    let frame = next_frame(&mut ws).await?;
+    assert_eq!(frame["op"], 10, "the first frame is the login");
+    let public_key = frame["d"]["public_key"].as_str().unwrap().to_owned();
+    send(
+        &mut ws,
+        format!(r#"{{"op":10,"d":{{"code":0,"user_id":"bot-{n}"}}}}"#),
+    )
+    .await;
+    Some((ws, public_key))
+}
+
 /// Upgrades and answers the login of session `n`; returns its `ready`
 /// (the bot in `c1`), a new key for `c1` and the key's push, none sent.
 async fn logged_in(
     tcp: tokio::net::TcpStream,
     n: usize,
 ) -> Option<(peer::Ws, String, ChannelKey, String)> {
-    let mut ws = upgrade(tcp).await;
-    let frame = next_frame(&mut ws).await?;
-    assert_eq!(frame["op"], 10, "the first frame is the login");
-    let public_key = frame["d"]["public_key"].as_str().unwrap().to_owned();
-    let bot = format!("bot-{n}");
-    send(
-        &mut ws,
-        format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#),
-    )
-    .await;
+    let (ws, public_key) = logged_in_with_public_key(tcp, n).await?;
     let (key, key_push) = peer::channel_key_for(&public_key, "c1");
-    Some((ws, peer::ready(&bot, &["c1"]), key, key_push))
+    Some((ws, peer::ready(&format!("bot-{n}"), &["c1"]), key, key_push))
 }
 
 /// Answers the menu's publish, once `menu` is notified when given; `false`
@@ -539,6 +548,100 @@ async fn an_invocation_pushed_before_the_first_menu_s_reply_is_answered_on_the_s
     assert_eq!(
         events_until_the_failure(&client, &mut events).await,
         ["ready", "message m1", "rejected m1", "error fail m1"]
+    );
+    client.close().await.unwrap();
+}
+
+/// A reconnect's session `n` that pushes, before its `ready`, a new key
+/// for `c2` (a channel only that `ready` lists), a `/fail` `m6` in `c1`
+/// sealed with `old_key` (the first session's) and a plain `m7` in `c2`;
+/// then the `ready` (`c1`, `c2`). Then the menu is answered and sends are
+/// refused.
+async fn session_pushing_before_its_ready(
+    tcp: tokio::net::TcpStream,
+    n: usize,
+    old_key: ChannelKey,
+) {
+    let Some((mut ws, public_key)) = logged_in_with_public_key(tcp, n).await else {
+        return;
+    };
+    let (new_key, key_push) = peer::channel_key_for(&public_key, "c2");
+    let pushes = [
+        key_push,
+        message_push(&old_key, "m6", "/fail"),
+        message_push_in(&new_key, "c2", "m7", "hello"),
+        peer::ready(&format!("bot-{n}"), &["c1", "c2"]),
+    ];
+    for push in pushes {
+        send(&mut ws, push).await;
+    }
+    if answer_the_menu(&mut ws, None).await {
+        refuse_sends(&mut ws).await;
+    }
+}
+
+/// What a reconnect's service pushes before the new session's `ready`,
+/// during the login, waits for that `ready`: `Reconnected` comes first,
+/// the key is applied once the `ready` lists its channel (`m7`, sealed
+/// with it, opens), and `/fail`'s reply goes out on the new session (the
+/// service refuses it: a `SendRejected`). They used to be dispatched at
+/// once, during the login, with the old session's state: `m6`'s event
+/// came before `Reconnected`, its reply failed with `NotConnected`, and
+/// the key, for a channel the old session did not list, was refused.
+#[tokio::test]
+async fn pushes_before_a_reconnect_s_ready_wait_for_it_and_answer_on_the_new_session() {
+    let kill = Arc::new(Notify::new());
+    let old_key = ChannelKey::generate().unwrap();
+    let (addr, _) = {
+        let (kill, old_key) = (kill.clone(), old_key.clone());
+        serve(move |tcp, n| {
+            let (kill, old_key) = (kill.clone(), old_key.clone());
+            async move {
+                if n > 1 {
+                    return session_pushing_before_its_ready(tcp, n, old_key).await;
+                }
+                let mut ws = upgrade(tcp).await;
+                let Some(public_key) = peer::login(&mut ws, n, &["c1"]).await else {
+                    return;
+                };
+                send(&mut ws, peer::key_push(&old_key, &public_key, "c1")).await;
+                send(&mut ws, message_push(&old_key, "m0", "hello")).await;
+                tokio::select! {
+                    () = behave(&mut ws) => {}
+                    () = kill.notified() => {}
+                }
+            }
+        })
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
+    register_failing(&client);
+    let (mut events, mut first) = (client.events(), client.events());
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("login finishes")
+        .unwrap();
+    // The old key is in place (`m0` opened with it) before the session ends.
+    tokio::time::timeout(WAIT, async {
+        while !matches!(first.recv().await, Ok(Event::Message(_))) {}
+    })
+    .await
+    .expect("the first session's message is dispatched");
+
+    kill.notify_one();
+    assert_eq!(
+        events_until_the_failure(&client, &mut events).await,
+        [
+            "ready",
+            "message m0",
+            "disconnected",
+            "reconnected c1,c2",
+            "message m6",
+            "message m7",
+            "rejected m6",
+            "error fail m6",
+        ]
     );
     client.close().await.unwrap();
 }

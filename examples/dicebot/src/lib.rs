@@ -113,15 +113,21 @@ pub struct Echo {
 
 /// What `echo` answers when the text would read as a command. It starts
 /// with a letter, never with a prefix.
-pub const NO_COMMANDS: &str = "I only echo plain text: a line that starts with the command prefix \
+pub const NO_COMMANDS: &str = "I only echo plain text: a line that starts with a command prefix \
                                would be read as a command by the bots here";
 
 impl Echo {
-    /// The echo, unless the text starts with `prefix`: another bot would
-    /// read that message as an invocation, and two echoing bots would keep
-    /// invoking each other. Then it is `Err` with [`NO_COMMANDS`].
-    pub fn answer(&self, prefix: &str) -> Result<&str, &'static str> {
-        if self.text.trim_start().starts_with(prefix) {
+    /// The echo, unless the text starts with one of `prefixes` (the
+    /// client's, [`CommandContext::prefixes`](botlane::CommandContext::prefixes)):
+    /// another bot would read that message as an invocation, and two echoing
+    /// bots would keep invoking each other. Then it is `Err` with
+    /// [`NO_COMMANDS`].
+    pub fn answer<'p>(
+        &self,
+        mut prefixes: impl Iterator<Item = &'p str>,
+    ) -> Result<&str, &'static str> {
+        let text = self.text.trim_start();
+        if prefixes.any(|prefix| text.starts_with(prefix)) {
             Err(NO_COMMANDS)
         } else {
             Ok(&self.text)
@@ -199,7 +205,7 @@ impl Files {
 ///
 /// `roll`, `flip` and `files` answer with a reply (their invoker is
 /// notified); `echo` posts a plain message, or replies [`NO_COMMANDS`] to a
-/// text that starts with the client's prefix. `files` replies
+/// text that starts with one of the client's prefixes. `files` replies
 /// [`REST_LANE_OFF`] when the service refuses the bot a REST credential
 /// (code `-7`); its other failures get the default answer.
 pub fn commands(registry: &mut CommandRegistry) -> Result<(), DeclarationError> {
@@ -207,7 +213,7 @@ pub fn commands(registry: &mut CommandRegistry) -> Result<(), DeclarationError> 
         .command::<Roll>(|ctx, roll| async move { ctx.reply(&roll.play()).await })?
         .command::<Flip>(|ctx, flip| async move { ctx.reply(&flip.play()).await })?
         .command::<Echo>(|ctx, echo| async move {
-            match echo.answer(ctx.prefix()) {
+            match echo.answer(ctx.prefixes()) {
                 Ok(text) => ctx.message().channel().send(text).await,
                 Err(refusal) => ctx.reply(refusal).await,
             }
@@ -311,11 +317,14 @@ mod tests {
     #[test]
     fn echo_refuses_what_would_read_as_a_command() {
         let echo = |text: &str| Echo { text: text.into() };
-        assert_eq!(echo("hello").answer("/"), Ok("hello"));
-        assert_eq!(echo("a/b").answer("/"), Ok("a/b"));
-        assert_eq!(echo("/roll 2").answer("/"), Err(NO_COMMANDS));
-        assert_eq!(echo("  /roll 2").answer("/"), Err(NO_COMMANDS));
-        assert_eq!(echo("!roll 2").answer("!"), Err(NO_COMMANDS));
+        let under = |prefixes: &'static [&'static str]| prefixes.iter().copied();
+        assert_eq!(echo("hello").answer(under(&["/"])), Ok("hello"));
+        assert_eq!(echo("a/b").answer(under(&["/"])), Ok("a/b"));
+        assert_eq!(echo("/roll 2").answer(under(&["/"])), Err(NO_COMMANDS));
+        assert_eq!(echo("  /roll 2").answer(under(&["/"])), Err(NO_COMMANDS));
+        assert_eq!(echo("!roll 2").answer(under(&["!"])), Err(NO_COMMANDS));
+        assert_eq!(echo("?roll 2").answer(under(&["!", "?"])), Err(NO_COMMANDS));
+        assert_eq!(echo("?roll 2").answer(under(&["!"])), Ok("?roll 2"));
         assert!(!NO_COMMANDS.starts_with('/') && !NO_COMMANDS.starts_with('!'));
     }
 }

@@ -6,6 +6,7 @@
 //!
 //! ```text
 //! dicebot [--url URL] [--rest-url URL] [--keystore FILE] [--token-file FILE]
+//!         [--heartbeat-interval SECONDS]
 //! ```
 //!
 //! | setting | flag | environment | default |
@@ -14,12 +15,15 @@
 //! | realtime URL | `--url` | `BOTLANE_URL` | `ws://127.0.0.1:7700/ws` |
 //! | REST URL | `--rest-url` | `BOTLANE_REST_URL` | `http://127.0.0.1:7701` |
 //! | keystore | `--keystore` | `BOTLANE_KEYSTORE` | `dicebot.keystore` in the current directory |
+//! | heartbeat interval, whole seconds, 1 to 29 | `--heartbeat-interval` | `BOTLANE_HEARTBEAT_INTERVAL` | 15 |
 //!
 //! A flag wins over the environment. The token has no flag of its own: a
 //! value on the command line is visible to every user of the machine
 //! (`ps`) and stays in shell history, so it comes from the environment or
 //! from a file. The defaults are the addresses of
-//! `examples/dicebot/devserver.json`.
+//! `examples/dicebot/devserver.json`. The heartbeat interval is for a
+//! service that closes quiet sessions sooner than botlane's 15 s heartbeat
+//! allows; it stays under the client's 30 s idle timeout.
 //!
 //! stdout carries two lines, `dicebot ready: bot <id> in <n> channel(s)`
 //! once logged in and `dicebot stopped` after a clean stop; logs go to
@@ -32,6 +36,7 @@ use std::future::Future;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use botlane::{Client, ClientOptions, Event, EventRecvError, Events};
 use clap::Parser;
@@ -43,6 +48,9 @@ const DEFAULT_URL: &str = "ws://127.0.0.1:7700/ws";
 const DEFAULT_REST_URL: &str = "http://127.0.0.1:7701";
 /// The keystore when neither `--keystore` nor `BOTLANE_KEYSTORE` is given.
 const DEFAULT_KEYSTORE: &str = "dicebot.keystore";
+/// The longest heartbeat interval, in seconds: the client's idle timeout
+/// (30 s) must stay above it.
+const MAX_HEARTBEAT_SECS: u64 = 29;
 
 /// A dice bot for botlane: /roll, /flip, /echo, /files and /help.
 #[derive(Debug, Parser)]
@@ -60,6 +68,9 @@ struct Args {
     /// Read the bot token from FILE (else from BOTLANE_TOKEN)
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+    /// Seconds between heartbeats, 1 to 29 [env: BOTLANE_HEARTBEAT_INTERVAL] [default: 15]
+    #[arg(long, value_name = "SECONDS")]
+    heartbeat_interval: Option<String>,
 }
 
 /// What the bot runs with, flags and environment resolved.
@@ -68,6 +79,8 @@ struct Settings {
     url: String,
     rest_url: String,
     keystore: PathBuf,
+    /// `None`: the client's default.
+    heartbeat_interval: Option<Duration>,
 }
 
 /// Why the settings cannot be resolved.
@@ -86,6 +99,10 @@ enum SettingsError {
     },
     #[error("the token file {} is empty", path.display())]
     EmptyToken { path: PathBuf },
+    #[error(
+        "the heartbeat interval {value:?} is not a whole number of seconds from 1 to {MAX_HEARTBEAT_SECS}"
+    )]
+    HeartbeatInterval { value: String },
 }
 
 impl Settings {
@@ -125,6 +142,14 @@ impl Settings {
                         .map(PathBuf::from)
                 })
                 .unwrap_or_else(|| PathBuf::from(DEFAULT_KEYSTORE)),
+            heartbeat_interval: args
+                .heartbeat_interval
+                .or_else(|| env("BOTLANE_HEARTBEAT_INTERVAL").filter(|v| !v.is_empty()))
+                .map(|value| match value.parse::<u64>() {
+                    Ok(secs @ 1..=MAX_HEARTBEAT_SECS) => Ok(Duration::from_secs(secs)),
+                    _ => Err(SettingsError::HeartbeatInterval { value }),
+                })
+                .transpose()?,
         })
     }
 }
@@ -173,8 +198,11 @@ async fn run(args: Args) -> Result<ExitCode, Box<dyn Error>> {
     let stop = stop_signal()?;
     tokio::pin!(stop);
 
-    let options = ClientOptions::new(settings.token, &settings.keystore, settings.url)
+    let mut options = ClientOptions::new(settings.token, &settings.keystore, settings.url)
         .rest_url(settings.rest_url);
+    if let Some(interval) = settings.heartbeat_interval {
+        options = options.heartbeat_interval(interval);
+    }
     let client = Client::new(options)?;
     client.commands().update(dicebot::commands)?;
     let events = client.events();
@@ -285,6 +313,30 @@ mod tests {
         assert_eq!(s.url, DEFAULT_URL);
         assert_eq!(s.rest_url, DEFAULT_REST_URL);
         assert_eq!(s.keystore, PathBuf::from(DEFAULT_KEYSTORE));
+        assert_eq!(s.heartbeat_interval, None);
+    }
+
+    #[test]
+    fn the_heartbeat_interval_is_whole_seconds_under_the_idle_timeout() {
+        let token = &[("BOTLANE_TOKEN", "t"), ("BOTLANE_HEARTBEAT_INTERVAL", "3")];
+        let s = Settings::resolve(args(&[]), env(token)).unwrap();
+        assert_eq!(s.heartbeat_interval, Some(Duration::from_secs(3)));
+        let s = Settings::resolve(args(&["--heartbeat-interval", "29"]), env(token)).unwrap();
+        assert_eq!(s.heartbeat_interval, Some(Duration::from_secs(29)));
+        for bad in ["0", "30", "1.5", "-1", "2s", " 3"] {
+            let flag = format!("--heartbeat-interval={bad}");
+            let err = Settings::resolve(args(&[&flag]), env(token)).err().unwrap();
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "the heartbeat interval {bad:?} is not a whole number of seconds from 1 to 29"
+                )
+            );
+        }
+        // Whatever this accepts, the client accepts too.
+        let options = ClientOptions::new("t", "k", DEFAULT_URL)
+            .heartbeat_interval(Duration::from_secs(MAX_HEARTBEAT_SECS));
+        assert!(Client::new(options).is_ok());
     }
 
     #[test]

@@ -92,6 +92,24 @@ async fn echo_posts_the_rest_of_the_line_and_never_a_command() {
 }
 
 #[tokio::test]
+async fn echo_never_posts_a_command_under_any_of_the_bots_prefixes() {
+    let scene = Scene::builder()
+        .client_options(|options| options.additional_prefixes(["?"]))
+        .start(dicebot::commands)
+        .await
+        .unwrap();
+    // Under `?`, another copy of this bot would run `roll` from the echo.
+    let asked = scene.say("?echo ?roll 2").await.unwrap();
+    let answer = scene.answer().await.unwrap();
+    assert_eq!(
+        (answer.content.as_str(), answer.reply_to.as_deref()),
+        (NO_COMMANDS, Some(asked.as_str()))
+    );
+    scene.say("/echo roll 2").await.unwrap();
+    assert_eq!(scene.answer().await.unwrap().content, "roll 2");
+}
+
+#[tokio::test]
 async fn help_lists_the_commands_and_explains_one() {
     let scene = Scene::start(dicebot::commands).await.unwrap();
     let registry = scene.bot.commands().snapshot();

@@ -33,7 +33,7 @@ pub use stats::ClientStats;
 use crate::commands::{
     encode_command_data, format_invocation_text, AnswerGate, AnswerRate, Command, CommandArgs,
     CommandData, CommandDeclaration, Commands, CooldownTracker, Message, OnError, Outbound, Owners,
-    MAX_COMMAND_WIRE,
+    Prefixes, MAX_COMMAND_WIRE,
 };
 use crate::dispatch::{self, AfterState, ClientHooks, Runner};
 use crate::error::ClientError;
@@ -256,7 +256,10 @@ impl<D: Send + Sync + 'static> Client<D> {
             burst: options.error_answer_burst,
             interval: options.error_answer_interval,
         };
-        let prefix: Arc<str> = Arc::from(options.command_prefix.as_str());
+        let prefixes = Arc::new(Prefixes::new(
+            &options.command_prefix,
+            &options.additional_prefixes,
+        ));
         let runner = Arc::new(Runner {
             events,
             handlers: Arc::new(Semaphore::new(options.max_concurrent_handlers)),
@@ -267,13 +270,13 @@ impl<D: Send + Sync + 'static> Client<D> {
                 after: Vec::new(),
             }),
             cooldowns: CooldownTracker::default(),
-            answers: Arc::new(AnswerGate::new(Arc::clone(&prefix), rate)),
+            answers: Arc::new(AnswerGate::new(Arc::clone(&prefixes), rate)),
             handler_timeout: options.handler_timeout,
             held_up: Throttle::new(WARN_INTERVAL),
             hook_panicked: Throttle::new(WARN_INTERVAL),
             after: AfterState::new(DEFAULT_HANDLER_TIMEOUT),
             owners: Owners::new(&options.owners, options.skip_checks_for_owners),
-            prefix,
+            prefixes,
         });
         Ok(Self {
             inner: Arc::new(Inner {

@@ -12,6 +12,7 @@ use std::time::Duration;
 use super::command_error::CommandErrorReason;
 use super::context::invoked_name;
 use super::message::Message;
+use super::text::PrefixSet;
 use super::types::{CommandInvocation, CommandSource};
 
 /// One hook added with [`Client::after_command`](crate::Client::after_command),
@@ -73,16 +74,16 @@ pub struct CommandRan<D = ()> {
 
 impl<D> CommandRan<D> {
     /// The summary of the invocation `invocation` carried by `message`,
-    /// which read with the text lane's `prefix` names the name typed.
+    /// which read with the text lane's `prefixes` names the name typed.
     pub(crate) fn new(
         invocation: &CommandInvocation,
         message: &Message,
-        prefix: &str,
+        prefixes: PrefixSet<'_>,
         elapsed: Duration,
         failure: Option<CommandErrorReason>,
         data: Arc<D>,
     ) -> Self {
-        let invoked = invoked_name(message, invocation.source, &invocation.name, prefix);
+        let invoked = invoked_name(message, invocation.source, &invocation.name, prefixes);
         Self {
             invoked: (invoked != invocation.name.as_str()).then(|| invoked.into_owned()),
             command: invocation.name.clone(),
@@ -222,6 +223,7 @@ impl<D> fmt::Debug for CommandRan<D> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::commands::text::Prefixes;
     use crate::commands::types::CommandArgs;
 
     #[tokio::test]
@@ -235,7 +237,7 @@ mod tests {
         let ran = CommandRan::new(
             &invocation,
             &message,
-            "/",
+            PrefixSet::single(None),
             Duration::from_millis(5),
             Some(CommandErrorReason::Check),
             Arc::new(7_u32),
@@ -267,7 +269,7 @@ mod tests {
 
     #[test]
     fn the_invoked_name_is_read_from_a_text_line_only() {
-        let ran = |line: &str, prefix: &str, source| {
+        let ran_among = |line: &str, prefixes: PrefixSet<'_>, source| {
             let invocation = CommandInvocation {
                 name: "roll".into(),
                 args: CommandArgs::new(),
@@ -277,11 +279,14 @@ mod tests {
             CommandRan::new(
                 &invocation,
                 &message,
-                prefix,
+                prefixes,
                 Duration::ZERO,
                 None,
                 Arc::new(()),
             )
+        };
+        let ran = |line: &str, prefix: &str, source| {
+            ran_among(line, PrefixSet::single(Some(prefix)), source)
         };
         let text = CommandSource::Text;
         assert_eq!(ran("  /R 2", "/", text).invoked_name(), "r");
@@ -290,6 +295,13 @@ mod tests {
         assert_eq!(
             (by_name.invoked_name(), by_name.invoked.as_deref()),
             ("roll", None)
+        );
+        // Under the longest prefix the line starts with, as dispatch reads it.
+        let several = Prefixes::new("!", &["!!", "?"]);
+        assert_eq!(ran_among("!!r 2", several.set(), text).invoked_name(), "r");
+        assert_eq!(
+            ran_among("?Dice", several.set(), text).invoked_name(),
+            "dice"
         );
         let structured = ran("/r 2", "/", CommandSource::Structured);
         assert_eq!(structured.invoked_name(), "roll");

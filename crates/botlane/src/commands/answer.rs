@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use super::cooldown::{Clock, TokioClock};
 use super::message::Message;
+use super::text::Prefixes;
 use super::types::canonical_bot_id;
 use crate::deadline::NEVER;
 use crate::error::ClientError;
@@ -44,7 +45,9 @@ pub const ANSWER_LIMIT_CAPACITY: usize = 10_000;
 /// `text` as an answer that no bot reads as an invocation: unchanged
 /// unless its first non-whitespace character starts `prefix` or is ASCII
 /// punctuation, in which case the leading whitespace is dropped and
-/// [`ANSWER_MARKER`] put in front.
+/// [`ANSWER_MARKER`] put in front. For a client with
+/// [`additional_prefixes`](crate::ClientOptions::additional_prefixes), see
+/// [`neutralise_answer_among`].
 ///
 /// ```
 /// use botlane::neutralise_answer;
@@ -54,16 +57,65 @@ pub const ANSWER_LIMIT_CAPACITY: usize = 10_000;
 /// assert_eq!(neutralise_answer("dice: none left", "di"), "⚠ dice: none left");
 /// ```
 pub fn neutralise_answer<'a>(text: &'a str, prefix: &str) -> Cow<'a, str> {
+    neutralise(text, std::iter::once(prefix))
+}
+
+/// [`neutralise_answer`] against several prefixes (a client's
+/// [`command_prefix`](crate::ClientOptions::command_prefix) and its
+/// [`additional_prefixes`](crate::ClientOptions::additional_prefixes), as
+/// [`CommandContext::prefixes`](crate::CommandContext::prefixes) gives
+/// them): `text` is marked when its first non-whitespace character is
+/// ASCII punctuation or it starts with any of them. The marker is
+/// [`ANSWER_MARKER`], or `» ` when a prefix starts with `⚠` (unless
+/// another starts with `»`: for a prefix without whitespace, as a client's
+/// are, the marker's space leaves the name empty either way).
+///
+/// ```
+/// use botlane::neutralise_answer_among;
+/// assert_eq!(neutralise_answer_among("bot says hi", ["!", "bot"]), "⚠ bot says hi");
+/// assert_eq!(neutralise_answer_among("robots say hi", ["!", "bot"]), "robots say hi");
+/// assert_eq!(neutralise_answer_among("⚠ careful", ["!", "⚠"]), "» ⚠ careful");
+///
+/// // In a handler, against the client's prefixes:
+/// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+/// # let invocation = CommandInvocation { name: "say".into(), args: CommandArgs::new(), source: CommandSource::Text };
+/// # let ctx = CommandContext::for_test(invocation, Message::new("m1", "c1", "u1", "!say ?roll"))
+/// #     .with_prefix("!")
+/// #     .with_additional_prefixes(["?"]);
+/// assert_eq!(neutralise_answer_among("?roll 2", ctx.prefixes()), "⚠ ?roll 2");
+/// ```
+pub fn neutralise_answer_among<'a, I>(text: &'a str, prefixes: I) -> Cow<'a, str>
+where
+    I: IntoIterator,
+    I::Item: AsRef<str>,
+    I::IntoIter: Clone,
+{
+    neutralise(text, prefixes.into_iter())
+}
+
+/// [`neutralise_answer_among`] over an iterator of prefixes.
+pub(crate) fn neutralise<'a, P: AsRef<str>>(
+    text: &'a str,
+    prefixes: impl Iterator<Item = P> + Clone,
+) -> Cow<'a, str> {
     let visible = text.trim_start();
-    let risky = visible.starts_with(prefix)
-        || visible
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_punctuation());
+    let risky = visible
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_punctuation())
+        || prefixes
+            .clone()
+            .any(|prefix| visible.starts_with(prefix.as_ref()));
     if !risky {
         return Cow::Borrowed(text);
     }
-    let marker = if prefix.starts_with(ANSWER_MARKER.trim_end()) {
+    let taken = |marker: &str| {
+        let sign = marker.trim_end();
+        prefixes
+            .clone()
+            .any(|prefix| prefix.as_ref().starts_with(sign))
+    };
+    let marker = if taken(ANSWER_MARKER) && !taken(OTHER_MARKER) {
         OTHER_MARKER
     } else {
         ANSWER_MARKER
@@ -86,17 +138,17 @@ pub enum Answered {
     Blank,
 }
 
-/// The client's way of answering failures: the prefix answers are made
-/// safe against, and the rate limiter they share.
+/// The client's way of answering failures: the prefixes answers are made
+/// safe against (the runner's, shared), and the rate limiter they share.
 pub(crate) struct AnswerGate {
-    prefix: Arc<str>,
+    prefixes: Arc<Prefixes>,
     limiter: AnswerLimiter,
 }
 
 impl AnswerGate {
-    pub(crate) fn new(prefix: Arc<str>, rate: AnswerRate) -> Self {
+    pub(crate) fn new(prefixes: Arc<Prefixes>, rate: AnswerRate) -> Self {
         Self {
-            prefix,
+            prefixes,
             limiter: AnswerLimiter::new(rate),
         }
     }
@@ -118,7 +170,7 @@ impl AnswerGate {
         {
             return Ok(Answered::RateLimited);
         }
-        let text = neutralise_answer(text, &self.prefix);
+        let text = neutralise(text, self.prefixes.set().all());
         message.channel().send(&text).await?;
         Ok(Answered::Sent)
     }
@@ -333,6 +385,26 @@ mod tests {
             let got = neutralise_answer(text, prefix);
             assert_eq!(got, want, "{text:?} with prefix {prefix:?}");
             assert!(!got.trim_start().starts_with(prefix) || got.is_empty());
+        }
+    }
+
+    #[test]
+    fn neutralising_among_prefixes_marks_what_any_of_them_reads() {
+        for (text, prefixes, want) in [
+            ("bot roll", &["!", "bot"][..], "⚠ bot roll"),
+            ("  ?x", &["!"][..], "⚠ ?x"),
+            ("hey", &["!", "bot"][..], "hey"),
+            // The marker's sign starts a prefix: the other marker.
+            ("!x", &["!", "⚠x"][..], "» !x"),
+            // Both signs start one: the marked line still names nothing.
+            ("⚠ x", &["»", "⚠"][..], "⚠ ⚠ x"),
+            ("⚠ x", &["!", "⚠"][..], "» ⚠ x"),
+        ] {
+            let got = neutralise_answer_among(text, prefixes);
+            assert_eq!(got, want, "{text:?} among {prefixes:?}");
+            for prefix in prefixes {
+                assert_eq!(crate::match_command_name(&got, Some(prefix)), None);
+            }
         }
     }
 }

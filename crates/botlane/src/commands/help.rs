@@ -5,15 +5,15 @@
 
 use std::fmt::Write as _;
 
-use super::answer::neutralise_answer;
+use super::answer::neutralise;
 use super::bounds::bounds_phrase;
 use super::context::CommandContext;
 use super::handler::CommandHandler;
-use super::limits::{DEFAULT_COMMAND_PREFIX, MAX_HELP_TEXT_CHARS, MAX_NAME_LEN};
+use super::limits::{MAX_HELP_TEXT_CHARS, MAX_NAME_LEN};
 use super::option::CommandOption;
 use super::registry::{CommandRegistry, RegisteredCommand};
 use super::settings::CommandSettings;
-use super::text::usage_line;
+use super::text::{usage_line, PrefixSet};
 use super::types::{CommandDeclaration, CommandOptionType};
 use super::validate::{DeclarationError, DeclarationRule, Violation};
 
@@ -113,9 +113,9 @@ impl<D> CommandRegistry<D> {
     /// blank text removes it. It is sent in the same message as the list
     /// (keep it short), each line made safe as an answer is
     /// ([`neutralise_answer`](crate::neutralise_answer): a line starting
-    /// with the prefix or ASCII punctuation is marked, so that no bot reading
-    /// line by line takes it for an invocation); any line break a client
-    /// shows (`\r`, U+2028…) ends a line.
+    /// with any of the client's prefixes or ASCII punctuation is marked, so
+    /// that no bot reading line by line takes it for an invocation); any
+    /// line break a client shows (`\r`, U+2028…) ends a line.
     ///
     /// ```
     /// use botlane::{help_text, CommandDeclaration, CommandRegistry};
@@ -248,10 +248,10 @@ pub(crate) fn help_handler<D: Send + Sync + 'static>() -> CommandHandler<D> {
 /// without a registry.
 pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
     let command = ctx.get_string("command");
-    Some(help_text(
+    Some(help_among(
         ctx.registry()?,
         command.as_deref(),
-        Some(ctx.prefix()),
+        ctx.prefix_set(),
     ))
 }
 
@@ -264,7 +264,13 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 /// own, registered as its settings' when they have none.
 ///
 /// `prefix` is the text-lane prefix (`None` means
-/// [`DEFAULT_COMMAND_PREFIX`]). Without `command`, one line per command,
+/// [`DEFAULT_COMMAND_PREFIX`](crate::DEFAULT_COMMAND_PREFIX)). The
+/// built-in help of a client with
+/// [`additional_prefixes`](crate::ClientOptions::additional_prefixes) is
+/// this text with the main prefix, and in the list, before the footer and
+/// after a blank line, one more line naming the others
+/// (`Other prefixes: ? !!`); its free-text lines are made safe against
+/// all of them, and `command` may start with any. Without `command`, one line per command,
 /// except those set to
 /// [`hide_in_help`](crate::CommandSettings::hide_in_help): its usage line,
 /// ` - `, its description, and its
@@ -276,7 +282,8 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 /// the registry's [`help_footer`](CommandRegistry::help_footer), if any,
 /// after a blank line, split at any line break a client shows and each
 /// line made safe as below. With `command` (its name or one of its
-/// aliases, in any case, with or without the prefix; a hidden one too, since it is in
+/// aliases, in any case, with or without the prefix (the name as given
+/// first, so that `note` under the prefix `no` is `note`); a hidden one too, since it is in
 /// the published menu anyway): the command's name and description, its
 /// usage line, its aliases if it has some, one line per option with its
 /// type, whether it is required, its choices and its bounds, and last,
@@ -329,19 +336,36 @@ pub fn help_text<D>(
     command: Option<&str>,
     prefix: Option<&str>,
 ) -> String {
-    let prefix = prefix.unwrap_or(DEFAULT_COMMAND_PREFIX);
-    let help = format!("{prefix}{HELP_COMMAND}");
+    help_among(registry, command, PrefixSet::single(prefix))
+}
+
+/// [`help_text`] for a client reading several prefixes: written with the
+/// main one, the list names the others once (before the footer), every
+/// free-text line is made safe against all of them, and `command` may
+/// start with any of them.
+fn help_among<D>(
+    registry: &CommandRegistry<D>,
+    command: Option<&str>,
+    prefixes: PrefixSet<'_>,
+) -> String {
+    let help = format!("{}{HELP_COMMAND}", prefixes.main);
     let Some(name) = command.map(str::trim).filter(|n| !n.is_empty()) else {
-        return command_list(registry, prefix, &help);
+        return command_list(registry, prefixes, &help);
     };
-    let name = name.strip_prefix(prefix).unwrap_or(name);
-    match registry.find_command(name) {
-        Some(found) => command_detail(found, prefix),
+    // The name as given first: a command may start with a prefix (`note`
+    // under `no`), and stripping it would name another.
+    let found = registry.find_command(name).or_else(|| {
+        let prefix = prefixes.used_by(name)?;
+        registry.find_command(name.strip_prefix(prefix.trim_start())?)
+    });
+    match found {
+        Some(found) => command_detail(found, prefixes),
         None => format!("No command by that name; send {help} for the list."),
     }
 }
 
-fn command_list<D>(registry: &CommandRegistry<D>, prefix: &str, help: &str) -> String {
+fn command_list<D>(registry: &CommandRegistry<D>, prefixes: PrefixSet<'_>, help: &str) -> String {
+    let prefix = prefixes.main;
     let mut listed: Vec<&RegisteredCommand<D>> = registry
         .registered()
         .filter(|command| !command.settings.hide_in_help)
@@ -365,11 +389,20 @@ fn command_list<D>(registry: &CommandRegistry<D>, prefix: &str, help: &str) -> S
         let _ = write!(text, "\n\n{category}:");
         list_lines(&mut text, &listed, Some(category), prefix);
     }
+    if !prefixes.additional.is_empty() {
+        // Written once rather than beside every command: the usage lines
+        // teach one prefix. Space-separated: a client's prefixes have no
+        // whitespace, but may have commas.
+        let others: Vec<&str> = prefixes.additional.iter().map(|p| &**p).collect();
+        let line = format!("Other prefixes: {}", others.join(" "));
+        text.push_str("\n\n");
+        text.push_str(&neutralise(&line, prefixes.all()));
+    }
     if let Some(footer) = &registry.help_footer {
         text.push('\n');
         for line in footer_lines(footer) {
             text.push('\n');
-            text.push_str(&neutralise_answer(line, prefix));
+            text.push_str(&neutralise(line, prefixes.all()));
         }
     }
     text
@@ -422,7 +455,8 @@ fn alias_list<D>(command: &RegisteredCommand<D>, prefix: &str) -> Option<String>
     })
 }
 
-fn command_detail<D>(command: &RegisteredCommand<D>, prefix: &str) -> String {
+fn command_detail<D>(command: &RegisteredCommand<D>, prefixes: PrefixSet<'_>) -> String {
+    let prefix = prefixes.main;
     let decl = &command.decl;
     let mut text = format!(
         "Command {}: {}\nusage: {}",
@@ -459,7 +493,7 @@ fn command_detail<D>(command: &RegisteredCommand<D>, prefix: &str) -> String {
         text.push('\n');
         for line in extra.trim().split('\n') {
             text.push('\n');
-            text.push_str(&neutralise_answer(line, prefix));
+            text.push_str(&neutralise(line, prefixes.all()));
         }
     }
     text
@@ -1092,5 +1126,71 @@ mod tests {
                 assert!(!text.starts_with(prefix), "{prefix:?} {command:?}: {text}");
             }
         }
+    }
+
+    #[test]
+    fn the_help_of_several_prefixes_writes_the_main_one_and_names_the_others_once() {
+        let mut registry = registry();
+        registry.help_footer("bot support: #help");
+        let ctx = |command: Option<&str>| {
+            help_ctx(command)
+                .with_additional_prefixes(["?", "bot"])
+                .with_registry(Arc::new(registry.clone()))
+        };
+        assert_eq!(
+            help_for(&ctx(None)).unwrap(),
+            "Commands (send !help <command> for details):\n\
+             !help [command (up to 32 characters)] - List the commands, or explain one\n\
+             !note <text (3 to 200 characters)> - Take a note\n\
+             \n\
+             Other prefixes: ? bot\n\
+             \n\
+             \u{26a0} bot support: #help"
+        );
+        // The argument may carry any of the prefixes, the longest taken.
+        for command in ["note", "!note", "?note", "botnote", " ?NOTE "] {
+            let text = help_for(&ctx(Some(command))).unwrap();
+            assert!(
+                text.starts_with("Command note: Take a note\nusage: !note "),
+                "{command:?}: {text}"
+            );
+        }
+        // Without additional prefixes, no line about them.
+        let single = help_for(&help_ctx(None).with_registry(Arc::new(registry.clone()))).unwrap();
+        assert!(!single.contains("Other prefixes"), "{single}");
+        assert!(single.ends_with("\n\nbot support: #help"), "{single}");
+    }
+
+    #[test]
+    fn a_command_whose_name_starts_with_a_prefix_is_explained_by_its_name() {
+        // `no` is a prefix and `note` starts with it: the name as given is a
+        // command, so it is not read as `te` under `no`.
+        let ctx = |command| {
+            help_ctx(Some(command))
+                .with_additional_prefixes(["no"])
+                .with_registry(Arc::new(registry()))
+        };
+        for command in ["note", "nonote", "!note"] {
+            let text = help_for(&ctx(command)).unwrap();
+            assert!(
+                text.starts_with("Command note: Take a note\n"),
+                "{command:?}: {text}"
+            );
+        }
+        // A single word prefix, as `help_text` takes it, alike.
+        let text = help_text(&registry(), Some("note"), Some("no"));
+        assert!(text.starts_with("Command note"), "{text}");
+    }
+
+    #[test]
+    fn the_line_naming_the_other_prefixes_is_marked_when_one_of_them_reads_it() {
+        let ctx = help_ctx(None)
+            .with_additional_prefixes(["Other"])
+            .with_registry(Arc::new(registry()));
+        let text = help_for(&ctx).unwrap();
+        assert!(
+            text.ends_with("\n\n\u{26a0} Other prefixes: Other"),
+            "{text}"
+        );
     }
 }

@@ -25,6 +25,12 @@ pub const DEFAULT_COMMAND_PREFIX: &str = "/";
 /// few kilobytes would take one command's explanation past a message.
 pub const MAX_COMMAND_PREFIX_CHARS: usize = 32;
 
+/// The most additional text-lane prefixes a client may read
+/// ([`ClientOptions::additional_prefixes`](crate::ClientOptions::additional_prefixes)):
+/// a few spellings people type (`!`, `?`), not a list to search; every
+/// line of chat is compared with each.
+pub const MAX_ADDITIONAL_PREFIXES: usize = 8;
+
 /// The most aliases one command may have
 /// ([`CommandSettings::aliases`](crate::CommandSettings::aliases)): a few
 /// short names for people who type, not a second menu.

@@ -42,8 +42,8 @@ mod validate;
 pub use after::CommandRan;
 pub(crate) use after::{after_command, AfterCommand};
 pub use answer::{
-    neutralise_answer, Answered, ANSWER_LIMIT_CAPACITY, ANSWER_MARKER, DEFAULT_ANSWER_BURST,
-    DEFAULT_ANSWER_INTERVAL,
+    neutralise_answer, neutralise_answer_among, Answered, ANSWER_LIMIT_CAPACITY, ANSWER_MARKER,
+    DEFAULT_ANSWER_BURST, DEFAULT_ANSWER_INTERVAL,
 };
 pub(crate) use answer::{AnswerGate, AnswerRate};
 pub use argument_error::*;
@@ -55,10 +55,10 @@ pub use data::*;
 pub use handler::*;
 pub use help::*;
 pub use limits::{
-    COMMAND_DATA_VERSION, DEFAULT_COMMAND_PREFIX, MAX_ALIASES_PER_COMMAND, MAX_CHOICES_PER_OPTION,
-    MAX_CHOICE_LEN, MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT, MAX_COMMAND_DESC,
-    MAX_COMMAND_PREFIX_CHARS, MAX_COMMAND_WIRE, MAX_HELP_TEXT_CHARS, MAX_OPTIONS_PER_COMMAND,
-    MAX_OPTION_LENGTH,
+    COMMAND_DATA_VERSION, DEFAULT_COMMAND_PREFIX, MAX_ADDITIONAL_PREFIXES, MAX_ALIASES_PER_COMMAND,
+    MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN, MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT,
+    MAX_COMMAND_DESC, MAX_COMMAND_PREFIX_CHARS, MAX_COMMAND_WIRE, MAX_HELP_TEXT_CHARS,
+    MAX_OPTIONS_PER_COMMAND, MAX_OPTION_LENGTH,
 };
 pub use live::Commands;
 pub(crate) use live::MenuFeed;

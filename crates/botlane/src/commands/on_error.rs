@@ -33,7 +33,8 @@ pub type ErrorHookFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 /// Every answer, the default's and those a hook sends with
 /// [`CommandFailure::answer`], is a plain message into the invoking channel
 /// (not a reply, so it does not notify through a mute), never starts with a
-/// prefix (see [`neutralise_answer`](crate::neutralise_answer)), and is
+/// prefix of the client's, additional ones included (see
+/// [`neutralise_answer_among`](crate::neutralise_answer_among)), and is
 /// rate-limited per user and channel
 /// ([`ClientOptions::error_answer_limit`](crate::ClientOptions::error_answer_limit)).
 /// An answer the service rejects becomes
@@ -210,7 +211,8 @@ impl<D> CommandFailure<D> {
     }
 
     /// Posts `text` into the invoking channel as a plain message, made safe
-    /// ([`neutralise_answer`](crate::neutralise_answer)) and rate-limited
+    /// against every prefix of the client's
+    /// ([`neutralise_answer_among`](crate::neutralise_answer_among)) and rate-limited
     /// per user and channel like every error answer. Fails only when there
     /// is no session; a denial by the service is an event, not an error.
     pub async fn answer(&self, text: &str) -> Result<Answered, ClientError> {

@@ -15,7 +15,7 @@ use super::menu::{
 };
 use super::pace::Pace;
 use super::settings::CommandSettings;
-use super::text::{parse_text_with, TextParseResult};
+use super::text::{parse_text_with, PrefixSet, TextParseResult};
 use super::types::{CommandArgs, CommandDeclaration};
 use super::validate::{violations_of, DeclarationError, DeclarationRule, Violation};
 
@@ -393,7 +393,13 @@ impl<D> CommandRegistry<D> {
     /// # Ok::<(), botlane::DeclarationError>(())
     /// ```
     pub fn parse_from_text(&self, text: &str, prefix: Option<&str>) -> TextParseResult {
-        parse_text_with(text, prefix, |name| {
+        self.parse_among(text, PrefixSet::single(prefix))
+    }
+
+    /// [`parse_from_text`](Self::parse_from_text) under the prefix the
+    /// line uses of a client's prefixes.
+    pub(crate) fn parse_among(&self, text: &str, prefixes: PrefixSet<'_>) -> TextParseResult {
+        parse_text_with(text, prefixes, |name| {
             self.find_command(name).map(|c| &c.decl)
         })
     }

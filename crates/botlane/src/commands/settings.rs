@@ -289,8 +289,9 @@ impl<D> CommandSettings<D> {
     ///
     /// Paragraphs are welcome: lines break with `\n`. Each line is shown
     /// as an answer is ([`neutralise_answer`](crate::neutralise_answer)):
-    /// one whose first visible character starts the prefix or is ASCII
-    /// punctuation gets [`ANSWER_MARKER`](crate::ANSWER_MARKER) in front,
+    /// one that starts with any of the client's prefixes, or whose first
+    /// visible character is ASCII punctuation, gets
+    /// [`ANSWER_MARKER`](crate::ANSWER_MARKER) in front,
     /// so that no bot reading line by line runs `/roll 2` from it (write
     /// bullets with `•`, not `-`). Anyone may ask: a command
     /// [hidden](Self::hide_in_help) from the list or

@@ -34,7 +34,7 @@ use super::run::{Run, RunParts};
 use crate::commands::{
     owner_gate, run_checks, AfterCommand, AnswerGate, ArgumentError, BoxError, Check,
     CommandContext, CommandError, CommandErrorReason, CommandRan, CommandRegistry, CommandSettings,
-    CooldownError, CooldownTracker, NotAnOwner, OnError, Owners, SharedParts, UserError,
+    CooldownError, CooldownTracker, NotAnOwner, OnError, Owners, Prefixes, SharedParts, UserError,
 };
 use crate::events::EventSender;
 use crate::throttle::Throttle;
@@ -91,10 +91,11 @@ pub(crate) struct Runner<D> {
     pub(crate) after: AfterState,
     /// The client's owners, if it has any.
     pub(crate) owners: Option<Owners>,
-    /// The text lane's prefix, the one dispatch reads lines with and the
+    /// The text lane's prefixes, those dispatch reads lines with and the
     /// name typed back from a message for a failure or a hook after the
-    /// command: here, shared, rather than in every invocation's future.
-    pub(crate) prefix: Arc<str>,
+    /// command: here, shared (with `answers`), rather than in every
+    /// invocation's future.
+    pub(crate) prefixes: Arc<Prefixes>,
 }
 
 /// A poll in place that runs this long is logged: its handler blocked the
@@ -222,11 +223,12 @@ impl<D: Send + Sync + 'static> Runner<D> {
         let (invocation, message) = shared.into_parts();
         let mut ran = elapsed.map(|elapsed| {
             let data = Arc::clone(&self.data);
-            CommandRan::new(&invocation, &message, &self.prefix, elapsed, None, data)
+            let prefixes = self.prefixes.set();
+            CommandRan::new(&invocation, &message, prefixes, elapsed, None, data)
         });
         let (command, source) = (invocation.name.clone(), invocation.source);
-        let prefix = Some(Arc::clone(&self.prefix));
-        let mut failure = CommandError::new(reason, command, source, message, prefix);
+        let prefixes = Some(Arc::clone(&self.prefixes));
+        let mut failure = CommandError::new(reason, command, source, message, prefixes);
         failure.invocation = Some(invocation);
         // An argument error from the handler (`ctx.require`, also through
         // a `UserError` made from it by `?`) is the user's mistake, not the

@@ -48,7 +48,7 @@ pub(crate) struct Dispatcher<D> {
     /// The handle every live message answers through.
     pub(crate) outbound: Arc<dyn Outbound>,
     /// Runs invocations and failures (shared with the client); holds the
-    /// text-lane prefix too.
+    /// text-lane prefixes too.
     pub(crate) runner: Arc<Runner<D>>,
 }
 
@@ -71,18 +71,8 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         let now: Arc<dyn DispatchNow> = self.clone();
         self.session.queue.dispatch_now_with(Arc::downgrade(&now));
         while let Some(push) = self.session.queue.next().await {
+            // The queue hands out no push of a login under way.
             let Push::Message(m) = push else {
-                // A `ready` that came during its connection's login waits
-                // for the login's end (bounded by it), and what follows it
-                // waits behind it: the `Reconnected` it announces comes
-                // with the session up (`session/phase.rs`).
-                if let Push::Ready(_, connection) = push {
-                    tokio::select! {
-                        biased;
-                        () = self.session.until_shutdown() => return,
-                        () = self.session.until_login_over(connection) => {}
-                    }
-                }
                 self.apply(push);
                 continue;
             };
@@ -171,7 +161,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 me,
                 &content,
                 sidecar.as_deref(),
-                &self.runner.prefix,
+                self.runner.prefixes.set(),
             )
         };
         // Built only where it is used: a plain message nobody listens for
@@ -185,7 +175,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             Verdict::Invoke(invocation) => {
                 let data = Arc::clone(&self.runner.data);
                 let mut ctx = CommandContext::dispatched(invocation, message(), data)
-                    .with_prefix(self.runner.prefix.clone())
+                    .with_prefixes(Arc::clone(&self.runner.prefixes))
                     .with_registry(registry);
                 self.emit(|| Event::Message(ctx.message().clone()));
                 if let Some(server) = membership.server_of(&ctx.message().channel_id) {
@@ -201,7 +191,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                     name,
                     CommandSource::Text,
                     message,
-                    Some(self.runner.prefix.clone()),
+                    Some(Arc::clone(&self.runner.prefixes)),
                 );
                 failure.argument_error = error.argument_error();
                 failure.parse_error = Some(error);
@@ -215,7 +205,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             } => {
                 let message = message();
                 self.emit(|| Event::Message(message.clone()));
-                let prefix = Some(self.runner.prefix.clone());
+                let prefix = Some(Arc::clone(&self.runner.prefixes));
                 let mut failure =
                     CommandError::new(CommandErrorReason::Arguments, name, source, message, prefix);
                 failure.invocation = invocation;
@@ -230,7 +220,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                     invocation.name.clone(),
                     invocation.source,
                     message,
-                    Some(self.runner.prefix.clone()),
+                    Some(Arc::clone(&self.runner.prefixes)),
                 );
                 failure.invocation = Some(invocation);
                 failure.error = Some(Arc::new(ConversionPanic(panic).into()));
@@ -269,8 +259,6 @@ impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
             Push::Message(m) => self
                 .message_now(MessageView::from(m))
                 .map(|m| Push::Message(m.into_owned())),
-            // Held by the dispatch task until the login is over.
-            Push::Ready(_, connection) if !self.session.login_over(connection) => Some(push),
             push => {
                 self.apply(push);
                 None

@@ -23,7 +23,7 @@
 
 use crate::commands::{
     decode_command_data, same_bot_id, usage_line, ArgumentError, CommandInvocation,
-    CommandRegistry, CommandSource, ParseError, RegisteredCommand, TextParseResult,
+    CommandRegistry, CommandSource, ParseError, PrefixSet, RegisteredCommand, TextParseResult,
 };
 
 use super::handlers::panic_text;
@@ -53,13 +53,16 @@ pub(super) enum Verdict {
 
 /// Decides for a message from someone else, with its opened `content`;
 /// `sidecar` is the decrypted sidecar, when there was one and it decrypted.
+/// The text line is read under the prefix it uses; usage lines are written
+/// with the main one.
 pub(super) fn decide<D>(
     registry: &CommandRegistry<D>,
     me: &str,
     content: &str,
     sidecar: Option<&[u8]>,
-    prefix: &str,
+    prefixes: PrefixSet<'_>,
 ) -> Verdict {
+    let prefix = prefixes.main;
     let structured = sidecar
         .and_then(|json| std::str::from_utf8(json).ok())
         .and_then(|json| decode_command_data(json, None));
@@ -92,7 +95,7 @@ pub(super) fn decide<D>(
             },
         };
     }
-    match registry.parse_from_text(content, Some(prefix)) {
+    match registry.parse_among(content, prefixes) {
         TextParseResult::Ok(invocation) => {
             let Some(command) = registry.get(&invocation.name) else {
                 return Verdict::Plain;

@@ -60,7 +60,7 @@ impl Inbound for SessionInbound {
             }
             _ => false,
         };
-        let offer = session.queue.offer(push);
+        let offer = session.queue.offer(push, self.connection);
         // Not a `ready` the control queue refused: it is never applied.
         if ready && matches!(offer, Offer::Dispatched | Offer::Queued) {
             self.ready.send_replace(true);
@@ -72,7 +72,10 @@ impl Inbound for SessionInbound {
         let Some(session) = self.session.upgrade() else {
             return Ok(());
         };
-        offered(&session, session.queue.offer_message(message))
+        offered(
+            &session,
+            session.queue.offer_message(message, self.connection),
+        )
     }
 
     fn frame_received(&self) {
@@ -87,7 +90,10 @@ impl Inbound for SessionInbound {
 /// What the connection is told of an offered push.
 fn offered(session: &Session, offer: Offer) -> Result<(), String> {
     match offer {
-        Offer::Dispatched | Offer::Queued => {}
+        // Discarded: a failed login's `ready` or membership push, which the
+        // next session's `ready` stands for, or a push of a connection
+        // that a later one replaced.
+        Offer::Dispatched | Offer::Queued | Offer::Discarded => {}
         Offer::Dropped => {
             if let Some(swallowed) = session.pushes_dropped.allow() {
                 let (_, _, dropped) = session.queue.figures();

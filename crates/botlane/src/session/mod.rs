@@ -302,10 +302,12 @@ impl Session {
     /// before each `Disconnected`, so that `Ready` is the first event of
     /// the session also when the first connection ends before its `ready`
     /// came. The check and the send are one step under the watch's lock:
-    /// whichever comes second finds the event already out.
+    /// whichever comes second finds the event already out. Sent without
+    /// the `ready` (those two fallbacks), it lets the pushes held for that
+    /// `ready` go to dispatch, after the event.
     pub(crate) fn announce_ready(&self) -> bool {
         let mut announced = false;
-        self.announced.send_if_modified(|sent| {
+        let sent_now = self.announced.send_if_modified(|sent| {
             if !*sent && !self.is_shut_down() {
                 let bot_id = self.bot_id().map(|id| id.to_string());
                 self.emit(Event::Ready {
@@ -318,6 +320,11 @@ impl Session {
             announced = *sent;
             false
         });
+        // Only now: a later call may find a reconnect waiting for its own
+        // `ready`.
+        if sent_now {
+            self.queue.unpark(None);
+        }
         announced
     }
 

@@ -8,13 +8,15 @@
 //! an invocation polled in place included) comes after the event. Each
 //! `ready` carries the number of its connection, so that one of an
 //! earlier connection (queued behind a busy dispatch while that
-//! connection ended) never announces a later one. A `ready` that comes
-//! while its connection's login is under way (the service pushes it right
-//! after the login reply, before the menu's) waits in dispatch until the
-//! login has finished or failed: `Reconnected` comes with the session up,
-//! requests going out on it, and the pushes after the `ready` wait behind
-//! it. The supervisor sends the event itself only when dispatch has not
-//! applied the `ready` within its bounds (`supervisor.rs`); dispatch,
+//! connection ended) never announces a later one. The push queue holds a
+//! connection's pushes while its login is under way (the service pushes
+//! the `ready` right after the login reply, before the menu's), and puts
+//! those before its `ready` behind it (`push_queue/newest.rs`): it is told
+//! here when a login starts, finishes or fails, and when the session stops
+//! waiting for a `ready`. So `Reconnected` comes with the session up,
+//! requests going out on it, before the events of the connection's
+//! pushes. The supervisor sends the event itself only when dispatch has
+//! not applied the `ready` within its bounds (`supervisor.rs`); dispatch,
 //! applying it later, then sends nothing.
 
 use super::Session;
@@ -43,7 +45,7 @@ impl Phase {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
-    /// Its login is under way: dispatch holds its `ready` until it is over.
+    /// Its login is under way.
     LoggingIn,
     /// A reconnect's login finished: applying its `ready` announces
     /// `Reconnected`.
@@ -57,7 +59,9 @@ enum Stage {
 
 /// A connection whose login is under way, numbered. Dropped before
 /// [`finished`](Self::finished) (the login failed, or was given up on),
-/// it lets dispatch apply its `ready`, announcing nothing.
+/// its `ready` and membership pushes are not applied (its `ready` lists
+/// and announces nothing), and its messages and channel keys wait for the
+/// next session's `ready` (`push_queue/newest.rs`).
 pub(super) struct LoggingIn<'a> {
     session: &'a Session,
     pub(super) connection: u64,
@@ -65,7 +69,9 @@ pub(super) struct LoggingIn<'a> {
 
 impl LoggingIn<'_> {
     /// The login has finished and the connection is the session's: a
-    /// reconnect's `ready`, applied, announces `Reconnected`.
+    /// reconnect's `ready`, applied, announces `Reconnected`, and dispatch
+    /// may take the connection's pushes (told second: the first it takes
+    /// may be that `ready`).
     pub(super) fn finished(self, reconnect: bool) {
         let stage = if reconnect {
             Stage::Owed
@@ -79,11 +85,22 @@ impl LoggingIn<'_> {
             }
             now
         });
+        self.session.queue.logged_in(self.connection);
     }
 }
 
 impl Drop for LoggingIn<'_> {
     fn drop(&mut self) {
+        // A no-op once finished.
+        let (discarded, kept) = self.session.queue.login_failed(self.connection);
+        if discarded + kept > 0 {
+            tracing::debug!(
+                discarded,
+                kept,
+                "the login failed: its ready and membership pushes are not applied; \
+                 its messages and channel keys wait for the next session's ready"
+            );
+        }
         self.session.phase.send_if_modified(|phase| {
             let failed = phase.is(self.connection, Stage::LoggingIn);
             if failed {
@@ -103,32 +120,19 @@ impl Session {
             phase.stage = Stage::LoggingIn;
             connection = phase.connection;
         });
+        self.queue.connecting(connection);
         LoggingIn {
             session: self,
             connection,
         }
     }
 
-    /// Whether dispatch may apply a `ready` of `connection`: its login is
-    /// over, or a later connection's has started.
-    pub(crate) fn login_over(&self, connection: u64) -> bool {
-        !self.phase.borrow().is(connection, Stage::LoggingIn)
-    }
-
-    /// Returns once [`login_over`](Self::login_over) holds.
-    pub(crate) async fn until_login_over(&self, connection: u64) {
-        // The sender is the session's own: it lives as long as `self`.
-        let _ = self
-            .phase
-            .subscribe()
-            .wait_for(|phase| !phase.is(connection, Stage::LoggingIn))
-            .await;
-    }
-
     /// Sends `Event::Reconnected` for `connection` if it is owed and the
     /// client is not shut down; `true` once it has been sent, now or
     /// before. The check and the send are one step under the watch's
     /// lock: dispatch and the supervisor's fallback never both send it.
+    /// Sent without the connection's `ready` (the fallback), it lets the
+    /// pushes held for that `ready` go to dispatch, after the event.
     pub(crate) fn announce_reconnected(&self, connection: u64) -> bool {
         let mut announced = false;
         self.phase.send_if_modified(|phase| {
@@ -142,6 +146,9 @@ impl Session {
             announced = phase.is(connection, Stage::Announced);
             false
         });
+        if announced {
+            self.queue.unpark(Some(connection));
+        }
         announced
     }
 
@@ -154,9 +161,12 @@ impl Session {
             .await;
     }
 
-    /// `connection` ended: `Reconnected` is owed for it no more. `false`
-    /// when it had been sent already, and the connection was a session.
+    /// `connection` ended: `Reconnected` is owed for it no more, and what
+    /// it pushed before a `ready` that never came goes to dispatch. `false`
+    /// when `Reconnected` had been sent already, and the connection was a
+    /// session.
     pub(super) fn give_up(&self, connection: u64) -> bool {
+        self.queue.unpark(Some(connection));
         let mut announced = false;
         self.phase.send_if_modified(|phase| {
             announced = phase.is(connection, Stage::Announced);
@@ -183,14 +193,12 @@ mod tests {
     }
 
     #[test]
-    fn a_ready_announces_its_own_reconnect_once_and_only_once_its_login_is_over() {
+    fn a_ready_announces_its_own_reconnect_once_and_only_once_its_login_has_finished() {
         let session = crate::session::tests::session();
         let mut events = session.events.subscribe();
         let first = session.start_login();
         let one = first.connection;
-        assert!(!session.login_over(one), "held while the login runs");
         first.finished(false);
-        assert!(session.login_over(one));
         assert!(
             !session.announce_reconnected(one),
             "the first login owes Ready"
@@ -199,12 +207,10 @@ mod tests {
         let failed = session.start_login();
         let two = failed.connection;
         drop(failed);
-        assert!(session.login_over(two), "a failed login holds nothing");
         assert!(!session.announce_reconnected(two));
 
         let login = session.start_login();
         let three = login.connection;
-        assert!(session.login_over(two), "a later login has started");
         login.finished(true);
         assert!(!session.announce_reconnected(two), "not for an earlier one");
         assert_eq!(reconnected(&mut events), 0);

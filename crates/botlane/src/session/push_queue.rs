@@ -28,9 +28,15 @@
 //! instead ([`DispatchNow`]), if that needs no waiting: no queue, no
 //! wake-up of the dispatch task, and a plain message's memory allocated
 //! and freed on one thread. Dispatch gives back what would wait (an invocation
-//! with every handler permit taken, a `ready` that came during its
-//! connection's login), and from then on pushes queue behind it until
-//! dispatch has caught up, so wire order holds either way.
+//! with every handler permit taken), and from then on pushes queue behind
+//! it until dispatch has caught up, so wire order holds either way.
+//!
+//! The queue also knows the newest connection's login (`newest.rs`): its
+//! pushes wait while it runs, those before its `ready` are dispatched after
+//! that `ready`, and of a login that failed only the messages and keys are
+//! dispatched, behind the next session's `ready`.
+
+mod newest;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
@@ -39,6 +45,7 @@ use tokio::sync::Notify;
 
 use crate::sync::lock;
 use crate::transport::{MessageView, Push};
+use newest::{Newest, Stage};
 
 /// The most control pushes that may wait for dispatch.
 pub(crate) const CONTROL_CAPACITY: usize = 4096;
@@ -57,10 +64,15 @@ pub(crate) trait DispatchNow: Send + Sync {
 pub(crate) enum Offer {
     /// Dispatched on the spot.
     Dispatched,
+    /// Queued, or held for a `ready`: its connection's, or (its login
+    /// failed) the next session's.
     Queued,
     /// A message, dropped (and counted) because the queue is full, or
     /// anything offered after `close`.
     Dropped,
+    /// A `ready` or membership push of a connection whose login failed,
+    /// or any push of a connection a later one replaced: never dispatched.
+    Discarded,
     /// A control push with [`CONTROL_CAPACITY`] already waiting
     /// ([`Limit::Count`]), or that would take those waiting past their byte
     /// budget ([`Limit::Bytes`]).
@@ -136,6 +148,12 @@ impl Budget {
 struct State {
     /// Each push with its bytes ([`weight`]).
     items: VecDeque<(Push, usize)>,
+    /// Pushes of the newest connection that came before its `ready`, and
+    /// the messages and keys of failed logins, in wire order: they go
+    /// behind the newest connection's `ready` once it comes, or to `items`
+    /// when no `ready` will (`newest.rs`). In the budgets too.
+    parked: VecDeque<(Push, usize)>,
+    newest: Newest,
     messages: Budget,
     control: Budget,
     peak: usize,
@@ -145,6 +163,25 @@ struct State {
     busy: bool,
     /// Set when dispatch starts; weak, as dispatch holds the session.
     now: Option<Weak<dyn DispatchNow>>,
+}
+
+impl State {
+    /// Gives back what a push of `weight` bytes took of its budget.
+    fn give(&mut self, push: &Push, weight: usize) {
+        if matches!(push, Push::Message(_)) {
+            self.messages.give(weight);
+        } else {
+            self.control.give(weight);
+        }
+    }
+
+    /// Moves what is parked behind what is queued, as the newest
+    /// connection's.
+    fn release_parked(&mut self) {
+        self.newest.queued += self.parked.len();
+        let parked = std::mem::take(&mut self.parked);
+        self.items.extend(parked);
+    }
 }
 
 impl PushQueue {
@@ -166,49 +203,64 @@ impl PushQueue {
         lock(&self.state).now = Some(now);
     }
 
-    /// Dispatches a push on the spot when nothing waits for dispatch, or
-    /// queues it; never waits. Called by one connection task at a time.
-    pub(crate) fn offer(&self, push: Push) -> Offer {
-        let push = match self.idle_dispatch() {
+    /// Dispatches a push of `connection` on the spot when nothing waits
+    /// for dispatch, or queues it; never waits. Called by one connection
+    /// task at a time.
+    pub(crate) fn offer(&self, push: Push, connection: u64) -> Offer {
+        let ready = matches!(push, Push::Ready(..));
+        let push = match self.idle_dispatch(connection, ready) {
             Some(now) => match now.dispatch_now(push) {
                 Some(push) => push,
                 None => return Offer::Dispatched,
             },
             None => push,
         };
-        self.enqueue(push)
+        self.enqueue(push, connection)
     }
 
     /// [`offer`](Self::offer) for a message push borrowed from its frame:
     /// copied only if it has to wait.
-    pub(crate) fn offer_message(&self, message: MessageView<'_>) -> Offer {
-        let message = match self.idle_dispatch() {
+    pub(crate) fn offer_message(&self, message: MessageView<'_>, connection: u64) -> Offer {
+        let message = match self.idle_dispatch(connection, false) {
             Some(now) => match now.message_now(message) {
                 Some(message) => message,
                 None => return Offer::Dispatched,
             },
             None => message,
         };
-        self.enqueue(Push::Message(message.into_owned()))
+        self.enqueue(Push::Message(message.into_owned()), connection)
     }
 
-    /// Dispatch, when it may take a push on the spot: set, open, and with
-    /// nothing queued or in its hands. Only `offer` adds pushes, so nothing
-    /// can be queued ahead of one while it is dispatched without the lock.
-    fn idle_dispatch(&self) -> Option<Arc<dyn DispatchNow>> {
-        let state = lock(&self.state);
-        if state.closed || state.busy || !state.items.is_empty() {
+    /// Dispatch, when it may take a push of `connection` on the spot
+    /// (`ready`: the push is a `ready`): set, open, with nothing queued,
+    /// held or in its hands, and the connection's pushes not waiting for
+    /// its login or its `ready`. Only `offer` adds pushes, so nothing can
+    /// be queued ahead of one while it is dispatched without the lock.
+    fn idle_dispatch(&self, connection: u64, ready: bool) -> Option<Arc<dyn DispatchNow>> {
+        let mut state = lock(&self.state);
+        if state.closed || state.busy || !state.items.is_empty() || !state.parked.is_empty() {
             return None;
+        }
+        if !state.newest.flows(connection, ready) {
+            return None;
+        }
+        if ready {
+            // Nothing is parked: the `ready` has only itself to let through.
+            state.newest.awaiting_ready = false;
         }
         state.now.as_ref().and_then(Weak::upgrade)
     }
 
-    fn enqueue(&self, push: Push) -> Offer {
+    fn enqueue(&self, push: Push, connection: u64) -> Offer {
         let mut state = lock(&self.state);
         if state.closed {
             return Offer::Dropped;
         }
+        if !state.newest.admits(connection, &push) {
+            return Offer::Discarded;
+        }
         let weight = weight(&push);
+        let ready = matches!(push, Push::Ready(..));
         if matches!(push, Push::Message(_)) {
             if state.messages.take(weight).is_err() {
                 state.dropped += 1;
@@ -218,14 +270,25 @@ impl PushQueue {
         } else if let Err(limit) = state.control.take(weight) {
             return Offer::ControlOverflow(limit);
         }
+        if state.newest.parks() && !ready {
+            state.parked.push_back((push, weight));
+            return Offer::Queued;
+        }
         state.items.push_back((push, weight));
+        state.newest.queued += 1;
+        if ready && state.newest.awaiting_ready {
+            state.newest.awaiting_ready = false;
+            state.release_parked();
+        }
         drop(state);
         self.ready.notify_one();
         Offer::Queued
     }
 
     /// The next push in arrival order; `None` once closed. Calling it
-    /// again says the previous one is done with.
+    /// again says the previous one is done with. A push of a connection
+    /// whose login is under way is not handed out before the login is
+    /// over (nor anything behind it).
     pub(crate) async fn next(&self) -> Option<Push> {
         loop {
             {
@@ -234,18 +297,18 @@ impl PushQueue {
                 if state.closed {
                     return None;
                 }
-                if let Some((push, weight)) = state.items.pop_front() {
+                let held = state.newest.stage == Stage::LoggingIn
+                    && state.items.len() <= state.newest.queued;
+                let next = if held { None } else { state.items.pop_front() };
+                if let Some((push, weight)) = next {
                     state.busy = true;
-                    if matches!(push, Push::Message(_)) {
-                        state.messages.give(weight);
-                    } else {
-                        state.control.give(weight);
-                    }
+                    state.newest.queued = state.newest.queued.min(state.items.len());
+                    state.give(&push, weight);
                     return Some(push);
                 }
             }
-            // A permit stored by an `offer` between the check and here
-            // completes this at once: no wake-up is lost.
+            // A permit stored by an `offer` (or a login's end) between the
+            // check and here completes this at once: no wake-up is lost.
             self.ready.notified().await;
         }
     }
@@ -255,6 +318,8 @@ impl PushQueue {
         let mut state = lock(&self.state);
         state.closed = true;
         state.items.clear();
+        state.parked.clear();
+        state.newest.queued = 0;
         state.messages.clear();
         state.control.clear();
         drop(state);
@@ -320,6 +385,8 @@ mod tests {
         match push.unwrap() {
             Push::Message(m) => m.id,
             Push::ChannelRemoved(c) => c,
+            Push::Ready(..) => "ready".to_owned(),
+            Push::ChannelKey(k) => format!("key {}", k.channel_id),
             other => panic!("{other:?}"),
         }
     }
@@ -328,11 +395,11 @@ mod tests {
     async fn a_full_queue_drops_messages_and_counts_them_without_waiting() {
         let q = PushQueue::new(3, usize::MAX, usize::MAX);
         for i in 0..10 {
-            q.offer(message(&i.to_string()));
+            q.offer(message(&i.to_string()), 0);
         }
         assert_eq!(q.figures(), (3, 3, 7));
         assert_eq!(id(q.next().await), "0");
-        assert_eq!(q.offer(message("late")), Offer::Queued);
+        assert_eq!(q.offer(message("late"), 0), Offer::Queued);
         let ids = [id(q.next().await), id(q.next().await), id(q.next().await)];
         assert_eq!(ids, ["1", "2", "late"]);
         assert_eq!(q.figures(), (0, 3, 7));
@@ -341,23 +408,23 @@ mod tests {
     #[tokio::test]
     async fn control_pushes_are_never_dropped_and_keep_wire_order() {
         let q = PushQueue::new(1, usize::MAX, usize::MAX);
-        assert_eq!(q.offer(message("m1")), Offer::Queued);
-        assert_eq!(q.offer(message("m2")), Offer::Dropped);
-        assert_eq!(q.offer(removed("c1")), Offer::Queued);
-        assert_eq!(q.offer(message("m3")), Offer::Dropped);
+        assert_eq!(q.offer(message("m1"), 0), Offer::Queued);
+        assert_eq!(q.offer(message("m2"), 0), Offer::Dropped);
+        assert_eq!(q.offer(removed("c1"), 0), Offer::Queued);
+        assert_eq!(q.offer(message("m3"), 0), Offer::Dropped);
         assert_eq!(id(q.next().await), "m1");
-        assert_eq!(q.offer(message("m4")), Offer::Queued);
+        assert_eq!(q.offer(message("m4"), 0), Offer::Queued);
         assert_eq!(id(q.next().await), "c1");
         assert_eq!(id(q.next().await), "m4");
         for i in 0..CONTROL_CAPACITY {
-            assert_eq!(q.offer(removed(&i.to_string())), Offer::Queued);
+            assert_eq!(q.offer(removed(&i.to_string()), 0), Offer::Queued);
         }
         assert_eq!(
-            q.offer(removed("one too many")),
+            q.offer(removed("one too many"), 0),
             Offer::ControlOverflow(Limit::Count)
         );
         assert_eq!(
-            q.offer(message("m5")),
+            q.offer(message("m5"), 0),
             Offer::Queued,
             "messages have their own budget"
         );
@@ -368,7 +435,7 @@ mod tests {
             channels: vec![],
         };
         assert_eq!(
-            q.offer(Push::Ready(ready, 1)),
+            q.offer(Push::Ready(ready, 1), 0),
             Offer::ControlOverflow(Limit::Count)
         );
     }
@@ -387,19 +454,19 @@ mod tests {
     async fn messages_are_dropped_past_the_byte_budget_and_one_always_fits() {
         // "m0" + "c" + "u" + 96 bytes of content: 100 bytes each.
         let q = PushQueue::new(100, 250, usize::MAX);
-        assert_eq!(q.offer(sized("m0", 96)), Offer::Queued);
-        assert_eq!(q.offer(sized("m1", 96)), Offer::Queued);
-        assert_eq!(q.offer(sized("m2", 96)), Offer::Dropped);
+        assert_eq!(q.offer(sized("m0", 96), 0), Offer::Queued);
+        assert_eq!(q.offer(sized("m1", 96), 0), Offer::Queued);
+        assert_eq!(q.offer(sized("m2", 96), 0), Offer::Dropped);
         assert_eq!(
-            q.offer(sized("m3", 46)),
+            q.offer(sized("m3", 46), 0),
             Offer::Queued,
             "50 bytes still fit"
         );
-        assert_eq!(q.offer(sized("m4", 0)), Offer::Dropped, "250 are held");
+        assert_eq!(q.offer(sized("m4", 0), 0), Offer::Dropped, "250 are held");
         assert_eq!(q.figures(), (3, 3, 2));
         assert_eq!(id(q.next().await), "m0");
         assert_eq!(
-            q.offer(sized("m5", 96)),
+            q.offer(sized("m5", 96), 0),
             Offer::Queued,
             "taking one frees its bytes"
         );
@@ -407,26 +474,32 @@ mod tests {
             q.next().await.unwrap();
         }
         // Nothing waits: a message over the whole budget is still taken.
-        assert_eq!(q.offer(sized("big", 1_000)), Offer::Queued);
-        assert_eq!(q.offer(sized("m6", 0)), Offer::Dropped);
+        assert_eq!(q.offer(sized("big", 1_000), 0), Offer::Queued);
+        assert_eq!(q.offer(sized("m6", 0), 0), Offer::Dropped);
         assert_eq!(id(q.next().await), "big");
         // Control pushes have a budget of their own.
-        assert_eq!(q.offer(removed(&"k".repeat(1_000))), Offer::Queued);
-        assert_eq!(q.offer(sized("m7", 96)), Offer::Queued);
+        assert_eq!(q.offer(removed(&"k".repeat(1_000)), 0), Offer::Queued);
+        assert_eq!(q.offer(sized("m7", 96), 0), Offer::Queued);
     }
 
     #[tokio::test]
     async fn control_pushes_past_their_byte_budget_close_the_connection() {
         let q = PushQueue::new(1, 1, 1000);
-        assert_eq!(q.offer(removed(&"a".repeat(500))), Offer::Queued);
-        assert_eq!(q.offer(removed(&"b".repeat(500))), Offer::Queued);
-        assert_eq!(q.offer(removed("c")), Offer::ControlOverflow(Limit::Bytes));
+        assert_eq!(q.offer(removed(&"a".repeat(500)), 0), Offer::Queued);
+        assert_eq!(q.offer(removed(&"b".repeat(500)), 0), Offer::Queued);
+        assert_eq!(
+            q.offer(removed("c"), 0),
+            Offer::ControlOverflow(Limit::Bytes)
+        );
         assert_eq!(id(q.next().await).len(), 500);
-        assert_eq!(q.offer(removed("c")), Offer::Queued);
+        assert_eq!(q.offer(removed("c"), 0), Offer::Queued);
         // Nothing waits: one push over the whole budget is still taken.
         let q = PushQueue::new(1, 1, 10);
-        assert_eq!(q.offer(removed(&"d".repeat(100))), Offer::Queued);
-        assert_eq!(q.offer(removed("e")), Offer::ControlOverflow(Limit::Bytes));
+        assert_eq!(q.offer(removed(&"d".repeat(100)), 0), Offer::Queued);
+        assert_eq!(
+            q.offer(removed("e"), 0),
+            Offer::ControlOverflow(Limit::Bytes)
+        );
     }
 
     #[test]
@@ -459,13 +532,13 @@ mod tests {
             })
         };
         tokio::task::yield_now().await;
-        q.offer(message("a"));
+        q.offer(message("a"), 0);
         while q.figures().0 > 0 {
             tokio::task::yield_now().await;
         }
         q.close();
         assert_eq!(consumer.await.unwrap(), ("a".to_owned(), true));
-        assert_eq!(q.offer(message("after close")), Offer::Dropped);
+        assert_eq!(q.offer(message("after close"), 0), Offer::Dropped);
     }
 
     /// Dispatch that takes messages on the spot while `open`, gives them
@@ -508,14 +581,14 @@ mod tests {
         now.open.store(true, std::sync::atomic::Ordering::SeqCst);
         let weak: Weak<dyn DispatchNow> = Arc::downgrade(&(now.clone() as Arc<dyn DispatchNow>));
         // Before dispatch starts, everything queues.
-        assert_eq!(q.offer(message("early")), Offer::Queued);
+        assert_eq!(q.offer(message("early"), 0), Offer::Queued);
         q.dispatch_now_with(weak);
         // Something is queued: later pushes queue behind it, in order.
-        assert_eq!(q.offer_message(view("m1")), Offer::Queued);
-        assert_eq!(q.offer(removed("c1")), Offer::Queued);
+        assert_eq!(q.offer_message(view("m1"), 0), Offer::Queued);
+        assert_eq!(q.offer(removed("c1"), 0), Offer::Queued);
         assert_eq!(id(q.next().await), "early");
         // Dispatch holds a push: still queued.
-        assert_eq!(q.offer_message(view("m2")), Offer::Queued);
+        assert_eq!(q.offer_message(view("m2"), 0), Offer::Queued);
         assert_eq!(id(q.next().await), "m1");
         assert_eq!(id(q.next().await), "c1");
         assert_eq!(id(q.next().await), "m2");
@@ -524,14 +597,14 @@ mod tests {
         // now pushes are taken on the spot.
         let waiting = tokio::time::timeout(Duration::from_millis(20), q.next()).await;
         assert!(waiting.is_err(), "nothing was queued");
-        assert_eq!(q.offer_message(view("m3")), Offer::Dispatched);
-        assert_eq!(q.offer(removed("c2")), Offer::Dispatched);
+        assert_eq!(q.offer_message(view("m3"), 0), Offer::Dispatched);
+        assert_eq!(q.offer(removed("c2"), 0), Offer::Dispatched);
         assert_eq!(*lock(&now.taken), ["m3", "c2"]);
         // What dispatch gives back is queued, and what follows queues too.
         now.open.store(false, std::sync::atomic::Ordering::SeqCst);
-        assert_eq!(q.offer_message(view("m4")), Offer::Queued);
+        assert_eq!(q.offer_message(view("m4"), 0), Offer::Queued);
         now.open.store(true, std::sync::atomic::Ordering::SeqCst);
-        assert_eq!(q.offer_message(view("m5")), Offer::Queued);
+        assert_eq!(q.offer_message(view("m5"), 0), Offer::Queued);
         assert_eq!(q.figures().0, 2);
         assert_eq!(id(q.next().await), "m4");
         assert_eq!(id(q.next().await), "m5");
@@ -540,8 +613,135 @@ mod tests {
         drop(now);
         let waiting = tokio::time::timeout(Duration::from_millis(20), q.next()).await;
         assert!(waiting.is_err());
-        assert_eq!(q.offer_message(view("m6")), Offer::Queued);
+        assert_eq!(q.offer_message(view("m6"), 0), Offer::Queued);
         q.close();
-        assert_eq!(q.offer_message(view("m7")), Offer::Dropped);
+        assert_eq!(q.offer_message(view("m7"), 0), Offer::Dropped);
+    }
+
+    fn ready(connection: u64) -> Push {
+        let ready = wire::Ready {
+            user_id: "b".into(),
+            name: "b".into(),
+            kind: wire::AccountKind::Bot,
+            channels: vec![],
+        };
+        Push::Ready(ready, connection)
+    }
+
+    fn key(channel: &str) -> Push {
+        Push::ChannelKey(wire::ChannelKeyPush {
+            channel_id: channel.into(),
+            from: "u".into(),
+            wrapped: serde_json::value::RawValue::from_string("{}".into()).unwrap(),
+        })
+    }
+
+    /// Whether `q` hands out nothing now (dispatch would wait).
+    async fn holds(q: &PushQueue) -> bool {
+        tokio::time::timeout(Duration::from_millis(20), q.next())
+            .await
+            .is_err()
+    }
+
+    #[tokio::test]
+    async fn a_login_holds_its_pushes_and_what_came_before_its_ready_goes_behind_it() {
+        let q = PushQueue::new(8, usize::MAX, usize::MAX);
+        assert_eq!(q.offer(message("old"), 0), Offer::Queued);
+        q.connecting(1);
+        assert_eq!(q.offer(message("early"), 1), Offer::Queued);
+        assert_eq!(q.offer(key("c1"), 1), Offer::Queued);
+        assert_eq!(q.offer(ready(1), 1), Offer::Queued);
+        assert_eq!(q.offer_message(view("late"), 1), Offer::Queued);
+        assert_eq!(
+            q.offer(message("stale"), 0),
+            Offer::Discarded,
+            "a replaced connection's"
+        );
+        assert_eq!(q.figures().0, 3, "held pushes are in the budget");
+        assert_eq!(id(q.next().await), "old", "not the login's: handed out");
+        assert!(holds(&q).await, "the login's pushes wait for its end");
+        q.logged_in(1);
+        let order = [
+            id(q.next().await),
+            id(q.next().await),
+            id(q.next().await),
+            id(q.next().await),
+        ];
+        assert_eq!(order, ["ready", "early", "key c1", "late"]);
+    }
+
+    #[tokio::test]
+    async fn a_failed_login_s_messages_and_keys_wait_for_the_next_ready_and_nothing_else() {
+        let q = PushQueue::new(8, usize::MAX, usize::MAX);
+        q.connecting(1);
+        assert_eq!(q.offer(key("c0"), 1), Offer::Queued);
+        assert_eq!(q.offer(ready(1), 1), Offer::Queued);
+        assert_eq!(q.offer(key("c1"), 1), Offer::Queued);
+        assert_eq!(q.offer(message("m1"), 1), Offer::Queued);
+        assert_eq!(q.offer(removed("c2"), 1), Offer::Queued);
+        assert_eq!(q.login_failed(1), (2, 3), "the ready and the removal");
+        assert_eq!(q.login_failed(1), (0, 0), "once");
+        assert_eq!(q.figures().0, 1, "the kept message in the budget");
+        assert_eq!(q.offer(message("after"), 1), Offer::Queued, "kept too");
+        assert_eq!(q.offer(removed("c3"), 1), Offer::Discarded);
+        assert_eq!(q.offer(ready(1), 1), Offer::Discarded);
+        q.unpark(Some(1));
+        q.unpark(None);
+        assert!(holds(&q).await, "no session: they wait for the next ready");
+        q.connecting(2);
+        assert_eq!(q.offer(message("late"), 1), Offer::Discarded, "replaced");
+        assert_eq!(q.offer(message("m2"), 2), Offer::Queued);
+        assert_eq!(q.offer(ready(2), 2), Offer::Queued);
+        q.logged_in(2);
+        let mut ids = Vec::new();
+        for _ in 0..6 {
+            ids.push(id(q.next().await));
+        }
+        assert_eq!(ids, ["ready", "key c0", "key c1", "m1", "after", "m2"]);
+        assert!(holds(&q).await);
+    }
+
+    #[tokio::test]
+    async fn a_second_failed_login_carries_the_first_s_messages_on_within_the_budget() {
+        let q = PushQueue::new(2, usize::MAX, usize::MAX);
+        q.connecting(1);
+        assert_eq!(q.offer(message("m1"), 1), Offer::Queued);
+        assert_eq!(q.login_failed(1), (0, 1));
+        q.connecting(2);
+        assert_eq!(q.offer(ready(2), 2), Offer::Queued);
+        assert_eq!(q.offer(message("m2"), 2), Offer::Queued);
+        assert_eq!(
+            q.offer(message("m3"), 2),
+            Offer::Dropped,
+            "kept messages take the budget"
+        );
+        assert_eq!(q.login_failed(2), (1, 2));
+        q.connecting(3);
+        assert_eq!(q.offer(ready(3), 3), Offer::Queued);
+        q.logged_in(3);
+        let ids = [id(q.next().await), id(q.next().await), id(q.next().await)];
+        assert_eq!(ids, ["ready", "m1", "m2"]);
+        assert_eq!(q.figures(), (0, 2, 1));
+    }
+
+    #[tokio::test]
+    async fn pushes_parked_for_a_ready_that_never_comes_are_released_when_waiting_ends() {
+        let q = PushQueue::new(8, usize::MAX, usize::MAX);
+        q.connecting(1);
+        assert_eq!(q.offer(message("m1"), 1), Offer::Queued);
+        q.logged_in(1);
+        assert_eq!(q.offer(message("m2"), 1), Offer::Queued);
+        assert!(holds(&q).await, "parked until the ready");
+        q.unpark(Some(2));
+        assert!(holds(&q).await, "not for another connection");
+        q.unpark(Some(1));
+        assert_eq!(q.offer(message("m3"), 1), Offer::Queued);
+        let order = [id(q.next().await), id(q.next().await), id(q.next().await)];
+        assert_eq!(order, ["m1", "m2", "m3"]);
+        q.connecting(2);
+        q.logged_in(2);
+        assert_eq!(q.offer(message("m4"), 2), Offer::Queued);
+        q.unpark(None);
+        assert_eq!(id(q.next().await), "m4");
     }
 }

@@ -11,9 +11,19 @@ use super::{behave, send, WAIT};
 
 /// A message push (op 32) of `content`, sealed with `key` for channel `c1`.
 pub fn message_push(key: &botlane::crypto::ChannelKey, id: &str, content: &str) -> String {
-    let sealed = key.seal(content.as_bytes(), b"c1").unwrap();
+    message_push_in(key, "c1", id, content)
+}
+
+/// A message push (op 32) of `content`, sealed with `key` for `channel`.
+pub fn message_push_in(
+    key: &botlane::crypto::ChannelKey,
+    channel: &str,
+    id: &str,
+    content: &str,
+) -> String {
+    let sealed = key.seal(content.as_bytes(), channel.as_bytes()).unwrap();
     format!(
-        r#"{{"op":32,"d":{{"message":{{"id":"{id}","channel_id":"c1","author_id":"u1","content":"{sealed}","created_at":1}}}}}}"#
+        r#"{{"op":32,"d":{{"message":{{"id":"{id}","channel_id":"{channel}","author_id":"u1","content":"{sealed}","created_at":1}}}}}}"#
     )
 }
 

@@ -16,6 +16,7 @@ mod guide;
 mod keystore;
 mod menu;
 mod option_types;
+mod prefixes;
 mod registry;
 mod registry_text;
 mod sidecar;

@@ -65,6 +65,10 @@ pub struct ClientOptions {
     /// [`MAX_COMMAND_PREFIX_CHARS`](crate::MAX_COMMAND_PREFIX_CHARS) (32)
     /// characters.
     pub command_prefix: String,
+    /// Other text-lane prefixes the client also reads (none by default;
+    /// poise's `additional_prefixes`); see
+    /// [`additional_prefixes`](Self::additional_prefixes).
+    pub additional_prefixes: Vec<String>,
     /// How often to send a heartbeat (15 s). Its reply is a frame from the
     /// service, which keeps a healthy but quiet session inside `idle_timeout`.
     pub heartbeat_interval: Duration,
@@ -180,6 +184,7 @@ impl ClientOptions {
             rest_url: DEFAULT_REST_URL.to_owned(),
             debug: false,
             command_prefix: DEFAULT_COMMAND_PREFIX.to_owned(),
+            additional_prefixes: Vec::new(),
             allow_insecure_ws: false,
             heartbeat_interval: Duration::from_secs(15),
             idle_timeout: Duration::from_secs(30),
@@ -224,6 +229,36 @@ impl ClientOptions {
     #[must_use]
     pub fn command_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.command_prefix = prefix.into();
+        self
+    }
+
+    /// Sets the other text-lane prefixes the client reads besides
+    /// [`command_prefix`](Self::command_prefix) (poise's
+    /// `additional_prefixes`), replacing any set before. A line is read
+    /// under the longest prefix it starts with: with `!` and `!!`, `!!roll`
+    /// is `roll`, not `!roll`. Everything the client writes (usage lines,
+    /// the help) uses `command_prefix`; the help's list names the others
+    /// once, and error answers are made safe against all of them. Each
+    /// follows `command_prefix`'s rules; at most
+    /// [`MAX_ADDITIONAL_PREFIXES`](crate::MAX_ADDITIONAL_PREFIXES) (8),
+    /// none twice nor equal to `command_prefix`, as
+    /// [`Client::new`](crate::Client::new) checks.
+    ///
+    /// ```
+    /// use botlane::ClientOptions;
+    ///
+    /// let options = ClientOptions::new("bot-token", "bot.keystore", "ws://127.0.0.1:9000/ws")
+    ///     .command_prefix("!")
+    ///     .additional_prefixes(["?", "!!"]);
+    /// assert_eq!(options.additional_prefixes, ["?", "!!"]);
+    /// ```
+    #[must_use]
+    pub fn additional_prefixes<I, S>(mut self, prefixes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.additional_prefixes = prefixes.into_iter().map(Into::into).collect();
         self
     }
 
@@ -579,6 +614,53 @@ mod tests {
                     "invalid client option `owners`: {named}: an owner id must be non-empty \
                      (dashes aside), without whitespace"
                 )
+            );
+        }
+    }
+
+    #[test]
+    fn each_additional_prefix_follows_the_prefix_rules_and_is_another_prefix() {
+        let with = |prefixes: &[&str]| {
+            base()
+                .command_prefix("!")
+                .additional_prefixes(prefixes.to_vec())
+        };
+        assert!(with(&[]).validate().is_ok());
+        assert!(with(&["!!", "?", "bot"]).validate().is_ok());
+        // The longest, in characters, not bytes.
+        assert!(with(&[&"é".repeat(32)]).validate().is_ok());
+        let eight: Vec<String> = (0..8).map(|i| format!("{i}!")).collect();
+        assert!(base().additional_prefixes(eight.clone()).validate().is_ok());
+        let nine = base().additional_prefixes(eight.into_iter().chain(["9!".to_owned()]));
+        let long = "é".repeat(33);
+        for (options, rule) in [
+            (nine, "must hold at most 8 prefixes (it has 9)"),
+            (with(&["?", ""]), "additional_prefixes[1] must not be empty"),
+            (
+                with(&[&long]),
+                "additional_prefixes[0] must be at most 32 characters (it has 33)",
+            ),
+            (
+                with(&["? "]),
+                "additional_prefixes[0] must not contain whitespace",
+            ),
+            (
+                with(&["?", "\u{a0}"]),
+                "additional_prefixes[1] must not contain whitespace",
+            ),
+            (
+                with(&["?", "!"]),
+                r#"additional_prefixes[1] is "!", the command_prefix already"#,
+            ),
+            (
+                with(&["?", "!!", "?"]),
+                r#"additional_prefixes[2] is "?", as additional_prefixes[0] is"#,
+            ),
+        ] {
+            let err = options.validate().unwrap_err().to_string();
+            assert_eq!(
+                err,
+                format!("invalid client option `additional_prefixes`: {rule}")
             );
         }
     }

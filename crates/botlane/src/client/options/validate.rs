@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::ClientOptions;
-use crate::commands::MAX_COMMAND_PREFIX_CHARS;
+use crate::commands::{MAX_ADDITIONAL_PREFIXES, MAX_COMMAND_PREFIX_CHARS};
 use crate::error::ClientError;
 use crate::loopback::is_exact_loopback;
 
@@ -17,24 +17,10 @@ impl ClientOptions {
         if self.token.expose_secret().is_empty() {
             return Err(invalid("token", "must not be empty".into()));
         }
-        if self.command_prefix.is_empty() {
-            return Err(invalid("command_prefix", "must not be empty".into()));
+        if let Some(rule) = prefix_rule(&self.command_prefix) {
+            return Err(invalid("command_prefix", rule));
         }
-        let prefix_chars = self.command_prefix.chars().count();
-        if prefix_chars > MAX_COMMAND_PREFIX_CHARS {
-            return Err(invalid(
-                "command_prefix",
-                format!(
-                    "must be at most {MAX_COMMAND_PREFIX_CHARS} characters (it has {prefix_chars})"
-                ),
-            ));
-        }
-        if self.command_prefix.chars().any(char::is_whitespace) {
-            return Err(invalid(
-                "command_prefix",
-                "must not contain whitespace".into(),
-            ));
-        }
+        self.check_additional_prefixes()?;
         self.check_url()?;
         // The https rule of rest_url is checked on first use, as the spec asks;
         // a value that is not a URL at all is refused now.
@@ -133,7 +119,60 @@ impl ClientOptions {
     }
 }
 
+/// The rule `prefix` breaks, if any: what every text-lane prefix must be.
+fn prefix_rule(prefix: &str) -> Option<String> {
+    if prefix.is_empty() {
+        return Some("must not be empty".into());
+    }
+    let chars = prefix.chars().count();
+    if chars > MAX_COMMAND_PREFIX_CHARS {
+        return Some(format!(
+            "must be at most {MAX_COMMAND_PREFIX_CHARS} characters (it has {chars})"
+        ));
+    }
+    if prefix.chars().any(char::is_whitespace) {
+        return Some("must not contain whitespace".into());
+    }
+    None
+}
+
 impl ClientOptions {
+    /// Each additional prefix follows `command_prefix`'s rules and is
+    /// another prefix: neither `command_prefix` nor one listed before it,
+    /// which would only be compared twice per line. The error names it by
+    /// its place, and by its value once it is known to be short.
+    fn check_additional_prefixes(&self) -> Result<(), ClientError> {
+        let invalid = |rule: String| ClientError::InvalidOption {
+            option: "additional_prefixes",
+            rule,
+        };
+        let count = self.additional_prefixes.len();
+        if count > MAX_ADDITIONAL_PREFIXES {
+            return Err(invalid(format!(
+                "must hold at most {MAX_ADDITIONAL_PREFIXES} prefixes (it has {count})"
+            )));
+        }
+        for (index, prefix) in self.additional_prefixes.iter().enumerate() {
+            if let Some(rule) = prefix_rule(prefix) {
+                return Err(invalid(format!("additional_prefixes[{index}] {rule}")));
+            }
+            if *prefix == self.command_prefix {
+                return Err(invalid(format!(
+                    "additional_prefixes[{index}] is {prefix:?}, the command_prefix already"
+                )));
+            }
+            if let Some(first) = self.additional_prefixes[..index]
+                .iter()
+                .position(|other| other == prefix)
+            {
+                return Err(invalid(format!(
+                    "additional_prefixes[{index}] is {prefix:?}, as additional_prefixes[{first}] is"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The realtime `url` rule: `wss`, or `ws` with one of the hosts
     /// `localhost`, `127.0.0.1` or `::1` exactly as parsed, unless
     /// `allow_insecure_ws`. The wording follows the `rest_url` rule.

@@ -7,10 +7,10 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::argument_error::{ArgumentError, ArgumentRule};
-use super::limits::{is_valid_name, DEFAULT_COMMAND_PREFIX};
+use super::limits::is_valid_name;
 use super::message::Message;
 use super::registry::CommandRegistry;
-use super::text::{invoked_raw_name, usage_line};
+use super::text::{invoked_raw_name, usage_line, PrefixSet, Prefixes};
 use super::typed::{optional_arg, Command, CommandOptionValue};
 use super::types::{CommandArgs, CommandDeclaration, CommandInvocation, CommandSource};
 use crate::error::ClientError;
@@ -39,7 +39,8 @@ use crate::rest::RestLane;
 /// [`args_as`](Self::args_as).
 ///
 /// Besides the invocation and the message, a context carries what dispatch
-/// knows about where it runs: the text-lane prefix (for usage lines), the
+/// knows about where it runs: the text-lane prefixes (the main one for usage
+/// lines, the others for reading the invoked name back), the
 /// server of the invoking channel (for checks and cooldowns), and a snapshot
 /// of the registry (for help and usage lines). A context built by hand has
 /// none of them until given with the `with_*` methods.
@@ -54,7 +55,7 @@ pub struct CommandContext<D = ()> {
     // copy, not two; one built by hand keeps the invocation it was given.
     invocation: Option<Arc<CommandInvocation>>,
     message: Arc<Message>,
-    prefix: Option<Arc<str>>,
+    prefixes: Option<Arc<Prefixes>>,
     server_id: Option<Arc<str>>,
     registry: Option<Arc<CommandRegistry<D>>>,
     data: Arc<D>,
@@ -65,7 +66,7 @@ impl<D> Clone for CommandContext<D> {
         Self {
             invocation: self.invocation.clone(),
             message: self.message.clone(),
-            prefix: self.prefix.clone(),
+            prefixes: self.prefixes.clone(),
             server_id: self.server_id.clone(),
             registry: self.registry.clone(),
             data: Arc::clone(&self.data),
@@ -78,7 +79,8 @@ impl<D> fmt::Debug for CommandContext<D> {
         f.debug_struct("CommandContext")
             .field("invocation", self.invocation())
             .field("message", &self.message)
-            .field("prefix", &self.prefix)
+            .field("prefix", &self.prefix())
+            .field("additional_prefixes", &self.prefix_set().additional)
             .field("server_id", &self.server_id)
             .field("registry", &self.registry.as_ref().map(|r| r.len()))
             .finish_non_exhaustive()
@@ -115,16 +117,17 @@ impl SharedParts {
 }
 
 /// The name `message` invoked the command `name` by, read back from its
-/// line with `prefix` on the text lane (see
-/// [`CommandContext::invoked_name`]); `name` otherwise.
+/// line on the text lane under the longest of `prefixes` it starts with,
+/// as dispatch read it (see [`CommandContext::invoked_name`]); `name`
+/// otherwise.
 pub(crate) fn invoked_name<'a>(
     message: &'a Message,
     source: CommandSource,
     name: &'a str,
-    prefix: &str,
+    prefixes: PrefixSet<'_>,
 ) -> Cow<'a, str> {
     if source == CommandSource::Text {
-        if let Some(raw) = invoked_raw_name(&message.content, prefix) {
+        if let Some(raw) = invoked_raw_name(&message.content, prefixes) {
             if is_valid_name(raw) {
                 return Cow::Borrowed(raw);
             }
@@ -181,7 +184,7 @@ impl<D> CommandContext<D> {
         Self {
             invocation: invocation.map(Arc::new),
             message: Arc::new(message),
-            prefix: None,
+            prefixes: None,
             server_id: None,
             registry: None,
             data,
@@ -269,7 +272,39 @@ impl<D> CommandContext<D> {
     /// ```
     #[must_use]
     pub fn with_prefix(mut self, prefix: impl Into<Arc<str>>) -> Self {
-        self.prefix = Some(prefix.into());
+        let prefix: Arc<str> = prefix.into();
+        self.prefixes = Some(Arc::new(self.prefix_set().with_main(&prefix)));
+        self
+    }
+
+    /// Sets the other text-lane prefixes the client reads (builder style),
+    /// as [`ClientOptions::additional_prefixes`](crate::ClientOptions::additional_prefixes)
+    /// gives them: [`invoked_name`](Self::invoked_name) reads the line
+    /// under the one it uses, and the built-in help names them.
+    ///
+    /// ```
+    /// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    /// # let invocation = CommandInvocation { name: "roll".into(), args: CommandArgs::new(), source: CommandSource::Text };
+    /// let ctx = CommandContext::for_test(invocation, Message::new("m1", "c1", "u1", "!!r 2"))
+    ///     .with_prefix("!")
+    ///     .with_additional_prefixes(["!!", "?"]);
+    /// assert_eq!(ctx.prefixes().collect::<Vec<_>>(), ["!", "!!", "?"]);
+    /// assert_eq!(ctx.invoked_name(), "r");
+    /// ```
+    #[must_use]
+    pub fn with_additional_prefixes<I, S>(mut self, prefixes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.prefixes = Some(Arc::new(self.prefix_set().with_additional(prefixes)));
+        self
+    }
+
+    /// Sets the client's prefixes as dispatch shares them.
+    #[must_use]
+    pub(crate) fn with_prefixes(mut self, prefixes: Arc<Prefixes>) -> Self {
+        self.prefixes = Some(prefixes);
         self
     }
 
@@ -319,10 +354,38 @@ impl<D> CommandContext<D> {
         self
     }
 
-    /// The text-lane prefix: the one given with [`with_prefix`](Self::with_prefix),
-    /// else [`DEFAULT_COMMAND_PREFIX`].
+    /// The text-lane prefix: the client's main one, with which usage lines
+    /// are written whichever prefix the line used; the one given with
+    /// [`with_prefix`](Self::with_prefix), else
+    /// [`DEFAULT_COMMAND_PREFIX`](crate::DEFAULT_COMMAND_PREFIX).
     pub fn prefix(&self) -> &str {
-        self.prefix.as_deref().unwrap_or(DEFAULT_COMMAND_PREFIX)
+        self.prefix_set().main
+    }
+
+    /// Every text-lane prefix the client reads: [`prefix`](Self::prefix)
+    /// first, then the
+    /// [`additional_prefixes`](crate::ClientOptions::additional_prefixes)
+    /// in the order given. What a handler checks its own text against, so
+    /// that no line it sends reads as a command
+    /// ([`neutralise_answer_among`](crate::neutralise_answer_among)).
+    ///
+    /// ```
+    /// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
+    /// # let invocation = CommandInvocation { name: "echo".into(), args: CommandArgs::new(), source: CommandSource::Text };
+    /// let ctx = CommandContext::for_test(invocation, Message::new("m1", "c1", "u1", "?echo hi"))
+    ///     .with_prefix("!")
+    ///     .with_additional_prefixes(["?"]);
+    /// assert_eq!(ctx.prefixes().collect::<Vec<_>>(), ["!", "?"]);
+    /// let text = "?roll 2";
+    /// assert!(ctx.prefixes().any(|prefix| text.starts_with(prefix)));
+    /// ```
+    pub fn prefixes(&self) -> impl Iterator<Item = &str> + Clone {
+        self.prefix_set().all()
+    }
+
+    /// All the prefixes, borrowed.
+    pub(crate) fn prefix_set(&self) -> PrefixSet<'_> {
+        PrefixSet::of(self.prefixes.as_deref())
     }
 
     /// The id of the server the invoking channel belongs to, when known.
@@ -451,7 +514,8 @@ impl<D> CommandContext<D> {
     }
 
     /// The name the command was invoked by, lower-cased: on the text lane
-    /// the one the message's line names (with [`prefix`](Self::prefix), as
+    /// the one the message's line names (under the longest of the
+    /// [`prefixes`](Self::prefixes) it starts with, as
     /// [`match_command_name`](crate::match_command_name) reads it), which is
     /// one of the command's [`aliases`](crate::CommandSettings::aliases)
     /// when the line used one (poise's `invoked_command_name`); otherwise,
@@ -475,7 +539,7 @@ impl<D> CommandContext<D> {
     /// assert_eq!(ctx("/r 2", CommandSource::Structured).invoked_name(), "roll");
     /// ```
     pub fn invoked_name(&self) -> Cow<'_, str> {
-        invoked_name(&self.message, self.source(), self.name(), self.prefix())
+        invoked_name(&self.message, self.source(), self.name(), self.prefix_set())
     }
 
     /// All arguments, coerced to the declared types; unfilled options are absent.

@@ -8,11 +8,13 @@
 mod error;
 mod format;
 mod lexer;
+mod prefixes;
 
 use std::ops::Range;
 
 pub use error::{FormatError, ParseError, ParseErrorKind};
 pub use format::{format_invocation_text, usage_line};
+pub(crate) use prefixes::{PrefixSet, Prefixes};
 
 use self::lexer::{run_len, space_len};
 use self::lexer::{Lexer, Token};
@@ -76,12 +78,22 @@ fn locate<'a>(text: &'a str, prefix: &str) -> Option<Invocation<'a>> {
     })
 }
 
-/// The raw name a line invokes (§1.1–1.3), borrowed and not yet
-/// lower-cased nor checked against the name rule: what
-/// [`CommandContext::invoked_name`](crate::CommandContext::invoked_name)
+/// [`locate`] under the prefix the line uses ([`PrefixSet::used_by`]);
+/// under a single prefix, `locate` itself.
+#[inline(always)]
+fn locate_among<'a>(text: &'a str, prefixes: PrefixSet<'_>) -> Option<Invocation<'a>> {
+    if prefixes.additional.is_empty() {
+        return locate(text, prefixes.main);
+    }
+    locate(text, prefixes.used_by(text)?)
+}
+
+/// The raw name a line invokes (§1.1–1.3) under the prefix it uses,
+/// borrowed and not yet lower-cased nor checked against the name rule:
+/// what [`CommandContext::invoked_name`](crate::CommandContext::invoked_name)
 /// reads back from the message, without allocating.
-pub(crate) fn invoked_raw_name<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
-    locate(text, prefix).map(|invocation| invocation.raw_name)
+pub(crate) fn invoked_raw_name<'a>(text: &'a str, prefixes: PrefixSet<'_>) -> Option<&'a str> {
+    locate_among(text, prefixes).map(|invocation| invocation.raw_name)
 }
 
 /// The name rule after ASCII lower-casing (§1.4–1.5).
@@ -225,13 +237,15 @@ pub fn parse_invocation_text(
 /// does, with `find` returning the registered declaration whose name, or
 /// one of whose aliases, equals its argument ASCII case-insensitively. The line is located once,
 /// and on success only the result's name, keys and values are allocated.
+/// The line is read under the prefix it uses; a parse error's usage line
+/// is written with the main one, as everything the client writes is.
 pub(crate) fn parse_text_with<'d>(
     text: &str,
-    prefix: Option<&str>,
+    prefixes: PrefixSet<'_>,
     find: impl FnOnce(&str) -> Option<&'d CommandDeclaration>,
 ) -> TextParseResult {
-    let prefix = prefix.unwrap_or(DEFAULT_COMMAND_PREFIX);
-    let Some(invocation) = locate(text, prefix) else {
+    let prefix = prefixes.main;
+    let Some(invocation) = locate_among(text, prefixes) else {
         return TextParseResult::None;
     };
     // Looking the raw name up case-insensitively finds the declaration that

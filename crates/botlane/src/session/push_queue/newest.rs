@@ -1,0 +1,157 @@
+//! The newest connection's login, as the push queue sees it.
+//!
+//! - While the login runs, the connection's pushes are queued, never
+//!   dispatched on the spot, and dispatch takes none of them: a message
+//!   pushed during a reconnect's login used to be dispatched at once, with
+//!   the old session's state and no session to reply on. Once the login is
+//!   over and the connection is the session's, they go to dispatch in wire
+//!   order.
+//! - Its pushes that come before its `ready` (protocol.md has `ready`
+//!   first) are parked and go behind that `ready`, in wire order, once it
+//!   comes: `Ready` or `Reconnected`, sent as dispatch applies it, comes
+//!   before their events, and they are opened with the new session's
+//!   channels and keys. When no `ready` comes they are released as the
+//!   session stops waiting for it: `Ready` or `Reconnected` sent without
+//!   it (the request timeout), or the connection's end.
+//! - A login that fails (or is given up on) was never a session: its
+//!   `ready` lists nothing and announces nothing, and its membership
+//!   pushes are not applied (the next session's `ready` lists the bot's
+//!   channels as they are then). Its messages and channel keys, those that
+//!   came before the failure and those its connection reads after it
+//!   until it has ended, are kept for the next session: the service
+//!   pushes each message and each key once, to the connection it took for
+//!   logged in, and never again. They wait, parked in wire order and in
+//!   the queue's budgets (a message that comes with the message budget
+//!   full is dropped and counted, as when dispatch is behind), behind the
+//!   next session's `ready` (or until that session stops waiting for it),
+//!   which decides whether the bot is still in their channels; a reply
+//!   goes out on the new session. A later login that fails too carries
+//!   them on.
+
+use super::PushQueue;
+use crate::sync::lock;
+use crate::transport::Push;
+
+/// Where the newest connection's login stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) enum Stage {
+    LoggingIn,
+    /// Logged in, or no connection yet.
+    #[default]
+    Up,
+    Failed,
+}
+
+/// The newest connection, numbered as `phase.rs` numbers them.
+#[derive(Debug, Default)]
+pub(super) struct Newest {
+    connection: u64,
+    pub(super) stage: Stage,
+    /// Its `ready` has not come, nor has the session stopped waiting for
+    /// it: its other pushes are parked.
+    pub(super) awaiting_ready: bool,
+    /// How many of the queued pushes, the last ones, are its.
+    pub(super) queued: usize,
+}
+
+impl Newest {
+    /// Whether a push of `connection` may be dispatched on the spot as
+    /// far as its login goes (`ready`: the push is its `ready`).
+    pub(super) fn flows(&self, connection: u64, ready: bool) -> bool {
+        self.connection == connection && self.stage == Stage::Up && (ready || !self.awaiting_ready)
+    }
+
+    /// Whether a push of `connection` is taken at all: not of a connection
+    /// a later one replaced (only one whose login failed, or was given up
+    /// on, still runs then), nor a `ready` or membership push of a login
+    /// that failed.
+    pub(super) fn admits(&self, connection: u64, push: &Push) -> bool {
+        self.connection == connection && (self.stage != Stage::Failed || carried(push))
+    }
+
+    /// Whether a push of this connection other than its `ready` goes
+    /// behind a `ready` still to come: its own, or (its login failed) the
+    /// next session's.
+    pub(super) fn parks(&self) -> bool {
+        self.awaiting_ready || self.stage == Stage::Failed
+    }
+}
+
+/// Whether a failed login's push is kept for the next session: each is
+/// pushed once, and lost if dropped.
+fn carried(push: &Push) -> bool {
+    matches!(push, Push::Message(_) | Push::ChannelKey(_))
+}
+
+impl PushQueue {
+    /// Connection `connection` starts its login; it is the newest.
+    /// What is parked stays parked, behind its `ready`: a failed login's
+    /// messages and channel keys.
+    pub(crate) fn connecting(&self, connection: u64) {
+        lock(&self.state).newest = Newest {
+            connection,
+            stage: Stage::LoggingIn,
+            awaiting_ready: true,
+            queued: 0,
+        };
+    }
+
+    /// The login of `connection` finished: the session is up on it, and
+    /// dispatch may take its pushes.
+    pub(crate) fn logged_in(&self, connection: u64) {
+        let mut state = lock(&self.state);
+        if state.newest.connection == connection && state.newest.stage == Stage::LoggingIn {
+            state.newest.stage = Stage::Up;
+            drop(state);
+            self.ready.notify_one();
+        }
+    }
+
+    /// The login of `connection` failed: its `ready` and membership pushes
+    /// are discarded, its messages and channel keys parked for the next
+    /// session. Returns how many were discarded and how many kept.
+    pub(crate) fn login_failed(&self, connection: u64) -> (usize, usize) {
+        let mut state = lock(&self.state);
+        if state.newest.connection != connection || state.newest.stage != Stage::LoggingIn {
+            return (0, 0);
+        }
+        state.newest.stage = Stage::Failed;
+        state.newest.awaiting_ready = false;
+        let from = state.items.len().saturating_sub(state.newest.queued);
+        state.newest.queued = 0;
+        let theirs: Vec<_> = state.items.drain(from..).collect();
+        let parked = std::mem::take(&mut state.parked);
+        let mut discarded = 0;
+        for (push, weight) in parked.into_iter().chain(theirs) {
+            if carried(&push) {
+                state.parked.push_back((push, weight));
+            } else {
+                state.give(&push, weight);
+                discarded += 1;
+            }
+        }
+        let kept = state.parked.len();
+        drop(state);
+        // A dispatch that waited on the connection's pushes looks again.
+        self.ready.notify_one();
+        (discarded, kept)
+    }
+
+    /// The session stops waiting for the `ready` of `connection` (none
+    /// came in time, or the connection ended): what it parked goes to
+    /// dispatch. `None`: the newest connection, whichever it is.
+    pub(crate) fn unpark(&self, connection: Option<u64>) {
+        let mut state = lock(&self.state);
+        let newest = &state.newest;
+        if connection.is_some_and(|c| c != newest.connection) || !newest.awaiting_ready {
+            return;
+        }
+        state.newest.awaiting_ready = false;
+        let released = !state.parked.is_empty();
+        state.release_parked();
+        drop(state);
+        if released {
+            self.ready.notify_one();
+        }
+    }
+}
