@@ -9,9 +9,10 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Data, DeriveInput, Field, Fields, Ident, LitStr, Token, Type};
 
 use crate::bounds::{parse_length, parse_number, Bounds};
+use crate::doc::{command_doc, doc_text, help_text_problem, HelpText};
 use crate::rules::{
-    description_problem, doc_text, is_valid_name, kebab_case, name_rule_message, option_inner,
-    quoted, Errors, Kind, MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN, MAX_OPTIONS_PER_COMMAND,
+    description_problem, is_valid_name, kebab_case, name_rule_message, option_inner, quoted,
+    Errors, Kind, MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN, MAX_OPTIONS_PER_COMMAND,
 };
 
 /// The keys of `#[command(...)]`.
@@ -19,6 +20,7 @@ use crate::rules::{
 struct CommandAttrs {
     name: Option<LitStr>,
     description: Option<LitStr>,
+    help_text: Option<LitStr>,
 }
 
 /// The keys of `#[option(...)]`.
@@ -70,8 +72,12 @@ fn command_attrs(attrs: &[Attribute], errors: &mut Errors) -> CommandAttrs {
                 set_once(&mut out.name, meta.value()?.parse()?, &meta)
             } else if meta.path.is_ident("description") {
                 set_once(&mut out.description, meta.value()?.parse()?, &meta)
+            } else if meta.path.is_ident("help_text") {
+                set_once(&mut out.help_text, meta.value()?.parse()?, &meta)
             } else {
-                Err(meta.error("unknown command attribute: expected `name` or `description`"))
+                Err(meta.error(
+                    "unknown command attribute: expected `name`, `description` or `help_text`",
+                ))
             }
         });
         if let Err(e) = parsed {
@@ -144,10 +150,53 @@ fn description(
             }
         },
     };
+    checked_description(text, span, errors)
+}
+
+fn checked_description(text: String, span: Span, errors: &mut Errors) -> String {
     if let Some(problem) = description_problem(&text) {
         errors.at(span, problem);
     }
     text
+}
+
+/// A command's description and help text: each from its attribute, else
+/// from the doc comment (its first paragraph, the rest); checked.
+fn command_texts(
+    attrs: &[Attribute],
+    explicit: &CommandAttrs,
+    fallback: Span,
+    errors: &mut Errors,
+) -> (String, Option<String>) {
+    let doc = command_doc(attrs);
+    let description = match (&explicit.description, &doc) {
+        (Some(lit), _) => checked_description(lit.value(), lit.span(), errors),
+        (None, Some(doc)) => checked_description(doc.description.clone(), doc.span, errors),
+        (None, None) => {
+            errors.at(fallback, "add a doc comment: it is the description");
+            String::new()
+        }
+    };
+    let help = match (&explicit.help_text, doc.and_then(|d| d.help)) {
+        (Some(lit), _) => {
+            let text = lit.value();
+            if let Some((_, problem)) = help_text_problem(&text) {
+                errors.at(lit.span(), problem);
+            }
+            Some(text)
+        }
+        (None, Some(HelpText { text, line_spans })) => {
+            if let Some((line, problem)) = help_text_problem(&text) {
+                // A fault of one line is shown on its `///`; of the whole
+                // text, on its first.
+                let at = line.map_or(0, |line| line - 1);
+                errors.at(line_spans.get(at).copied().unwrap_or(fallback), problem);
+            }
+            Some(text)
+        }
+        (None, None) => None,
+    };
+    (description, help)
 }
 
 fn option_spec<'a>(field: &'a Field, errors: &mut Errors) -> Option<OptionSpec<'a>> {
@@ -356,12 +405,7 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
         };
         errors.at(name_span, name_rule_message("command", &name, hint));
     }
-    let description = description(
-        &input.attrs,
-        attrs.description.as_ref(),
-        ident.span(),
-        &mut errors,
-    );
+    let (description, help_text) = command_texts(&input.attrs, &attrs, ident.span(), &mut errors);
     let specs: Vec<OptionSpec<'_>> = fields
         .iter()
         .filter_map(|f| option_spec(f, &mut errors))
@@ -373,6 +417,14 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     let names = specs.iter().map(|s| &s.name);
     let reads = specs.iter().map(read_field);
     let writes = specs.iter().map(write_field);
+    // Left to the trait's default (`None`) when there is none.
+    let help_text = help_text.map(|text| {
+        quote! {
+            fn help_text() -> ::core::option::Option<::std::string::String> {
+                ::core::option::Option::Some(::std::string::String::from(#text))
+            }
+        }
+    });
     Ok(quote! {
         #[automatically_derived]
         impl ::botlane::Command for #ident {
@@ -381,6 +433,8 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
                 #( declaration.options.push(#options); )*
                 declaration
             }
+
+            #help_text
 
             fn from_args(
                 args: &::botlane::CommandArgs,

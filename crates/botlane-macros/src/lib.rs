@@ -11,6 +11,7 @@ use syn::{parse_macro_input, DeriveInput};
 mod bounds;
 mod choice;
 mod command;
+mod doc;
 mod rules;
 
 /// Derives `botlane::Command` for a struct with named fields: its
@@ -19,7 +20,13 @@ mod rules;
 /// - The command name is `#[command(name = "...")]`, else the struct name in
 ///   kebab case (`RollDice` becomes `roll-dice`).
 /// - The description is `#[command(description = "...")]`, else the doc
-///   comment (its lines trimmed and joined with spaces).
+///   comment's first paragraph (its lines trimmed and joined with spaces).
+/// - The help text (`Command::help_text`, the end of `/help <name>`) is
+///   `#[command(help_text = "...")]`, else the doc comment's paragraphs
+///   after its first blank line, as poise reads a doc comment: each line
+///   trimmed and kept, one blank line between paragraphs, a line ending in
+///   `\` continued by the next. An attribute replaces only its own part.
+///   A `/** */` comment's column of `*` is dropped, as rustdoc drops it.
 /// - Each field is an option, in declared order, named after the field
 ///   (`r#type` becomes `type`) or `#[option(name = "...")]`, described by
 ///   its doc comment or `#[option(description = "...")]`.
@@ -31,7 +38,9 @@ mod rules;
 /// - `#[option(min = 1, max = 3600)]` bounds an integer or `f64` field,
 ///   `#[option(min_length = 3, max_length = 200)]` a string field.
 ///
-/// The name rule, description lengths, choice counts, lengths, types and
+/// The name rule, description lengths, the help text's rule (not blank, at
+/// most 2000 characters, no control character but `\n`, no U+2028 or
+/// U+2029: a tab in the doc comment is an error on its line), choice counts, lengths, types and
 /// duplicates, choices on a boolean, required-before-optional, the option
 /// count, duplicate option names, and bounds on the wrong type, of the
 /// wrong type, inverted, over the length cap or excluding a choice are
@@ -39,6 +48,8 @@ mod rules;
 ///
 /// ```text
 /// /// Roll some dice
+/// ///
+/// /// Rolls six-sided dice and adds them up.
 /// #[derive(Command)]
 /// struct Roll {
 ///     /// How many dice

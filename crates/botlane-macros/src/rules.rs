@@ -9,7 +9,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
-use syn::{Attribute, Expr, ExprLit, GenericArgument, Lit, Meta, PathArguments, Type};
+use syn::{GenericArgument, PathArguments, Type};
 
 pub(crate) use botlane_proto::limits::{
     MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN, MAX_COMMAND_DESC, MAX_OPTIONS_PER_COMMAND,
@@ -77,37 +77,6 @@ pub(crate) fn kebab_case(ident: &str) -> String {
         out.extend(c.to_lowercase());
     }
     out
-}
-
-/// The text of the `///` lines: each line trimmed, blank lines dropped,
-/// joined with single spaces. `None` when there is no doc comment at all.
-pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<(String, Span)> {
-    let mut lines = Vec::new();
-    let mut span = None;
-    for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
-        if let Meta::NameValue(nv) = &attr.meta {
-            if let Expr::Lit(ExprLit {
-                lit: Lit::Str(s), ..
-            }) = &nv.value
-            {
-                span.get_or_insert_with(|| attr_span(attr));
-                let value = s.value();
-                lines.extend(
-                    value
-                        .lines()
-                        .map(str::trim)
-                        .filter(|l| !l.is_empty())
-                        .map(str::to_owned),
-                );
-            }
-        }
-    }
-    span.map(|span| (lines.join(" "), span))
-}
-
-fn attr_span(attr: &Attribute) -> Span {
-    let tokens = quote!(#attr);
-    syn::spanned::Spanned::span(&tokens)
 }
 
 /// The error for a description that breaks the 1..=100 character rule.
@@ -357,27 +326,6 @@ mod tests {
         assert_eq!(quoted("a\nb"), "\"a\\nb\"");
         assert_eq!(quoted(&"x".repeat(40)), format!("\"{}\"", "x".repeat(40)));
         assert_eq!(quoted(&"x".repeat(41)), format!("\"{}…\"", "x".repeat(40)));
-    }
-
-    #[test]
-    fn doc_lines_are_trimmed_and_joined() {
-        let item: syn::ItemStruct = syn::parse_quote! {
-            ///  Roll some dice
-            ///
-            /// and add them up.
-            struct Roll;
-        };
-        let (text, _) = doc_text(&item.attrs).unwrap();
-        assert_eq!(text, "Roll some dice and add them up.");
-        let bare: syn::ItemStruct = syn::parse_quote!(
-            struct Bare;
-        );
-        assert!(doc_text(&bare.attrs).is_none());
-        let blank: syn::ItemStruct = syn::parse_quote! {
-            ///
-            struct Blank;
-        };
-        assert_eq!(doc_text(&blank.attrs).map(|(t, _)| t), Some(String::new()));
     }
 
     #[test]

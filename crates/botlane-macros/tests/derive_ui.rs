@@ -28,6 +28,7 @@ fn derive_errors_point_at_the_field_or_attribute_at_fault() {
         "bounds_inverted",
         "choice_out_of_bounds",
         "bounds_syntax",
+        "help_text",
     ] {
         cases.compile_fail(format!("tests/ui/{rule}.rs"));
     }

@@ -36,6 +36,14 @@ pub const COMMAND_DATA_VERSION: u32 = 1;
 #[doc(hidden)]
 pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 
+/// The most characters (Unicode scalar values) of a command's help text,
+/// botlane's `MAX_HELP_TEXT_CHARS` (documented there). Not one of the
+/// spec's limits (the built-in help is botlane's own), hence hidden; here
+/// so that `botlane-macros` checks a derived help text against the very
+/// constant registration checks it with.
+#[doc(hidden)]
+pub const MAX_HELP_TEXT_CHARS: usize = 2000;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,9 @@
 //! Aliases over the real devserver: a line naming an alias runs the
 //! command under its own name (its cooldown, checks, error answers, events
 //! and hooks after the command all see the name; only
-//! `CommandContext::invoked_name` sees the alias), the built-in help lists
+//! `CommandContext::invoked_name`, `CommandRan::invoked_name` and
+//! `CommandError::invoked_name` see the alias, also under an additional
+//! prefix), the built-in help lists
 //! and explains them (with the command's help text, whose lines no bot
 //! reads as invocations), and a sidecar naming an alias is an unknown command:
 //! ignored, with no fallback to its text line.
@@ -27,7 +29,8 @@ struct Seen {
     runs: Mutex<Vec<(String, String, CommandSource)>>,
     /// The name each check of `roll` saw.
     checked: Mutex<Vec<String>>,
-    /// The command of each hook after a command, with its failure if any.
+    /// The command of each hook after a command, with the name typed when
+    /// it is another and its failure if any.
     after: Mutex<Vec<String>>,
 }
 
@@ -87,7 +90,15 @@ fn bot(options: ClientOptions) -> Result<Client<Seen>, BoxError> {
         .enable_help()?;
     client.after_command(|ran: CommandRan<Seen>| async move {
         let failure = ran.failure.map(|f| format!(" {}", f.as_str()));
-        let line = format!("{}{}", ran.command, failure.unwrap_or_default());
+        let invoked = Some(ran.invoked_name())
+            .filter(|&invoked| invoked != ran.command)
+            .map(|invoked| format!(" as {invoked}"));
+        let line = format!(
+            "{}{}{}",
+            ran.command,
+            invoked.unwrap_or_default(),
+            failure.unwrap_or_default()
+        );
         push(&ran.data().after, line);
     });
     Ok(client)
@@ -133,6 +144,11 @@ async fn an_alias_runs_its_command_under_the_command_s_name_on_the_text_lane_onl
     scene.send_sidecar("/r 5", &sidecar).await.unwrap();
     scene.say("/ping").await.unwrap();
     assert_eq!(answer().await, "pong");
+    // A sidecar naming `ping` under a line naming an alias: the structured
+    // lane's name is the sidecar's, whatever the line says.
+    let sidecar = Sidecar::to(scene.bot_id()).command("ping");
+    scene.send_sidecar("/r 5", &sidecar).await.unwrap();
+    assert_eq!(answer().await, "pong");
 
     // The alias runs `roll`; the handler sees the name typed, lowered.
     scene.say("/R 2").await.unwrap();
@@ -144,7 +160,11 @@ async fn an_alias_runs_its_command_under_the_command_s_name_on_the_text_lane_onl
         cooling.starts_with("this command is cooling down"),
         "{cooling}"
     );
-    assert_eq!(command_error_event(&mut events, &id).await.command, "roll");
+    let refused = command_error_event(&mut events, &id).await;
+    assert_eq!(
+        (refused.command.as_str(), &*refused.invoked_name()),
+        ("roll", "roll")
+    );
 
     // And the other way round: bob starts it by name, the alias waits.
     let bob = bob(&scene).await;
@@ -156,18 +176,30 @@ async fn an_alias_runs_its_command_under_the_command_s_name_on_the_text_lane_onl
         cooling.starts_with("this command is cooling down"),
         "{cooling}"
     );
-    assert_eq!(command_error_event(&mut events, &id).await.command, "roll");
+    // Only the name typed, which the failure reads back, is the alias.
+    let refused = command_error_event(&mut events, &id).await;
+    assert_eq!(
+        (refused.command.as_str(), &*refused.invoked_name()),
+        ("roll", "dice")
+    );
 
     // Mistakes under an alias are the command's: its usage line, its name.
     let id = scene.say("/dice two").await.unwrap();
     let text = answer().await;
     assert!(text.ends_with("\nusage: /roll <count (1 to 20)>"), "{text}");
     let parse = command_error_event(&mut events, &id).await;
-    assert_eq!(parse.command, "roll");
+    assert_eq!(
+        (parse.command.as_str(), &*parse.invoked_name()),
+        ("roll", "dice")
+    );
     assert_eq!(parse.parse_error.unwrap().command(), "roll");
     let id = scene.say("/b").await.unwrap();
     assert_eq!(answer().await, "sorry, the boom command failed");
-    assert_eq!(command_error_event(&mut events, &id).await.command, "boom");
+    let failed = command_error_event(&mut events, &id).await;
+    assert_eq!(
+        (failed.command.as_str(), &*failed.invoked_name()),
+        ("boom", "b")
+    );
 
     // The help lists the aliases beside the command (not the help text),
     // and explains it when asked about one, the help text last.
@@ -213,30 +245,82 @@ async fn an_alias_runs_its_command_under_the_command_s_name_on_the_text_lane_onl
     assert_eq!(copy(&scene.bot.data().checked), ["roll"; 4]);
     let expected = [
         "ping",
-        "roll",
+        "ping",
+        "roll as r",
         "roll cooldown",
         "roll",
-        "roll cooldown",
-        "boom handler",
+        "roll as dice cooldown",
+        "boom as b handler",
         "help",
         "help",
         "help",
     ];
-    // The hooks run after the answers: wait for the last one.
-    tokio::time::timeout(WAIT, async {
-        while copy(&scene.bot.data().after).len() < expected.len() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .expect("the hooks after the commands ran");
-    assert_eq!(copy(&scene.bot.data().after), expected);
+    assert_eq!(after_hooks(&scene, expected.len()).await, expected);
 
     // The menu the service holds names the commands only.
     let menu = scene.server.menu(scene.bot_id()).unwrap();
     let names: Vec<&str> = menu.commands.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["boom", "help", "ping", "roll"]);
     assert_eq!(menu.commands[3].description, "Roll some dice");
+    scene.close().await.unwrap();
+}
+
+/// Waits until the hooks after the commands have run `count` times (they
+/// run after the answers), then gives what they saw.
+async fn after_hooks(scene: &Scene<Seen>, count: usize) -> Vec<String> {
+    tokio::time::timeout(WAIT, async {
+        while copy(&scene.bot.data().after).len() < count {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the hooks after the commands ran");
+    copy(&scene.bot.data().after)
+}
+
+#[tokio::test]
+async fn a_failure_and_a_hook_read_the_alias_under_the_additional_prefix_the_line_used() {
+    let scene = Scene::builder()
+        .start_bot(|setup| {
+            bot(setup
+                .options
+                .command_prefix("!")
+                .additional_prefixes(["?", "!!"])
+                .error_answer_limit(100, Duration::from_secs(1)))
+        })
+        .await
+        .unwrap();
+    let mut events = scene.bot.events();
+    let answer = || async { scene.answer().await.unwrap().content };
+
+    // Out of bounds under `?`, which the main prefix would not read at
+    // all: the failure names the alias typed, the usage line the main
+    // prefix.
+    let id = scene.say("?r 99").await.unwrap();
+    let text = answer().await;
+    assert!(text.ends_with("\nusage: !roll <count (1 to 20)>"), "{text}");
+    let bounds = command_error_event(&mut events, &id).await;
+    assert_eq!(
+        (bounds.command.as_str(), &*bounds.invoked_name()),
+        ("roll", "r")
+    );
+    // Under `!!`, which `!` starts too: read under the longest, not as the
+    // name `!b` under `!`.
+    let id = scene.say("!!B").await.unwrap();
+    assert_eq!(answer().await, "sorry, the boom command failed");
+    let failed = command_error_event(&mut events, &id).await;
+    assert_eq!(
+        (failed.command.as_str(), &*failed.invoked_name()),
+        ("boom", "b")
+    );
+    scene.say("?dice 2").await.unwrap();
+    assert_eq!(answer().await, "2 dice by dice");
+
+    // The argument failure never started, so it has no hook after it.
+    assert_eq!(
+        after_hooks(&scene, 2).await,
+        ["boom as b handler", "roll as dice"]
+    );
     scene.close().await.unwrap();
 }
 

@@ -14,8 +14,10 @@ use botlane::{
     parse_invocation_text, usage_line, validate_declaration, ArgValueKind, ArgumentError,
     ArgumentRule, ChannelId, Command, CommandArgValue, CommandArgs, CommandChoice, CommandContext,
     CommandData, CommandDeclaration, CommandErrorReason, CommandInvocation, CommandOption,
-    CommandOptionType, CommandOptionValue, CommandRegistry, CommandSource, Message, RoleId, UserId,
+    CommandOptionType, CommandOptionValue, CommandRegistry, CommandSettings, CommandSource,
+    Message, RoleId, UserId,
 };
+use botlane_devserver::{Scene, StoredMenu};
 use support::{command_error_event, World, WAIT};
 
 #[derive(CommandChoice, Debug, Clone, Copy, PartialEq)]
@@ -55,7 +57,7 @@ struct Roll {
 
 fn hand_written_roll() -> CommandDeclaration {
     use CommandOptionType as T;
-    CommandDeclaration::new("roll", "Roll some dice and add them up.")
+    CommandDeclaration::new("roll", "Roll some dice")
         .option(CommandOption::new("count", "How many dice", T::Integer).required(true))
         .option(CommandOption::new("sides", "Sides per die", T::Integer).choices(["4", "6", "20"]))
         .option(
@@ -82,6 +84,62 @@ fn the_derived_declaration_equals_the_hand_written_one_and_is_valid() {
     let decl = Roll::declaration();
     assert_eq!(decl, hand_written_roll());
     validate_declaration(&decl).unwrap();
+    // The doc comment's second paragraph is the help text, not the description.
+    assert_eq!(Roll::help_text().as_deref(), Some("and add them up."));
+}
+
+/// Set a value
+///
+/// Keys are case-sensitive.
+/// Values are integers.
+#[derive(Command)]
+#[command(description = "Set a configuration value")]
+struct SetWithHelp;
+
+/// Reset every value
+///
+/// Not what the help says: the attribute is.
+#[derive(Command)]
+#[command(help_text = "Resets every value.\n\n• /reset-all takes no options.")]
+struct ResetAll;
+
+async fn ok<C>(_ctx: CommandContext, _value: C) -> Result<(), std::io::Error> {
+    Ok(())
+}
+
+#[test]
+fn an_attribute_replaces_only_its_own_part_of_the_doc_comment() {
+    assert_eq!(
+        SetWithHelp::declaration().description,
+        "Set a configuration value"
+    );
+    assert_eq!(
+        SetWithHelp::help_text().as_deref(),
+        Some("Keys are case-sensitive.\nValues are integers.")
+    );
+    assert_eq!(ResetAll::declaration().description, "Reset every value");
+    assert_eq!(
+        ResetAll::help_text().as_deref(),
+        Some("Resets every value.\n\n• /reset-all takes no options.")
+    );
+    assert_eq!(PingPong::help_text(), None);
+
+    // Registered, the help text is the command's; the settings' own wins.
+    let mut registry = CommandRegistry::new();
+    registry
+        .command::<SetWithHelp>(ok)
+        .unwrap()
+        .command_with::<ResetAll>(CommandSettings::new().help_text("Resets."), ok)
+        .unwrap()
+        .command::<PingPong>(ok)
+        .unwrap();
+    let help = |name: &str| registry.get(name).unwrap().settings.help_text.clone();
+    assert_eq!(
+        help("set-with-help").as_deref(),
+        Some("Keys are case-sensitive.\nValues are integers.")
+    );
+    assert_eq!(help("reset-all").as_deref(), Some("Resets."));
+    assert_eq!(help("ping-pong"), None);
 }
 
 /// Check the bot
@@ -579,4 +637,63 @@ async fn typed_commands_run_on_both_lanes_through_the_client() {
         (CommandErrorReason::Arguments, CommandSource::Structured)
     );
     assert!(e.to_string().starts_with("structured invocation"), "{e}");
+}
+
+/// Roll some dice
+///
+/// Rolls six-sided dice and adds
+/// them up.
+///
+///
+/// /dice 2 rolls two.
+#[derive(Command)]
+struct Dice {
+    /// How many dice
+    count: Option<u8>,
+}
+
+#[tokio::test]
+async fn a_doc_comment_s_later_paragraphs_are_the_help_and_leave_the_menu_alone() {
+    let scene = Scene::builder()
+        .start(|registry| {
+            registry.command::<Dice>(ok)?.enable_help()?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    scene.say("/help dice").await.unwrap();
+    assert_eq!(
+        scene.answer().await.unwrap().content,
+        "Command dice: Roll some dice\n\
+         usage: /dice [count]\n\
+         - count (integer): How many dice\n\
+         \n\
+         Rolls six-sided dice and adds\n\
+         them up.\n\
+         \n\
+         ⚠ /dice 2 rolls two."
+    );
+
+    // The menu the service holds is that of the first paragraph alone.
+    let mut plain = CommandRegistry::new();
+    let count = CommandOption::new("count", "How many dice", CommandOptionType::Integer);
+    plain
+        .register(
+            CommandDeclaration::new("dice", "Roll some dice").option(count),
+            |_ctx| async { Ok::<(), std::io::Error>(()) },
+        )
+        .unwrap()
+        .enable_help()
+        .unwrap();
+    let stored = scene.server.menu(scene.bot_id()).unwrap();
+    let expected = StoredMenu::from_canonical_json(&plain.canonical_menu_json()).unwrap();
+    assert_eq!(stored, expected);
+    let derived: Vec<CommandDeclaration> =
+        scene.bot.commands().snapshot().list().cloned().collect();
+    let hand_written: Vec<CommandDeclaration> = plain.list().cloned().collect();
+    assert_eq!(
+        compute_menu_hash(&derived),
+        compute_menu_hash(&hand_written)
+    );
+    scene.close().await.unwrap();
 }

@@ -79,7 +79,6 @@ impl<D: Send + Sync + 'static> Client<D> {
             commands: inner.commands.clone(),
             outbound: self.outbound(),
             runner: inner.runner.clone(),
-            prefixes: Arc::clone(inner.runner.answers.prefixes()),
         };
         tokio::spawn(Arc::new(dispatcher).run());
         let session = inner.session.clone();

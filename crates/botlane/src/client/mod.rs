@@ -270,12 +270,13 @@ impl<D: Send + Sync + 'static> Client<D> {
                 after: Vec::new(),
             }),
             cooldowns: CooldownTracker::default(),
-            answers: Arc::new(AnswerGate::new(prefixes, rate)),
+            answers: Arc::new(AnswerGate::new(Arc::clone(&prefixes), rate)),
             handler_timeout: options.handler_timeout,
             held_up: Throttle::new(WARN_INTERVAL),
             hook_panicked: Throttle::new(WARN_INTERVAL),
             after: AfterState::new(DEFAULT_HANDLER_TIMEOUT),
             owners: Owners::new(&options.owners, options.skip_checks_for_owners),
+            prefixes,
         });
         Ok(Self {
             inner: Arc::new(Inner {

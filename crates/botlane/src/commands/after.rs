@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::command_error::CommandErrorReason;
+use super::context::invoked_name;
 use super::message::Message;
+use super::text::PrefixSet;
 use super::types::{CommandInvocation, CommandSource};
 
 /// One hook added with [`Client::after_command`](crate::Client::after_command),
@@ -63,19 +65,27 @@ pub struct CommandRan<D = ()> {
     /// [`require`](crate::CommandContext::require) is
     /// [`Arguments`](CommandErrorReason::Arguments)).
     pub failure: Option<CommandErrorReason>,
+    /// The name typed when it is not `command` (an alias, or capitals):
+    /// read from the line once, when this is built, so that the common
+    /// case copies nothing more. See [`invoked_name`](Self::invoked_name).
+    invoked: Option<String>,
     data: Arc<D>,
 }
 
 impl<D> CommandRan<D> {
-    /// The summary of the invocation `invocation` carried by `message`.
+    /// The summary of the invocation `invocation` carried by `message`,
+    /// which read with the text lane's `prefixes` names the name typed.
     pub(crate) fn new(
         invocation: &CommandInvocation,
         message: &Message,
+        prefixes: PrefixSet<'_>,
         elapsed: Duration,
         failure: Option<CommandErrorReason>,
         data: Arc<D>,
     ) -> Self {
+        let invoked = invoked_name(message, invocation.source, &invocation.name, prefixes);
         Self {
+            invoked: (invoked != invocation.name.as_str()).then(|| invoked.into_owned()),
             command: invocation.name.clone(),
             source: invocation.source,
             message_id: message.id.clone(),
@@ -127,8 +137,42 @@ impl<D> CommandRan<D> {
             author_id: "u1".to_owned(),
             elapsed: Duration::ZERO,
             failure,
+            invoked: None,
             data: Arc::new(data),
         }
+    }
+
+    /// Sets the name the command was invoked by (builder style), for a test
+    /// of a hook that reads [`invoked_name`](Self::invoked_name): an alias
+    /// as dispatch gives it, lower-case (kept as given).
+    ///
+    /// ```
+    /// use botlane::{CommandRan, CommandSource};
+    /// let ran = CommandRan::for_test("roll", CommandSource::Text, None, ());
+    /// assert_eq!(ran.with_invoked_name("r").invoked_name(), "r");
+    /// ```
+    #[must_use]
+    pub fn with_invoked_name(mut self, name: impl Into<String>) -> Self {
+        let name = name.into();
+        // The command's own name is kept as dispatch keeps it: not at all.
+        self.invoked = (name != self.command).then_some(name);
+        self
+    }
+
+    /// The name the command was invoked by, lower-cased, as
+    /// [`CommandContext::invoked_name`](crate::CommandContext::invoked_name)
+    /// gave it to the handler: an [alias](crate::CommandSettings::aliases)
+    /// when the text line used one, else [`command`](Self::command) (always
+    /// on the structured lane, and in [`for_test`](Self::for_test)'s unless
+    /// given with [`with_invoked_name`](Self::with_invoked_name)).
+    ///
+    /// ```
+    /// use botlane::{CommandRan, CommandSource};
+    /// let ran = CommandRan::for_test("roll", CommandSource::Text, None, ());
+    /// assert_eq!(ran.invoked_name(), "roll");
+    /// ```
+    pub fn invoked_name(&self) -> &str {
+        self.invoked.as_deref().unwrap_or(&self.command)
     }
 
     /// Whether the handler ran and returned `Ok` (poise's `post_command`
@@ -154,6 +198,7 @@ impl<D> Clone for CommandRan<D> {
             author_id: self.author_id.clone(),
             elapsed: self.elapsed,
             failure: self.failure,
+            invoked: self.invoked.clone(),
             data: Arc::clone(&self.data),
         }
     }
@@ -169,6 +214,7 @@ impl<D> fmt::Debug for CommandRan<D> {
             .field("author_id", &self.author_id)
             .field("elapsed", &self.elapsed)
             .field("failure", &self.failure)
+            .field("invoked_name", &self.invoked_name())
             .finish_non_exhaustive()
     }
 }
@@ -177,6 +223,7 @@ impl<D> fmt::Debug for CommandRan<D> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::commands::text::Prefixes;
     use crate::commands::types::CommandArgs;
 
     #[tokio::test]
@@ -190,6 +237,7 @@ mod tests {
         let ran = CommandRan::new(
             &invocation,
             &message,
+            PrefixSet::single(None),
             Duration::from_millis(5),
             Some(CommandErrorReason::Check),
             Arc::new(7_u32),
@@ -217,5 +265,50 @@ mod tests {
             (ran.message_id, ran.channel_id, ran.author_id),
             ("m1".to_owned(), "c1".to_owned(), "u1".to_owned())
         );
+    }
+
+    #[test]
+    fn the_invoked_name_is_read_from_a_text_line_only() {
+        let ran_among = |line: &str, prefixes: PrefixSet<'_>, source| {
+            let invocation = CommandInvocation {
+                name: "roll".into(),
+                args: CommandArgs::new(),
+                source,
+            };
+            let message = Message::new("m1", "c1", "u1", line);
+            CommandRan::new(
+                &invocation,
+                &message,
+                prefixes,
+                Duration::ZERO,
+                None,
+                Arc::new(()),
+            )
+        };
+        let ran = |line: &str, prefix: &str, source| {
+            ran_among(line, PrefixSet::single(Some(prefix)), source)
+        };
+        let text = CommandSource::Text;
+        assert_eq!(ran("  /R 2", "/", text).invoked_name(), "r");
+        assert_eq!(ran("!dice", "!", text).invoked_name(), "dice");
+        let by_name = ran("/Roll 2", "/", text);
+        assert_eq!(
+            (by_name.invoked_name(), by_name.invoked.as_deref()),
+            ("roll", None)
+        );
+        // Under the longest prefix the line starts with, as dispatch reads it.
+        let several = Prefixes::new("!", &["!!", "?"]);
+        assert_eq!(ran_among("!!r 2", several.set(), text).invoked_name(), "r");
+        assert_eq!(
+            ran_among("?Dice", several.set(), text).invoked_name(),
+            "dice"
+        );
+        let structured = ran("/r 2", "/", CommandSource::Structured);
+        assert_eq!(structured.invoked_name(), "roll");
+        assert!(format!("{:?}", ran("/r", "/", text)).contains("invoked_name: \"r\""));
+        // By hand, as dispatch keeps it: the command's own name not at all.
+        let given = CommandRan::for_test("roll", text, None, ()).with_invoked_name("dice");
+        assert_eq!(given.invoked_name(), "dice");
+        assert_eq!(given.with_invoked_name("roll").invoked, None);
     }
 }

@@ -183,7 +183,7 @@ pub enum Answered {
 }
 
 /// The client's way of answering failures: the prefixes answers are made
-/// safe against, and the rate limiter they share.
+/// safe against (the runner's, shared), and the rate limiter they share.
 pub(crate) struct AnswerGate {
     prefixes: Arc<Prefixes>,
     limiter: AnswerLimiter,
@@ -195,11 +195,6 @@ impl AnswerGate {
             prefixes,
             limiter: AnswerLimiter::new(rate),
         }
-    }
-
-    /// The client's prefixes, shared with dispatch.
-    pub(crate) fn prefixes(&self) -> &Arc<Prefixes> {
-        &self.prefixes
     }
 
     /// Posts `text`, neutralised, into the channel of `message` as a plain

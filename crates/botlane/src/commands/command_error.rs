@@ -7,15 +7,17 @@
 //! argument errors) is of the command area, and because per-command
 //! settings ([`OnError`](crate::OnError)) refer to it.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
 use super::argument_error::ArgumentError;
+use super::context::invoked_name;
 use super::cooldown::CooldownError;
 use super::handler::BoxError;
 use super::message::Message;
 use super::owners::NotAnOwner;
-use super::text::ParseError;
+use super::text::{ParseError, PrefixSet, Prefixes};
 use super::types::{CommandInvocation, CommandSource};
 use super::user_error::UserError;
 
@@ -129,6 +131,10 @@ pub struct CommandError {
     /// [`Cooldown`](CommandErrorReason::Cooldown) and
     /// [`Timeout`](CommandErrorReason::Timeout).
     pub error: Option<Arc<BoxError>>,
+    /// The text lane's prefixes, the client's (shared, as a context holds
+    /// them), to read the name typed back from `message` (see
+    /// [`invoked_name`](Self::invoked_name)); `None` is the default `/`.
+    prefixes: Option<Arc<Prefixes>>,
 }
 
 /// The answer to a failure the bot cannot explain to the user: it never
@@ -139,11 +145,13 @@ pub(crate) fn generic_answer(command: &str) -> String {
 
 impl CommandError {
     /// A failure with no detail yet; dispatch fills in the rest.
+    /// `prefixes` are the text lane's, `None` for the default.
     pub(crate) fn new(
         reason: CommandErrorReason,
         command: String,
         source: CommandSource,
         message: Message,
+        prefixes: Option<Arc<Prefixes>>,
     ) -> Self {
         Self {
             reason,
@@ -154,7 +162,32 @@ impl CommandError {
             parse_error: None,
             argument_error: None,
             error: None,
+            prefixes,
         }
+    }
+
+    /// The name the command was invoked by, lower-cased, read back from
+    /// [`message`](Self::message) as
+    /// [`CommandContext::invoked_name`](crate::CommandContext::invoked_name)
+    /// reads it: on the text lane the name the line used (under the longest
+    /// of the client's prefixes it starts with), an
+    /// [alias](crate::CommandSettings::aliases) or the command's own;
+    /// [`command`](Self::command) on the structured lane. Borrowed unless
+    /// the line wrote the name with capitals. For an error hook that words
+    /// its answer after what the user typed (`/r` rather than `/roll`).
+    ///
+    /// ```
+    /// use botlane::{CommandError, CommandErrorReason, CommandSource, Message};
+    /// let mut failure = CommandError::for_test(CommandErrorReason::Check, "roll", CommandSource::Text);
+    /// assert_eq!(failure.invoked_name(), "roll");
+    /// failure.message = Message::new("m1", "c1", "u1", "/R 2");
+    /// assert_eq!(failure.invoked_name(), "r");
+    /// failure.source = CommandSource::Structured;
+    /// assert_eq!(failure.invoked_name(), "roll");
+    /// ```
+    pub fn invoked_name(&self) -> Cow<'_, str> {
+        let prefixes = PrefixSet::of(self.prefixes.as_deref());
+        invoked_name(&self.message, self.source, &self.command, prefixes)
     }
 
     /// Whether this is an argument error of the text lane (a line that does
@@ -252,14 +285,64 @@ impl CommandError {
     }
 
     /// A failure built by hand, for tests of an error hook: no invocation,
-    /// no detail, a message `m1` by `u1` in `c1`.
+    /// no detail, a message `m1` by `u1` in `c1` (empty: change it to give
+    /// [`invoked_name`](Self::invoked_name) a line to read, with the
+    /// default prefix `/` unless given others with
+    /// [`with_prefix`](Self::with_prefix) and
+    /// [`with_additional_prefixes`](Self::with_additional_prefixes)).
     pub fn for_test(reason: CommandErrorReason, command: &str, source: CommandSource) -> Self {
         Self::new(
             reason,
             command.to_owned(),
             source,
             Message::new("m1", "c1", "u1", ""),
+            None,
         )
+    }
+
+    /// Sets the text-lane prefix the client uses (builder style), as
+    /// [`CommandContext::with_prefix`](crate::CommandContext::with_prefix)
+    /// does: [`invoked_name`](Self::invoked_name) reads the line under it.
+    ///
+    /// ```
+    /// use botlane::{CommandError, CommandErrorReason, CommandSource, Message};
+    /// let mut failure = CommandError::for_test(CommandErrorReason::Check, "roll", CommandSource::Text);
+    /// failure.message = Message::new("m1", "c1", "u1", "!r 2");
+    /// assert_eq!(failure.invoked_name(), "roll");
+    /// assert_eq!(failure.with_prefix("!").invoked_name(), "r");
+    /// ```
+    #[must_use]
+    pub fn with_prefix(mut self, prefix: impl Into<Arc<str>>) -> Self {
+        let prefix: Arc<str> = prefix.into();
+        let prefixes = PrefixSet::of(self.prefixes.as_deref()).with_main(&prefix);
+        self.prefixes = Some(Arc::new(prefixes));
+        self
+    }
+
+    /// Sets the other text-lane prefixes the client reads (builder style),
+    /// as [`CommandContext::with_additional_prefixes`](crate::CommandContext::with_additional_prefixes)
+    /// does: [`invoked_name`](Self::invoked_name) reads the line under the
+    /// longest it starts with.
+    ///
+    /// ```
+    /// use botlane::{CommandError, CommandErrorReason, CommandSource, Message};
+    /// let mut failure = CommandError::for_test(CommandErrorReason::Check, "roll", CommandSource::Text)
+    ///     .with_prefix("!")
+    ///     .with_additional_prefixes(["!!", "?"]);
+    /// failure.message = Message::new("m1", "c1", "u1", "!!r 2");
+    /// assert_eq!(failure.invoked_name(), "r");
+    /// failure.message = Message::new("m1", "c1", "u1", "?dice 2");
+    /// assert_eq!(failure.invoked_name(), "dice");
+    /// ```
+    #[must_use]
+    pub fn with_additional_prefixes<I, S>(mut self, prefixes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let prefixes = PrefixSet::of(self.prefixes.as_deref()).with_additional(prefixes);
+        self.prefixes = Some(Arc::new(prefixes));
+        self
     }
 }
 

@@ -251,7 +251,9 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 /// Not to be confused with
 /// [`CommandSettings::help_text`](crate::CommandSettings::help_text), which
 /// sets one command's own longer explanation, the last part of what this
-/// answers about that command.
+/// answers about that command, nor with
+/// [`Command::help_text`](crate::Command::help_text), a typed command's
+/// own, registered as its settings' when they have none.
 ///
 /// `prefix` is the text-lane prefix (`None` means
 /// [`DEFAULT_COMMAND_PREFIX`](crate::DEFAULT_COMMAND_PREFIX)). The

@@ -5,7 +5,8 @@
 //! default prefix, a choice of this library rather than a limit, is defined
 //! here, and so are the caps on a command's aliases and help text (
 //! conveniences of the text lane and the built-in help the spec does not
-//! know).
+//! know; the help text's value comes from `botlane-proto`, hidden there, as
+//! the derive checks a doc comment against it).
 
 pub(crate) use botlane_proto::limits::MAX_SAFE_INTEGER;
 pub use botlane_proto::limits::{
@@ -41,4 +42,6 @@ pub const MAX_ALIASES_PER_COMMAND: usize = 10;
 /// the rest of the explanation (bounded by the menu's
 /// [`MAX_COMMANDS_PAYLOAD`]) it fits in one message of the service
 /// (65 536 bytes sealed, about 48 KiB of text) with room to spare.
-pub const MAX_HELP_TEXT_CHARS: usize = 2000;
+/// Defined in `botlane-proto`, hidden there, so that `#[derive(Command)]`
+/// checks a doc comment's help text against it at compile time.
+pub const MAX_HELP_TEXT_CHARS: usize = botlane_proto::limits::MAX_HELP_TEXT_CHARS;

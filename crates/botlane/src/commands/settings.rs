@@ -63,7 +63,8 @@ pub struct CommandSettings<D = ()> {
     /// Other names the text lane runs it by (see [`aliases`](Self::aliases)).
     pub aliases: Vec<String>,
     /// The longer explanation `/help <name>` ends with (see
-    /// [`help_text`](Self::help_text)).
+    /// [`help_text`](Self::help_text)); `None` registers a typed command
+    /// with its own, [`Command::help_text`](crate::Command::help_text).
     pub help_text: Option<String>,
 }
 
@@ -275,8 +276,10 @@ impl<D> CommandSettings<D> {
 
     /// Sets the longer explanation the built-in help gives when asked
     /// about this command (`/help roll`, or `/help r` for an alias), as
-    /// poise's `help_text` (a doc comment's lines after the first) does
-    /// (builder style). It ends the explanation, after a blank line: the
+    /// poise's `help_text` does (builder style). A typed command's own,
+    /// [`Command::help_text`](crate::Command::help_text) (a derived
+    /// command's doc comment after its first paragraph), is registered
+    /// only when this is not set: this one wins. It ends the explanation, after a blank line: the
     /// name, description, usage, aliases and options keep their place and
     /// shape above it. Never in the list, which shows the one-line
     /// description, and never in the menu (the spec's: neither its hash nor

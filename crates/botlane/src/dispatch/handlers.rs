@@ -34,7 +34,7 @@ use super::run::{Run, RunParts};
 use crate::commands::{
     owner_gate, run_checks, AfterCommand, AnswerGate, ArgumentError, BoxError, Check,
     CommandContext, CommandError, CommandErrorReason, CommandRan, CommandRegistry, CommandSettings,
-    CooldownError, CooldownTracker, NotAnOwner, OnError, Owners, SharedParts, UserError,
+    CooldownError, CooldownTracker, NotAnOwner, OnError, Owners, Prefixes, SharedParts, UserError,
 };
 use crate::events::EventSender;
 use crate::throttle::Throttle;
@@ -91,6 +91,11 @@ pub(crate) struct Runner<D> {
     pub(crate) after: AfterState,
     /// The client's owners, if it has any.
     pub(crate) owners: Option<Owners>,
+    /// The text lane's prefixes, those dispatch reads lines with and the
+    /// name typed back from a message for a failure or a hook after the
+    /// command: here, shared (with `answers`), rather than in every
+    /// invocation's future.
+    pub(crate) prefixes: Arc<Prefixes>,
 }
 
 /// A poll in place that runs this long is logged: its handler blocked the
@@ -217,10 +222,13 @@ impl<D: Send + Sync + 'static> Runner<D> {
         // copied, unless the handler kept a clone of its context.
         let (invocation, message) = shared.into_parts();
         let mut ran = elapsed.map(|elapsed| {
-            CommandRan::new(&invocation, &message, elapsed, None, Arc::clone(&self.data))
+            let data = Arc::clone(&self.data);
+            let prefixes = self.prefixes.set();
+            CommandRan::new(&invocation, &message, prefixes, elapsed, None, data)
         });
-        let mut failure =
-            CommandError::new(reason, invocation.name.clone(), invocation.source, message);
+        let (command, source) = (invocation.name.clone(), invocation.source);
+        let prefixes = Some(Arc::clone(&self.prefixes));
+        let mut failure = CommandError::new(reason, command, source, message, prefixes);
         failure.invocation = Some(invocation);
         // An argument error from the handler (`ctx.require`, also through
         // a `UserError` made from it by `?`) is the user's mistake, not the

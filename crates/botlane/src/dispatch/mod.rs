@@ -33,7 +33,7 @@ pub(crate) use handlers::{ClientHooks, Runner};
 
 use crate::commands::{
     same_bot_id, CommandContext, CommandError, CommandErrorReason, CommandRegistry, CommandSource,
-    Commands, Message, Outbound, Prefixes,
+    Commands, Message, Outbound,
 };
 use crate::events::Event;
 use crate::session::{DispatchNow, Membership, Session};
@@ -47,10 +47,9 @@ pub(crate) struct Dispatcher<D> {
     pub(crate) commands: Commands<D>,
     /// The handle every live message answers through.
     pub(crate) outbound: Arc<dyn Outbound>,
-    /// Runs invocations and failures (shared with the client).
+    /// Runs invocations and failures (shared with the client); holds the
+    /// text-lane prefixes too.
     pub(crate) runner: Arc<Runner<D>>,
-    /// The text-lane prefixes, shared with the client's answers.
-    pub(crate) prefixes: Arc<Prefixes>,
 }
 
 /// What an opened message still asks of dispatch, once decided.
@@ -162,7 +161,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 me,
                 &content,
                 sidecar.as_deref(),
-                self.prefixes.set(),
+                self.runner.prefixes.set(),
             )
         };
         // Built only where it is used: a plain message nobody listens for
@@ -176,7 +175,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             Verdict::Invoke(invocation) => {
                 let data = Arc::clone(&self.runner.data);
                 let mut ctx = CommandContext::dispatched(invocation, message(), data)
-                    .with_prefixes(self.prefixes.clone())
+                    .with_prefixes(Arc::clone(&self.runner.prefixes))
                     .with_registry(registry);
                 self.emit(|| Event::Message(ctx.message().clone()));
                 if let Some(server) = membership.server_of(&ctx.message().channel_id) {
@@ -192,6 +191,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                     name,
                     CommandSource::Text,
                     message,
+                    Some(Arc::clone(&self.runner.prefixes)),
                 );
                 failure.argument_error = error.argument_error();
                 failure.parse_error = Some(error);
@@ -205,8 +205,9 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             } => {
                 let message = message();
                 self.emit(|| Event::Message(message.clone()));
+                let prefix = Some(Arc::clone(&self.runner.prefixes));
                 let mut failure =
-                    CommandError::new(CommandErrorReason::Arguments, name, source, message);
+                    CommandError::new(CommandErrorReason::Arguments, name, source, message, prefix);
                 failure.invocation = invocation;
                 failure.argument_error = Some(error);
                 self.fail_early(&registry, failure)
@@ -219,6 +220,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                     invocation.name.clone(),
                     invocation.source,
                     message,
+                    Some(Arc::clone(&self.runner.prefixes)),
                 );
                 failure.invocation = Some(invocation);
                 failure.error = Some(Arc::new(ConversionPanic(panic).into()));

@@ -170,7 +170,8 @@ where
                     let (invocation, message) = shared.parts();
                     let data = Arc::clone(&runner.data);
                     let elapsed = elapsed.unwrap_or_default();
-                    let ran = CommandRan::new(invocation, message, elapsed, None, data);
+                    let prefixes = runner.prefixes.set();
+                    let ran = CommandRan::new(invocation, message, prefixes, elapsed, None, data);
                     Box::pin(runner.after(ran, *this.limit))
                 }
                 Some((reason, error)) => {

@@ -116,6 +116,30 @@ impl SharedParts {
     }
 }
 
+/// The name `message` invoked the command `name` by, read back from its
+/// line on the text lane under the longest of `prefixes` it starts with,
+/// as dispatch read it (see [`CommandContext::invoked_name`]); `name`
+/// otherwise.
+pub(crate) fn invoked_name<'a>(
+    message: &'a Message,
+    source: CommandSource,
+    name: &'a str,
+    prefixes: PrefixSet<'_>,
+) -> Cow<'a, str> {
+    if source == CommandSource::Text {
+        if let Some(raw) = invoked_raw_name(&message.content, prefixes) {
+            if is_valid_name(raw) {
+                return Cow::Borrowed(raw);
+            }
+            let lowered = raw.to_ascii_lowercase();
+            if is_valid_name(&lowered) {
+                return Cow::Owned(lowered);
+            }
+        }
+    }
+    Cow::Borrowed(name)
+}
+
 /// A context's invocation: its own, else its message's `command`.
 fn invocation_of<'a>(
     own: Option<&'a CommandInvocation>,
@@ -249,10 +273,7 @@ impl<D> CommandContext<D> {
     #[must_use]
     pub fn with_prefix(mut self, prefix: impl Into<Arc<str>>) -> Self {
         let prefix: Arc<str> = prefix.into();
-        self.prefixes = Some(Arc::new(Prefixes::new(
-            &prefix,
-            self.prefix_set().additional,
-        )));
+        self.prefixes = Some(Arc::new(self.prefix_set().with_main(&prefix)));
         self
     }
 
@@ -276,8 +297,7 @@ impl<D> CommandContext<D> {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let additional: Vec<S> = prefixes.into_iter().collect();
-        self.prefixes = Some(Arc::new(Prefixes::new(self.prefix(), &additional)));
+        self.prefixes = Some(Arc::new(self.prefix_set().with_additional(prefixes)));
         self
     }
 
@@ -365,10 +385,7 @@ impl<D> CommandContext<D> {
 
     /// All the prefixes, borrowed.
     pub(crate) fn prefix_set(&self) -> PrefixSet<'_> {
-        match &self.prefixes {
-            Some(prefixes) => prefixes.set(),
-            None => PrefixSet::single(None),
-        }
+        PrefixSet::of(self.prefixes.as_deref())
     }
 
     /// The id of the server the invoking channel belongs to, when known.
@@ -522,18 +539,7 @@ impl<D> CommandContext<D> {
     /// assert_eq!(ctx("/r 2", CommandSource::Structured).invoked_name(), "roll");
     /// ```
     pub fn invoked_name(&self) -> Cow<'_, str> {
-        if self.source() == CommandSource::Text {
-            if let Some(raw) = invoked_raw_name(&self.message.content, self.prefix_set()) {
-                if is_valid_name(raw) {
-                    return Cow::Borrowed(raw);
-                }
-                let lowered = raw.to_ascii_lowercase();
-                if is_valid_name(&lowered) {
-                    return Cow::Owned(lowered);
-                }
-            }
-        }
-        Cow::Borrowed(self.name())
+        invoked_name(&self.message, self.source(), self.name(), self.prefix_set())
     }
 
     /// All arguments, coerced to the declared types; unfilled options are absent.

@@ -52,6 +52,28 @@ impl<'a> PrefixSet<'a> {
         }
     }
 
+    /// `prefixes`, else only [`DEFAULT_COMMAND_PREFIX`]: what a context or
+    /// a failure holds, `None` until it is given prefixes.
+    pub(crate) fn of(prefixes: Option<&'a Prefixes>) -> Self {
+        prefixes.map_or(Self::single(None), Prefixes::set)
+    }
+
+    /// These prefixes with `main` for the main one, owned (the `with_prefix`
+    /// builders).
+    pub(crate) fn with_main(self, main: &str) -> Prefixes {
+        Prefixes::new(main, self.additional)
+    }
+
+    /// These prefixes with `additional` for the others, owned (the
+    /// `with_additional_prefixes` builders).
+    pub(crate) fn with_additional<S: AsRef<str>>(
+        self,
+        additional: impl IntoIterator<Item = S>,
+    ) -> Prefixes {
+        let additional: Vec<S> = additional.into_iter().collect();
+        Prefixes::new(self.main, &additional)
+    }
+
     /// The main prefix, then the additional ones.
     pub(crate) fn all(self) -> impl Iterator<Item = &'a str> + Clone {
         std::iter::once(self.main).chain(self.additional.iter().map(|p| &**p))

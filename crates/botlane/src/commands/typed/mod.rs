@@ -26,7 +26,8 @@ use super::validate::DeclarationError;
 /// | source | gives |
 /// |---|---|
 /// | `#[command(name = "...")]`, else the struct name in kebab case (`RollDice` → `roll-dice`) | the command name |
-/// | `#[command(description = "...")]`, else the doc comment | the command description |
+/// | `#[command(description = "...")]`, else the doc comment's first paragraph | the command description |
+/// | `#[command(help_text = "...")]`, else the doc comment's later paragraphs | [`help_text`](Command::help_text) |
 /// | each named field, in declared order | one option, named after the field (`r#type` → `type`) or `#[option(name = "...")]` |
 /// | the field's doc comment, or `#[option(description = "...")]` | the option description |
 /// | `Option<T>` / any other `T` | an optional / a required option |
@@ -34,13 +35,23 @@ use super::validate::DeclarationError;
 /// | `#[option(choices("6", "20"))]`, or an enum deriving [`CommandChoice`] | the choices |
 /// | `#[option(min = 1, max = 3600)]` on an integer or `f64` field, `#[option(min_length = 3, max_length = 200)]` on a string field | the local bounds |
 ///
-/// A doc comment becomes a description with each line trimmed and the
-/// non-blank lines joined by single spaces. A missing doc comment, a name
-/// breaking `^[a-z0-9_-]{1,32}$`, a description outside 1 to 100
-/// characters, more than 25 options, duplicate option names, a required
-/// field after an `Option` one, choices on a `bool`, empty, too many,
-/// too long, duplicate or ill-typed choices, and bounds on the wrong type,
-/// of the wrong type, inverted, too long, or excluding a choice are compile
+/// A doc comment is read as poise reads one: each line trimmed (a line
+/// ending in `\` continued by the next; a `/** */` comment's column of `*`
+/// dropped, as rustdoc drops it), the first paragraph, its lines
+/// joined by single spaces, the description, and the paragraphs after the
+/// first blank line the help text, each line kept and one blank line
+/// between paragraphs. An explicit description or help text replaces only
+/// its own part of the doc comment. A field's doc comment is its option's
+/// description whole, its non-blank lines joined by single spaces.
+///
+/// A missing doc comment, a name breaking `^[a-z0-9_-]{1,32}$`, a
+/// description outside 1 to 100 characters, a help text that is blank,
+/// longer than [`MAX_HELP_TEXT_CHARS`](crate::MAX_HELP_TEXT_CHARS) or
+/// holds a tab or another control character but `\n` (U+2028 and U+2029
+/// too), more than 25 options, duplicate option names, a required field
+/// after an `Option` one, choices on a `bool`, empty, too many, too long,
+/// duplicate or ill-typed choices, and bounds on the wrong type, of the
+/// wrong type, inverted, too long, or excluding a choice are compile
 /// errors on the field or attribute at fault.
 ///
 /// ```
@@ -83,6 +94,44 @@ use super::validate::DeclarationError;
 pub trait Command: Sized {
     /// The declaration registered for this command.
     fn declaration() -> CommandDeclaration;
+
+    /// The longer explanation the built-in help ends `/help <name>` with,
+    /// registered as the command's
+    /// [`CommandSettings::help_text`](crate::CommandSettings::help_text)
+    /// unless the settings given at registration have one. `None` by
+    /// default; derived, it is `#[command(help_text = "...")]`, else the
+    /// doc comment's paragraphs after the first. Not to be confused with
+    /// the crate-root [`help_text`](crate::help_text) function, which
+    /// renders the built-in help's answer (this text at its end).
+    ///
+    /// ```
+    /// use botlane::{help_text, Command, CommandRegistry};
+    ///
+    /// /// Roll some dice
+    /// ///
+    /// /// Rolls six-sided dice and adds them up.
+    /// /// • /roll 2 rolls two.
+    /// #[derive(Command)]
+    /// struct Roll {
+    ///     /// How many dice
+    ///     count: Option<u8>,
+    /// }
+    ///
+    /// assert_eq!(Roll::declaration().description, "Roll some dice");
+    /// assert_eq!(
+    ///     Roll::help_text().as_deref(),
+    ///     Some("Rolls six-sided dice and adds them up.\n• /roll 2 rolls two.")
+    /// );
+    /// let mut registry = CommandRegistry::new();
+    /// registry.command::<Roll>(|_ctx, _roll| async { Ok::<(), std::io::Error>(()) })?;
+    /// assert!(help_text(&registry, Some("roll"), None).ends_with("\n\nRolls six-sided dice and adds them up.\n• /roll 2 rolls two."));
+    /// // Not in the menu.
+    /// assert!(!registry.canonical_menu_json().contains("Rolls"));
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    fn help_text() -> Option<String> {
+        None
+    }
 
     /// Builds the value from an invocation's arguments (as
     /// [`CommandContext::args`] gives them).
@@ -274,7 +323,8 @@ impl<D: Send + Sync + 'static> CommandRegistry<D> {
     }
 
     /// Registers the typed command `C` with its checks and cooldown;
-    /// otherwise like [`command`](Self::command).
+    /// otherwise like [`command`](Self::command). The settings' help text,
+    /// when they have none, is [`C::help_text`](Command::help_text).
     ///
     /// ```
     /// use std::time::Duration;
@@ -297,7 +347,7 @@ impl<D: Send + Sync + 'static> CommandRegistry<D> {
     /// ```
     pub fn command_with<C: Command + 'static>(
         &mut self,
-        settings: CommandSettings<D>,
+        mut settings: CommandSettings<D>,
         handler: impl TypedHandler<C, D>,
     ) -> Result<&mut Self, DeclarationError> {
         let handler = CommandHandler::new(move |ctx: CommandContext<D>| {
@@ -309,6 +359,9 @@ impl<D: Send + Sync + 'static> CommandRegistry<D> {
                 }
             }
         });
+        if settings.help_text.is_none() {
+            settings.help_text = C::help_text();
+        }
         self.insert(C::declaration(), handler, settings, Some(convert::<C>))
     }
 }
