@@ -52,7 +52,10 @@ pub const ANSWER_LIMIT_CAPACITY: usize = 10_000;
 /// the first has everything before it dropped (blank lines too, which the
 /// grammar skips). A line ends at any character a client may show as a
 /// break: `\n`, `\r\n`, U+2028, U+2029 or any other control character.
-/// Borrowed when nothing is marked. For a client with
+/// `prefix` is compared as the grammar compares it: past its own leading
+/// whitespace, so that one of whitespace only (which reads any line that
+/// starts with a name) marks every line with visible text, and an empty
+/// one nothing. Borrowed when nothing is marked. For a client with
 /// [`additional_prefixes`](crate::ClientOptions::additional_prefixes), see
 /// [`neutralise_answer_among`].
 ///
@@ -119,13 +122,16 @@ pub(crate) fn neutralise<'a, P: AsRef<str>>(
     prefixes: impl Iterator<Item = P> + Clone,
 ) -> Cow<'a, str> {
     // A prefix is compared as the grammar does: past its own leading
-    // whitespace, and an empty one reads nothing.
+    // whitespace, and an empty one reads nothing (but one of whitespace
+    // only reads any line with a name at its start).
     let reads = |line: &str| {
         let visible = line.trim_start();
         visible.starts_with(|c: char| c.is_ascii_punctuation())
             || prefixes.clone().any(|prefix| {
-                let prefix = prefix.as_ref().trim_start();
-                !prefix.is_empty() && visible.starts_with(prefix)
+                let prefix = prefix.as_ref();
+                !prefix.is_empty()
+                    && !visible.is_empty()
+                    && visible.starts_with(prefix.trim_start())
             })
     };
     // Read from its start, a message's first line begins at its first
@@ -479,6 +485,15 @@ mod tests {
             // leading whitespace; an empty one reads nothing.
             ("bot x", &[" bot"][..], "⚠ bot x"),
             ("hey", &[""][..], "hey"),
+            // A prefix of whitespace only is empty past it, yet not
+            // empty: as `match_command_name` reads it, every line that
+            // starts with a name is an invocation (`roll 2` is `roll`).
+            ("roll 2", &[" "][..], "⚠ roll 2"),
+            (
+                "hi\n \nroll 2\n",
+                &["\u{3000}", "!"][..],
+                "⚠ hi\n \n⚠ roll 2\n",
+            ),
         ] {
             let got = neutralise_answer_among(text, prefixes);
             assert_eq!(got, want, "{text:?} among {prefixes:?}");
