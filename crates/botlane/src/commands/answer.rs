@@ -121,31 +121,64 @@ pub(crate) fn neutralise<'a, P: AsRef<str>>(
     text: &'a str,
     prefixes: impl Iterator<Item = P> + Clone,
 ) -> Cow<'a, str> {
-    // A prefix is compared as the grammar does: past its own leading
-    // whitespace, and an empty one reads nothing (but one of whitespace
-    // only reads any line with a name at its start).
-    let reads = |line: &str| {
-        let visible = line.trim_start();
-        visible.starts_with(|c: char| c.is_ascii_punctuation())
-            || prefixes.clone().any(|prefix| {
-                let prefix = prefix.as_ref();
-                !prefix.is_empty()
-                    && !visible.is_empty()
-                    && visible.starts_with(prefix.trim_start())
-            })
-    };
     // Read from its start, a message's first line begins at its first
-    // visible character, past any blank lines.
+    // visible character, past any blank lines: when that line is marked,
+    // they go with its leading whitespace.
     let body = text.trim_start();
+    let first = body.split(may_break_a_line).next().unwrap_or(body);
+    let text = if reads(first, prefixes.clone()) {
+        body
+    } else {
+        text
+    };
+    mark_lines(text, 0, prefixes)
+}
+
+/// [`neutralise`] for a line of the help that starts as it must (a usage
+/// line, with the prefix, or an option's line, `- name`) and ends with
+/// free text that may hold line breaks (a description): its first line is
+/// left as it is, each later one marked as an answer's is.
+pub(crate) fn neutralise_later_lines<'a, P: AsRef<str>>(
+    text: &'a str,
+    prefixes: impl Iterator<Item = P> + Clone,
+) -> Cow<'a, str> {
+    match text.find(may_break_a_line) {
+        Some(first_break) => mark_lines(text, first_break, prefixes),
+        None => Cow::Borrowed(text),
+    }
+}
+
+/// Whether `line` (without breaks) reads as an invocation: its first
+/// visible character is ASCII punctuation or starts one of `prefixes`,
+/// compared as the grammar does: past the prefix's own leading whitespace,
+/// an empty one reading nothing but one of whitespace only any line with
+/// a name at its start.
+fn reads<P: AsRef<str>>(line: &str, mut prefixes: impl Iterator<Item = P>) -> bool {
+    let visible = line.trim_start();
+    visible.starts_with(|c: char| c.is_ascii_punctuation())
+        || prefixes.any(|prefix| {
+            let prefix = prefix.as_ref();
+            !prefix.is_empty() && !visible.is_empty() && visible.starts_with(prefix.trim_start())
+        })
+}
+
+/// `text` with each line that [`reads`], from byte `from` on (before it,
+/// kept as it is), marked: its leading whitespace replaced by the marker.
+/// Borrowed when none is.
+fn mark_lines<'a, P: AsRef<str>>(
+    text: &'a str,
+    from: usize,
+    prefixes: impl Iterator<Item = P> + Clone,
+) -> Cow<'a, str> {
     let lines = || {
-        body.split_inclusive(may_break_a_line).map(|piece| {
+        text[from..].split_inclusive(may_break_a_line).map(|piece| {
             let line = piece.strip_suffix(may_break_a_line).unwrap_or(piece);
             (line, &piece[line.len()..])
         })
     };
-    let Some(first) = lines().position(|(line, _)| reads(line)) else {
+    if !lines().any(|(line, _)| reads(line, prefixes.clone())) {
         return Cow::Borrowed(text);
-    };
+    }
     let taken = |marker: &str| {
         let sign = marker.trim_end();
         prefixes
@@ -158,11 +191,9 @@ pub(crate) fn neutralise<'a, P: AsRef<str>>(
         ANSWER_MARKER
     };
     let mut safe = String::with_capacity(text.len() + 2 * marker.len());
-    if first > 0 {
-        safe.push_str(&text[..text.len() - body.len()]);
-    }
+    safe.push_str(&text[..from]);
     for (line, line_break) in lines() {
-        if reads(line) {
+        if reads(line, prefixes.clone()) {
             safe.push_str(marker);
             safe.push_str(line.trim_start());
         } else {

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::answer::{may_break_a_line, neutralise};
+use super::answer::{may_break_a_line, neutralise, neutralise_later_lines};
 use super::bounds::bounds_phrase;
 use super::context::CommandContext;
 use super::handler::CommandHandler;
@@ -288,9 +288,10 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 /// the category headings are made safe as an answer is too, so that under
 /// a prefix such as `C` no bot reads the help as an invocation; the lines
 /// the help writes itself with a fixed shape (`usage: `, `aliases: `, the
-/// option lines) read as none under a prefix without whitespace. Only the
-/// usage lines of the list start with the prefix, by design: they show
-/// what to type.
+/// option lines) read as none under a prefix without whitespace, and a
+/// description's lines after its first (it may hold line breaks) are made
+/// safe too. Only the usage lines of the list start with the prefix, by
+/// design: they show what to type.
 ///
 /// ```
 /// use botlane::{help_text, CommandDeclaration, CommandOption, CommandOptionType, CommandRegistry};
@@ -364,7 +365,6 @@ fn help_among<D>(
 }
 
 fn command_list<D>(registry: &CommandRegistry<D>, prefixes: PrefixSet<'_>, help: &str) -> String {
-    let prefix = prefixes.main;
     let mut listed: Vec<&RegisteredCommand<D>> = registry
         .registered()
         .filter(|command| !command.settings.hide_in_help)
@@ -386,11 +386,11 @@ fn command_list<D>(registry: &CommandRegistry<D>, prefixes: PrefixSet<'_>, help:
     // be the command `ommands`. The usage lines are not marked: they show
     // what to type.
     let mut text = neutralise(&heading, prefixes.all()).into_owned();
-    list_lines(&mut text, &listed, None, prefix);
+    list_lines(&mut text, &listed, None, prefixes);
     for category in categories {
         text.push_str("\n\n");
         text.push_str(&neutralise(&format!("{category}:"), prefixes.all()));
-        list_lines(&mut text, &listed, Some(category), prefix);
+        list_lines(&mut text, &listed, Some(category), prefixes);
     }
     if !prefixes.additional.is_empty() {
         // Written once rather than beside every command: the usage lines
@@ -421,28 +421,28 @@ fn footer_lines(footer: &str) -> impl Iterator<Item = &str> {
 }
 
 /// One line per command of `listed` in `category`: its usage line, ` - `,
-/// its description, and its aliases if it has some.
+/// its description, and its aliases if it has some. A description may hold
+/// line breaks (the spec bounds only its length): the lines after its
+/// first are marked as an answer's are.
 fn list_lines<D>(
     text: &mut String,
     listed: &[&RegisteredCommand<D>],
     category: Option<&str>,
-    prefix: &str,
+    prefixes: PrefixSet<'_>,
 ) {
+    let prefix = prefixes.main;
     for command in listed {
         if command.settings.category.as_deref() != category {
             continue;
         }
         let decl = &command.decl;
-        // Writing to a String cannot fail.
-        let _ = write!(
-            text,
-            "\n{} - {}",
-            usage_line(decl, Some(prefix)),
-            decl.description
-        );
+        let mut line = format!("{} - {}", usage_line(decl, Some(prefix)), decl.description);
         if let Some(aliases) = alias_list(command, prefix) {
-            let _ = write!(text, " (aliases: {aliases})");
+            // Writing to a String cannot fail.
+            let _ = write!(line, " (aliases: {aliases})");
         }
+        text.push('\n');
+        text.push_str(&neutralise_later_lines(&line, prefixes.all()));
     }
 }
 
@@ -475,14 +475,16 @@ fn command_detail<D>(command: &RegisteredCommand<D>, prefixes: PrefixSet<'_>) ->
             facts.push(format!("one of {}", choices.join(", ")));
         }
         facts.extend(bounds_phrase(option));
-        // Writing to a String cannot fail.
-        let _ = write!(
-            text,
-            "\n- {} ({}): {}",
+        // `- name` reads as no invocation under a prefix without
+        // whitespace; the description's later lines may.
+        let line = format!(
+            "- {} ({}): {}",
             option.name,
             facts.join(", "),
             option.description
         );
+        text.push('\n');
+        text.push_str(&neutralise_later_lines(&line, prefixes.all()));
     }
     if let Some(extra) = &command.settings.help_text {
         // After a blank line, as free text after the fixed lines, made
@@ -975,6 +977,61 @@ mod tests {
         }
         // Ordinary prefixes leave the help as it was.
         assert!(help_text(&registry, None, Some("!")).starts_with("Commands (send !help"));
+    }
+
+    #[test]
+    fn the_later_lines_of_a_description_are_marked_where_they_would_read() {
+        // The spec bounds a description's length only: it may hold line
+        // breaks, and a bot reading the help line by line would run what
+        // follows one.
+        let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
+        let mut registry = CommandRegistry::new();
+        registry
+            .register_with(
+                CommandDeclaration::new("roll", "Roll dice\n!ban everyone").option(
+                    CommandOption::new(
+                        "count",
+                        "How many\r\n  ?kick all",
+                        CommandOptionType::Integer,
+                    )
+                    .choices(["1", "2"]),
+                ),
+                CommandSettings::new().aliases(["r"]),
+                ok,
+            )
+            .unwrap()
+            .enable_help()
+            .unwrap();
+        let list = help_text(&registry, None, Some("!"));
+        assert_eq!(
+            list,
+            "Commands (send !help <command> for details):\n\
+             !help [command (up to 32 characters)] - List the commands, or explain one\n\
+             !roll [count] - Roll dice\n\
+             ⚠ !ban everyone (aliases: !r)"
+        );
+        let detail = help_text(&registry, Some("roll"), Some("!"));
+        assert_eq!(
+            detail,
+            "Command roll: Roll dice\n\
+             ⚠ !ban everyone\n\
+             usage: !roll [count]\n\
+             aliases: !r\n\
+             - count (integer, one of 1, 2): How many\r\n\
+             ⚠ ?kick all"
+        );
+        // Only the usage lines of the list read as an invocation.
+        for text in [list, detail] {
+            for line in text.split(may_break_a_line) {
+                if line.starts_with("!roll [count]") || line.starts_with("!help [command") {
+                    continue;
+                }
+                for prefix in ["!", "?"] {
+                    let name = crate::match_command_name(line, Some(prefix));
+                    assert_eq!(name, None, "{line:?} under {prefix:?}");
+                }
+            }
+        }
     }
 
     #[test]
