@@ -14,9 +14,12 @@
 //! # Ok::<(), botlane::DeclarationError>(())
 //! ```
 
+use std::borrow::Cow;
+
 use botlane::rest::Method;
 use botlane::{
-    BoxError, Command, CommandChoice, CommandRegistry, DeclarationError, RestError, RestLane,
+    neutralise_answer_among, BoxError, Command, CommandChoice, CommandRegistry, DeclarationError,
+    RestError, RestLane,
 };
 use rand_core::{OsRng, RngCore};
 use serde::Deserialize;
@@ -117,20 +120,22 @@ pub const NO_COMMANDS: &str = "I only echo plain text: a line that starts with a
                                would be read as a command by the bots here";
 
 impl Echo {
-    /// The echo, unless the text starts with one of `prefixes` (the
-    /// client's, [`CommandContext::prefixes`](botlane::CommandContext::prefixes)):
-    /// another bot would read that message as an invocation, and two echoing
-    /// bots would keep invoking each other. Then it is `Err` with
+    /// The echo, unless a line of the text would read as a command: one
+    /// that [`neutralise_answer_among`] would mark, because it starts
+    /// with one of `prefixes` (the client's,
+    /// [`CommandContext::prefixes`](botlane::CommandContext::prefixes)) or
+    /// with ASCII punctuation (another bot's prefix). Another bot would
+    /// read that message, or that line of it, as an invocation, and two
+    /// echoing bots would keep invoking each other. Then it is `Err` with
     /// [`NO_COMMANDS`].
     pub fn answer<'p>(
         &self,
-        mut prefixes: impl Iterator<Item = &'p str>,
+        prefixes: impl Iterator<Item = &'p str> + Clone,
     ) -> Result<&str, &'static str> {
-        let text = self.text.trim_start();
-        if prefixes.any(|prefix| text.starts_with(prefix)) {
-            Err(NO_COMMANDS)
-        } else {
-            Ok(&self.text)
+        // Borrowed when it marks nothing.
+        match neutralise_answer_among(&self.text, prefixes) {
+            Cow::Borrowed(_) => Ok(&self.text),
+            Cow::Owned(_) => Err(NO_COMMANDS),
         }
     }
 }
@@ -205,7 +210,7 @@ impl Files {
 ///
 /// `roll`, `flip` and `files` answer with a reply (their invoker is
 /// notified); `echo` posts a plain message, or replies [`NO_COMMANDS`] to a
-/// text that starts with one of the client's prefixes. `files` replies
+/// text any line of which would read as a command. `files` replies
 /// [`REST_LANE_OFF`] when the service refuses the bot a REST credential
 /// (code `-7`); its other failures get the default answer.
 pub fn commands(registry: &mut CommandRegistry) -> Result<(), DeclarationError> {
@@ -324,7 +329,23 @@ mod tests {
         assert_eq!(echo("  /roll 2").answer(under(&["/"])), Err(NO_COMMANDS));
         assert_eq!(echo("!roll 2").answer(under(&["!"])), Err(NO_COMMANDS));
         assert_eq!(echo("?roll 2").answer(under(&["!", "?"])), Err(NO_COMMANDS));
-        assert_eq!(echo("?roll 2").answer(under(&["!"])), Ok("?roll 2"));
+        // ASCII punctuation is another bot's prefix; a word is not.
+        assert_eq!(echo("?roll 2").answer(under(&["!"])), Err(NO_COMMANDS));
+        assert_eq!(echo("bot roll").answer(under(&["!"])), Ok("bot roll"));
+        assert_eq!(
+            echo("bot roll").answer(under(&["!", "bot"])),
+            Err(NO_COMMANDS)
+        );
+        // Any line, not only the first.
+        assert_eq!(echo("hi\n/roll 2").answer(under(&["/"])), Err(NO_COMMANDS));
+        assert_eq!(
+            echo("hi\r\n bot roll").answer(under(&["!", "bot"])),
+            Err(NO_COMMANDS)
+        );
+        assert_eq!(
+            echo("hi\nthere a/b").answer(under(&["/"])),
+            Ok("hi\nthere a/b")
+        );
         assert!(!NO_COMMANDS.starts_with('/') && !NO_COMMANDS.starts_with('!'));
     }
 }

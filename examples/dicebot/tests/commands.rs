@@ -92,6 +92,29 @@ async fn echo_posts_the_rest_of_the_line_and_never_a_command() {
 }
 
 #[tokio::test]
+async fn echo_refuses_a_text_any_line_of_which_reads_as_a_command() {
+    let scene = Scene::start(dicebot::commands).await.unwrap();
+    // The greedy string keeps line breaks: echoed, `/roll 2` would stand on
+    // a line of its own, which a bot reading line by line runs.
+    for line in [
+        "/echo hi\n/roll 2",
+        "/echo hi\r\n  /roll 2",
+        "/echo hi\u{2028}/roll 2",
+    ] {
+        let asked = scene.say(line).await.unwrap();
+        let answer = scene.answer().await.unwrap();
+        assert_eq!(
+            (answer.content.as_str(), answer.reply_to.as_deref()),
+            (NO_COMMANDS, Some(asked.as_str())),
+            "{line:?}"
+        );
+    }
+    // Lines that read as nothing are echoed as they are.
+    scene.say("/echo hi\nthere a/b").await.unwrap();
+    assert_eq!(scene.answer().await.unwrap().content, "hi\nthere a/b");
+}
+
+#[tokio::test]
 async fn echo_never_posts_a_command_under_any_of_the_bots_prefixes() {
     let scene = Scene::builder()
         .client_options(|options| options.additional_prefixes(["?"]))
