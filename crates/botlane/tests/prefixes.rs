@@ -159,7 +159,9 @@ async fn a_help_whose_own_words_start_with_a_prefix_is_marked_where_they_do() {
                     |ctx: CommandContext| async move { ctx.reply("rolled").await },
                 )?
                 .register(
-                    CommandDeclaration::new("sulk", "Refuses"),
+                    // A description may hold line breaks: under `D`, its
+                    // second line would be the command `o`.
+                    CommandDeclaration::new("sulk", "Refuses\nDo not ask"),
                     |_ctx: CommandContext| async {
                         Err::<(), _>(UserError::new("no dice left\nCroll 2"))
                     },
@@ -178,6 +180,7 @@ async fn a_help_whose_own_words_start_with_a_prefix_is_marked_where_they_do() {
         "⚠ Commands (send Chelp <command> for details):\n\
          Chelp [command (up to 32 characters)] - List the commands, or explain one\n\
          Csulk - Refuses\n\
+         ⚠ Do not ask\n\
          \n\
          ⚠ Dice rolls:\n\
          Croll - Roll some dice\n\
