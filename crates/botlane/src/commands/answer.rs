@@ -55,7 +55,10 @@ pub const ANSWER_LIMIT_CAPACITY: usize = 10_000;
 /// `prefix` is compared as the grammar compares it: past its own leading
 /// whitespace, so that one of whitespace only (which reads any line that
 /// starts with a name) marks every line with visible text, and an empty
-/// one nothing. Borrowed when nothing is marked. For a client with
+/// one nothing; and with the text from the line's first visible character
+/// on, past the line's end, since a prefix may hold a control character,
+/// which ends a line but not the message the grammar reads. Borrowed when
+/// nothing is marked. For a client with
 /// [`additional_prefixes`](crate::ClientOptions::additional_prefixes), see
 /// [`neutralise_answer_among`].
 ///
@@ -126,7 +129,7 @@ pub(crate) fn neutralise<'a, P: AsRef<str>>(
     // they go with its leading whitespace.
     let body = text.trim_start();
     let first = body.split(may_break_a_line).next().unwrap_or(body);
-    let text = if reads(first, prefixes.clone()) {
+    let text = if reads(first, body, prefixes.clone()) {
         body
     } else {
         text
@@ -148,17 +151,20 @@ pub(crate) fn neutralise_later_lines<'a, P: AsRef<str>>(
     }
 }
 
-/// Whether `line` (without breaks) reads as an invocation: its first
-/// visible character is ASCII punctuation or starts one of `prefixes`,
-/// compared as the grammar does: past the prefix's own leading whitespace,
-/// an empty one reading nothing but one of whitespace only any line with
-/// a name at its start.
-fn reads<P: AsRef<str>>(line: &str, mut prefixes: impl Iterator<Item = P>) -> bool {
+/// Whether `line` (without breaks), the start of `rest`, reads as an
+/// invocation: its first visible character is ASCII punctuation or starts
+/// one of `prefixes`, compared as the grammar does: past the prefix's own
+/// leading whitespace, an empty one reading nothing but one of whitespace
+/// only any line with a name at its start. A prefix is compared with
+/// `rest`, not `line`: a client's may hold a control character (it has no
+/// whitespace), which ends the line here but not for the grammar.
+fn reads<P: AsRef<str>>(line: &str, rest: &str, mut prefixes: impl Iterator<Item = P>) -> bool {
     let visible = line.trim_start();
+    let visible_rest = &rest[line.len() - visible.len()..];
     visible.starts_with(|c: char| c.is_ascii_punctuation())
-        || prefixes.any(|prefix| {
-            let prefix = prefix.as_ref();
-            !prefix.is_empty() && !visible.is_empty() && visible.starts_with(prefix.trim_start())
+        || prefixes.any(|prefix| match prefix.as_ref().trim_start() {
+            "" => !prefix.as_ref().is_empty() && !visible.is_empty(),
+            prefix => visible_rest.starts_with(prefix),
         })
 }
 
@@ -170,13 +176,19 @@ fn mark_lines<'a, P: AsRef<str>>(
     from: usize,
     prefixes: impl Iterator<Item = P> + Clone,
 ) -> Cow<'a, str> {
+    // Each line, its break, and the text from its start on.
     let lines = || {
-        text[from..].split_inclusive(may_break_a_line).map(|piece| {
-            let line = piece.strip_suffix(may_break_a_line).unwrap_or(piece);
-            (line, &piece[line.len()..])
-        })
+        let mut start = from;
+        text[from..]
+            .split_inclusive(may_break_a_line)
+            .map(move |piece| {
+                let rest = &text[start..];
+                start += piece.len();
+                let line = piece.strip_suffix(may_break_a_line).unwrap_or(piece);
+                (line, &piece[line.len()..], rest)
+            })
     };
-    if !lines().any(|(line, _)| reads(line, prefixes.clone())) {
+    if !lines().any(|(line, _, rest)| reads(line, rest, prefixes.clone())) {
         return Cow::Borrowed(text);
     }
     let taken = |marker: &str| {
@@ -192,8 +204,8 @@ fn mark_lines<'a, P: AsRef<str>>(
     };
     let mut safe = String::with_capacity(text.len() + 2 * marker.len());
     safe.push_str(&text[..from]);
-    for (line, line_break) in lines() {
-        if reads(line, prefixes.clone()) {
+    for (line, line_break, rest) in lines() {
+        if reads(line, rest, prefixes.clone()) {
             safe.push_str(marker);
             safe.push_str(line.trim_start());
         } else {
@@ -520,6 +532,11 @@ mod tests {
             // empty: as `match_command_name` reads it, every line that
             // starts with a name is an invocation (`roll 2` is `roll`).
             ("roll 2", &[" "][..], "⚠ roll 2"),
+            // A client's prefix may hold a control character, which ends
+            // a line here but not for the grammar reading the message.
+            ("x\u{7}roll 2", &["x\u{7}"][..], "⚠ x\u{7}roll 2"),
+            ("hi\r\nx\u{7}roll", &["x\u{7}"][..], "hi\r\n⚠ x\u{7}roll"),
+            ("\u{7}xroll", &["\u{7}x"][..], "⚠ \u{7}xroll"),
             (
                 "hi\n \nroll 2\n",
                 &["\u{3000}", "!"][..],
@@ -529,6 +546,7 @@ mod tests {
             let got = neutralise_answer_among(text, prefixes);
             assert_eq!(got, want, "{text:?} among {prefixes:?}");
             for prefix in prefixes {
+                assert_eq!(crate::match_command_name(&got, Some(prefix)), None);
                 for line in got.split(may_break_a_line) {
                     assert_eq!(crate::match_command_name(line, Some(prefix)), None);
                 }

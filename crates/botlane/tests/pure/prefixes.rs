@@ -16,9 +16,10 @@ use proptest::prelude::*;
 
 /// Prefixes as a client allows them (non-empty, no whitespace), from a small
 /// alphabet so that they overlap each other, the answer markers' signs
-/// (`⚠`, `»`) and the lines.
+/// (`⚠`, `»`), the lines and a break between lines (U+0007, a control
+/// character but no whitespace).
 fn prefix() -> impl Strategy<Value = String> {
-    "[!?/a-c⚠»é-]{1,3}"
+    "[!?/a-c⚠»é\u{7}-]{1,3}"
 }
 
 /// Up to nine distinct prefixes, the first the main one.
@@ -68,12 +69,20 @@ fn shown_lines(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
 }
 
-/// Whether `line` would be marked: its first visible character is ASCII
-/// punctuation, or it starts with one of `prefixes`.
-fn risky(line: &str, prefixes: &[&str]) -> bool {
-    let visible = line.trim_start();
-    visible.starts_with(|c: char| c.is_ascii_punctuation())
-        || prefixes.iter().any(|p| visible.starts_with(p))
+/// Whether a line of `text` would be marked: its first visible character
+/// is ASCII punctuation, or the text from there starts with one of
+/// `prefixes` (which may hold a control character: it ends a line, not
+/// the text the grammar reads).
+fn risky(text: &str, prefixes: &[&str]) -> bool {
+    let mut start = 0;
+    shown_lines(text).any(|line| {
+        let visible = line.trim_start();
+        let rest = &text[start + line.len() - visible.len()..];
+        let line_break = text[start + line.len()..].chars().next();
+        start += line.len() + line_break.map_or(0, char::len_utf8);
+        visible.starts_with(|c: char| c.is_ascii_punctuation())
+            || prefixes.iter().any(|p| rest.starts_with(p))
+    })
 }
 
 proptest! {
@@ -97,7 +106,7 @@ proptest! {
         }
         // Only what some prefix or the punctuation rule reads is marked:
         // borrowed, unchanged, when nothing is.
-        let marked = shown_lines(&text).any(|line| risky(line, &refs));
+        let marked = risky(&text, &refs);
         prop_assert_eq!(safe != text, marked);
         prop_assert_eq!(matches!(safe, Cow::Borrowed(_)), !marked);
         // The text is kept but for the markers and the whitespace they
