@@ -205,9 +205,9 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             } => {
                 let message = message();
                 self.emit(|| Event::Message(message.clone()));
-                let prefix = Some(Arc::clone(&self.runner.prefixes));
-                let mut failure =
-                    CommandError::new(CommandErrorReason::Arguments, name, source, message, prefix);
+                let prefixes = Some(Arc::clone(&self.runner.prefixes));
+                let reason = CommandErrorReason::Arguments;
+                let mut failure = CommandError::new(reason, name, source, message, prefixes);
                 failure.invocation = invocation;
                 failure.argument_error = Some(error);
                 self.fail_early(&registry, failure)

@@ -161,6 +161,8 @@ impl Session {
                 code: reply.code,
             });
         }
+        // Its text is what `hostile_reconnect.rs` (`ShutDownOnPublish`)
+        // waits for to shut down inside a login's last step.
         tracing::debug!(hash = %hash, "menu published");
         *lock(&self.published_hash) = Some(hash);
         Ok(())

@@ -1,20 +1,22 @@
 //! What a handler is given: the invocation, the message, and typed getters.
 
 mod getters;
+mod invoked;
 
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
 use super::argument_error::{ArgumentError, ArgumentRule};
-use super::limits::is_valid_name;
 use super::message::Message;
 use super::registry::CommandRegistry;
-use super::text::{invoked_raw_name, usage_line, PrefixSet, Prefixes};
+use super::text::{usage_line, PrefixSet, Prefixes};
 use super::typed::{optional_arg, Command, CommandOptionValue};
 use super::types::{CommandArgs, CommandDeclaration, CommandInvocation, CommandSource};
 use crate::error::ClientError;
 use crate::rest::RestLane;
+
+pub(crate) use invoked::invoked_name;
 
 /// What a [`CommandHandler`](crate::CommandHandler) is given: the recognised
 /// invocation and the message that carried it.
@@ -114,30 +116,6 @@ impl SharedParts {
         };
         (invocation, message)
     }
-}
-
-/// The name `message` invoked the command `name` by, read back from its
-/// line on the text lane under the longest of `prefixes` it starts with,
-/// as dispatch read it (see [`CommandContext::invoked_name`]); `name`
-/// otherwise.
-pub(crate) fn invoked_name<'a>(
-    message: &'a Message,
-    source: CommandSource,
-    name: &'a str,
-    prefixes: PrefixSet<'_>,
-) -> Cow<'a, str> {
-    if source == CommandSource::Text {
-        if let Some(raw) = invoked_raw_name(&message.content, prefixes) {
-            if is_valid_name(raw) {
-                return Cow::Borrowed(raw);
-            }
-            let lowered = raw.to_ascii_lowercase();
-            if is_valid_name(&lowered) {
-                return Cow::Owned(lowered);
-            }
-        }
-    }
-    Cow::Borrowed(name)
 }
 
 /// A context's invocation: its own, else its message's `command`.

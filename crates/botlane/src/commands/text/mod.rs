@@ -79,7 +79,8 @@ fn locate<'a>(text: &'a str, prefix: &str) -> Option<Invocation<'a>> {
 }
 
 /// [`locate`] under the prefix the line uses ([`PrefixSet::used_by`]);
-/// under a single prefix, `locate` itself.
+/// under a single prefix, `locate` itself. Always inlined, as `locate` is
+/// and for its reason: its result is read back at once.
 #[inline(always)]
 fn locate_among<'a>(text: &'a str, prefixes: PrefixSet<'_>) -> Option<Invocation<'a>> {
     if prefixes.additional.is_empty() {
