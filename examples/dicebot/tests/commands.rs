@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use botlane::{help_text, usage_line, Command};
+use botlane::{render_help, usage_line, Command};
 use botlane_devserver::{DevServerConfig, Scene};
 use dicebot::{Echo, Files, Flip, Roll, Side, NO_COMMANDS, REST_LANE_OFF};
 
@@ -139,7 +139,7 @@ async fn help_lists_the_commands_and_explains_one() {
 
     scene.say("/help").await.unwrap();
     let list = scene.answer().await.unwrap().content;
-    assert_eq!(list, help_text(&registry, None, None));
+    assert_eq!(list, render_help(&registry, None, None));
     for command in [
         Roll::declaration(),
         Flip::declaration(),
@@ -151,7 +151,7 @@ async fn help_lists_the_commands_and_explains_one() {
 
     scene.say("/help roll").await.unwrap();
     let roll = scene.answer().await.unwrap().content;
-    assert_eq!(roll, help_text(&registry, Some("roll"), None));
+    assert_eq!(roll, render_help(&registry, Some("roll"), None));
     // The bounds and the choices are part of it.
     assert!(roll.contains("1 to 20") && roll.contains("12"), "{roll}");
 }

@@ -45,7 +45,7 @@ pub fn help_declaration() -> CommandDeclaration {
 
 impl<D> CommandRegistry<D> {
     /// Registers the built-in `help` command: `/help` lists the commands and
-    /// `/help <command>` explains one (see [`help_text`](crate::help_text)).
+    /// `/help <command>` explains one (see [`render_help`](crate::render_help)).
     ///
     /// It is a command like any other: it counts toward
     /// [`MAX_COMMANDS_PER_BOT`](crate::MAX_COMMANDS_PER_BOT) and
@@ -118,17 +118,17 @@ impl<D> CommandRegistry<D> {
     /// line break a client shows (`\r`, U+2028…) ends a line.
     ///
     /// ```
-    /// use botlane::{help_text, CommandDeclaration, CommandRegistry};
+    /// use botlane::{render_help, CommandDeclaration, CommandRegistry};
     ///
     /// let mut registry = CommandRegistry::new();
     /// registry
     ///     .register(CommandDeclaration::new("ping", "Pong"), |_ctx| async { Ok::<(), std::io::Error>(()) })?
     ///     .help_footer("Questions? Ask in #bot-support.");
     /// assert_eq!(
-    ///     help_text(&registry, None, None),
+    ///     render_help(&registry, None, None),
     ///     "Commands:\n/ping - Pong\n\nQuestions? Ask in #bot-support."
     /// );
-    /// assert!(!help_text(&registry, Some("ping"), None).contains("Questions"));
+    /// assert!(!render_help(&registry, Some("ping"), None).contains("Questions"));
     /// # Ok::<(), botlane::DeclarationError>(())
     /// ```
     pub fn help_footer(&mut self, text: impl Into<String>) -> &mut Self {
@@ -226,7 +226,7 @@ pub(super) fn help_text_violation<D>(
 #[error("the help command needs the registry in its context (CommandContext::with_registry)")]
 pub struct HelpUnavailable;
 
-/// Answers with [`help_text`] of the context's registry, as a reply.
+/// Answers with [`render_help`] of the context's registry, as a reply.
 pub(crate) fn help_handler<D: Send + Sync + 'static>() -> CommandHandler<D> {
     CommandHandler::new(|ctx: CommandContext<D>| async move {
         let text = help_for(&ctx).ok_or(HelpUnavailable)?;
@@ -235,7 +235,7 @@ pub(crate) fn help_handler<D: Send + Sync + 'static>() -> CommandHandler<D> {
     })
 }
 
-/// The help answer for one invocation of `help`: [`help_text`] of the
+/// The help answer for one invocation of `help`: [`render_help`] of the
 /// context's registry for its `command` argument, with its prefix; `None`
 /// without a registry.
 pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
@@ -247,13 +247,12 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
     ))
 }
 
-/// The help text of a registry: the list of commands, or how to use one.
-/// Not to be confused with
-/// [`CommandSettings::help_text`](crate::CommandSettings::help_text), which
-/// sets one command's own longer explanation, the last part of what this
-/// answers about that command, nor with
-/// [`Command::help_text`](crate::Command::help_text), a typed command's
-/// own, registered as its settings' when they have none.
+/// The help answer of a registry: the list of commands, or how to use
+/// one (what the built-in `help` command sends). One command's own longer
+/// explanation, the last part of what this answers about that command, is
+/// its [`CommandSettings::help_text`](crate::CommandSettings::help_text)
+/// (a typed command's [`Command::help_text`](crate::Command::help_text)
+/// when its settings have none).
 ///
 /// `prefix` is the text-lane prefix (`None` means
 /// [`DEFAULT_COMMAND_PREFIX`](crate::DEFAULT_COMMAND_PREFIX)). The
@@ -294,7 +293,7 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 /// design: they show what to type.
 ///
 /// ```
-/// use botlane::{help_text, CommandDeclaration, CommandOption, CommandOptionType, CommandRegistry};
+/// use botlane::{render_help, CommandDeclaration, CommandOption, CommandOptionType, CommandRegistry};
 ///
 /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
 /// let mut registry = CommandRegistry::new();
@@ -309,26 +308,26 @@ pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
 ///     .enable_help()?;
 ///
 /// assert_eq!(
-///     help_text(&registry, None, None),
+///     render_help(&registry, None, None),
 ///     "Commands (send /help <command> for details):\n\
 ///      /help [command (up to 32 characters)] - List the commands, or explain one\n\
 ///      /ping - Check the bot\n\
 ///      /roll <count (1 to 100)> [sides] - Roll some dice"
 /// );
 /// assert_eq!(
-///     help_text(&registry, Some("ROLL"), Some("!")),
+///     render_help(&registry, Some("ROLL"), Some("!")),
 ///     "Command roll: Roll some dice\n\
 ///      usage: !roll <count (1 to 100)> [sides]\n\
 ///      - count (integer, required, 1 to 100): How many dice\n\
 ///      - sides (integer, one of 6, 20): Sides per die"
 /// );
 /// assert_eq!(
-///     help_text(&registry, Some("dance"), None),
+///     render_help(&registry, Some("dance"), None),
 ///     "No command by that name; send /help for the list."
 /// );
 /// # Ok::<(), botlane::DeclarationError>(())
 /// ```
-pub fn help_text<D>(
+pub fn render_help<D>(
     registry: &CommandRegistry<D>,
     command: Option<&str>,
     prefix: Option<&str>,
@@ -336,7 +335,19 @@ pub fn help_text<D>(
     help_among(registry, command, PrefixSet::single(prefix))
 }
 
-/// [`help_text`] for a client reading several prefixes: written with the
+/// The former name of [`render_help`], which it calls: renamed because a
+/// command's own [`help_text`](crate::CommandSettings::help_text) and
+/// [`Command::help_text`](crate::Command::help_text) share the name.
+#[deprecated(note = "renamed to `render_help`")]
+pub fn help_text<D>(
+    registry: &CommandRegistry<D>,
+    command: Option<&str>,
+    prefix: Option<&str>,
+) -> String {
+    render_help(registry, command, prefix)
+}
+
+/// [`render_help`] for a client reading several prefixes: written with the
 /// main one, the list names the others once (before the footer), every
 /// free-text line is made safe against all of them, and `command` may
 /// start with any of them.
@@ -543,8 +554,20 @@ mod tests {
     }
 
     #[test]
+    #[allow(deprecated)]
+    fn the_former_name_renders_the_same_help() {
+        let registry = registry();
+        for (command, prefix) in [(None, None), (Some("note"), Some("!"))] {
+            assert_eq!(
+                help_text(&registry, command, prefix),
+                render_help(&registry, command, prefix)
+            );
+        }
+    }
+
+    #[test]
     fn detail_shows_lengths_and_accepts_the_prefix() {
-        let text = help_text(&registry(), Some(" /note "), None);
+        let text = render_help(&registry(), Some(" /note "), None);
         assert_eq!(
             text,
             "Command note: Take a note\n\
@@ -565,13 +588,13 @@ mod tests {
             )
             .unwrap();
         assert_eq!(
-            help_text(&registry, None, Some("!")),
+            render_help(&registry, None, Some("!")),
             "Commands (send !help <command> for details):\n\
              !help [command (up to 32 characters)] - List the commands, or explain one\n\
              !note <text (3 to 200 characters)> - Take a note"
         );
         assert_eq!(
-            help_text(&registry, Some("!AUDIT"), Some("!")),
+            render_help(&registry, Some("!AUDIT"), Some("!")),
             "Command audit: Dump the audit log\nusage: !audit"
         );
         // Hidden from help only: still in the registry and in the menu.
@@ -605,7 +628,7 @@ mod tests {
         // Compared exactly: another category.
         add(&mut registry, "dance", category("fun"));
         assert_eq!(
-            help_text(&registry, None, Some("!")),
+            render_help(&registry, None, Some("!")),
             "Commands (send !help <command> for details):\n\
              !help [command (up to 32 characters)] - List the commands, or explain one\n\
              !note <text (3 to 200 characters)> - Take a note\n\
@@ -624,7 +647,7 @@ mod tests {
         );
         // One command's explanation does not change.
         assert_eq!(
-            help_text(&registry, Some("warn"), None),
+            render_help(&registry, Some("warn"), None),
             "Command warn: The warn command\nusage: /warn"
         );
     }
@@ -640,7 +663,7 @@ mod tests {
             CommandSettings::new().aliases(["rl"]).hide_in_help(),
         );
         assert_eq!(
-            help_text(&registry, None, Some("!")),
+            render_help(&registry, None, Some("!")),
             "Commands (send !help <command> for details):\n\
              !help [command (up to 32 characters)] - List the commands, or explain one\n\
              !note <text (3 to 200 characters)> - Take a note\n\
@@ -651,18 +674,18 @@ mod tests {
         let roll = "Command roll: The roll command\nusage: !roll\naliases: !r, !dice";
         for asked in ["r", "!DICE", " roll "] {
             assert_eq!(
-                help_text(&registry, Some(asked), Some("!")),
+                render_help(&registry, Some(asked), Some("!")),
                 roll,
                 "{asked}"
             );
         }
         // Hidden from the list, explained when named, by an alias too.
         assert_eq!(
-            help_text(&registry, Some("rl"), None),
+            render_help(&registry, Some("rl"), None),
             "Command reload: The reload command\nusage: /reload\naliases: /rl"
         );
         // A command without aliases is explained as before.
-        assert!(!help_text(&registry, Some("note"), None).contains("aliases"));
+        assert!(!render_help(&registry, Some("note"), None).contains("aliases"));
     }
 
     #[test]
@@ -675,23 +698,23 @@ mod tests {
         );
         registry.help_footer("Questions? #bot-support");
         assert_eq!(
-            help_text(&registry, None, None),
+            render_help(&registry, None, None),
             "Commands:\n\nFun:\n/roll - The roll command\n\nQuestions? #bot-support"
         );
         assert_eq!(
-            help_text(&registry, Some("roll"), None),
+            render_help(&registry, Some("roll"), None),
             "Command roll: The roll command\nusage: /roll"
         );
         // The bot's own text, but a line of it must not read as a command
         // to a bot reading line by line, whichever break a client shows.
         registry.help_footer("Try:\r\n/roll 2\u{2028}  !ping\rplain");
         assert_eq!(
-            help_text(&registry, None, None),
+            render_help(&registry, None, None),
             "Commands:\n\nFun:\n/roll - The roll command\n\nTry:\n⚠ /roll 2\n⚠ !ping\nplain"
         );
         registry.help_footer(" ");
         assert_eq!(
-            help_text(&registry, None, None),
+            render_help(&registry, None, None),
             "Commands:\n\nFun:\n/roll - The roll command"
         );
     }
@@ -706,21 +729,21 @@ mod tests {
         for line_break in breaks {
             registry.help_footer(format!("Try:{line_break}!roll 2"));
             assert_eq!(
-                help_text(&registry, None, Some("!")),
+                render_help(&registry, None, Some("!")),
                 "Commands:\n!roll - The roll command\n\nTry:\n⚠ !roll 2",
                 "break {line_break:?}"
             );
             // Only breaks: no footer at all, not a blank one.
             registry.help_footer(line_break.repeat(3));
             assert_eq!(
-                help_text(&registry, None, Some("!")),
+                render_help(&registry, None, Some("!")),
                 "Commands:\n!roll - The roll command",
                 "break {line_break:?}"
             );
         }
         // An empty line in the middle stays, a paragraph break.
         registry.help_footer("One.\r\n\r\nTwo.");
-        assert!(help_text(&registry, None, None).ends_with("\n\nOne.\n\nTwo."));
+        assert!(render_help(&registry, None, None).ends_with("\n\nOne.\n\nTwo."));
     }
 
     #[test]
@@ -784,7 +807,7 @@ mod tests {
                     See also /ping.";
         for asked in ["roll", "!R"] {
             assert_eq!(
-                help_text(&registry, Some(asked), Some("!")),
+                render_help(&registry, Some(asked), Some("!")),
                 roll,
                 "{asked}"
             );
@@ -797,7 +820,7 @@ mod tests {
             .option(CommandOption::new("text", "What", CommandOptionType::String).required(true));
         registry.register_with(decl, note, ok).unwrap();
         assert_eq!(
-            help_text(&registry, Some("note"), None),
+            render_help(&registry, Some("note"), None),
             "Command note: Take a note\nusage: /note <text>\n- text (string, required): What\n\nKept for a day."
         );
         // Neither the list nor the menu changes.
@@ -806,8 +829,8 @@ mod tests {
         let mut without = self::registry();
         add(&mut without, "roll", CommandSettings::new());
         assert_eq!(
-            help_text(&with, None, None),
-            help_text(&without, None, None)
+            render_help(&with, None, None),
+            render_help(&without, None, None)
         );
         assert_eq!(with.canonical_menu_json(), without.canonical_menu_json());
         assert_eq!(with.hash(), without.hash());
@@ -824,7 +847,7 @@ mod tests {
             CommandSettings::new().help_text(text),
         );
         for prefix in ["/", "!", "bot ", "⚠"] {
-            let detail = help_text(&registry, Some("roll"), Some(prefix));
+            let detail = render_help(&registry, Some("roll"), Some(prefix));
             let (_, extra) = detail.split_once("\n\n").unwrap();
             let marker = if prefix == "⚠" {
                 "» "
@@ -893,7 +916,7 @@ mod tests {
             CommandSettings::new().help_text(text),
         );
         for prefix in ["/", "!", "bot", "⚠"] {
-            let detail = help_text(&registry, Some("roll"), Some(prefix));
+            let detail = render_help(&registry, Some("roll"), Some(prefix));
             let readers = [prefix, "/", "!"];
             for reader in readers {
                 assert_eq!(crate::match_command_name(&detail, Some(reader)), None);
@@ -940,24 +963,24 @@ mod tests {
         );
         registry.help_footer("Come back");
         // Under `C`, the list's first line was the command `ommands`.
-        let list = help_text(&registry, None, Some("C"));
+        let list = render_help(&registry, None, Some("C"));
         assert!(
             list.starts_with("⚠ Commands (send Chelp <command> for details):\nChelp "),
             "{list}"
         );
         assert!(list.ends_with("\n\n⚠ Come back"), "{list}");
-        let detail = help_text(&registry, Some("roll"), Some("Com"));
+        let detail = render_help(&registry, Some("roll"), Some("Com"));
         assert!(
             detail.starts_with("⚠ Command roll: The roll command\nusage: Comroll\n"),
             "{detail}"
         );
         assert!(detail.ends_with("\n\nRolls.\n⚠ Come and /roll"), "{detail}");
-        let unknown = help_text(&registry, Some("dance"), Some("N"));
+        let unknown = render_help(&registry, Some("dance"), Some("N"));
         assert_eq!(
             unknown,
             "⚠ No command by that name; send Nhelp for the list."
         );
-        let list = help_text(&registry, None, Some("D"));
+        let list = render_help(&registry, None, Some("D"));
         assert!(list.contains("\n\n⚠ Dice rolls:\nDroll "), "{list}");
         // Whatever the prefix, only the usage lines of the list (which
         // show what to type) read as an invocation.
@@ -965,7 +988,7 @@ mod tests {
             "/", "!", "C", "Co", "Com", "Commands", "D", "N", "No", "u", "usage:", "a", "-", "R",
         ] {
             for command in [None, Some("roll"), Some("dance")] {
-                let text = help_text(&registry, command, Some(prefix));
+                let text = render_help(&registry, command, Some(prefix));
                 let usage = |line: &str| {
                     command.is_none() && line.starts_with(prefix) && line.contains(" - ")
                 };
@@ -976,7 +999,7 @@ mod tests {
             }
         }
         // Ordinary prefixes leave the help as it was.
-        assert!(help_text(&registry, None, Some("!")).starts_with("Commands (send !help"));
+        assert!(render_help(&registry, None, Some("!")).starts_with("Commands (send !help"));
     }
 
     #[test]
@@ -1002,7 +1025,7 @@ mod tests {
             .unwrap()
             .enable_help()
             .unwrap();
-        let list = help_text(&registry, None, Some("!"));
+        let list = render_help(&registry, None, Some("!"));
         assert_eq!(
             list,
             "Commands (send !help <command> for details):\n\
@@ -1010,7 +1033,7 @@ mod tests {
              !roll [count] - Roll dice\n\
              ⚠ !ban everyone (aliases: !r)"
         );
-        let detail = help_text(&registry, Some("roll"), Some("!"));
+        let detail = render_help(&registry, Some("roll"), Some("!"));
         assert_eq!(
             detail,
             "Command roll: Roll dice\n\
@@ -1042,9 +1065,9 @@ mod tests {
             .owners_only()
             .help_text("Bans someone.");
         add(&mut registry, "ban", settings);
-        assert!(!help_text(&registry, None, None).contains("ban"));
+        assert!(!render_help(&registry, None, None).contains("ban"));
         assert_eq!(
-            help_text(&registry, Some("ban"), None),
+            render_help(&registry, Some("ban"), None),
             "Command ban: The ban command\nusage: /ban\n\nBans someone."
         );
     }
@@ -1176,7 +1199,7 @@ mod tests {
                     Ok::<(), std::io::Error>(())
                 })
                 .unwrap();
-            let detail = help_text(&registry, Some(&"x".repeat(32)), Some("!!!!"));
+            let detail = render_help(&registry, Some(&"x".repeat(32)), Some("!!!!"));
             assert!(
                 detail.len() < MAX_MESSAGE_TEXT_BYTES / 2,
                 "{} bytes",
@@ -1192,9 +1215,12 @@ mod tests {
         registry
             .register(CommandDeclaration::new("ping", "Pong"), ok)
             .unwrap();
-        assert_eq!(help_text(&registry, None, None), "Commands:\n/ping - Pong");
         assert_eq!(
-            help_text(&registry, Some(""), None),
+            render_help(&registry, None, None),
+            "Commands:\n/ping - Pong"
+        );
+        assert_eq!(
+            render_help(&registry, Some(""), None),
             "Commands:\n/ping - Pong"
         );
     }
@@ -1226,7 +1252,7 @@ mod tests {
         let registry = registry();
         for prefix in ["/", "!", "bot ", "?"] {
             for command in [None, Some("note"), Some("help"), Some("nope")] {
-                let text = help_text(&registry, command, Some(prefix));
+                let text = render_help(&registry, command, Some(prefix));
                 assert!(!text.starts_with(prefix), "{prefix:?} {command:?}: {text}");
             }
         }
@@ -1281,8 +1307,8 @@ mod tests {
                 "{command:?}: {text}"
             );
         }
-        // A single word prefix, as `help_text` takes it, alike.
-        let text = help_text(&registry(), Some("note"), Some("no"));
+        // A single word prefix, as `render_help` takes it, alike.
+        let text = render_help(&registry(), Some("note"), Some("no"));
         assert!(text.starts_with("Command note"), "{text}");
     }
 

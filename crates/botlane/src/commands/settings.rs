@@ -123,7 +123,7 @@ impl<D> CommandSettings<D> {
     /// running it, add a [`check`](Self::check).
     ///
     /// ```
-    /// use botlane::{help_text, Check, CommandDeclaration, CommandRegistry, CommandSettings};
+    /// use botlane::{render_help, Check, CommandDeclaration, CommandRegistry, CommandSettings};
     ///
     /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
     /// let mut registry = CommandRegistry::new();
@@ -138,10 +138,10 @@ impl<D> CommandSettings<D> {
     ///     )?
     ///     .enable_help()?;
     ///
-    /// let list = help_text(&registry, None, None);
+    /// let list = render_help(&registry, None, None);
     /// assert!(list.contains("/roll") && !list.contains("reload"), "{list}");
     /// // Named, it is explained; and it stays in the menu.
-    /// assert!(help_text(&registry, Some("reload"), None).starts_with("Command reload:"));
+    /// assert!(render_help(&registry, Some("reload"), None).starts_with("Command reload:"));
     /// assert!(registry.canonical_menu_json().contains("\"reload\""));
     /// # Ok::<(), botlane::DeclarationError>(())
     /// ```
@@ -164,7 +164,7 @@ impl<D> CommandSettings<D> {
     /// Help only: the menu and dispatch do not change.
     ///
     /// ```
-    /// use botlane::{help_text, CommandDeclaration, CommandRegistry, CommandSettings};
+    /// use botlane::{render_help, CommandDeclaration, CommandRegistry, CommandSettings};
     ///
     /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
     /// let fun = || CommandSettings::new().category("Fun");
@@ -176,7 +176,7 @@ impl<D> CommandSettings<D> {
     ///     .enable_help()?;
     ///
     /// assert_eq!(
-    ///     help_text(&registry, None, None),
+    ///     render_help(&registry, None, None),
     ///     "Commands (send /help <command> for details):\n\
     ///      /help [command (up to 32 characters)] - List the commands, or explain one\n\
     ///      \n\
@@ -244,7 +244,7 @@ impl<D> CommandSettings<D> {
     /// ([`DeclarationRule`](crate::DeclarationRule)'s alias rules).
     ///
     /// ```
-    /// use botlane::{help_text, CommandDeclaration, CommandRegistry, CommandSettings, TextParseResult};
+    /// use botlane::{render_help, CommandDeclaration, CommandRegistry, CommandSettings, TextParseResult};
     ///
     /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
     /// let mut registry = CommandRegistry::new();
@@ -258,7 +258,7 @@ impl<D> CommandSettings<D> {
     ///     panic!("an alias of a registered command");
     /// };
     /// assert_eq!(invocation.name, "roll");
-    /// assert_eq!(help_text(&registry, None, None), "Commands:\n/roll - Roll some dice (aliases: /r, /dice)");
+    /// assert_eq!(render_help(&registry, None, None), "Commands:\n/roll - Roll some dice (aliases: /r, /dice)");
     /// // Not in the menu, and not a name.
     /// assert_eq!(registry.canonical_menu_json(), r#"[["roll","Roll some dice",[]]]"#);
     /// assert!(registry.get("r").is_none());
@@ -283,9 +283,9 @@ impl<D> CommandSettings<D> {
     /// name, description, usage, aliases and options keep their place and
     /// shape above it. Never in the list, which shows the one-line
     /// description, and never in the menu (the spec's: neither its hash nor
-    /// what a chat app offers changes). Not to be confused with the
-    /// crate-root [`help_text`](crate::help_text) function, which renders
-    /// the built-in help's whole answer (this text included).
+    /// what a chat app offers changes). The built-in help's
+    /// whole answer, this text included, is
+    /// [`render_help`](crate::render_help)'s.
     ///
     /// Paragraphs are welcome: lines break with `\n`. Each line is shown
     /// as an answer is ([`neutralise_answer`](crate::neutralise_answer)):
@@ -305,7 +305,7 @@ impl<D> CommandSettings<D> {
     /// ([`DeclarationRule::InvalidHelpText`](crate::DeclarationRule::InvalidHelpText)).
     ///
     /// ```
-    /// use botlane::{help_text, CommandDeclaration, CommandRegistry, CommandSettings};
+    /// use botlane::{render_help, CommandDeclaration, CommandRegistry, CommandSettings};
     ///
     /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
     /// let mut registry = CommandRegistry::new();
@@ -318,7 +318,7 @@ impl<D> CommandSettings<D> {
     /// )?;
     ///
     /// assert_eq!(
-    ///     help_text(&registry, Some("r"), None),
+    ///     render_help(&registry, Some("r"), None),
     ///     "Command roll: Roll some dice\n\
     ///      usage: /roll\n\
     ///      aliases: /r\n\
@@ -328,7 +328,7 @@ impl<D> CommandSettings<D> {
     ///      ⚠ /roll 2 would roll it twice."
     /// );
     /// // Not in the list, not in the menu.
-    /// assert_eq!(help_text(&registry, None, None), "Commands:\n/roll - Roll some dice (aliases: /r)");
+    /// assert_eq!(render_help(&registry, None, None), "Commands:\n/roll - Roll some dice (aliases: /r)");
     /// assert_eq!(registry.canonical_menu_json(), r#"[["roll","Roll some dice",[]]]"#);
     /// # Ok::<(), botlane::DeclarationError>(())
     /// ```

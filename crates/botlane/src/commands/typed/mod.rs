@@ -100,12 +100,12 @@ pub trait Command: Sized {
     /// [`CommandSettings::help_text`](crate::CommandSettings::help_text)
     /// unless the settings given at registration have one. `None` by
     /// default; derived, it is `#[command(help_text = "...")]`, else the
-    /// doc comment's paragraphs after the first. Not to be confused with
-    /// the crate-root [`help_text`](crate::help_text) function, which
-    /// renders the built-in help's answer (this text at its end).
+    /// doc comment's paragraphs after the first. The built-in
+    /// help's answer, this text at its end, is
+    /// [`render_help`](crate::render_help)'s.
     ///
     /// ```
-    /// use botlane::{help_text, Command, CommandRegistry};
+    /// use botlane::{render_help, Command, CommandRegistry};
     ///
     /// /// Roll some dice
     /// ///
@@ -124,7 +124,7 @@ pub trait Command: Sized {
     /// );
     /// let mut registry = CommandRegistry::new();
     /// registry.command::<Roll>(|_ctx, _roll| async { Ok::<(), std::io::Error>(()) })?;
-    /// assert!(help_text(&registry, Some("roll"), None).ends_with("\n\nRolls six-sided dice and adds them up.\n• /roll 2 rolls two."));
+    /// assert!(render_help(&registry, Some("roll"), None).ends_with("\n\nRolls six-sided dice and adds them up.\n• /roll 2 rolls two."));
     /// // Not in the menu.
     /// assert!(!registry.canonical_menu_json().contains("Rolls"));
     /// # Ok::<(), botlane::DeclarationError>(())
