@@ -407,8 +407,7 @@ fn command_list<D>(registry: &CommandRegistry<D>, prefixes: PrefixSet<'_>, help:
         // Written once rather than beside every command: the usage lines
         // teach one prefix. Space-separated: a client's prefixes have no
         // whitespace, but may have commas.
-        let others: Vec<&str> = prefixes.additional.iter().map(|p| &**p).collect();
-        let line = format!("Other prefixes: {}", others.join(" "));
+        let line = format!("Other prefixes: {}", prefixes.additional.join(" "));
         text.push_str("\n\n");
         text.push_str(&neutralise(&line, prefixes.all()));
     }

@@ -21,6 +21,10 @@ pub(crate) fn invoked_name<'a>(
 ) -> Cow<'a, str> {
     if source == CommandSource::Text {
         if let Some(raw) = invoked_raw_name(&message.content, prefixes) {
+            // The command's own name in capitals is its name: no copy.
+            if raw.eq_ignore_ascii_case(name) {
+                return Cow::Borrowed(name);
+            }
             if is_valid_name(raw) {
                 return Cow::Borrowed(raw);
             }
