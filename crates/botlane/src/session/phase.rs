@@ -12,12 +12,12 @@
 //! connection's pushes while its login is under way (the service pushes
 //! the `ready` right after the login reply, before the menu's), and puts
 //! those before its `ready` behind it (`push_queue/newest.rs`): it is told
-//! here when a login starts, finishes or fails, and when the session stops
-//! waiting for a `ready`. So `Reconnected` comes with the session up,
-//! requests going out on it, before the events of the connection's
-//! pushes. The supervisor sends the event itself only when dispatch has
-//! not applied the `ready` within its bounds (`supervisor.rs`); dispatch,
-//! applying it later, then sends nothing.
+//! here when a login starts, finishes or fails, when the session stops
+//! waiting for a `ready`, and when a connection ends. So `Reconnected`
+//! comes with the session up, requests going out on it, before the events
+//! of the connection's pushes. The supervisor sends the event itself only
+//! when dispatch has not applied the `ready` within its bounds
+//! (`supervisor.rs`); dispatch, applying it later, then sends nothing.
 
 use super::Session;
 use crate::events::Event;

@@ -33,8 +33,9 @@
 //!
 //! The queue also knows the newest connection's login (`newest.rs`): its
 //! pushes wait while it runs, those before its `ready` are dispatched after
-//! that `ready`, and of a login that failed only the messages and keys are
-//! dispatched, behind the next session's `ready`.
+//! that `ready`, and of a login that failed (or a connection that ended
+//! before its `ready`) only the messages and keys are dispatched, behind
+//! the next session's `ready`.
 
 mod newest;
 
@@ -70,8 +71,9 @@ pub(crate) enum Offer {
     /// A message, dropped (and counted) because the queue is full, or
     /// anything offered after `close`.
     Dropped,
-    /// A `ready` or membership push of a connection whose login failed,
-    /// or any push of a connection a later one replaced: never dispatched.
+    /// A `ready` or membership push of a connection whose login failed
+    /// (or that ended before its `ready`), or any push of a connection a
+    /// later one replaced or the client gave up on: never dispatched.
     Discarded,
     /// A control push with [`CONTROL_CAPACITY`] already waiting
     /// ([`Limit::Count`]), or that would take those waiting past their byte

@@ -70,7 +70,7 @@ impl Newest {
     /// Whether a push of `connection` is taken at all: not of a connection
     /// a later one replaced (only one whose login failed, or was given up
     /// on, still runs then), nor a `ready` or membership push of a login
-    /// that failed.
+    /// that failed, nor any push once no session will come.
     pub(super) fn admits(&self, connection: u64, push: &Push) -> bool {
         self.connection == connection
             && match self.stage {
@@ -180,7 +180,7 @@ impl PushQueue {
     }
 
     /// No session will come (a reconnect's login was refused for good):
-    /// the messages parked for its `ready` are dropped, counted as
+    /// the messages parked for a next session's `ready` are dropped, counted as
     /// dropped pushes, since nothing could be answered and their channels
     /// are not known to be the bot's; the channel keys go to dispatch,
     /// which keeps those of channels the last session listed (a key is
