@@ -32,20 +32,15 @@ enum Ends {
 /// for `c2` (a channel only the next session's `ready` lists) and an
 /// `/echo` `m2` in `c2` sealed with it; then the end, as `ends` says.
 async fn ending_before_its_ready(mut ws: peer::Ws, n: usize, ends: Ends) {
-    let Some(frame) = next_frame(&mut ws).await else {
+    let Some(public_key) = peer::accept_login(&mut ws, n, None).await else {
         return;
     };
-    assert_eq!(frame["op"], 10, "the first frame is the login");
-    let public_key = frame["d"]["public_key"].as_str().unwrap().to_owned();
-    let login = format!(r#"{{"op":10,"d":{{"code":0,"user_id":"bot-{n}"}}}}"#);
-    send(&mut ws, login).await;
     let (key, key_push) = peer::channel_key_for(&public_key, "c2");
     send(&mut ws, key_push).await;
     send(&mut ws, message_push_in(&key, "c2", "m2", "/echo")).await;
-    let Some(frame) = next_frame(&mut ws).await else {
+    if peer::read_menu(&mut ws).await.is_none() {
         return;
-    };
-    assert_eq!(frame["op"], 20, "then the menu");
+    }
     if matches!(ends, Ends::AfterTheMenu) {
         send(&mut ws, r#"{"op":20,"d":{"code":0}}"#).await;
     }
@@ -259,7 +254,7 @@ async fn what_waits_for_a_session_that_will_not_come_is_dropped_and_counted() {
                     }
                     2 => ending_before_its_ready(ws, n, Ends::BeforeTheMenu).await,
                     _ => {
-                        if next_frame(&mut ws).await.is_some() {
+                        if peer::read_login(&mut ws).await.is_some() {
                             send(&mut ws, r#"{"op":10,"d":{"code":-6}}"#).await;
                             while next_frame(&mut ws).await.is_some() {}
                         }
