@@ -68,12 +68,12 @@ pub(crate) enum Offer {
     /// Queued, or held for a `ready`: its connection's, or (its login
     /// failed) the next session's.
     Queued,
-    /// A message, dropped (and counted) because the queue is full, or
-    /// anything offered after `close`.
+    /// A message, dropped (and counted) because the queue is full.
     Dropped,
     /// A `ready` or membership push of a connection whose login failed
     /// (or that ended before its `ready`), or any push of a connection a
-    /// later one replaced or the client gave up on: never dispatched.
+    /// later one replaced or the client gave up on, or anything offered
+    /// after `close`: never dispatched, not counted.
     Discarded,
     /// A control push with [`CONTROL_CAPACITY`] already waiting
     /// ([`Limit::Count`]), or that would take those waiting past their byte
@@ -255,8 +255,11 @@ impl PushQueue {
 
     fn enqueue(&self, push: Push, connection: u64) -> Offer {
         let mut state = lock(&self.state);
+        // After a shutdown nothing is dispatched or counted: a push still on
+        // the wire is no sign that dispatch is behind (it used to be
+        // reported as a full queue, a WARN line at every racy shutdown).
         if state.closed {
-            return Offer::Dropped;
+            return Offer::Discarded;
         }
         if !state.newest.admits(connection, &push) {
             return Offer::Discarded;
@@ -540,7 +543,12 @@ mod tests {
         }
         q.close();
         assert_eq!(consumer.await.unwrap(), ("a".to_owned(), true));
-        assert_eq!(q.offer(message("after close"), 0), Offer::Dropped);
+        assert_eq!(q.offer(message("after close"), 0), Offer::Discarded);
+        assert_eq!(
+            q.figures().2,
+            0,
+            "a push after close is not counted as dropped"
+        );
     }
 
     /// Dispatch that takes messages on the spot while `open`, gives them
@@ -611,13 +619,13 @@ mod tests {
         assert_eq!(id(q.next().await), "m4");
         assert_eq!(id(q.next().await), "m5");
         assert_eq!(lock(&now.taken).len(), 2);
-        // Once dispatch is gone, pushes queue (and close drops them).
+        // Once dispatch is gone, pushes queue (and close discards them).
         drop(now);
         let waiting = tokio::time::timeout(Duration::from_millis(20), q.next()).await;
         assert!(waiting.is_err());
         assert_eq!(q.offer_message(view("m6"), 0), Offer::Queued);
         q.close();
-        assert_eq!(q.offer_message(view("m7"), 0), Offer::Dropped);
+        assert_eq!(q.offer_message(view("m7"), 0), Offer::Discarded);
     }
 
     fn ready(connection: u64) -> Push {
