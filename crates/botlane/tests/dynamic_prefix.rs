@@ -29,10 +29,13 @@ const PANIC: &str = "panic, please";
 /// What the application holds and updates: channel id → prefix.
 type Chosen = Arc<RwLock<HashMap<String, String>>>;
 
-/// What the test reads back: every request the closure was given (channel,
-/// author, server), and the invoked name of every command that ran.
+/// A request the closure was given: channel, author, server.
+type Request = (String, String, Option<String>);
+
+/// What the test reads back: every request the closure was given, and the
+/// invoked name of every command that ran.
 struct Seen {
-    requests: Arc<RwLock<Vec<(String, String, Option<String>)>>>,
+    requests: Arc<RwLock<Vec<Request>>>,
     ran: mpsc::UnboundedReceiver<String>,
 }
 
@@ -41,7 +44,7 @@ struct Seen {
 /// context's prefixes, `sulk` fails with a user error that starts with a
 /// word, `ping`, and the help.
 fn bot(options: ClientOptions, chosen: &Chosen) -> (Result<Client, botlane::BoxError>, Seen) {
-    let requests: Arc<RwLock<Vec<_>>> = Arc::default();
+    let requests: Arc<RwLock<Vec<Request>>> = Arc::default();
     let (ran_tx, ran) = mpsc::unbounded_channel();
     let (read, record) = (Arc::clone(chosen), Arc::clone(&requests));
     let options = options
@@ -75,8 +78,10 @@ fn bot(options: ClientOptions, chosen: &Chosen) -> (Result<Client, botlane::BoxE
                     let count = ctx.get_integer("count").unwrap_or_default();
                     let prefixes = ctx.prefixes().collect::<Vec<_>>().join(" ");
                     let (invoked, prefix) = (ctx.invoked_name(), ctx.prefix());
-                    ctx.reply(&format!("{count} dice by {invoked} under {prefix} of {prefixes}"))
-                        .await
+                    ctx.reply(&format!(
+                        "{count} dice by {invoked} under {prefix} of {prefixes}"
+                    ))
+                    .await
                 },
             )?
             .register(
@@ -217,7 +222,10 @@ async fn a_channel_s_prefix_replaces_the_main_one_there_only() {
     say(&second, "dicesulk").await;
     say(&second, "!sulk").await;
     let got = answer().await;
-    assert_eq!((got.content.as_str(), got.channel_id), ("dice says no", second.clone()));
+    assert_eq!(
+        (got.content.as_str(), got.channel_id),
+        ("dice says no", second.clone())
+    );
 
     // Asked once per message of alice's, never for the bot's own answers,
     // and told where and by whom.

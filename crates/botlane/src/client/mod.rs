@@ -277,7 +277,10 @@ impl<D: Send + Sync + 'static> Client<D> {
             after: AfterState::new(DEFAULT_HANDLER_TIMEOUT),
             owners: Owners::new(&options.owners, options.skip_checks_for_owners),
             prefixes,
-            chooser: options.dynamic_prefix.clone().map(PrefixChooser::new),
+            chooser: options
+                .dynamic_prefix
+                .clone()
+                .map(|f| Box::new(PrefixChooser::new(f))),
         });
         Ok(Self {
             inner: Arc::new(Inner {
@@ -488,7 +491,7 @@ impl<D: Send + Sync + 'static> Client<D> {
                 .runner
                 .chooser
                 .as_ref()
-                .map_or(0, PrefixChooser::refused),
+                .map_or(0, |chooser| chooser.refused()),
         }
     }
 }

@@ -97,8 +97,9 @@ pub(crate) struct Runner<D> {
     /// (which the message's context and failure then carry). Shared with
     /// `answers`.
     pub(crate) prefixes: Arc<Prefixes>,
-    /// The application's dynamic prefix, if it set one.
-    pub(crate) chooser: Option<PrefixChooser>,
+    /// The application's dynamic prefix, if it set one (boxed: a client
+    /// without one, the many bots of a hosting platform, holds 8 bytes).
+    pub(crate) chooser: Option<Box<PrefixChooser>>,
 }
 
 /// A poll in place that runs this long is logged: its handler blocked the
