@@ -299,4 +299,7 @@ fn the_options_say_a_dynamic_prefix_is_set_without_showing_it() {
     assert!(format!("{options:?}").contains("dynamic_prefix: Some(DynamicPrefix(..))"));
     // The closure's `Arc` is cloned with the options.
     assert!(format!("{:?}", options.clone()).contains("DynamicPrefix(..)"));
+    // Still movable into `catch_unwind`, as before they could hold one.
+    let prefix = std::panic::catch_unwind(move || options.command_prefix).unwrap();
+    assert_eq!(prefix, "/");
 }

@@ -205,6 +205,12 @@ impl<D: Send + Sync + 'static> Runner<D> {
         }
     }
 
+    /// A message's prefixes, shared: its `own` (a dynamic prefix's), else
+    /// the client's.
+    pub(super) fn shared_prefixes(&self, own: Option<Prefixes>) -> Arc<Prefixes> {
+        own.map_or_else(|| Arc::clone(&self.prefixes), Arc::new)
+    }
+
     /// A failure with no detail yet, of a message read with `prefixes`
     /// (`None`: the client's).
     pub(super) fn failure(
@@ -213,9 +219,9 @@ impl<D: Send + Sync + 'static> Runner<D> {
         command: String,
         source: CommandSource,
         message: Message,
-        prefixes: Option<&Arc<Prefixes>>,
+        prefixes: Option<Arc<Prefixes>>,
     ) -> CommandError {
-        let prefixes = Arc::clone(prefixes.unwrap_or(&self.prefixes));
+        let prefixes = prefixes.unwrap_or_else(|| Arc::clone(&self.prefixes));
         CommandError::new(reason, command, source, message, Some(prefixes))
     }
 
@@ -239,10 +245,9 @@ impl<D: Send + Sync + 'static> Runner<D> {
         // The handler's context is gone by now, so the message is not
         // copied, unless the handler kept a clone of its context.
         let (invocation, message, prefixes) = shared.into_parts();
-        let prefixes = prefixes.as_ref();
         let mut ran = elapsed.map(|elapsed| {
             let data = Arc::clone(&self.data);
-            let set = prefixes.unwrap_or(&self.prefixes).set();
+            let set = prefixes.as_ref().unwrap_or(&self.prefixes).set();
             CommandRan::new(&invocation, &message, set, elapsed, None, data)
         });
         let (command, source) = (invocation.name.clone(), invocation.source);

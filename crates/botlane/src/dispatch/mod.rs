@@ -151,13 +151,15 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         let registry = self.commands.snapshot();
         let own = same_bot_id(&view.author_id, me);
         // The message's prefixes: its own when the application chose a
-        // main one, else the client's (no copy, no count).
+        // main one, else the client's (no copy, no count). Shared (an
+        // `Arc`) only when kept, by an invocation or a failure: a plain
+        // message costs nothing more than the closure's answer.
         let dynamic = if own {
             None
         } else {
             self.dynamic_prefixes(&view)
         };
-        let prefixes = dynamic.as_ref().unwrap_or(&self.runner.prefixes);
+        let prefixes = dynamic.as_ref().unwrap_or(&self.runner.prefixes).set();
         let verdict = if own {
             Verdict::Plain
         } else {
@@ -165,7 +167,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 .command
                 .as_deref()
                 .and_then(|sealed| key.open(sealed, view.channel_id.as_bytes()).ok());
-            rule::decide(&registry, me, &content, sidecar.as_deref(), prefixes.set())
+            rule::decide(&registry, me, &content, sidecar.as_deref(), prefixes)
         };
         // Built only where it is used: a plain message nobody listens for
         // never is, its strings stay borrowed from the frame.
@@ -178,7 +180,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             Verdict::Invoke(invocation) => {
                 let data = Arc::clone(&self.runner.data);
                 let mut ctx = CommandContext::dispatched(invocation, message(), data)
-                    .with_prefixes(Arc::clone(prefixes))
+                    .with_prefixes(self.runner.shared_prefixes(dynamic))
                     .with_registry(registry);
                 self.emit(|| Event::Message(ctx.message().clone()));
                 if let Some(server) = membership.server_of(&ctx.message().channel_id) {
@@ -191,9 +193,8 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 self.emit(|| Event::Message(message.clone()));
                 let reason = CommandErrorReason::Parse;
                 let source = CommandSource::Text;
-                let mut failure =
-                    self.runner
-                        .failure(reason, name, source, message, Some(prefixes));
+                let prefixes = dynamic.map(Arc::new);
+                let mut failure = self.runner.failure(reason, name, source, message, prefixes);
                 failure.argument_error = error.argument_error();
                 failure.parse_error = Some(error);
                 self.fail_early(&registry, failure)
@@ -207,9 +208,8 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 let message = message();
                 self.emit(|| Event::Message(message.clone()));
                 let reason = CommandErrorReason::Arguments;
-                let mut failure =
-                    self.runner
-                        .failure(reason, name, source, message, Some(prefixes));
+                let prefixes = dynamic.map(Arc::new);
+                let mut failure = self.runner.failure(reason, name, source, message, prefixes);
                 failure.invocation = invocation;
                 failure.argument_error = Some(error);
                 self.fail_early(&registry, failure)
@@ -219,9 +219,8 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 self.emit(|| Event::Message(message.clone()));
                 let (name, source) = (invocation.name.clone(), invocation.source);
                 let reason = CommandErrorReason::Handler;
-                let mut failure =
-                    self.runner
-                        .failure(reason, name, source, message, Some(prefixes));
+                let prefixes = dynamic.map(Arc::new);
+                let mut failure = self.runner.failure(reason, name, source, message, prefixes);
                 failure.invocation = Some(invocation);
                 failure.error = Some(Arc::new(ConversionPanic(panic).into()));
                 self.fail_early(&registry, failure)
@@ -231,7 +230,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
 
     /// The prefixes the application chose for a message from someone else
     /// (`None`: the client's), asking its dynamic prefix once, if it set one.
-    fn dynamic_prefixes(&self, view: &MessageView<'_>) -> Option<Arc<Prefixes>> {
+    fn dynamic_prefixes(&self, view: &MessageView<'_>) -> Option<Prefixes> {
         let chooser = self.runner.chooser.as_ref()?;
         let server = self.session.membership.server_of(&view.channel_id);
         let request = PrefixRequest::new(&view.channel_id, &view.author_id, server.as_deref());

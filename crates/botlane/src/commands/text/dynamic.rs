@@ -81,6 +81,14 @@ impl DynamicPrefix {
     }
 }
 
+// `ClientOptions` stays unwind-safe, as it was before it could hold a
+// closure: the closure is never called through the options, only by
+// dispatch under `catch_unwind`, which treats a panic as no answer; what
+// a panic may leave half-updated is the application's own state, which it
+// reads through its own handles, not through the options.
+impl std::panic::UnwindSafe for DynamicPrefix {}
+impl std::panic::RefUnwindSafe for DynamicPrefix {}
+
 impl fmt::Debug for DynamicPrefix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("DynamicPrefix(..)")
@@ -113,7 +121,7 @@ impl PrefixChooser {
         &self,
         request: &PrefixRequest<'_>,
         client: &Prefixes,
-    ) -> Option<Arc<Prefixes>> {
+    ) -> Option<Prefixes> {
         // The closure is the application's; a panic in it leaves nothing
         // of ours half-updated.
         let chosen = std::panic::catch_unwind(AssertUnwindSafe(|| (self.choose.0)(request)));
@@ -121,7 +129,7 @@ impl PrefixChooser {
             Ok(None) => None,
             Ok(Some(main)) if main == client.main() => None,
             Ok(Some(main)) => match prefix_rule(&main) {
-                None => Some(Arc::new(client.replacing_main(main))),
+                None => Some(client.replacing_main(main)),
                 Some(rule) => {
                     self.refuse(request, &format!("it returned a prefix that {rule}"));
                     None
