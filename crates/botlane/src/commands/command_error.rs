@@ -170,7 +170,7 @@ impl CommandError {
     /// [`message`](Self::message) as
     /// [`CommandContext::invoked_name`](crate::CommandContext::invoked_name)
     /// reads it: on the text lane the name the line used (under the longest
-    /// of the client's prefixes it starts with), an
+    /// of the message's [`prefixes`](Self::prefixes) it starts with), an
     /// [alias](crate::CommandSettings::aliases) or the command's own;
     /// [`command`](Self::command) on the structured lane. Borrowed unless
     /// the line wrote the name with capitals. For an error hook that words

@@ -346,16 +346,19 @@ impl<D> CommandContext<D> {
         self
     }
 
-    /// The text-lane prefix: the client's main one, with which usage lines
-    /// are written whichever prefix the line used; the one given with
+    /// The text-lane prefix: the main one of the invoking message, with
+    /// which usage lines are written whichever prefix the line used (the
+    /// client's [`command_prefix`](crate::ClientOptions::command_prefix),
+    /// or the one its [dynamic prefix](crate::ClientOptions::dynamic_prefix)
+    /// chose for the message, on either lane); the one given with
     /// [`with_prefix`](Self::with_prefix), else
     /// [`DEFAULT_COMMAND_PREFIX`](crate::DEFAULT_COMMAND_PREFIX).
     pub fn prefix(&self) -> &str {
         self.prefix_set().main
     }
 
-    /// Every text-lane prefix the client reads: [`prefix`](Self::prefix)
-    /// first, then the
+    /// Every text-lane prefix the invoking message was read with:
+    /// [`prefix`](Self::prefix) first, then the
     /// [`additional_prefixes`](crate::ClientOptions::additional_prefixes)
     /// in the order given. What a handler checks its own text against, so
     /// that no line it sends reads as a command
