@@ -62,17 +62,9 @@ async fn a_command_registered_during_the_reconnect_is_published_on_the_new_sessi
                     }
                     return;
                 }
-                let frame = next_frame(&mut ws).await.unwrap();
-                assert_eq!(frame["op"], 10, "the first frame is the login");
-                send(
-                    &mut ws,
-                    format!(r#"{{"op":10,"d":{{"code":0,"user_id":"bot-{n}"}}}}"#),
-                )
-                .await;
-                send(&mut ws, peer::ready(&format!("bot-{n}"), &[])).await;
+                peer::accept_login(&mut ws, n, Some(&[])).await.unwrap();
                 // The menu publish of the login: held until the test says.
-                let mut frame = next_frame(&mut ws).await.unwrap();
-                assert_eq!(frame["op"], 20, "then the menu");
+                let mut frame = peer::read_menu(&mut ws).await.unwrap();
                 publishing_tx.send(()).await.unwrap();
                 go.lock().await.recv().await.unwrap();
                 loop {
@@ -268,10 +260,9 @@ async fn refusing_reconnects(
                     }
                     return;
                 }
-                let Some(frame) = next_frame(&mut ws).await else {
+                if peer::read_login(&mut ws).await.is_none() {
                     return;
-                };
-                assert_eq!(frame["op"], 10, "the first frame is the login");
+                }
                 logins.fetch_add(1, Ordering::SeqCst);
                 send(&mut ws, format!(r#"{{"op":10,"d":{{"code":{code}}}}}"#)).await;
                 if code == -6 {
@@ -1012,11 +1003,8 @@ async fn ready_comes_first_when_the_first_session_ends_before_its_ready() {
             return;
         }
         // The login and the menu answered, no `ready`; then the end.
-        let frame = next_frame(&mut ws).await.unwrap();
-        assert_eq!(frame["op"], 10, "the first frame is the login");
-        send(&mut ws, r#"{"op":10,"d":{"code":0,"user_id":"bot-1"}}"#).await;
-        let frame = next_frame(&mut ws).await.unwrap();
-        assert_eq!(frame["op"], 20, "then the menu");
+        peer::accept_login(&mut ws, 1, None).await.unwrap();
+        peer::read_menu(&mut ws).await.unwrap();
         send(&mut ws, r#"{"op":20,"d":{"code":0}}"#).await;
         let _ = ws.close(None).await;
     })
@@ -1054,18 +1042,9 @@ async fn ready_comes_first_when_the_first_session_ends_before_its_ready() {
 async fn ready_comes_before_the_messages_that_follow_the_first_ready() {
     let (addr, _) = serve(|tcp, n| async move {
         let mut ws = upgrade(tcp).await;
-        let Some(frame) = next_frame(&mut ws).await else {
+        let Some(public_key) = peer::accept_login(&mut ws, n, Some(&["c1"])).await else {
             return;
         };
-        assert_eq!(frame["op"], 10, "the first frame is the login");
-        let public_key = frame["d"]["public_key"].as_str().unwrap().to_owned();
-        let bot = format!("bot-{n}");
-        send(
-            &mut ws,
-            format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#),
-        )
-        .await;
-        send(&mut ws, peer::ready(&bot, &["c1"])).await;
         let (key, key_push) = peer::channel_key_for(&public_key, "c1");
         send(&mut ws, key_push).await;
         send(&mut ws, message_push(&key, "m1", "hello")).await;
@@ -1122,37 +1101,26 @@ async fn a_failed_first_login_s_ready_is_not_applied_and_its_messages_wait_for_t
             let (c2_key, c9_key, sends_tx) = (c2_key.clone(), c9_key.clone(), sends_tx.clone());
             async move {
                 let mut ws = upgrade(tcp).await;
-                let Some(frame) = next_frame(&mut ws).await else {
+                let listed: &[&str] = if n == 1 { &["c9", "c2"] } else { &["c1", "c2"] };
+                let Some(public_key) = peer::accept_login(&mut ws, n, Some(listed)).await else {
                     return;
                 };
-                assert_eq!(frame["op"], 10, "the first frame is the login");
-                let public_key = frame["d"]["public_key"].as_str().unwrap().to_owned();
-                let bot = format!("bot-{n}");
-                let login = format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#);
-                send(&mut ws, login).await;
                 let pushes = if n == 1 {
                     vec![
-                        peer::ready(&bot, &["c9", "c2"]),
                         peer::key_push(&c2_key, &public_key, "c2"),
                         peer::key_push(&c9_key, &public_key, "c9"),
                         message_push_in(&c2_key, "c2", "m1a", "/echo"),
                         message_push_in(&c9_key, "c9", "m1b", "hello"),
                     ]
                 } else {
-                    vec![
-                        peer::ready(&bot, &["c1", "c2"]),
-                        message_push_in(&c2_key, "c2", "m2", "hello"),
-                    ]
+                    vec![message_push_in(&c2_key, "c2", "m2", "hello")]
                 };
                 for push in pushes {
                     send(&mut ws, push).await;
                 }
-                let Some(frame) = next_frame(&mut ws).await else {
+                if !peer::answer_menu(&mut ws, if n == 1 { -1 } else { 0 }).await {
                     return;
-                };
-                assert_eq!(frame["op"], 20, "then the menu");
-                let code = if n == 1 { -1 } else { 0 };
-                send(&mut ws, format!(r#"{{"op":20,"d":{{"code":{code}}}}}"#)).await;
+                }
                 while let Some(frame) = next_frame(&mut ws).await {
                     let op = frame["op"].as_u64().unwrap();
                     if op == 30 {

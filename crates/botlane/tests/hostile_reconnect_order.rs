@@ -53,14 +53,7 @@ async fn logged_in_with_public_key(
     n: usize,
 ) -> Option<(peer::Ws, String)> {
     let mut ws = upgrade(tcp).await;
-    let frame = next_frame(&mut ws).await?;
-    assert_eq!(frame["op"], 10, "the first frame is the login");
-    let public_key = frame["d"]["public_key"].as_str().unwrap().to_owned();
-    send(
-        &mut ws,
-        format!(r#"{{"op":10,"d":{{"code":0,"user_id":"bot-{n}"}}}}"#),
-    )
-    .await;
+    let public_key = peer::accept_login(&mut ws, n, None).await?;
     Some((ws, public_key))
 }
 
@@ -78,10 +71,9 @@ async fn logged_in(
 /// Answers the menu's publish, once `menu` is notified when given; `false`
 /// when the client went away.
 async fn answer_the_menu(ws: &mut peer::Ws, menu: Option<Arc<Notify>>) -> bool {
-    let Some(frame) = next_frame(ws).await else {
+    if peer::read_menu(ws).await.is_none() {
         return false;
-    };
-    assert_eq!(frame["op"], 20, "then the menu");
+    }
     if let Some(menu) = menu {
         menu.notified().await;
     }

@@ -119,12 +119,9 @@ async fn a_login_without_ready_returns_after_the_request_timeout() {
     let (addr, _) = serve(|tcp, _| async move {
         let mut ws = upgrade(tcp).await;
         // The login reply, then no `ready`: every request answered.
-        let Some(frame) = next_frame(&mut ws).await else {
-            return;
-        };
-        assert_eq!(frame["op"], 10, "the first frame is the login");
-        send(&mut ws, r#"{"op":10,"d":{"code":0,"user_id":"bot-1"}}"#).await;
-        behave(&mut ws).await;
+        if peer::accept_login(&mut ws, 1, None).await.is_some() {
+            behave(&mut ws).await;
+        }
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
@@ -389,8 +386,7 @@ async fn a_login_given_up_on_may_be_tried_again() {
                 return;
             }
             // The first login is read and never answered.
-            let frame = next_frame(&mut ws).await.unwrap();
-            assert_eq!(frame["op"], 10, "the first frame is the login");
+            peer::read_login(&mut ws).await.unwrap();
             let _ = login_read_tx.send(()).await;
             let _ = closed_tx.send(next_frame(&mut ws).await).await;
         }
@@ -432,8 +428,7 @@ async fn a_close_while_the_login_waits_for_its_reply_ends_it_with_not_connected(
         let login_read_tx = login_read_tx.clone();
         async move {
             let mut ws = upgrade(tcp).await;
-            let frame = next_frame(&mut ws).await.unwrap();
-            assert_eq!(frame["op"], 10, "the first frame is the login");
+            peer::read_login(&mut ws).await.unwrap();
             let _ = login_read_tx.send(()).await;
             // Never answered; read until the client goes.
             while next_frame(&mut ws).await.is_some() {}
@@ -506,11 +501,8 @@ async fn a_login_given_up_on_while_waiting_for_ready_ends_in_one_ready() {
 
 /// Answers the login (`bot-1`) and the menu publish, and sends no `ready`.
 async fn login_without_ready(ws: &mut peer::Ws) {
-    let frame = next_frame(ws).await.unwrap();
-    assert_eq!(frame["op"], 10, "the first frame is the login");
-    send(ws, r#"{"op":10,"d":{"code":0,"user_id":"bot-1"}}"#).await;
-    let frame = next_frame(ws).await.unwrap();
-    assert_eq!(frame["op"], 20, "then the menu");
+    peer::accept_login(ws, 1, None).await.unwrap();
+    peer::read_menu(ws).await.unwrap();
     send(ws, r#"{"op":20,"d":{"code":0}}"#).await;
 }
 

@@ -117,4 +117,20 @@ mod tests {
         let history: HistoryReply = serde_json::from_str(r#"{"code":-4}"#).unwrap();
         assert!(history.messages.is_empty());
     }
+
+    /// docs/protocol.md: senders never write `null`, and a receiver here
+    /// reads a `null` optional field as absent rather than refusing it.
+    #[test]
+    fn a_null_optional_field_reads_as_absent() {
+        let send: SendRequest = serde_json::from_str(
+            r#"{"channel_id":"c","content":"x","command":null,"reply_to":null}"#,
+        )
+        .unwrap();
+        assert_eq!((send.command, send.reply_to), (None, None));
+        let history: HistoryRequest =
+            serde_json::from_str(r#"{"channel_id":"c","limit":null}"#).unwrap();
+        assert_eq!(history.limit, None);
+        let required = serde_json::from_str::<SendRequest>(r#"{"channel_id":"c","content":null}"#);
+        assert!(required.is_err(), "a required field is never null");
+    }
 }

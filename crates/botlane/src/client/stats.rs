@@ -19,7 +19,8 @@ pub struct ClientStats {
     /// Frames received from the service, of every kind.
     pub frames_received: u64,
     /// Message pushes dropped because the push queue was full (by count or
-    /// by bytes: `push_queue_capacity`, `push_queue_bytes`).
+    /// by bytes: `push_queue_capacity`, `push_queue_bytes`), or held for a
+    /// session that will not come (a reconnect's login refused for good).
     pub pushes_dropped: u64,
     /// Message pushes waiting for dispatch now.
     pub push_queue_len: usize,

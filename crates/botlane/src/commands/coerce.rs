@@ -164,6 +164,64 @@ pub(crate) fn in_choices(option: &CommandOption, value: &CommandArgValue) -> boo
     })
 }
 
+/// The integer or number choices of one option, parsed once when its
+/// command is registered: [`in_choices`] would parse every choice again on
+/// each check.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ParsedChoices {
+    /// An integer option's choices.
+    Integers(Box<[i64]>),
+    /// A number option's choices.
+    Numbers(Box<[f64]>),
+}
+
+impl ParsedChoices {
+    /// The parsed choices of each of `options` in order, or an empty list
+    /// when none of them has integer or number choices (so that a registry
+    /// of such commands allocates nothing for them). `None` stands for an
+    /// option whose choices [`in_choices`] compares as declared.
+    pub(crate) fn of_options(options: &[CommandOption]) -> Box<[Option<Self>]> {
+        let parsed: Vec<Option<Self>> = options.iter().map(Self::of).collect();
+        if parsed.iter().all(Option::is_none) {
+            return Box::default();
+        }
+        parsed.into_boxed_slice()
+    }
+
+    /// The parsed choices of an integer or number option with choices.
+    /// A choice that does not parse equals no value, as in [`in_choices`],
+    /// so it is left out.
+    fn of(option: &CommandOption) -> Option<Self> {
+        let choices = option.choices.as_ref()?;
+        match option.kind {
+            CommandOptionType::Integer => Some(Self::Integers(
+                choices.iter().filter_map(|c| parse_integer(c)).collect(),
+            )),
+            CommandOptionType::Number => Some(Self::Numbers(
+                choices.iter().filter_map(|c| parse_number(c)).collect(),
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// [`in_choices`] with the option's choices already parsed when `parsed`
+/// holds them; the same answer for every value.
+#[inline]
+pub(crate) fn in_parsed_choices(
+    option: &CommandOption,
+    parsed: Option<&ParsedChoices>,
+    value: &CommandArgValue,
+) -> bool {
+    match (parsed, value) {
+        (Some(ParsedChoices::Integers(choices)), CommandArgValue::Integer(i)) => {
+            choices.contains(i)
+        }
+        (Some(ParsedChoices::Numbers(choices)), CommandArgValue::Number(n)) => choices.contains(n),
+        _ => in_choices(option, value),
+    }
+}
+
 /// Coerces a structured-lane value for `option` and checks its choices.
 pub(crate) fn coerce_for_option(
     option: &CommandOption,
@@ -225,6 +283,49 @@ mod tests {
                     coerce_value(kind, value).as_ref() == Some(value),
                     "{kind} {value:?}"
                 );
+            }
+        }
+    }
+
+    /// The choices a registry parses once answer every value as `in_choices`
+    /// does, whatever the option's type, spelling of a choice or value.
+    #[test]
+    fn parsed_choices_answer_as_in_choices() {
+        let choices = ["6", "+20", "-0", "1.5", "2e1", "x", "007"];
+        let values = [
+            V::Integer(6),
+            V::Integer(20),
+            V::Integer(0),
+            V::Integer(7),
+            V::Integer(1),
+            V::Number(1.5),
+            V::Number(20.0),
+            V::Number(-0.0),
+            V::Number(0.0),
+            V::Number(6.0),
+            V::Number(7.0),
+            V::from("6"),
+            V::from("x"),
+            V::Boolean(true),
+        ];
+        for (kind, _) in COMMAND_OPTION_TYPE_CODES {
+            for option in [
+                CommandOption::new("o", "d", kind),
+                CommandOption::new("o", "d", kind).choices(choices),
+                CommandOption::new("o", "d", kind).choices(["x"]),
+            ] {
+                let all = ParsedChoices::of_options(std::slice::from_ref(&option));
+                let parsed = all.first().and_then(Option::as_ref);
+                let numeric = matches!(kind, T::Integer | T::Number) && option.choices.is_some();
+                assert_eq!(parsed.is_some(), numeric, "{kind} {:?}", option.choices);
+                for value in &values {
+                    assert_eq!(
+                        in_parsed_choices(&option, parsed, value),
+                        in_choices(&option, value),
+                        "{kind} {:?} {value:?}",
+                        option.choices
+                    );
+                }
             }
         }
     }

@@ -5,7 +5,7 @@ use std::future::Future;
 
 use super::aliases::{alias_violations, AliasIndex};
 use super::argument_error::ArgumentError;
-use super::coerce::{coerce_for_option, fits};
+use super::coerce::{coerce_for_option, fits, ParsedChoices};
 use super::context::CommandContext;
 use super::handler::{BoxError, CommandHandler};
 use super::help::{category_violation, help_text_violation, HELP_COMMAND};
@@ -47,6 +47,9 @@ pub struct RegisteredCommand<D = ()> {
     pub(crate) convert: Option<ConvertCheck>,
     /// How its handler has behaved, for dispatch.
     pub(crate) pace: Pace,
+    /// Its options' integer and number choices, parsed for the text lane's
+    /// choice check (empty when it has none).
+    pub(crate) choices: Box<[Option<ParsedChoices>]>,
 }
 
 /// A typed command's conversion, without its value.
@@ -60,6 +63,7 @@ impl<D> Clone for RegisteredCommand<D> {
             settings: self.settings.clone(),
             convert: self.convert,
             pace: self.pace.clone(),
+            choices: self.choices.clone(),
         }
     }
 }
@@ -291,6 +295,7 @@ impl<D> CommandRegistry<D> {
         }
         self.aliases.add(&settings.aliases, self.commands.len());
         self.commands.push(RegisteredCommand {
+            choices: ParsedChoices::of_options(&decl.options),
             decl,
             handler,
             settings,
@@ -400,7 +405,7 @@ impl<D> CommandRegistry<D> {
     /// line uses of a client's prefixes.
     pub(crate) fn parse_among(&self, text: &str, prefixes: PrefixSet<'_>) -> TextParseResult {
         parse_text_with(text, prefixes, |name| {
-            self.find_command(name).map(|c| &c.decl)
+            self.find_command(name).map(|c| (&c.decl, &*c.choices))
         })
     }
 

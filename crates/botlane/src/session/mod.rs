@@ -206,9 +206,19 @@ impl Session {
     }
 
     /// Ends the session for good after a reconnect's login was refused:
-    /// waits for a connection end now, with [`ClientError::LoginRefused`].
+    /// waits for a connection end now, with [`ClientError::LoginRefused`],
+    /// and nothing waits for a next session's `ready` any more
+    /// ([`PushQueue::no_next_session`]).
     fn refuse(&self) {
         self.refused.store(true, Ordering::SeqCst);
+        let dropped = self.queue.no_next_session();
+        if dropped > 0 {
+            tracing::warn!(
+                dropped,
+                "the session has ended for good: messages a failed login left for the next \
+                 session are dropped (counted in pushes_dropped)"
+            );
+        }
         // Wakes the waits, which see the flag.
         self.conn.send_replace(None);
     }

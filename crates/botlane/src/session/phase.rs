@@ -12,12 +12,12 @@
 //! connection's pushes while its login is under way (the service pushes
 //! the `ready` right after the login reply, before the menu's), and puts
 //! those before its `ready` behind it (`push_queue/newest.rs`): it is told
-//! here when a login starts, finishes or fails, and when the session stops
-//! waiting for a `ready`. So `Reconnected` comes with the session up,
-//! requests going out on it, before the events of the connection's
-//! pushes. The supervisor sends the event itself only when dispatch has
-//! not applied the `ready` within its bounds (`supervisor.rs`); dispatch,
-//! applying it later, then sends nothing.
+//! here when a login starts, finishes or fails, when the session stops
+//! waiting for a `ready`, and when a connection ends. So `Reconnected`
+//! comes with the session up, requests going out on it, before the events
+//! of the connection's pushes. The supervisor sends the event itself only
+//! when dispatch has not applied the `ready` within its bounds
+//! (`supervisor.rs`); dispatch, applying it later, then sends nothing.
 
 use super::Session;
 use crate::events::Event;
@@ -112,6 +112,22 @@ impl Drop for LoggingIn<'_> {
 }
 
 impl Session {
+    /// `connection` ended: if its `ready` never came, it was no session,
+    /// and its pushes are handled as a failed login's
+    /// (`push_queue/newest.rs`). A no-op for a connection whose `ready`
+    /// came, or that the session stopped waiting for.
+    pub(super) fn ended(&self, connection: u64) {
+        let (discarded, kept) = self.queue.ended(connection);
+        if discarded + kept > 0 {
+            tracing::debug!(
+                discarded,
+                kept,
+                "the connection ended before its ready: its membership pushes are not applied; \
+                 its messages and channel keys wait for the next session's ready"
+            );
+        }
+    }
+
     /// Numbers a new connection, whose login starts now.
     pub(super) fn start_login(&self) -> LoggingIn<'_> {
         let mut connection = 0;
@@ -162,11 +178,12 @@ impl Session {
     }
 
     /// `connection` ended: `Reconnected` is owed for it no more, and what
-    /// it pushed before a `ready` that never came goes to dispatch. `false`
+    /// it pushed before a `ready` that never came waits for the next
+    /// session's, as a failed login's ([`ended`](Self::ended)). `false`
     /// when `Reconnected` had been sent already, and the connection was a
     /// session.
     pub(super) fn give_up(&self, connection: u64) -> bool {
-        self.queue.unpark(Some(connection));
+        self.ended(connection);
         let mut announced = false;
         self.phase.send_if_modified(|phase| {
             announced = phase.is(connection, Stage::Announced);

@@ -33,8 +33,9 @@
 //!
 //! The queue also knows the newest connection's login (`newest.rs`): its
 //! pushes wait while it runs, those before its `ready` are dispatched after
-//! that `ready`, and of a login that failed only the messages and keys are
-//! dispatched, behind the next session's `ready`.
+//! that `ready`, and of a login that failed (or a connection that ended
+//! before its `ready`) only the messages and keys are dispatched, behind
+//! the next session's `ready`.
 
 mod newest;
 
@@ -70,8 +71,9 @@ pub(crate) enum Offer {
     /// A message, dropped (and counted) because the queue is full, or
     /// anything offered after `close`.
     Dropped,
-    /// A `ready` or membership push of a connection whose login failed,
-    /// or any push of a connection a later one replaced: never dispatched.
+    /// A `ready` or membership push of a connection whose login failed
+    /// (or that ended before its `ready`), or any push of a connection a
+    /// later one replaced or the client gave up on: never dispatched.
     Discarded,
     /// A control push with [`CONTROL_CAPACITY`] already waiting
     /// ([`Limit::Count`]), or that would take those waiting past their byte
@@ -722,6 +724,59 @@ mod tests {
         let ids = [id(q.next().await), id(q.next().await), id(q.next().await)];
         assert_eq!(ids, ["ready", "m1", "m2"]);
         assert_eq!(q.figures(), (0, 2, 1));
+    }
+
+    #[tokio::test]
+    async fn a_connection_that_ends_before_its_ready_is_a_failed_login() {
+        let q = PushQueue::new(8, usize::MAX, usize::MAX);
+        q.connecting(1);
+        assert_eq!(q.offer(ready(1), 1), Offer::Queued);
+        q.logged_in(1);
+        assert_eq!(id(q.next().await), "ready");
+        q.connecting(2);
+        assert_eq!(q.offer(key("c1"), 2), Offer::Queued);
+        assert_eq!(q.offer(message("m1"), 2), Offer::Queued);
+        assert_eq!(q.offer(removed("c2"), 2), Offer::Queued);
+        q.logged_in(2);
+        assert!(holds(&q).await, "parked for its ready");
+        assert_eq!(q.ended(1), (0, 0), "not the newest");
+        assert_eq!(q.ended(2), (1, 2), "the removal discarded");
+        assert_eq!(q.ended(2), (0, 0), "once");
+        assert_eq!(q.offer(message("after"), 2), Offer::Queued, "kept too");
+        assert_eq!(q.offer(ready(2), 2), Offer::Discarded);
+        q.unpark(Some(2));
+        q.unpark(None);
+        assert!(holds(&q).await, "no session: they wait for the next ready");
+        q.connecting(3);
+        assert_eq!(q.offer(message("m3"), 3), Offer::Queued);
+        assert_eq!(q.offer(ready(3), 3), Offer::Queued);
+        q.logged_in(3);
+        assert_eq!(q.ended(3), (0, 0), "its ready came: a session");
+        let mut ids = Vec::new();
+        for _ in 0..5 {
+            ids.push(id(q.next().await));
+        }
+        assert_eq!(ids, ["ready", "key c1", "m1", "after", "m3"]);
+        assert!(holds(&q).await);
+        assert_eq!(q.figures(), (0, 3, 0));
+    }
+
+    #[tokio::test]
+    async fn with_no_next_session_held_messages_are_dropped_and_counted_and_keys_dispatched() {
+        let q = PushQueue::new(8, usize::MAX, usize::MAX);
+        q.connecting(1);
+        assert_eq!(q.offer(key("c1"), 1), Offer::Queued);
+        assert_eq!(q.offer(message("m1"), 1), Offer::Queued);
+        assert_eq!(q.offer(message("m2"), 1), Offer::Queued);
+        assert_eq!(q.login_failed(1), (0, 3));
+        assert_eq!(q.figures(), (2, 2, 0));
+        assert_eq!(q.no_next_session(), 2);
+        assert_eq!(q.figures(), (0, 2, 2), "released, and counted as dropped");
+        assert_eq!(id(q.next().await), "key c1");
+        assert_eq!(q.offer(message("late"), 1), Offer::Discarded);
+        assert_eq!(q.offer(key("c2"), 1), Offer::Discarded);
+        assert!(holds(&q).await, "nothing else");
+        assert_eq!(q.no_next_session(), 0, "once");
     }
 
     #[tokio::test]

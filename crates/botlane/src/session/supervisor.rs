@@ -56,7 +56,7 @@ pub(super) async fn supervise(session: Arc<Session>, first: LoggedIn, public_key
     let LoggedIn {
         mut closed,
         ready: first_ready,
-        ..
+        mut connection,
     } = first;
     let config = &session.config;
     let mut backoff = Backoff::new(
@@ -72,6 +72,10 @@ pub(super) async fn supervise(session: Arc<Session>, first: LoggedIn, public_key
             () = stopped(&mut shutdown) => return,
         };
         session.conn.send_replace(None);
+        // Before `Ready` is sent without a `ready` (which lets go of what
+        // waits for it): what a first connection that ended before its
+        // `ready` pushed waits for the next session's instead.
+        session.ended(connection);
         // `Ready` comes first, also when the first connection ended before
         // dispatch applied its `ready` (only the first can: a reconnect
         // comes after `Ready`). One that came may wait in the queue
@@ -103,8 +107,9 @@ pub(super) async fn supervise(session: Arc<Session>, first: LoggedIn, public_key
         // this task's size, and an idle session never needs it; inline, it
         // made every idle session's supervisor task about 5 KB.
         match Box::pin(reconnect(&session, &public_key, &mut backoff)).await {
-            Some(next) => {
+            Some((next, number)) => {
                 closed = next;
+                connection = number;
                 up_since = Instant::now();
             }
             None => return,
@@ -113,14 +118,14 @@ pub(super) async fn supervise(session: Arc<Session>, first: LoggedIn, public_key
 }
 
 /// Tries to log in again until it works (`Event::Reconnected` sent:
-/// [`reconnected`]), the token is refused, or the client shuts down.
-/// Every failed attempt, a timed-out one included, waits the next backoff
-/// delay.
+/// [`reconnected`]; the new connection's end and number), the token is
+/// refused, or the client shuts down. Every failed attempt, a timed-out
+/// one included, waits the next backoff delay.
 async fn reconnect(
     session: &Arc<Session>,
     public_key: &str,
     backoff: &mut Backoff,
-) -> Option<Closed> {
+) -> Option<(Closed, u64)> {
     let mut shutdown = session.shutdown.subscribe();
     let mut delay = backoff.next_delay();
     let mut failed: u32 = 0;
@@ -144,7 +149,7 @@ async fn reconnect(
                     biased;
                     () = stopped(&mut shutdown) => return None,
                     () = reconnected(session, &mut logged_in.ready, logged_in.connection) => {
-                        return Some(logged_in.closed);
+                        return Some((logged_in.closed, logged_in.connection));
                     }
                     ended = &mut logged_in.closed => ended,
                 };
@@ -152,7 +157,7 @@ async fn reconnect(
                 // it (dispatch applied its `ready` as it ended) was a
                 // session: `Reconnected`, then `Disconnected`.
                 if !session.give_up(logged_in.connection) {
-                    return Some(ended_already(ended));
+                    return Some((ended_already(ended), logged_in.connection));
                 }
                 // Ended before dispatch applied its `ready`: to the
                 // application, the session never came back.

@@ -163,6 +163,11 @@ mod tests {
                 r#"{"message":{"id":"m\"1","channel_id":"c\u00e91","author_id":"u1","content":"Zm9v","command":"YmFy","reply_to":"m0","created_at":7,"extra":[1]}}"#,
                 false,
             ),
+            // A `null` optional field reads as absent (docs/protocol.md).
+            (
+                r#"{"message":{"id":"m1","channel_id":"c1","author_id":"u1","content":"Zm9v","command":null,"reply_to":null,"created_at":7}}"#,
+                true,
+            ),
         ];
         for (text, borrows) in texts {
             let wire: wire::MessageCreate = serde_json::from_str(text).unwrap();

@@ -130,23 +130,63 @@ pub fn ready(bot_id: &str, channels: &[&str]) -> String {
         .to_string()
 }
 
-/// Answers the login (`bot-N`) and the menu publish; returns the bot's
-/// identity public key, or `None` when the client went away.
-pub async fn login<S: Io>(
-    ws: &mut WebSocketStream<S>,
-    n: usize,
-    channels: &[&str],
-) -> Option<String> {
+/// Reads the client's first frame, which must be the login (op 10);
+/// `None` when the client went away first.
+pub async fn read_login<S: Io>(ws: &mut WebSocketStream<S>) -> Option<serde_json::Value> {
     let frame = next_frame(ws).await?;
     assert_eq!(frame["op"], 10, "the first frame is the login");
-    let public_key = frame["d"]["public_key"].as_str()?.to_owned();
+    Some(frame)
+}
+
+/// Reads the login and answers it as `bot-N`, then sends a `ready` listing
+/// `ready_with` when given (`None`: no `ready` now, the test sends its own
+/// later or never). The menu publish is left to the caller. Returns the
+/// bot's identity public key, or `None` when the client went away first.
+pub async fn accept_login<S: Io>(
+    ws: &mut WebSocketStream<S>,
+    n: usize,
+    ready_with: Option<&[&str]>,
+) -> Option<String> {
+    let frame = read_login(ws).await?;
+    let public_key = frame["d"]["public_key"]
+        .as_str()
+        .expect("the login carries the bot's public key")
+        .to_owned();
     let bot = format!("bot-{n}");
     send(
         ws,
         format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#),
     )
     .await;
-    send(ws, ready(&bot, channels)).await;
+    if let Some(channels) = ready_with {
+        send(ws, ready(&bot, channels)).await;
+    }
+    Some(public_key)
+}
+
+/// Reads the next frame, which must be the menu publish (op 20); `None`
+/// when the client went away first.
+pub async fn read_menu<S: Io>(ws: &mut WebSocketStream<S>) -> Option<serde_json::Value> {
+    let frame = next_frame(ws).await?;
+    assert_eq!(frame["op"], 20, "then the menu");
+    Some(frame)
+}
+
+/// Reads the menu publish and answers it with `code`; `false` when the
+/// client went away.
+pub async fn answer_menu<S: Io>(ws: &mut WebSocketStream<S>, code: i64) -> bool {
+    read_menu(ws).await.is_some() && send(ws, format!(r#"{{"op":20,"d":{{"code":{code}}}}}"#)).await
+}
+
+/// Answers the login (`bot-N`, a `ready` listing `channels`) and every
+/// request up to and including the menu publish; returns the bot's
+/// identity public key, or `None` when the client went away.
+pub async fn login<S: Io>(
+    ws: &mut WebSocketStream<S>,
+    n: usize,
+    channels: &[&str],
+) -> Option<String> {
+    let public_key = accept_login(ws, n, Some(channels)).await?;
     loop {
         let frame = next_frame(ws).await?;
         let op = frame["op"].as_u64()?;

@@ -21,7 +21,7 @@ pub(crate) use prefixes::{prefix_rule, PrefixSet, Prefixes};
 
 use self::lexer::{run_len, space_len};
 use self::lexer::{Lexer, Token};
-use super::coerce::{coerce_text, in_choices};
+use super::coerce::{coerce_text, in_parsed_choices, ParsedChoices};
 use super::limits::{is_valid_name, DEFAULT_COMMAND_PREFIX};
 use super::option::CommandOption;
 use super::types::{
@@ -227,7 +227,7 @@ pub fn parse_invocation_text(
     match locate(text, prefix) {
         Some(invocation) if names(invocation.raw_name, &decl.name) => {
             let mut args = CommandArgs::new();
-            parse_args(&mut args, decl, text, prefix, invocation.span.end).map(|()| args)
+            parse_args(&mut args, decl, &[], text, prefix, invocation.span.end).map(|()| args)
         }
         Some(other) => Err(not_this(other.span)),
         None => {
@@ -239,14 +239,15 @@ pub fn parse_invocation_text(
 
 /// What [`CommandRegistry::parse_from_text`](crate::CommandRegistry::parse_from_text)
 /// does, with `find` returning the registered declaration whose name, or
-/// one of whose aliases, equals its argument ASCII case-insensitively. The line is located once,
+/// one of whose aliases, equals its argument ASCII case-insensitively, with
+/// its options' parsed choices. The line is located once,
 /// and on success only the result's name, keys and values are allocated.
 /// The line is read under the prefix it uses; a parse error's usage line
 /// is written with the main one, as everything the client writes is.
 pub(crate) fn parse_text_with<'d>(
     text: &str,
     prefixes: PrefixSet<'_>,
-    find: impl FnOnce(&str) -> Option<&'d CommandDeclaration>,
+    find: impl FnOnce(&str) -> Option<(&'d CommandDeclaration, &'d [Option<ParsedChoices>])>,
 ) -> TextParseResult {
     let prefix = prefixes.main;
     let Some(invocation) = locate_among(text, prefixes) else {
@@ -254,7 +255,7 @@ pub(crate) fn parse_text_with<'d>(
     };
     // Looking the raw name up case-insensitively finds the declaration that
     // its lower-cased form would.
-    let Some(decl) = find(invocation.raw_name) else {
+    let Some((decl, choices)) = find(invocation.raw_name) else {
         return TextParseResult::None;
     };
     // `find` compared the name or an alias ignoring ASCII case, and a
@@ -266,7 +267,7 @@ pub(crate) fn parse_text_with<'d>(
     );
     let name = decl.name.clone();
     let mut args = CommandArgs::new();
-    match parse_args(&mut args, decl, text, prefix, invocation.span.end) {
+    match parse_args(&mut args, decl, choices, text, prefix, invocation.span.end) {
         Ok(()) => TextParseResult::Ok(CommandInvocation {
             name,
             args,
@@ -298,12 +299,14 @@ fn parse_error(
 
 /// Parses into the empty `args` the arguments of a line whose invocation
 /// word, already matched against `decl`, ends at byte `args_start`
-/// (text-grammar §2–4). The map is filled in place rather than returned,
+/// (text-grammar §2–4). `choices` holds the options' parsed choices, as a
+/// registry keeps them, or is empty. The map is filled in place rather than returned,
 /// because moving it out through memory right after the last insert stalls
 /// the CPU on store forwarding.
 fn parse_args(
     args: &mut CommandArgs,
     decl: &CommandDeclaration,
+    choices: &[Option<ParsedChoices>],
     text: &str,
     prefix: &str,
     args_start: usize,
@@ -321,10 +324,10 @@ fn parse_args(
             && !lexer.at_named();
         // Each branch picks the option and its raw value; one place below
         // coerces and stores it.
-        let (option, value, span) = if greedy {
+        let (index, value, span) = if greedy {
             let (value, span) = lexer.take_greedy();
             next_positional += 1;
-            (&options[next_positional - 1], value, span)
+            (next_positional - 1, value, span)
         } else {
             match lexer.next_token() {
                 Err(lex) => {
@@ -339,11 +342,11 @@ fn parse_args(
                     if seen_named {
                         return Err(error(ParseErrorKind::PositionalAfterNamed, None, span));
                     }
-                    let Some(option) = options.get(next_positional) else {
+                    if next_positional == options.len() {
                         return Err(error(ParseErrorKind::ExtraArgument, None, span));
-                    };
+                    }
                     next_positional += 1;
-                    (option, value, span)
+                    (next_positional - 1, value, span)
                 }
                 Ok(Token::Named {
                     index,
@@ -356,11 +359,13 @@ fn parse_args(
                     if args.contains_key(&option.name) {
                         return Err(error(ParseErrorKind::DuplicateOption, Some(option), span));
                     }
-                    (option, value, value_span)
+                    (index, value, value_span)
                 }
             }
         };
-        let value = coerce(option, &value).map_err(|kind| error(kind, Some(option), span))?;
+        let option = &options[index];
+        let value = coerce(option, choices.get(index).and_then(Option::as_ref), &value)
+            .map_err(|kind| error(kind, Some(option), span))?;
         args.insert(option.name.clone(), value);
     }
     // The options filled positionally are in `args`; only the others need a look-up.
@@ -377,16 +382,23 @@ fn parse_args(
     Ok(())
 }
 
-/// Coerces the text of a value for `option` (§4) and checks its choices.
+/// Coerces the text of a value for `option` (§4) and checks its choices,
+/// `parsed` when the registry parsed them.
 #[inline]
-fn coerce(option: &CommandOption, text: &str) -> Result<CommandArgValue, ParseErrorKind> {
+fn coerce(
+    option: &CommandOption,
+    parsed: Option<&ParsedChoices>,
+    text: &str,
+) -> Result<CommandArgValue, ParseErrorKind> {
     let value = coerce_text(option.kind, text).ok_or(ParseErrorKind::InvalidValue {
         expected: option.kind,
     })?;
     match &option.choices {
-        Some(choices) if !in_choices(option, &value) => Err(ParseErrorKind::NotInChoices {
-            choices: choices.clone(),
-        }),
+        Some(choices) if !in_parsed_choices(option, parsed, &value) => {
+            Err(ParseErrorKind::NotInChoices {
+                choices: choices.clone(),
+            })
+        }
         _ => Ok(value),
     }
 }

@@ -12,7 +12,9 @@
 //!   before their events, and they are opened with the new session's
 //!   channels and keys. When no `ready` comes they are released as the
 //!   session stops waiting for it: `Ready` or `Reconnected` sent without
-//!   it (the request timeout), or the connection's end.
+//!   it (the request timeout). A connection that ends before its `ready`
+//!   came (and before the session stopped waiting for it) was no session,
+//!   even with its login over: it is handled as a failed login (below).
 //! - A login that fails (or is given up on) was never a session: its
 //!   `ready` lists nothing and announces nothing, and its membership
 //!   pushes are not applied (the next session's `ready` lists the bot's
@@ -26,9 +28,11 @@
 //!   next session's `ready` (or until that session stops waiting for it),
 //!   which decides whether the bot is still in their channels; a reply
 //!   goes out on the new session. A later login that fails too carries
-//!   them on.
+//!   them on. When no session will come (a reconnect's login refused for
+//!   good), the messages are dropped and counted, and the keys go to
+//!   dispatch: nothing waits in memory for a `ready` that cannot come.
 
-use super::PushQueue;
+use super::{PushQueue, State};
 use crate::sync::lock;
 use crate::transport::Push;
 
@@ -40,6 +44,8 @@ pub(super) enum Stage {
     #[default]
     Up,
     Failed,
+    /// No session will come: its pushes are discarded.
+    Over,
 }
 
 /// The newest connection, numbered as `phase.rs` numbers them.
@@ -64,9 +70,14 @@ impl Newest {
     /// Whether a push of `connection` is taken at all: not of a connection
     /// a later one replaced (only one whose login failed, or was given up
     /// on, still runs then), nor a `ready` or membership push of a login
-    /// that failed.
+    /// that failed, nor any push once no session will come.
     pub(super) fn admits(&self, connection: u64, push: &Push) -> bool {
-        self.connection == connection && (self.stage != Stage::Failed || carried(push))
+        self.connection == connection
+            && match self.stage {
+                Stage::Failed => carried(push),
+                Stage::Over => false,
+                Stage::LoggingIn | Stage::Up => true,
+            }
     }
 
     /// Whether a push of this connection other than its `ready` goes
@@ -81,6 +92,32 @@ impl Newest {
 /// pushed once, and lost if dropped.
 fn carried(push: &Push) -> bool {
     matches!(push, Push::Message(_) | Push::ChannelKey(_))
+}
+
+impl State {
+    /// The newest connection's login failed, or it ended before its
+    /// `ready`: its `ready` and membership pushes, parked or queued, are
+    /// discarded; its messages and channel keys are parked, in wire order
+    /// behind those earlier failures kept, for the next session. Returns
+    /// how many were discarded and how many are parked now.
+    fn fail_newest(&mut self) -> (usize, usize) {
+        self.newest.stage = Stage::Failed;
+        self.newest.awaiting_ready = false;
+        let from = self.items.len().saturating_sub(self.newest.queued);
+        self.newest.queued = 0;
+        let theirs: Vec<_> = self.items.drain(from..).collect();
+        let parked = std::mem::take(&mut self.parked);
+        let mut discarded = 0;
+        for (push, weight) in parked.into_iter().chain(theirs) {
+            if carried(&push) {
+                self.parked.push_back((push, weight));
+            } else {
+                self.give(&push, weight);
+                discarded += 1;
+            }
+        }
+        (discarded, self.parked.len())
+    }
 }
 
 impl PushQueue {
@@ -115,26 +152,61 @@ impl PushQueue {
         if state.newest.connection != connection || state.newest.stage != Stage::LoggingIn {
             return (0, 0);
         }
-        state.newest.stage = Stage::Failed;
-        state.newest.awaiting_ready = false;
-        let from = state.items.len().saturating_sub(state.newest.queued);
-        state.newest.queued = 0;
-        let theirs: Vec<_> = state.items.drain(from..).collect();
-        let parked = std::mem::take(&mut state.parked);
-        let mut discarded = 0;
-        for (push, weight) in parked.into_iter().chain(theirs) {
-            if carried(&push) {
-                state.parked.push_back((push, weight));
-            } else {
-                state.give(&push, weight);
-                discarded += 1;
-            }
-        }
-        let kept = state.parked.len();
+        let counts = state.fail_newest();
         drop(state);
         // A dispatch that waited on the connection's pushes looks again.
         self.ready.notify_one();
-        (discarded, kept)
+        counts
+    }
+
+    /// Connection `connection` ended. If its `ready` never came (and the
+    /// session did not stop waiting for it), it was no session, whatever
+    /// its login said: as after [`login_failed`](Self::login_failed), its
+    /// membership pushes are discarded and its messages and channel keys
+    /// parked for the next session. Released instead, they were opened
+    /// with the old session's channels and keys, before `Reconnected`,
+    /// and their replies had no session to go out on. Returns how many
+    /// were discarded and how many kept.
+    pub(crate) fn ended(&self, connection: u64) -> (usize, usize) {
+        let mut state = lock(&self.state);
+        let newest = &state.newest;
+        if newest.connection != connection || !newest.awaiting_ready {
+            return (0, 0);
+        }
+        let counts = state.fail_newest();
+        drop(state);
+        self.ready.notify_one();
+        counts
+    }
+
+    /// No session will come (a reconnect's login was refused for good):
+    /// the messages parked for a next session's `ready` are dropped, counted as
+    /// dropped pushes, since nothing could be answered and their channels
+    /// are not known to be the bot's; the channel keys go to dispatch,
+    /// which keeps those of channels the last session listed (a key is
+    /// pushed once, and outlives the session in the keystore). Pushes of
+    /// the connection that still come are discarded. Returns how many
+    /// messages were dropped.
+    pub(crate) fn no_next_session(&self) -> usize {
+        let mut state = lock(&self.state);
+        state.newest.stage = Stage::Over;
+        state.newest.awaiting_ready = false;
+        let mut dropped = 0;
+        for (push, weight) in std::mem::take(&mut state.parked) {
+            if matches!(push, Push::Message(_)) {
+                state.give(&push, weight);
+                dropped += 1;
+            } else {
+                state.items.push_back((push, weight));
+            }
+        }
+        state.dropped += dropped as u64;
+        let released = !state.items.is_empty();
+        drop(state);
+        if released {
+            self.ready.notify_one();
+        }
+        dropped
     }
 
     /// The session stops waiting for the `ready` of `connection` (none
