@@ -36,7 +36,8 @@ impl ClientOptions {
     /// message: each is counted in
     /// [`ClientStats::dynamic_prefixes_refused`](crate::ClientStats::dynamic_prefixes_refused)
     /// and logged at most once per 10 s (the value and the panic's text
-    /// never are). Setting it again replaces the closure.
+    /// never are; the process's panic hook still reports the panic, as it
+    /// does any). Setting it again replaces the closure.
     ///
     /// ```
     /// use std::collections::HashMap;
