@@ -23,15 +23,24 @@ pub(crate) struct TickBot {
     _dir: tempfile::TempDir,
 }
 
+/// Gives the bot a dynamic prefix, to measure what one costs: `none`, one
+/// that always answers `None`; `other`, one that replaces the main prefix
+/// `!` with `/` for every message (a copied `String`, as from a map).
+const DYNAMIC_PREFIX: &str = "BOTLANE_BENCH_DYNAMIC_PREFIX";
+
 impl TickBot {
     pub(crate) async fn login(url: &str) -> Self {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let client = Client::new(ClientOptions::new(
-            "bench-token",
-            dir.path().join("keystore"),
-            url,
-        ))
-        .expect("valid options");
+        let options = ClientOptions::new("bench-token", dir.path().join("keystore"), url);
+        let options = match std::env::var(DYNAMIC_PREFIX).as_deref() {
+            Ok("none") => options.dynamic_prefix(|_| None),
+            Ok("other") => options
+                .command_prefix("!")
+                .dynamic_prefix(|_| Some(String::from("/"))),
+            Ok(other) => panic!("{DYNAMIC_PREFIX} is `none` or `other`, not {other:?}"),
+            Err(_) => options,
+        };
+        let client = Client::new(options).expect("valid options");
         let handled = Arc::new(Progress::default());
         let counter = handled.clone();
         client

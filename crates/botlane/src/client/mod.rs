@@ -33,7 +33,7 @@ pub use stats::ClientStats;
 use crate::commands::{
     encode_command_data, format_invocation_text, AnswerGate, AnswerRate, Command, CommandArgs,
     CommandData, CommandDeclaration, Commands, CooldownTracker, Message, OnError, Outbound, Owners,
-    Prefixes, MAX_COMMAND_WIRE,
+    PrefixChooser, Prefixes, MAX_COMMAND_WIRE,
 };
 use crate::dispatch::{self, AfterState, ClientHooks, Runner};
 use crate::error::ClientError;
@@ -277,6 +277,10 @@ impl<D: Send + Sync + 'static> Client<D> {
             after: AfterState::new(DEFAULT_HANDLER_TIMEOUT),
             owners: Owners::new(&options.owners, options.skip_checks_for_owners),
             prefixes,
+            chooser: options
+                .dynamic_prefix
+                .clone()
+                .map(|f| Box::new(PrefixChooser::new(f))),
         });
         Ok(Self {
             inner: Arc::new(Inner {
@@ -483,6 +487,11 @@ impl<D: Send + Sync + 'static> Client<D> {
             push_queue_peak,
             handlers_running: inner.options.max_concurrent_handlers
                 - inner.runner.handlers.available_permits(),
+            dynamic_prefixes_refused: inner
+                .runner
+                .chooser
+                .as_ref()
+                .map_or(0, |chooser| chooser.refused()),
         }
     }
 }

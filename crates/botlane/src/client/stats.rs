@@ -1,6 +1,7 @@
-//! A snapshot of one client's transport counters, for operators and tests.
+//! A snapshot of one client's transport and dispatch counters, for
+//! operators and tests.
 
-/// A snapshot of a client's transport counters ([`Client::stats`](crate::Client::stats)).
+/// A snapshot of a client's transport and dispatch counters ([`Client::stats`](crate::Client::stats)).
 ///
 /// ```
 /// # let dir = tempfile::tempdir().unwrap();
@@ -27,4 +28,8 @@ pub struct ClientStats {
     pub push_queue_peak: usize,
     /// Command handlers running now.
     pub handlers_running: usize,
+    /// Messages read with the client's `command_prefix` because the
+    /// [dynamic prefix](crate::ClientOptions::dynamic_prefix) gave a prefix
+    /// that breaks its rules, or panicked.
+    pub dynamic_prefixes_refused: u64,
 }

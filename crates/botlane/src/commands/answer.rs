@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use super::cooldown::{Clock, TokioClock};
 use super::message::Message;
-use super::text::Prefixes;
+use super::text::{PrefixSet, Prefixes};
 use super::types::canonical_bot_id;
 use crate::deadline::NEVER;
 use crate::error::ClientError;
@@ -248,10 +248,13 @@ impl AnswerGate {
 
     /// Posts `text`, neutralised, into the channel of `message` as a plain
     /// message, unless it is blank or the author's answers in that channel
-    /// are used up.
+    /// are used up. Marked against the prefixes `message` was read with
+    /// (a dynamic prefix's) and the client's: a line either reads is one
+    /// some channel's users may take for a command.
     pub(crate) async fn answer(
         &self,
         message: &Message,
+        read_with: PrefixSet<'_>,
         text: &str,
     ) -> Result<Answered, ClientError> {
         if text.trim().is_empty() {
@@ -263,7 +266,7 @@ impl AnswerGate {
         {
             return Ok(Answered::RateLimited);
         }
-        let text = neutralise(text, self.prefixes.set().all());
+        let text = neutralise(text, read_with.all().chain(self.prefixes.set().all()));
         message.channel().send(&text).await?;
         Ok(Answered::Sent)
     }

@@ -131,8 +131,8 @@ pub struct CommandError {
     /// [`Cooldown`](CommandErrorReason::Cooldown) and
     /// [`Timeout`](CommandErrorReason::Timeout).
     pub error: Option<Arc<BoxError>>,
-    /// The text lane's prefixes, the client's (shared, as a context holds
-    /// them), to read the name typed back from `message` (see
+    /// The text lane's prefixes `message` was read with (shared, as a
+    /// context holds them), to read the name typed back from it (see
     /// [`invoked_name`](Self::invoked_name)); `None` is the default `/`.
     prefixes: Option<Arc<Prefixes>>,
 }
@@ -170,7 +170,7 @@ impl CommandError {
     /// [`message`](Self::message) as
     /// [`CommandContext::invoked_name`](crate::CommandContext::invoked_name)
     /// reads it: on the text lane the name the line used (under the longest
-    /// of the client's prefixes it starts with), an
+    /// of the message's [`prefixes`](Self::prefixes) it starts with), an
     /// [alias](crate::CommandSettings::aliases) or the command's own;
     /// [`command`](Self::command) on the structured lane. Borrowed unless
     /// the line wrote the name with capitals. For an error hook that words
@@ -186,8 +186,30 @@ impl CommandError {
     /// assert_eq!(failure.invoked_name(), "roll");
     /// ```
     pub fn invoked_name(&self) -> Cow<'_, str> {
-        let prefixes = PrefixSet::of(self.prefixes.as_deref());
-        invoked_name(&self.message, self.source, &self.command, prefixes)
+        invoked_name(&self.message, self.source, &self.command, self.prefix_set())
+    }
+
+    /// The text-lane prefixes the invoking message was read with, the main
+    /// one first, as [`CommandContext::prefixes`](crate::CommandContext::prefixes)
+    /// gives them: the client's, or with the main one a
+    /// [dynamic prefix](crate::ClientOptions::dynamic_prefix) chose for the
+    /// message's channel. For an error hook that writes a command line of
+    /// its own.
+    ///
+    /// ```
+    /// use botlane::{CommandError, CommandErrorReason, CommandSource};
+    /// let failure = CommandError::for_test(CommandErrorReason::Check, "roll", CommandSource::Text);
+    /// assert_eq!(failure.prefixes().collect::<Vec<_>>(), ["/"]);
+    /// let failure = failure.with_prefix("?").with_additional_prefixes(["!!"]);
+    /// assert_eq!(failure.prefixes().collect::<Vec<_>>(), ["?", "!!"]);
+    /// ```
+    pub fn prefixes(&self) -> impl Iterator<Item = &str> + Clone {
+        self.prefix_set().all()
+    }
+
+    /// All the prefixes, borrowed.
+    pub(crate) fn prefix_set(&self) -> PrefixSet<'_> {
+        PrefixSet::of(self.prefixes.as_deref())
     }
 
     /// Whether this is an argument error of the text lane (a line that does

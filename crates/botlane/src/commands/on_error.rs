@@ -33,7 +33,8 @@ pub type ErrorHookFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 /// Every answer, the default's and those a hook sends with
 /// [`CommandFailure::answer`], is a plain message into the invoking channel
 /// (not a reply, so it does not notify through a mute), never starts with a
-/// prefix of the client's, additional ones included (see
+/// prefix of the client's, additional ones and the message's
+/// [dynamic](crate::ClientOptions::dynamic_prefix) one included (see
 /// [`neutralise_answer_among`](crate::neutralise_answer_among)), and is
 /// rate-limited per user and channel
 /// ([`ClientOptions::error_answer_limit`](crate::ClientOptions::error_answer_limit)).
@@ -211,12 +212,16 @@ impl<D> CommandFailure<D> {
     }
 
     /// Posts `text` into the invoking channel as a plain message, made safe
-    /// against every prefix of the client's
+    /// against every prefix of the client's and the message's (a
+    /// [dynamic prefix](crate::ClientOptions::dynamic_prefix))
     /// ([`neutralise_answer_among`](crate::neutralise_answer_among)) and rate-limited
     /// per user and channel like every error answer. Fails only when there
     /// is no session; a denial by the service is an event, not an error.
     pub async fn answer(&self, text: &str) -> Result<Answered, ClientError> {
-        self.gate.answer(&self.error.message, text).await
+        let error = &self.error;
+        self.gate
+            .answer(&error.message, error.prefix_set(), text)
+            .await
     }
 
     /// Posts [`CommandError::default_answer`], as [`OnError::answer`] does.

@@ -34,7 +34,8 @@ use super::run::{Run, RunParts};
 use crate::commands::{
     owner_gate, run_checks, AfterCommand, AnswerGate, ArgumentError, BoxError, Check,
     CommandContext, CommandError, CommandErrorReason, CommandRan, CommandRegistry, CommandSettings,
-    CooldownError, CooldownTracker, NotAnOwner, OnError, Owners, Prefixes, SharedParts, UserError,
+    CommandSource, CooldownError, CooldownTracker, Message, NotAnOwner, OnError, Owners,
+    PrefixChooser, Prefixes, SharedParts, UserError,
 };
 use crate::events::EventSender;
 use crate::throttle::Throttle;
@@ -91,11 +92,14 @@ pub(crate) struct Runner<D> {
     pub(crate) after: AfterState,
     /// The client's owners, if it has any.
     pub(crate) owners: Option<Owners>,
-    /// The text lane's prefixes, those dispatch reads lines with and the
-    /// name typed back from a message for a failure or a hook after the
-    /// command: here, shared (with `answers`), rather than in every
-    /// invocation's future.
+    /// The text lane's prefixes, the client's: those dispatch reads a
+    /// line with unless the dynamic prefix chose others for its message
+    /// (which the message's context and failure then carry). Shared with
+    /// `answers`.
     pub(crate) prefixes: Arc<Prefixes>,
+    /// The application's dynamic prefix, if it set one (boxed: a client
+    /// without one, the many bots of a hosting platform, holds 8 bytes).
+    pub(crate) chooser: Option<Box<PrefixChooser>>,
 }
 
 /// A poll in place that runs this long is logged: its handler blocked the
@@ -201,6 +205,26 @@ impl<D: Send + Sync + 'static> Runner<D> {
         }
     }
 
+    /// A message's prefixes, shared: its `own` (a dynamic prefix's), else
+    /// the client's.
+    pub(super) fn shared_prefixes(&self, own: Option<Prefixes>) -> Arc<Prefixes> {
+        own.map_or_else(|| Arc::clone(&self.prefixes), Arc::new)
+    }
+
+    /// A failure with no detail yet, of a message read with `prefixes`
+    /// (`None`: the client's).
+    pub(super) fn failure(
+        &self,
+        reason: CommandErrorReason,
+        command: String,
+        source: CommandSource,
+        message: Message,
+        prefixes: Option<Arc<Prefixes>>,
+    ) -> CommandError {
+        let prefixes = prefixes.unwrap_or_else(|| Arc::clone(&self.prefixes));
+        CommandError::new(reason, command, source, message, Some(prefixes))
+    }
+
     /// A handler permit, if one is free.
     pub(super) fn try_permit(&self) -> Option<OwnedSemaphorePermit> {
         self.handlers.clone().try_acquire_owned().ok()
@@ -220,15 +244,14 @@ impl<D: Send + Sync + 'static> Runner<D> {
     ) {
         // The handler's context is gone by now, so the message is not
         // copied, unless the handler kept a clone of its context.
-        let (invocation, message) = shared.into_parts();
+        let (invocation, message, prefixes) = shared.into_parts();
         let mut ran = elapsed.map(|elapsed| {
             let data = Arc::clone(&self.data);
-            let prefixes = self.prefixes.set();
-            CommandRan::new(&invocation, &message, prefixes, elapsed, None, data)
+            let set = prefixes.as_ref().unwrap_or(&self.prefixes).set();
+            CommandRan::new(&invocation, &message, set, elapsed, None, data)
         });
         let (command, source) = (invocation.name.clone(), invocation.source);
-        let prefixes = Some(Arc::clone(&self.prefixes));
-        let mut failure = CommandError::new(reason, command, source, message, prefixes);
+        let mut failure = self.failure(reason, command, source, message, prefixes);
         failure.invocation = Some(invocation);
         // An argument error from the handler (`ctx.require`, also through
         // a `UserError` made from it by `?`) is the user's mistake, not the

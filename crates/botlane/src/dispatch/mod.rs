@@ -33,7 +33,7 @@ pub(crate) use handlers::{ClientHooks, Runner};
 
 use crate::commands::{
     same_bot_id, CommandContext, CommandError, CommandErrorReason, CommandRegistry, CommandSource,
-    Commands, Message, Outbound,
+    Commands, Message, Outbound, PrefixRequest, Prefixes,
 };
 use crate::events::Event;
 use crate::session::{DispatchNow, Membership, Session};
@@ -48,7 +48,7 @@ pub(crate) struct Dispatcher<D> {
     /// The handle every live message answers through.
     pub(crate) outbound: Arc<dyn Outbound>,
     /// Runs invocations and failures (shared with the client); holds the
-    /// text-lane prefixes too.
+    /// text-lane prefixes and the dynamic prefix too.
     pub(crate) runner: Arc<Runner<D>>,
 }
 
@@ -149,20 +149,25 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         let me = self.session.bot_id();
         let me = me.as_deref().unwrap_or_default();
         let registry = self.commands.snapshot();
-        let verdict = if same_bot_id(&view.author_id, me) {
+        let own = same_bot_id(&view.author_id, me);
+        // The message's prefixes: its own when the application chose a
+        // main one, else the client's (no copy, no count). Shared (an
+        // `Arc`) only when kept, by an invocation or a failure: a plain
+        // message costs nothing more than the closure's answer.
+        let dynamic = if own {
+            None
+        } else {
+            self.dynamic_prefixes(&view)
+        };
+        let prefixes = dynamic.as_ref().unwrap_or(&self.runner.prefixes).set();
+        let verdict = if own {
             Verdict::Plain
         } else {
             let sidecar = view
                 .command
                 .as_deref()
                 .and_then(|sealed| key.open(sealed, view.channel_id.as_bytes()).ok());
-            rule::decide(
-                &registry,
-                me,
-                &content,
-                sidecar.as_deref(),
-                self.runner.prefixes.set(),
-            )
+            rule::decide(&registry, me, &content, sidecar.as_deref(), prefixes)
         };
         // Built only where it is used: a plain message nobody listens for
         // never is, its strings stay borrowed from the frame.
@@ -175,7 +180,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             Verdict::Invoke(invocation) => {
                 let data = Arc::clone(&self.runner.data);
                 let mut ctx = CommandContext::dispatched(invocation, message(), data)
-                    .with_prefixes(Arc::clone(&self.runner.prefixes))
+                    .with_prefixes(self.runner.shared_prefixes(dynamic))
                     .with_registry(registry);
                 self.emit(|| Event::Message(ctx.message().clone()));
                 if let Some(server) = membership.server_of(&ctx.message().channel_id) {
@@ -186,13 +191,10 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             Verdict::ParseFailed { name, error } => {
                 let message = message();
                 self.emit(|| Event::Message(message.clone()));
-                let mut failure = CommandError::new(
-                    CommandErrorReason::Parse,
-                    name,
-                    CommandSource::Text,
-                    message,
-                    Some(Arc::clone(&self.runner.prefixes)),
-                );
+                let reason = CommandErrorReason::Parse;
+                let source = CommandSource::Text;
+                let prefixes = dynamic.map(Arc::new);
+                let mut failure = self.runner.failure(reason, name, source, message, prefixes);
                 failure.argument_error = error.argument_error();
                 failure.parse_error = Some(error);
                 self.fail_early(&registry, failure)
@@ -205,9 +207,9 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             } => {
                 let message = message();
                 self.emit(|| Event::Message(message.clone()));
-                let prefixes = Some(Arc::clone(&self.runner.prefixes));
                 let reason = CommandErrorReason::Arguments;
-                let mut failure = CommandError::new(reason, name, source, message, prefixes);
+                let prefixes = dynamic.map(Arc::new);
+                let mut failure = self.runner.failure(reason, name, source, message, prefixes);
                 failure.invocation = invocation;
                 failure.argument_error = Some(error);
                 self.fail_early(&registry, failure)
@@ -215,18 +217,24 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             Verdict::ConversionPanicked { invocation, panic } => {
                 let message = message();
                 self.emit(|| Event::Message(message.clone()));
-                let mut failure = CommandError::new(
-                    CommandErrorReason::Handler,
-                    invocation.name.clone(),
-                    invocation.source,
-                    message,
-                    Some(Arc::clone(&self.runner.prefixes)),
-                );
+                let (name, source) = (invocation.name.clone(), invocation.source);
+                let reason = CommandErrorReason::Handler;
+                let prefixes = dynamic.map(Arc::new);
+                let mut failure = self.runner.failure(reason, name, source, message, prefixes);
                 failure.invocation = Some(invocation);
                 failure.error = Some(Arc::new(ConversionPanic(panic).into()));
                 self.fail_early(&registry, failure)
             }
         }
+    }
+
+    /// The prefixes the application chose for a message from someone else
+    /// (`None`: the client's), asking its dynamic prefix once, if it set one.
+    fn dynamic_prefixes(&self, view: &MessageView<'_>) -> Option<Prefixes> {
+        let chooser = self.runner.chooser.as_ref()?;
+        let server = self.session.membership.server_of(&view.channel_id);
+        let request = PrefixRequest::new(&view.channel_id, &view.author_id, server.as_deref());
+        chooser.prefixes_for(&request, &self.runner.prefixes)
     }
 
     /// Reports a failure of the argument step; its hook (the command's or

@@ -167,10 +167,10 @@ where
             // for by whoever set a hook after the command.
             *this.finishing = Some(match failed {
                 None => {
-                    let (invocation, message) = shared.parts();
+                    let (invocation, message, prefixes) = shared.parts();
                     let data = Arc::clone(&runner.data);
                     let elapsed = elapsed.unwrap_or_default();
-                    let prefixes = runner.prefixes.set();
+                    let prefixes = prefixes.unwrap_or(&runner.prefixes).set();
                     let ran = CommandRan::new(invocation, message, prefixes, elapsed, None, data);
                     Box::pin(runner.after(ran, *this.limit))
                 }

@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use secrecy::SecretString;
 
-use crate::commands::DEFAULT_COMMAND_PREFIX;
+use crate::commands::{DynamicPrefix, DEFAULT_COMMAND_PREFIX};
 
+mod dynamic_prefix;
 mod validate;
 
 /// The service's public REST origin, used when `rest_url` is not set.
@@ -69,6 +70,9 @@ pub struct ClientOptions {
     /// poise's `additional_prefixes`); see
     /// [`additional_prefixes`](Self::additional_prefixes).
     pub additional_prefixes: Vec<String>,
+    /// The closure choosing a message's main prefix, if set (shown in
+    /// `Debug` only as set); see [`dynamic_prefix`](Self::dynamic_prefix).
+    pub(crate) dynamic_prefix: Option<DynamicPrefix>,
     /// How often to send a heartbeat (15 s). Its reply is a frame from the
     /// service, which keeps a healthy but quiet session inside `idle_timeout`.
     pub heartbeat_interval: Duration,
@@ -185,6 +189,7 @@ impl ClientOptions {
             debug: false,
             command_prefix: DEFAULT_COMMAND_PREFIX.to_owned(),
             additional_prefixes: Vec::new(),
+            dynamic_prefix: None,
             allow_insecure_ws: false,
             heartbeat_interval: Duration::from_secs(15),
             idle_timeout: Duration::from_secs(30),

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::ClientOptions;
-use crate::commands::{MAX_ADDITIONAL_PREFIXES, MAX_COMMAND_PREFIX_CHARS};
+use crate::commands::{prefix_rule, MAX_ADDITIONAL_PREFIXES};
 use crate::error::ClientError;
 use crate::loopback::is_exact_loopback;
 
@@ -117,23 +117,6 @@ impl ClientOptions {
         }
         Ok(())
     }
-}
-
-/// The rule `prefix` breaks, if any: what every text-lane prefix must be.
-fn prefix_rule(prefix: &str) -> Option<String> {
-    if prefix.is_empty() {
-        return Some("must not be empty".into());
-    }
-    let chars = prefix.chars().count();
-    if chars > MAX_COMMAND_PREFIX_CHARS {
-        return Some(format!(
-            "must be at most {MAX_COMMAND_PREFIX_CHARS} characters (it has {chars})"
-        ));
-    }
-    if prefix.chars().any(char::is_whitespace) {
-        return Some("must not contain whitespace".into());
-    }
-    None
 }
 
 impl ClientOptions {

@@ -90,31 +90,32 @@ impl<D> fmt::Debug for CommandContext<D> {
 }
 
 /// What dispatch keeps of a context to report a failure of its
-/// invocation once the handler has consumed the context.
+/// invocation once the handler has consumed the context: the message,
+/// which holds the invocation of a context dispatch built, and the
+/// prefixes it was read with.
 pub(crate) struct SharedParts {
-    invocation: Option<Arc<CommandInvocation>>,
     message: Arc<Message>,
+    prefixes: Option<Arc<Prefixes>>,
 }
 
 impl SharedParts {
-    /// The invocation and the message, borrowed: what a hook after the
-    /// command copies its summary from.
-    pub(crate) fn parts(&self) -> (&CommandInvocation, &Message) {
+    /// The invocation, the message and its prefixes, borrowed: what a hook
+    /// after the command copies its summary from.
+    pub(crate) fn parts(&self) -> (&CommandInvocation, &Message, Option<&Arc<Prefixes>>) {
         (
-            invocation_of(self.invocation.as_deref(), &self.message),
+            invocation_of(None, &self.message),
             &self.message,
+            self.prefixes.as_ref(),
         )
     }
 
     /// The invocation and the message, copied only if someone else still
-    /// holds them (the handler kept a clone of its context).
-    pub(crate) fn into_parts(self) -> (CommandInvocation, Message) {
+    /// holds them (the handler kept a clone of its context), and the
+    /// prefixes.
+    pub(crate) fn into_parts(self) -> (CommandInvocation, Message, Option<Arc<Prefixes>>) {
         let message = Arc::unwrap_or_clone(self.message);
-        let invocation = match self.invocation {
-            Some(own) => Arc::unwrap_or_clone(own),
-            None => invocation_of(None, &message).clone(),
-        };
-        (invocation, message)
+        let invocation = invocation_of(None, &message).clone();
+        (invocation, message, self.prefixes)
     }
 }
 
@@ -125,7 +126,8 @@ fn invocation_of<'a>(
 ) -> &'a CommandInvocation {
     own.or(message.command.as_ref()).expect(
         "a context without its own invocation was built by `dispatched`, which puts it in \
-         the message, and the message is never changed behind its `Arc`",
+         the message, as `shared_parts` does for one with its own, and the message is never \
+         changed behind its `Arc`",
     )
 }
 
@@ -214,12 +216,24 @@ impl<D> CommandContext<D> {
         Self::new(None, message, data)
     }
 
-    /// The invocation and the message, shared: what dispatch keeps to
-    /// report a failure after the handler consumed the context.
+    /// The message (with the invocation) and the prefixes, shared: what
+    /// dispatch keeps to report a failure after the handler consumed the
+    /// context. The invocation travels in the message, as in a context
+    /// [`dispatched`](Self::dispatched) built: no field of its own keeps
+    /// every invocation's future the size it had before it carried the
+    /// prefixes. A context built by hand gets a copy of its message for it.
     pub(crate) fn shared_parts(&self) -> SharedParts {
+        let message = match &self.invocation {
+            None => Arc::clone(&self.message),
+            Some(own) => {
+                let mut message = Message::clone(&self.message);
+                message.command = Some(CommandInvocation::clone(own));
+                Arc::new(message)
+            }
+        };
         SharedParts {
-            invocation: self.invocation.clone(),
-            message: Arc::clone(&self.message),
+            message,
+            prefixes: self.prefixes.clone(),
         }
     }
 
@@ -332,16 +346,19 @@ impl<D> CommandContext<D> {
         self
     }
 
-    /// The text-lane prefix: the client's main one, with which usage lines
-    /// are written whichever prefix the line used; the one given with
+    /// The text-lane prefix: the main one of the invoking message, with
+    /// which usage lines are written whichever prefix the line used (the
+    /// client's [`command_prefix`](crate::ClientOptions::command_prefix),
+    /// or the one its [dynamic prefix](crate::ClientOptions::dynamic_prefix)
+    /// chose for the message, on either lane); the one given with
     /// [`with_prefix`](Self::with_prefix), else
     /// [`DEFAULT_COMMAND_PREFIX`](crate::DEFAULT_COMMAND_PREFIX).
     pub fn prefix(&self) -> &str {
         self.prefix_set().main
     }
 
-    /// Every text-lane prefix the client reads: [`prefix`](Self::prefix)
-    /// first, then the
+    /// Every text-lane prefix the invoking message was read with:
+    /// [`prefix`](Self::prefix) first, then the
     /// [`additional_prefixes`](crate::ClientOptions::additional_prefixes)
     /// in the order given. What a handler checks its own text against, so
     /// that no line it sends reads as a command
@@ -650,7 +667,7 @@ mod tests {
             (c.name(), c.source(), c.get("x")),
             ("ping", CommandSource::Structured, Some(&V::Integer(1)))
         );
-        let (kept, message) = c.shared_parts().into_parts();
+        let (kept, message, _) = c.shared_parts().into_parts();
         assert_eq!(kept, invocation);
         assert_eq!(message.command, Some(invocation.clone()));
 

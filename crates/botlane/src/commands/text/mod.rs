@@ -5,6 +5,7 @@
 //! [`match_command_name`], [`parse_invocation_text`] and
 //! [`format_invocation_text`] states it rule by rule.
 
+mod dynamic;
 mod error;
 mod format;
 mod lexer;
@@ -12,9 +13,11 @@ mod prefixes;
 
 use std::ops::Range;
 
+pub use dynamic::PrefixRequest;
+pub(crate) use dynamic::{DynamicPrefix, PrefixChooser};
 pub use error::{FormatError, ParseError, ParseErrorKind};
 pub use format::{format_invocation_text, usage_line};
-pub(crate) use prefixes::{PrefixSet, Prefixes};
+pub(crate) use prefixes::{prefix_rule, PrefixSet, Prefixes};
 
 use self::lexer::{run_len, space_len};
 use self::lexer::{Lexer, Token};

@@ -7,14 +7,18 @@
 //! choice depends on the prefixes only, never on the registry: a line
 //! means the same whatever is registered when it arrives.
 
+use std::sync::Arc;
+
 use super::lexer::space_len;
-use crate::commands::limits::DEFAULT_COMMAND_PREFIX;
+use crate::commands::limits::{DEFAULT_COMMAND_PREFIX, MAX_COMMAND_PREFIX_CHARS};
 
 /// The prefixes a client reads, owned: built once per client and shared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Prefixes {
     main: Box<str>,
-    additional: Box<[Box<str>]>,
+    // Shared: a message's own main prefix (a dynamic prefix) keeps the
+    // client's other prefixes without copying them.
+    additional: Arc<[Box<str>]>,
 }
 
 impl Prefixes {
@@ -23,6 +27,30 @@ impl Prefixes {
             main: main.into(),
             additional: additional.iter().map(|p| p.as_ref().into()).collect(),
         }
+    }
+
+    /// These prefixes with `main` for the main one, the others shared;
+    /// `main` is left out of the others if it is one of them, so that the
+    /// help does not name it twice.
+    pub(crate) fn replacing_main(&self, main: String) -> Self {
+        let additional = if self.additional.iter().any(|p| **p == *main) {
+            self.additional
+                .iter()
+                .filter(|p| ***p != *main)
+                .cloned()
+                .collect()
+        } else {
+            Arc::clone(&self.additional)
+        };
+        Self {
+            main: main.into_boxed_str(),
+            additional,
+        }
+    }
+
+    /// The main prefix.
+    pub(crate) fn main(&self) -> &str {
+        &self.main
     }
 
     pub(crate) fn set(&self) -> PrefixSet<'_> {
@@ -96,6 +124,24 @@ impl<'a> PrefixSet<'a> {
     }
 }
 
+/// The rule `prefix` breaks, if any: what every text-lane prefix must be
+/// (the client's, its other ones, a dynamic one).
+pub(crate) fn prefix_rule(prefix: &str) -> Option<String> {
+    if prefix.is_empty() {
+        return Some("must not be empty".into());
+    }
+    let chars = prefix.chars().count();
+    if chars > MAX_COMMAND_PREFIX_CHARS {
+        return Some(format!(
+            "must be at most {MAX_COMMAND_PREFIX_CHARS} characters (it has {chars})"
+        ));
+    }
+    if prefix.chars().any(char::is_whitespace) {
+        return Some("must not contain whitespace".into());
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +204,18 @@ mod tests {
             panic!("`roll` under `!r`");
         };
         assert_eq!(invocation.name, "roll");
+    }
+
+    #[test]
+    fn a_replaced_main_prefix_shares_the_others_and_is_not_named_twice() {
+        let client = Prefixes::new("!", &["!!", "?"]);
+        let replaced = client.replacing_main("$".to_owned());
+        assert_eq!(replaced.set().all().collect::<Vec<_>>(), ["$", "!!", "?"]);
+        assert!(Arc::ptr_eq(&replaced.additional, &client.additional));
+        let replaced = client.replacing_main("?".to_owned());
+        assert_eq!(replaced.set().all().collect::<Vec<_>>(), ["?", "!!"]);
+        assert_eq!(used("!roll", &replaced), None);
+        assert_eq!(used("?roll", &replaced), Some("?"));
     }
 
     #[test]
