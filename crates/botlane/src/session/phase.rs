@@ -177,22 +177,43 @@ impl Session {
             .await;
     }
 
-    /// `connection` ended: `Reconnected` is owed for it no more, and what
-    /// it pushed before a `ready` that never came waits for the next
-    /// session's, as a failed login's ([`ended`](Self::ended)). `false`
-    /// when `Reconnected` had been sent already, and the connection was a
-    /// session.
+    /// The reconnect `connection` ended: `false` when `Reconnected` had
+    /// been sent for it already, and it was a session. Else it was none,
+    /// whatever it sent: `Reconnected` is owed for it no more, and what of
+    /// it dispatch has not taken is failed as a failed login's
+    /// ([`PushQueue::given_up`](super::PushQueue::given_up)): its `ready`
+    /// and membership pushes discarded, its messages and channel keys
+    /// (and what earlier failed logins left) behind the next session's
+    /// `ready`. Decided under the phase's lock, which dispatch takes to
+    /// announce as it applies a `ready`: either `Reconnected` was sent
+    /// first, and the connection keeps its pushes, or a `ready` of it that
+    /// dispatch holds (taken, not yet applied) announces nothing, and
+    /// nothing of it queued behind is dispatched before the next
+    /// session's `Ready` or `Reconnected`.
     pub(super) fn give_up(&self, connection: u64) -> bool {
-        self.ended(connection);
         let mut announced = false;
+        let mut failed = (0, 0);
         self.phase.send_if_modified(|phase| {
             announced = phase.is(connection, Stage::Announced);
+            if announced {
+                return false;
+            }
+            failed = self.queue.given_up(connection);
             let owed = phase.is(connection, Stage::Owed);
             if owed {
                 phase.stage = Stage::Settled;
             }
             owed
         });
+        let (discarded, kept) = failed;
+        if discarded + kept > 0 {
+            tracing::debug!(
+                discarded,
+                kept,
+                "the reconnect ended before Reconnected: its ready and membership pushes are \
+                 not applied; its messages and channel keys wait for the next session's ready"
+            );
+        }
         !announced
     }
 }

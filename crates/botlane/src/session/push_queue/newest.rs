@@ -118,6 +118,22 @@ impl State {
         }
         (discarded, self.parked.len())
     }
+
+    /// Drops the messages parked for a next session's `ready`, counted as
+    /// dropped pushes; the rest stays parked. Returns how many.
+    fn drop_parked_messages(&mut self) -> usize {
+        let mut dropped = 0;
+        for (push, weight) in std::mem::take(&mut self.parked) {
+            if matches!(push, Push::Message(_)) {
+                self.give(&push, weight);
+                dropped += 1;
+            } else {
+                self.parked.push_back((push, weight));
+            }
+        }
+        self.dropped += dropped as u64;
+        dropped
+    }
 }
 
 impl PushQueue {
@@ -179,6 +195,29 @@ impl PushQueue {
         counts
     }
 
+    /// The client gave up on `connection`, a reconnect that ended before
+    /// `Reconnected` was sent for it: it was no session, whether or not
+    /// its `ready` came. As after [`login_failed`](Self::login_failed),
+    /// what of it is still parked or queued, and what earlier failed
+    /// logins left behind its `ready`, is failed: its `ready` and
+    /// membership pushes discarded (the next session's `ready`
+    /// supersedes them), its messages and channel keys parked for the
+    /// next session. What dispatch has taken already (on the spot, or off
+    /// the queue: its `ready` may be in dispatch's hands) stays taken.
+    /// Returns how many were discarded and how many are parked now.
+    pub(crate) fn given_up(&self, connection: u64) -> (usize, usize) {
+        let mut state = lock(&self.state);
+        let newest = &state.newest;
+        if newest.connection != connection || !matches!(newest.stage, Stage::LoggingIn | Stage::Up)
+        {
+            return (0, 0);
+        }
+        let counts = state.fail_newest();
+        drop(state);
+        self.ready.notify_one();
+        counts
+    }
+
     /// No session will come (a reconnect's login was refused for good):
     /// the messages parked for a next session's `ready` are dropped, counted as
     /// dropped pushes, since nothing could be answered and their channels
@@ -191,22 +230,32 @@ impl PushQueue {
         let mut state = lock(&self.state);
         state.newest.stage = Stage::Over;
         state.newest.awaiting_ready = false;
-        let mut dropped = 0;
-        for (push, weight) in std::mem::take(&mut state.parked) {
-            if matches!(push, Push::Message(_)) {
-                state.give(&push, weight);
-                dropped += 1;
-            } else {
-                state.items.push_back((push, weight));
-            }
-        }
-        state.dropped += dropped as u64;
+        let dropped = state.drop_parked_messages();
+        let keys = std::mem::take(&mut state.parked);
+        state.items.extend(keys);
         let released = !state.items.is_empty();
         drop(state);
         if released {
             self.ready.notify_one();
         }
         dropped
+    }
+
+    /// A first login was refused for good: no session ran, and none comes
+    /// unless the application calls `login()` again, which starts a new
+    /// one. The messages an earlier failed attempt parked are dropped and
+    /// counted, as in [`no_next_session`](Self::no_next_session): nothing
+    /// could answer them, and a later login is a new session. Its channel
+    /// keys stay parked for that login's `ready` (within the control
+    /// budget; a shutdown frees them): dispatch has not started, and a key
+    /// applied before any `ready` lists its channel is refused, while the
+    /// service pushes it once. Pushes of the refused connection that
+    /// still come are discarded. Returns how many messages were dropped.
+    pub(crate) fn refused_before_a_session(&self) -> usize {
+        let mut state = lock(&self.state);
+        state.newest.stage = Stage::Over;
+        state.newest.awaiting_ready = false;
+        state.drop_parked_messages()
     }
 
     /// The session stops waiting for the `ready` of `connection` (none
