@@ -222,12 +222,82 @@ impl Session {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::transport::Push;
+    use crate::wire;
 
     /// How many `Reconnected` events `events` holds now.
     fn reconnected(events: &mut crate::events::Events) -> usize {
         std::iter::from_fn(|| events.try_recv().unwrap())
             .filter(|event| matches!(event, Event::Reconnected))
             .count()
+    }
+
+    fn message(id: &str) -> Push {
+        Push::Message(wire::WireMessage {
+            id: id.into(),
+            channel_id: "c".into(),
+            author_id: "u".into(),
+            content: String::new(),
+            command: None,
+            reply_to: None,
+            created_at: 0,
+        })
+    }
+
+    fn ready(connection: u64) -> Push {
+        let ready = wire::Ready {
+            user_id: "b".into(),
+            name: "b".into(),
+            kind: wire::AccountKind::Bot,
+            channels: vec![],
+        };
+        Push::Ready(ready, connection)
+    }
+
+    /// The pushes dispatch takes before it would wait.
+    async fn taken(session: &Session) -> Vec<String> {
+        let mut ids = Vec::new();
+        let next = std::time::Duration::from_millis(20);
+        while let Ok(push) = tokio::time::timeout(next, session.queue.next()).await {
+            ids.push(match push.unwrap() {
+                Push::Message(m) => m.id,
+                Push::Ready(_, connection) => format!("ready {connection}"),
+                other => format!("{other:?}"),
+            });
+        }
+        ids
+    }
+
+    #[tokio::test]
+    async fn giving_up_on_a_reconnect_fails_what_dispatch_has_not_taken_unless_it_was_announced() {
+        let session = crate::session::tests::session();
+        let mut events = session.events.subscribe();
+        session.start_login().finished(false);
+
+        // Dispatch holds the `ready` (taken, not applied) as the
+        // connection is given up on: applying it announces nothing, and
+        // the message behind it waits for the next session's `ready`.
+        let login = session.start_login();
+        let two = login.connection;
+        login.finished(true);
+        session.queue.offer(ready(two), two);
+        session.queue.offer(message("m2"), two);
+        assert_eq!(session.queue.next().await.map(|_| ()), Some(()));
+        assert!(session.give_up(two), "never announced: a failed attempt");
+        assert!(!session.announce_reconnected(two), "nothing owed");
+        assert!(taken(&session).await.is_empty(), "m2 waits");
+
+        // Announced before it ended: a session, whose pushes stay queued.
+        let login = session.start_login();
+        let three = login.connection;
+        login.finished(true);
+        session.queue.offer(ready(three), three);
+        assert_eq!(taken(&session).await, ["ready 3", "m2"]);
+        assert!(session.announce_reconnected(three));
+        session.queue.offer(message("m3"), three);
+        assert!(!session.give_up(three), "announced: a session");
+        assert_eq!(taken(&session).await, ["m3"]);
+        assert_eq!(reconnected(&mut events), 1);
     }
 
     #[test]
