@@ -13,7 +13,10 @@
 //! the `ready` right after the login reply, before the menu's), and puts
 //! those before its `ready` behind it (`push_queue/newest.rs`): it is told
 //! here when a login starts, finishes or fails, when the session stops
-//! waiting for a `ready`, and when a connection ends. So `Reconnected`
+//! waiting for a `ready`, when a connection ends, and when a reconnect
+//! ends before `Reconnected` (given up on: no session, whether or not its
+//! `ready` came; what of it dispatch has not taken waits for the next
+//! session's `ready`, as a failed login's). So `Reconnected`
 //! comes with the session up, requests going out on it, before the events
 //! of the connection's pushes. The supervisor sends the event itself only
 //! when dispatch has not applied the `ready` within its bounds

@@ -34,8 +34,9 @@
 //! The queue also knows the newest connection's login (`newest.rs`): its
 //! pushes wait while it runs, those before its `ready` are dispatched after
 //! that `ready`, and of a login that failed (or a connection that ended
-//! before its `ready`) only the messages and keys are dispatched, behind
-//! the next session's `ready`.
+//! before its `ready`, or a reconnect that ended before `Reconnected`)
+//! only the messages and keys are dispatched, behind the next session's
+//! `ready`.
 
 mod newest;
 
@@ -72,7 +73,7 @@ pub(crate) enum Offer {
     /// anything offered after `close`.
     Dropped,
     /// A `ready` or membership push of a connection whose login failed
-    /// (or that ended before its `ready`), or any push of a connection a
+    /// (or that ended before its `ready` or its `Reconnected`), or any push of a connection a
     /// later one replaced or the client gave up on: never dispatched.
     Discarded,
     /// A control push with [`CONTROL_CAPACITY`] already waiting

@@ -15,6 +15,13 @@
 //!   it (the request timeout). A connection that ends before its `ready`
 //!   came (and before the session stopped waiting for it) was no session,
 //!   even with its login over: it is handled as a failed login (below).
+//!   So is a reconnect that ends before `Reconnected` was sent for it,
+//!   whether or not its `ready` came: a connection whose session was never
+//!   announced is no session, whatever it sent. The boundary is what
+//!   dispatch has taken when the supervisor gives up on it: a `ready`
+//!   dispatch holds then is applied (its channel list) but announces
+//!   nothing; everything of the connection still queued or parked, and
+//!   what earlier failed logins left behind its `ready`, is failed.
 //! - A login that fails (or is given up on) was never a session: its
 //!   `ready` lists nothing and announces nothing, and its membership
 //!   pushes are not applied (the next session's `ready` lists the bot's
@@ -31,6 +38,10 @@
 //!   them on. When no session will come (a reconnect's login refused for
 //!   good), the messages are dropped and counted, and the keys go to
 //!   dispatch: nothing waits in memory for a `ready` that cannot come.
+//!   When a first login is refused for good after a failed attempt, the
+//!   messages are dropped and counted too (a later `login()` is a new
+//!   session), and the keys wait for that later login's `ready`: dispatch
+//!   has not started, and would refuse a key before any `ready`.
 
 use super::{PushQueue, State};
 use crate::sync::lock;
@@ -44,7 +55,8 @@ pub(super) enum Stage {
     #[default]
     Up,
     Failed,
-    /// No session will come: its pushes are discarded.
+    /// No session will come on it (its login was refused for good): its
+    /// pushes are discarded.
     Over,
 }
 
@@ -95,8 +107,8 @@ fn carried(push: &Push) -> bool {
 }
 
 impl State {
-    /// The newest connection's login failed, or it ended before its
-    /// `ready`: its `ready` and membership pushes, parked or queued, are
+    /// The newest connection's login failed, it ended before its `ready`,
+    /// or it was given up on: its `ready` and membership pushes, parked or queued, are
     /// discarded; its messages and channel keys are parked, in wire order
     /// behind those earlier failures kept, for the next session. Returns
     /// how many were discarded and how many are parked now.
