@@ -366,13 +366,16 @@ async fn every_event_of_the_new_session_comes_after_reconnected_while_dispatch_i
     client.close().await.unwrap();
 }
 
-/// A `ready` of an earlier connection announces nothing for a later one:
-/// the second session ends before dispatch reached its `ready`, a failed
-/// attempt; the third logs in while that `ready` (and a message after it)
-/// still waits in the queue. Dispatch works through both sessions' pushes
-/// in wire order, and `Reconnected` comes as it applies the third
-/// session's `ready`, after the second session's message and before the
-/// third's.
+/// A connection whose session was never announced is no session,
+/// whatever it sent: the second session ends while its `ready` (a key and
+/// a message after it) still waits for a busy dispatch, a failed attempt;
+/// its `ready` is never applied, and its key and message wait behind the
+/// third session's `ready`. Dispatch works through the first session's
+/// pushes, then `Reconnected` comes as it applies the third session's
+/// `ready`, before the second session's message and the third's. That
+/// message used to come before `Reconnected`: dispatch applied the dead
+/// connection's `ready` in wire order, announcing nothing, and what
+/// followed it was handled with no session announced.
 #[tokio::test]
 async fn the_ready_of_a_connection_that_ended_does_not_announce_the_next() {
     let kill = Arc::new(Notify::new());
@@ -400,8 +403,8 @@ async fn the_ready_of_a_connection_that_ended_does_not_announce_the_next() {
             "disconnected",
             "failed: the service closed the connection (1005)",
             "message m2",
-            "message m2b",
             "reconnected c1",
+            "message m2b",
         ])
     );
     client.close().await.unwrap();

@@ -152,9 +152,30 @@ impl Session {
         if self.is_shut_down() {
             return Err(ClientError::NotConnected);
         }
-        self.first_login().await?;
+        if let Err(e) = self.first_login().await {
+            if matches!(e, ClientError::LoginRefused) {
+                self.refused_before_a_session();
+            }
+            return Err(e);
+        }
         attempt.keep();
         Ok(())
+    }
+
+    /// A first login was refused for good: messages an earlier failed
+    /// attempt left for the next session are dropped and counted
+    /// ([`PushQueue::refused_before_a_session`]). `login()` may still be
+    /// called again: that is a new session, and the waits do not say
+    /// `LoginRefused` (the refusal is that login's answer).
+    fn refused_before_a_session(&self) {
+        let dropped = self.queue.refused_before_a_session();
+        if dropped > 0 {
+            tracing::warn!(
+                dropped,
+                "the login was refused: messages an earlier failed login left for the next \
+                 session are dropped (counted in pushes_dropped)"
+            );
+        }
     }
 
     async fn first_login(self: &Arc<Self>) -> Result<(), ClientError> {

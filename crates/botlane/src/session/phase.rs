@@ -13,7 +13,10 @@
 //! the `ready` right after the login reply, before the menu's), and puts
 //! those before its `ready` behind it (`push_queue/newest.rs`): it is told
 //! here when a login starts, finishes or fails, when the session stops
-//! waiting for a `ready`, and when a connection ends. So `Reconnected`
+//! waiting for a `ready`, when a connection ends, and when a reconnect
+//! ends before `Reconnected` (given up on: no session, whether or not its
+//! `ready` came; what of it dispatch has not taken waits for the next
+//! session's `ready`, as a failed login's). So `Reconnected`
 //! comes with the session up, requests going out on it, before the events
 //! of the connection's pushes. The supervisor sends the event itself only
 //! when dispatch has not applied the `ready` within its bounds
@@ -177,22 +180,43 @@ impl Session {
             .await;
     }
 
-    /// `connection` ended: `Reconnected` is owed for it no more, and what
-    /// it pushed before a `ready` that never came waits for the next
-    /// session's, as a failed login's ([`ended`](Self::ended)). `false`
-    /// when `Reconnected` had been sent already, and the connection was a
-    /// session.
+    /// The reconnect `connection` ended: `false` when `Reconnected` had
+    /// been sent for it already, and it was a session. Else it was none,
+    /// whatever it sent: `Reconnected` is owed for it no more, and what of
+    /// it dispatch has not taken is failed as a failed login's
+    /// ([`PushQueue::given_up`](super::PushQueue::given_up)): its `ready`
+    /// and membership pushes discarded, its messages and channel keys
+    /// (and what earlier failed logins left) behind the next session's
+    /// `ready`. Decided under the phase's lock, which dispatch takes to
+    /// announce as it applies a `ready`: either `Reconnected` was sent
+    /// first, and the connection keeps its pushes, or a `ready` of it that
+    /// dispatch holds (taken, not yet applied) announces nothing, and
+    /// nothing of it queued behind is dispatched before the next
+    /// session's `Ready` or `Reconnected`.
     pub(super) fn give_up(&self, connection: u64) -> bool {
-        self.ended(connection);
         let mut announced = false;
+        let mut failed = (0, 0);
         self.phase.send_if_modified(|phase| {
             announced = phase.is(connection, Stage::Announced);
+            if announced {
+                return false;
+            }
+            failed = self.queue.given_up(connection);
             let owed = phase.is(connection, Stage::Owed);
             if owed {
                 phase.stage = Stage::Settled;
             }
             owed
         });
+        let (discarded, kept) = failed;
+        if discarded + kept > 0 {
+            tracing::debug!(
+                discarded,
+                kept,
+                "the reconnect ended before Reconnected: its ready and membership pushes are \
+                 not applied; its messages and channel keys wait for the next session's ready"
+            );
+        }
         !announced
     }
 }
@@ -201,12 +225,82 @@ impl Session {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::transport::Push;
+    use crate::wire;
 
     /// How many `Reconnected` events `events` holds now.
     fn reconnected(events: &mut crate::events::Events) -> usize {
         std::iter::from_fn(|| events.try_recv().unwrap())
             .filter(|event| matches!(event, Event::Reconnected))
             .count()
+    }
+
+    fn message(id: &str) -> Push {
+        Push::Message(wire::WireMessage {
+            id: id.into(),
+            channel_id: "c".into(),
+            author_id: "u".into(),
+            content: String::new(),
+            command: None,
+            reply_to: None,
+            created_at: 0,
+        })
+    }
+
+    fn ready(connection: u64) -> Push {
+        let ready = wire::Ready {
+            user_id: "b".into(),
+            name: "b".into(),
+            kind: wire::AccountKind::Bot,
+            channels: vec![],
+        };
+        Push::Ready(ready, connection)
+    }
+
+    /// The pushes dispatch takes before it would wait.
+    async fn taken(session: &Session) -> Vec<String> {
+        let mut ids = Vec::new();
+        let next = std::time::Duration::from_millis(20);
+        while let Ok(push) = tokio::time::timeout(next, session.queue.next()).await {
+            ids.push(match push.unwrap() {
+                Push::Message(m) => m.id,
+                Push::Ready(_, connection) => format!("ready {connection}"),
+                other => format!("{other:?}"),
+            });
+        }
+        ids
+    }
+
+    #[tokio::test]
+    async fn giving_up_on_a_reconnect_fails_what_dispatch_has_not_taken_unless_it_was_announced() {
+        let session = crate::session::tests::session();
+        let mut events = session.events.subscribe();
+        session.start_login().finished(false);
+
+        // Dispatch holds the `ready` (taken, not applied) as the
+        // connection is given up on: applying it announces nothing, and
+        // the message behind it waits for the next session's `ready`.
+        let login = session.start_login();
+        let two = login.connection;
+        login.finished(true);
+        session.queue.offer(ready(two), two);
+        session.queue.offer(message("m2"), two);
+        assert_eq!(session.queue.next().await.map(|_| ()), Some(()));
+        assert!(session.give_up(two), "never announced: a failed attempt");
+        assert!(!session.announce_reconnected(two), "nothing owed");
+        assert!(taken(&session).await.is_empty(), "m2 waits");
+
+        // Announced before it ended: a session, whose pushes stay queued.
+        let login = session.start_login();
+        let three = login.connection;
+        login.finished(true);
+        session.queue.offer(ready(three), three);
+        assert_eq!(taken(&session).await, ["ready 3", "m2"]);
+        assert!(session.announce_reconnected(three));
+        session.queue.offer(message("m3"), three);
+        assert!(!session.give_up(three), "announced: a session");
+        assert_eq!(taken(&session).await, ["m3"]);
+        assert_eq!(reconnected(&mut events), 1);
     }
 
     #[test]

@@ -34,8 +34,9 @@
 //! The queue also knows the newest connection's login (`newest.rs`): its
 //! pushes wait while it runs, those before its `ready` are dispatched after
 //! that `ready`, and of a login that failed (or a connection that ended
-//! before its `ready`) only the messages and keys are dispatched, behind
-//! the next session's `ready`.
+//! before its `ready`, or a reconnect that ended before `Reconnected`)
+//! only the messages and keys are dispatched, behind the next session's
+//! `ready`.
 
 mod newest;
 
@@ -71,9 +72,9 @@ pub(crate) enum Offer {
     /// A message, dropped (and counted) because the queue is full.
     Dropped,
     /// A `ready` or membership push of a connection whose login failed
-    /// (or that ended before its `ready`), or any push of a connection a
-    /// later one replaced or the client gave up on, or anything offered
-    /// after `close`: never dispatched, not counted.
+    /// (or that ended before its `ready` or its `Reconnected`), or any
+    /// push of a connection a later one replaced or the client gave up on,
+    /// or anything offered after `close`: never dispatched, not counted.
     Discarded,
     /// A control push with [`CONTROL_CAPACITY`] already waiting
     /// ([`Limit::Count`]), or that would take those waiting past their byte
@@ -767,6 +768,70 @@ mod tests {
         assert_eq!(ids, ["ready", "key c1", "m1", "after", "m3"]);
         assert!(holds(&q).await);
         assert_eq!(q.figures(), (0, 3, 0));
+    }
+
+    #[tokio::test]
+    async fn a_reconnect_given_up_on_is_a_failed_login_whether_or_not_its_ready_came() {
+        let q = PushQueue::new(8, usize::MAX, usize::MAX);
+        q.connecting(1);
+        assert_eq!(q.offer(message("m1"), 1), Offer::Queued);
+        assert_eq!(q.login_failed(1), (0, 1));
+        q.connecting(2);
+        assert_eq!(q.offer(ready(2), 2), Offer::Queued);
+        assert_eq!(q.offer(key("c2"), 2), Offer::Queued);
+        assert_eq!(q.offer(removed("c3"), 2), Offer::Queued);
+        assert_eq!(q.offer(message("m2"), 2), Offer::Queued);
+        q.logged_in(2);
+        assert_eq!(q.given_up(1), (0, 0), "not the newest");
+        assert_eq!(
+            q.given_up(2),
+            (2, 3),
+            "its ready and removal discarded; m1, carried behind its ready, carried on"
+        );
+        assert_eq!(q.given_up(2), (0, 0), "once");
+        assert!(holds(&q).await, "no session: they wait for the next ready");
+        q.connecting(3);
+        assert_eq!(q.offer(ready(3), 3), Offer::Queued);
+        assert_eq!(q.offer(message("m3"), 3), Offer::Queued);
+        q.logged_in(3);
+        assert_eq!(id(q.next().await), "ready", "dispatch holds it");
+        assert_eq!(
+            q.given_up(3),
+            (0, 4),
+            "what dispatch took stays taken; what is queued is carried"
+        );
+        assert!(holds(&q).await);
+        q.connecting(4);
+        assert_eq!(q.offer(ready(4), 4), Offer::Queued);
+        q.logged_in(4);
+        let mut ids = Vec::new();
+        for _ in 0..5 {
+            ids.push(id(q.next().await));
+        }
+        assert_eq!(ids, ["ready", "m1", "key c2", "m2", "m3"]);
+        assert_eq!(q.figures(), (0, 3, 0));
+    }
+
+    #[tokio::test]
+    async fn a_refused_first_login_drops_held_messages_and_keeps_keys_for_a_later_login() {
+        let q = PushQueue::new(8, usize::MAX, usize::MAX);
+        q.connecting(1);
+        assert_eq!(q.offer(key("c1"), 1), Offer::Queued);
+        assert_eq!(q.offer(message("m1"), 1), Offer::Queued);
+        assert_eq!(q.login_failed(1), (0, 2));
+        q.connecting(2);
+        assert_eq!(q.login_failed(2), (0, 2), "refused: carried on");
+        assert_eq!(q.refused_before_a_session(), 1);
+        assert_eq!(q.figures(), (0, 1, 1), "released, and counted as dropped");
+        assert_eq!(q.offer(message("late"), 2), Offer::Discarded);
+        assert!(holds(&q).await, "the key waits for a later login's ready");
+        assert_eq!(q.refused_before_a_session(), 0, "once");
+        q.connecting(3);
+        assert_eq!(q.offer(ready(3), 3), Offer::Queued);
+        q.logged_in(3);
+        assert_eq!(id(q.next().await), "ready");
+        assert_eq!(id(q.next().await), "key c1");
+        assert!(holds(&q).await);
     }
 
     #[tokio::test]

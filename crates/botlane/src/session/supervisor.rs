@@ -159,14 +159,15 @@ async fn reconnect(
                 if !session.give_up(logged_in.connection) {
                     return Some((ended_already(ended), logged_in.connection));
                 }
-                // Ended before dispatch applied its `ready`: to the
-                // application, the session never came back.
+                // Ended before `Reconnected` (its `ready` not come, or
+                // not applied yet): to the application, the session never
+                // came back, and what it pushed waits for the next one.
                 session.conn.send_replace(None);
                 let ended = ended.unwrap_or_else(|_| Ended::task_failed());
                 tracing::warn!(
                     kind = ended.kind,
                     code = ?ended.code,
-                    "reconnect failed: the connection ended before dispatch applied its ready"
+                    "reconnect failed: the connection ended before Reconnected was sent for it"
                 );
                 ended.reason
             }

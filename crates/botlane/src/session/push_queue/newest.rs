@@ -15,6 +15,13 @@
 //!   it (the request timeout). A connection that ends before its `ready`
 //!   came (and before the session stopped waiting for it) was no session,
 //!   even with its login over: it is handled as a failed login (below).
+//!   So is a reconnect that ends before `Reconnected` was sent for it,
+//!   whether or not its `ready` came: a connection whose session was never
+//!   announced is no session, whatever it sent. The boundary is what
+//!   dispatch has taken when the supervisor gives up on it: a `ready`
+//!   dispatch holds then is applied (its channel list) but announces
+//!   nothing; everything of the connection still queued or parked, and
+//!   what earlier failed logins left behind its `ready`, is failed.
 //! - A login that fails (or is given up on) was never a session: its
 //!   `ready` lists nothing and announces nothing, and its membership
 //!   pushes are not applied (the next session's `ready` lists the bot's
@@ -31,6 +38,10 @@
 //!   them on. When no session will come (a reconnect's login refused for
 //!   good), the messages are dropped and counted, and the keys go to
 //!   dispatch: nothing waits in memory for a `ready` that cannot come.
+//!   When a first login is refused for good after a failed attempt, the
+//!   messages are dropped and counted too (a later `login()` is a new
+//!   session), and the keys wait for that later login's `ready`: dispatch
+//!   has not started, and would refuse a key before any `ready`.
 
 use super::{PushQueue, State};
 use crate::sync::lock;
@@ -44,7 +55,8 @@ pub(super) enum Stage {
     #[default]
     Up,
     Failed,
-    /// No session will come: its pushes are discarded.
+    /// No session will come on it (its login was refused for good): its
+    /// pushes are discarded.
     Over,
 }
 
@@ -95,8 +107,8 @@ fn carried(push: &Push) -> bool {
 }
 
 impl State {
-    /// The newest connection's login failed, or it ended before its
-    /// `ready`: its `ready` and membership pushes, parked or queued, are
+    /// The newest connection's login failed, it ended before its `ready`,
+    /// or it was given up on: its `ready` and membership pushes, parked or queued, are
     /// discarded; its messages and channel keys are parked, in wire order
     /// behind those earlier failures kept, for the next session. Returns
     /// how many were discarded and how many are parked now.
@@ -117,6 +129,22 @@ impl State {
             }
         }
         (discarded, self.parked.len())
+    }
+
+    /// Drops the messages parked for a next session's `ready`, counted as
+    /// dropped pushes; the rest stays parked. Returns how many.
+    fn drop_parked_messages(&mut self) -> usize {
+        let mut dropped = 0;
+        for (push, weight) in std::mem::take(&mut self.parked) {
+            if matches!(push, Push::Message(_)) {
+                self.give(&push, weight);
+                dropped += 1;
+            } else {
+                self.parked.push_back((push, weight));
+            }
+        }
+        self.dropped += dropped as u64;
+        dropped
     }
 }
 
@@ -179,6 +207,29 @@ impl PushQueue {
         counts
     }
 
+    /// The client gave up on `connection`, a reconnect that ended before
+    /// `Reconnected` was sent for it: it was no session, whether or not
+    /// its `ready` came. As after [`login_failed`](Self::login_failed),
+    /// what of it is still parked or queued, and what earlier failed
+    /// logins left behind its `ready`, is failed: its `ready` and
+    /// membership pushes discarded (the next session's `ready`
+    /// supersedes them), its messages and channel keys parked for the
+    /// next session. What dispatch has taken already (on the spot, or off
+    /// the queue: its `ready` may be in dispatch's hands) stays taken.
+    /// Returns how many were discarded and how many are parked now.
+    pub(crate) fn given_up(&self, connection: u64) -> (usize, usize) {
+        let mut state = lock(&self.state);
+        let newest = &state.newest;
+        if newest.connection != connection || !matches!(newest.stage, Stage::LoggingIn | Stage::Up)
+        {
+            return (0, 0);
+        }
+        let counts = state.fail_newest();
+        drop(state);
+        self.ready.notify_one();
+        counts
+    }
+
     /// No session will come (a reconnect's login was refused for good):
     /// the messages parked for a next session's `ready` are dropped, counted as
     /// dropped pushes, since nothing could be answered and their channels
@@ -191,22 +242,32 @@ impl PushQueue {
         let mut state = lock(&self.state);
         state.newest.stage = Stage::Over;
         state.newest.awaiting_ready = false;
-        let mut dropped = 0;
-        for (push, weight) in std::mem::take(&mut state.parked) {
-            if matches!(push, Push::Message(_)) {
-                state.give(&push, weight);
-                dropped += 1;
-            } else {
-                state.items.push_back((push, weight));
-            }
-        }
-        state.dropped += dropped as u64;
+        let dropped = state.drop_parked_messages();
+        let keys = std::mem::take(&mut state.parked);
+        state.items.extend(keys);
         let released = !state.items.is_empty();
         drop(state);
         if released {
             self.ready.notify_one();
         }
         dropped
+    }
+
+    /// A first login was refused for good: no session ran, and none comes
+    /// unless the application calls `login()` again, which starts a new
+    /// one. The messages an earlier failed attempt parked are dropped and
+    /// counted, as in [`no_next_session`](Self::no_next_session): nothing
+    /// could answer them, and a later login is a new session. Its channel
+    /// keys stay parked for that login's `ready` (within the control
+    /// budget; a shutdown frees them): dispatch has not started, and a key
+    /// applied before any `ready` lists its channel is refused, while the
+    /// service pushes it once. Pushes of the refused connection that
+    /// still come are discarded. Returns how many messages were dropped.
+    pub(crate) fn refused_before_a_session(&self) -> usize {
+        let mut state = lock(&self.state);
+        state.newest.stage = Stage::Over;
+        state.newest.awaiting_ready = false;
+        state.drop_parked_messages()
     }
 
     /// The session stops waiting for the `ready` of `connection` (none
