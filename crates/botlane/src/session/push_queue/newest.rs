@@ -176,8 +176,18 @@ impl PushQueue {
     /// are discarded, its messages and channel keys parked for the next
     /// session. Returns how many were discarded and how many kept.
     pub(crate) fn login_failed(&self, connection: u64) -> (usize, usize) {
+        self.fail_newest_if(connection, |newest| newest.stage == Stage::LoggingIn)
+    }
+
+    /// Fails the pushes of `connection` as a failed login's, if it is the
+    /// newest and `when` holds of it; how many were discarded and kept.
+    fn fail_newest_if(
+        &self,
+        connection: u64,
+        when: impl FnOnce(&Newest) -> bool,
+    ) -> (usize, usize) {
         let mut state = lock(&self.state);
-        if state.newest.connection != connection || state.newest.stage != Stage::LoggingIn {
+        if state.newest.connection != connection || !when(&state.newest) {
             return (0, 0);
         }
         let counts = state.fail_newest();
@@ -196,15 +206,7 @@ impl PushQueue {
     /// and their replies had no session to go out on. Returns how many
     /// were discarded and how many kept.
     pub(crate) fn ended(&self, connection: u64) -> (usize, usize) {
-        let mut state = lock(&self.state);
-        let newest = &state.newest;
-        if newest.connection != connection || !newest.awaiting_ready {
-            return (0, 0);
-        }
-        let counts = state.fail_newest();
-        drop(state);
-        self.ready.notify_one();
-        counts
+        self.fail_newest_if(connection, |newest| newest.awaiting_ready)
     }
 
     /// The client gave up on `connection`, a reconnect that ended before
@@ -218,16 +220,9 @@ impl PushQueue {
     /// the queue: its `ready` may be in dispatch's hands) stays taken.
     /// Returns how many were discarded and how many are parked now.
     pub(crate) fn given_up(&self, connection: u64) -> (usize, usize) {
-        let mut state = lock(&self.state);
-        let newest = &state.newest;
-        if newest.connection != connection || !matches!(newest.stage, Stage::LoggingIn | Stage::Up)
-        {
-            return (0, 0);
-        }
-        let counts = state.fail_newest();
-        drop(state);
-        self.ready.notify_one();
-        counts
+        self.fail_newest_if(connection, |newest| {
+            matches!(newest.stage, Stage::LoggingIn | Stage::Up)
+        })
     }
 
     /// No session will come (a reconnect's login was refused for good):
