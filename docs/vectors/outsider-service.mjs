@@ -12,8 +12,8 @@
 // 6455 server over node:http's upgrade. The script is the service and a
 // scripted human, alice, who is in-process: her requests go through the same
 // service code as the bot's frames. It runs the standing bot
-// examples/dicebot (configured by its environment, README.md "A standing
-// bot") as a child process and asserts every step: a wrong token (op 10 -6,
+// examples/dicebot (configured by its environment, guide.md §4) as a
+// child process and asserts every step: a wrong token (op 10 -6,
 // close 1008, the bot exits 1); the login (op 10/11); a ping; the menu (op
 // 20: every rule of the page, then the canonical bytes of dicebot's
 // documented declarations); the channel key from alice (ops 61, 52, 51,
@@ -694,7 +694,7 @@ function die(error) {
 process.on("exit", cleanup);
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => die(new Mismatch(`interrupted by ${signal}`)));
 
-// README.md "A standing bot": BOTLANE_TOKEN, BOTLANE_URL, BOTLANE_REST_URL,
+// guide.md §4: BOTLANE_TOKEN, BOTLANE_URL, BOTLANE_REST_URL,
 // BOTLANE_KEYSTORE. Its lines on stdout are logged as "stdout".
 function startBot(binary, env) {
   stderr = "";
@@ -821,7 +821,7 @@ async function main() {
   step("structured lane: the sidecar's roll of 2d20 answered, not the line's");
 
   // A plain message (echo), /help as a reply, an argument error as a plain
-  // message (client.md "Failures and answers"): one at a time, so that the
+  // message (commands.md "Error answers"): one at a time, so that the
   // plain ones can be told apart.
   since = log.length;
   await alice.say(general, "/echo hello there");
@@ -881,7 +881,7 @@ async function main() {
   checkDice(await answerTo(afterAsked, "the reply under the new key", since), 1, 6, null);
   step("heartbeat (op 12) answered; /roll 1 answered under the new key");
 
-  // The REST lane (rest.md) through dicebot's /files (README.md, guide.md
+  // The REST lane (rest.md) through dicebot's /files (guide.md §4 and
   // §12), one call at a time: with the flag off, op 638 -7 and no HTTP;
   // with it on, a mint, the exchange and the call; a second call on the
   // same credential; after a purge ("Revocation"), 401 `session_expired`,
@@ -946,7 +946,7 @@ async function main() {
   step("REST lane: /files refused with -7 and no HTTP; minted, exchanged and called; reused; after a purge 401 session_expired, one re-mint, the retry");
 
   // SIGTERM: the bot closes its session (its close frame), writes its
-  // keystore and says so (README.md), and exits 0.
+  // keystore and says so (guide.md §4), and exits 0.
   since = log.length;
   bot.kill("SIGTERM");
   const goodbye = await next((e) => e.kind === "closed", "the bot's close after SIGTERM", since);
