@@ -154,12 +154,9 @@ impl TestUser {
             let command = sidecar.map(|s| key.seal(s.as_bytes(), aad)).transpose()?;
             (key.seal(content.as_bytes(), aad)?, command)
         };
-        let request = SendRequest {
-            channel_id: channel_id.to_owned(),
-            content,
-            command,
-            reply_to: reply_to.map(str::to_owned),
-        };
+        let mut request = SendRequest::new(channel_id, content);
+        request.command = command;
+        request.reply_to = reply_to.map(str::to_owned);
         let reply: SendReply = self.request(OpCode::Send, &request).await?;
         check(OpCode::Send, reply.code, reply.reason)?;
         reply

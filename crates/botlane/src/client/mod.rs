@@ -439,10 +439,7 @@ impl<D: Send + Sync + 'static> Client<D> {
             .connection()?
             .request(
                 OpCode::HistoryFetch,
-                &wire::HistoryRequest {
-                    channel_id: channel_id.to_owned(),
-                    limit: Some(limit),
-                },
+                &wire::HistoryRequest::new(channel_id).with_limit(limit),
             )
             .await?;
         check(OpCode::HistoryFetch, reply.code)?;
