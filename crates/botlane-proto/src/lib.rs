@@ -53,7 +53,9 @@
 //! The name rule (`^[a-z0-9_-]{1,32}$`) is internal by the spec ("the
 //! constant and regex are internal and not exported"): the module `names`
 //! that holds it is hidden and outside the stability promise; it is public
-//! only so that `botlane` and `botlane-macros` share one definition.
+//! only so that `botlane` and `botlane-macros` share one definition. The
+//! module `numbers` (how an integer or number option's text reads) is
+//! hidden for the same reason.
 #![deny(missing_docs)]
 
 mod codes;
@@ -62,6 +64,8 @@ mod frame;
 pub mod limits;
 #[doc(hidden)]
 pub mod names;
+#[doc(hidden)]
+pub mod numbers;
 mod opcode;
 pub mod payload;
 pub mod ping;
