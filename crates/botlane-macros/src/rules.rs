@@ -1,11 +1,12 @@
 //! The declaration rules that are knowable at compile time, and the naming
 //! conventions of the derives.
 //!
-//! The limits and the name rule are botlane's own, from `botlane-proto` (a
-//! proc-macro crate cannot depend on the crate it serves, but both depend on
-//! the wire crate). The integer/number syntax repeats botlane's
-//! `coerce.rs`: the test `agrees_with_validate_declaration` below holds it,
-//! and the bound rules of `bounds.rs`, to botlane's `validate_declaration`.
+//! The limits, the name rule and the integer/number syntax are botlane's
+//! own, from `botlane-proto` (a proc-macro crate cannot depend on the crate
+//! it serves, but both depend on the wire crate). The rules built on them
+//! repeat botlane's: the test `agrees_with_validate_declaration` below holds
+//! them, and the bound rules of `bounds.rs`, to botlane's
+//! `validate_declaration`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -16,6 +17,7 @@ pub(crate) use botlane_proto::limits::{
     MAX_OPTION_LENGTH, MAX_SAFE_INTEGER,
 };
 pub(crate) use botlane_proto::names::is_valid_name;
+pub(crate) use botlane_proto::numbers::{format_number, parse_integer, parse_number};
 
 /// Collects every error of one derive so the user sees them all at once.
 #[derive(Default)]
@@ -237,72 +239,6 @@ pub(crate) fn option_inner(ty: &Type) -> Option<&Type> {
         Some(GenericArgument::Type(inner)) if args.args.len() == 1 => Some(inner),
         _ => None,
     }
-}
-
-/// The shortest text that parses back to `n`, as botlane writes numbers.
-pub(crate) fn format_number(n: f64) -> String {
-    let plain = format!("{n}");
-    let exp = format!("{n:e}");
-    if exp.len() < plain.len() {
-        exp
-    } else {
-        plain
-    }
-}
-
-/// `^[+-]?[0-9]+$` within ±(2^53 − 1).
-pub(crate) fn parse_integer(text: &str) -> Option<i64> {
-    let (negative, digits) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let mut value: i64 = 0;
-    for b in digits.bytes() {
-        value = value.checked_mul(10)?.checked_add(i64::from(b - b'0'))?;
-        if value > MAX_SAFE_INTEGER {
-            return None;
-        }
-    }
-    Some(if negative { -value } else { value })
-}
-
-/// `^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`, finite.
-pub(crate) fn parse_number(text: &str) -> Option<f64> {
-    let bytes = text.as_bytes();
-    let mut i = usize::from(matches!(bytes.first(), Some(b'+' | b'-')));
-    let digits = |i: &mut usize| {
-        let start = *i;
-        while bytes.get(*i).is_some_and(u8::is_ascii_digit) {
-            *i += 1;
-        }
-        *i - start
-    };
-    let int_digits = digits(&mut i);
-    let mut frac_digits = 0;
-    if bytes.get(i) == Some(&b'.') {
-        i += 1;
-        frac_digits = digits(&mut i);
-    }
-    if int_digits == 0 && frac_digits == 0 {
-        return None;
-    }
-    if matches!(bytes.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(bytes.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        if digits(&mut i) == 0 {
-            return None;
-        }
-    }
-    if i != bytes.len() {
-        return None;
-    }
-    text.parse::<f64>().ok().filter(|n| n.is_finite())
 }
 
 #[cfg(test)]

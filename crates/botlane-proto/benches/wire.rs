@@ -43,17 +43,16 @@ fn frame_and_key() -> (String, ChannelKey, String) {
             b"channel-1",
         )
         .unwrap();
-    let message = WireMessage {
-        id: "6f1c9b2e-8d4a-4c1e-9b7a-2d5e8f0a1b3c".into(),
-        channel_id: "channel-1".into(),
-        author_id: "0e7d6c5b-4a39-4281-9f0e-1d2c3b4a5968".into(),
-        content: content.clone(),
-        command: Some(command),
-        reply_to: None,
-        created_at: 1_700_000_000_000,
-    };
+    let message = WireMessage::new(
+        "6f1c9b2e-8d4a-4c1e-9b7a-2d5e8f0a1b3c",
+        "channel-1",
+        "0e7d6c5b-4a39-4281-9f0e-1d2c3b4a5968",
+        content.clone(),
+        1_700_000_000_000,
+    )
+    .with_command(command);
     (
-        encode_frame(OpCode::MessageCreate, &MessageCreate { message }),
+        encode_frame(OpCode::MessageCreate, &MessageCreate::new(message)),
         key,
         content,
     )

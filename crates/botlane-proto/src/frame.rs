@@ -452,10 +452,7 @@ mod tests {
     fn envelope_round_trip() {
         let text = encode_frame(
             OpCode::HistoryFetch,
-            &HistoryRequest {
-                channel_id: "c".into(),
-                limit: Some(5),
-            },
+            &HistoryRequest::new("c").with_limit(5),
         );
         assert_eq!(text, r#"{"op":40,"d":{"channel_id":"c","limit":5}}"#);
         let frame = decode_frame(&text).unwrap();

@@ -127,7 +127,7 @@ fn bench_dispatch(c: &mut Criterion) {
             .unwrap();
         botlane_proto::encode_frame(
             botlane_proto::OpCode::MessageCreate,
-            &botlane_proto::payload::MessageCreate { message: stored },
+            &botlane_proto::payload::MessageCreate::new(stored),
         )
     });
     let url = rt.block_on(echo_server());

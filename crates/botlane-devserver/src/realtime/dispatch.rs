@@ -38,10 +38,9 @@ impl Refusal {
     }
 
     pub(crate) fn reply(self) -> CodeReply {
-        CodeReply {
-            code: self.0.code(),
-            reason: self.1,
-        }
+        let mut reply = CodeReply::new(self.0.code());
+        reply.reason = self.1;
+        reply
     }
 }
 
@@ -134,10 +133,8 @@ fn handle(state: &mut State, conn: u64, text: &str) -> Flow {
     let Some(op) = op else {
         // Unknown, or a push only the service sends: answered on its own
         // opcode, so a client waiting for a reply to it is not left hanging.
-        let reply = CodeReply {
-            code: ReplyCode::BadRequest.code(),
-            reason: Some(format!("unknown opcode {code}")),
-        };
+        let reply = CodeReply::new(ReplyCode::BadRequest.code())
+            .with_reason(format!("unknown opcode {code}"));
         state.send_op(conn, code, &reply);
         return Flow::Continue;
     };
@@ -186,10 +183,7 @@ fn serve(state: &mut State, conn: u64, op: OpCode, me: &str, d: &RawValue) -> Ha
         OpCode::ChannelJoin => channels::join(state, conn, me, d),
         OpCode::ChannelMembers => channels::members(state, conn, me, d),
         OpCode::FetchEmojis => {
-            let reply = EmojiReply {
-                code: 0,
-                emojis: catalog(),
-            };
+            let reply = EmojiReply::new(0).with_emojis(catalog());
             state.send(conn, op, &reply);
             Ok(())
         }

@@ -29,9 +29,6 @@ pub const EMOJI_CATALOG: [(&str, &str); 20] = [
 pub(crate) fn catalog() -> Vec<Emoji> {
     EMOJI_CATALOG
         .iter()
-        .map(|(name, emoji)| Emoji {
-            name: (*name).to_owned(),
-            emoji: (*emoji).to_owned(),
-        })
+        .map(|(name, emoji)| Emoji::new(*name, *emoji))
         .collect()
 }

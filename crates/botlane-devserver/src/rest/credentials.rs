@@ -165,10 +165,7 @@ impl RestState {
     /// in the order of the reply codes' precedence: flag, session kind, rate
     /// limit, injected failure.
     pub(crate) fn mint(&mut self, me: &str, kind: AccountKind, now: Instant) -> RestMintReply {
-        let refuse = |code: ReplyCode| RestMintReply {
-            code: code.code(),
-            ..RestMintReply::default()
-        };
+        let refuse = |code: ReplyCode| RestMintReply::new(code.code());
         if !self.enabled {
             return refuse(ReplyCode::FlagOff);
         }
@@ -208,12 +205,10 @@ impl RestState {
         );
         self.mints += 1;
         tracing::info!(bot = %me, row = %row_id, "rest credential minted");
-        RestMintReply {
-            code: 0,
-            secret: Some(secret),
-            row_id: Some(row_id),
-            bot_id: Some(me.to_owned()),
-        }
+        RestMintReply::new(0)
+            .with_secret(secret)
+            .with_row_id(row_id)
+            .with_bot_id(me)
     }
 
     /// Exchanges a secret for a `verification` value and its lifetime in

@@ -2,9 +2,8 @@
 
 use std::collections::VecDeque;
 
-use botlane_proto::payload::{ChannelInfo, WireMessage};
+use botlane_proto::payload::{ChannelAdded, ChannelInfo, ChannelRemoved, WireMessage};
 use botlane_proto::{OpCode, ReplyCode};
-use serde::Serialize;
 
 use super::State;
 use crate::DevServerError;
@@ -20,18 +19,6 @@ pub(crate) struct Channel {
     pub(crate) members: Vec<String>,
     pub(crate) denial: Option<Denial>,
     pub(crate) messages: VecDeque<WireMessage>,
-}
-
-/// Op 34's payload (D3): `{"channel": {"id", "server_id", "name"}}`.
-#[derive(Serialize)]
-struct ChannelAdded {
-    channel: ChannelInfo,
-}
-
-/// Op 35's payload (D3): `{"channel_id"}`.
-#[derive(Serialize)]
-struct ChannelRemoved<'a> {
-    channel_id: &'a str,
 }
 
 /// A refusal [`DevServer::deny_sends`](crate::DevServer::deny_sends) makes a
@@ -130,13 +117,11 @@ impl State {
             return Ok(());
         }
         channel.members.push(account_id.to_owned());
-        let added = ChannelAdded {
-            channel: ChannelInfo {
-                id: channel.id.clone(),
-                server_id: channel.server_id.clone(),
-                name: channel.name.clone(),
-            },
-        };
+        let added = ChannelAdded::new(ChannelInfo::new(
+            channel.id.clone(),
+            channel.server_id.clone(),
+            channel.name.clone(),
+        ));
         self.push(account_id, OpCode::ChannelAdded, &added);
         Ok(())
     }
@@ -164,7 +149,7 @@ impl State {
         if let Some(keys) = self.pending_keys.get_mut(account_id) {
             keys.retain(|k| k.channel_id != channel_id);
         }
-        let removed = ChannelRemoved { channel_id };
+        let removed = ChannelRemoved::new(channel_id);
         self.push(account_id, OpCode::ChannelRemoved, &removed);
         Ok(())
     }
@@ -175,11 +160,7 @@ impl State {
             .iter()
             .filter_map(|id| self.channels.get(id))
             .filter(|c| c.members.iter().any(|m| m == account_id))
-            .map(|c| ChannelInfo {
-                id: c.id.clone(),
-                server_id: c.server_id.clone(),
-                name: c.name.clone(),
-            })
+            .map(|c| ChannelInfo::new(c.id.clone(), c.server_id.clone(), c.name.clone()))
             .collect()
     }
 }

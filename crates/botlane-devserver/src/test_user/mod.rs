@@ -219,11 +219,11 @@ impl TestUser {
             })
         };
 
-        let login = LoginRequest {
-            token: token.to_owned(),
-            public_key: shared.identity.public_key().to_base64(),
-            client: concat!("botlane-devserver-testuser/", env!("CARGO_PKG_VERSION")).to_owned(),
-        };
+        let login = LoginRequest::new(
+            token,
+            shared.identity.public_key().to_base64(),
+            concat!("botlane-devserver-testuser/", env!("CARGO_PKG_VERSION")),
+        );
         let ready_slot = {
             // Reserve the `ready` slot before logging in so the push cannot be missed.
             let (tx, rx) = oneshot::channel();
@@ -351,12 +351,7 @@ impl TestUser {
     /// Joins a channel (op 60).
     pub async fn join(&self, channel_id: &str) -> Result<(), TestUserError> {
         let reply: CodeReply = self
-            .request(
-                OpCode::ChannelJoin,
-                &JoinRequest {
-                    channel_id: channel_id.to_owned(),
-                },
-            )
+            .request(OpCode::ChannelJoin, &JoinRequest::new(channel_id))
             .await?;
         check(OpCode::ChannelJoin, reply.code, reply.reason)
     }
@@ -376,12 +371,7 @@ impl TestUser {
         }
         self.key_arrived.notify_waiters();
         let members: MembersReply = self
-            .request(
-                OpCode::ChannelMembers,
-                &MembersRequest {
-                    channel_id: channel_id.to_owned(),
-                },
-            )
+            .request(OpCode::ChannelMembers, &MembersRequest::new(channel_id))
             .await?;
         check(OpCode::ChannelMembers, members.code, None)?;
         let mut shared_with = 0;
@@ -403,12 +393,7 @@ impl TestUser {
         account_id: &str,
     ) -> Result<(), TestUserError> {
         let reply: PublicKeyReply = self
-            .request(
-                OpCode::PublicKeyFetch,
-                &PublicKeyRequest {
-                    user_id: account_id.to_owned(),
-                },
-            )
+            .request(OpCode::PublicKeyFetch, &PublicKeyRequest::new(account_id))
             .await?;
         check(OpCode::PublicKeyFetch, reply.code, None)?;
         let recipient = reply
@@ -425,11 +410,7 @@ impl TestUser {
         };
         let wrapped = serde_json::value::to_raw_value(&wrapped)
             .map_err(|e| TestUserError::Protocol(e.to_string()))?;
-        let share = KeyShare {
-            channel_id: channel_id.to_owned(),
-            to: account_id.to_owned(),
-            wrapped,
-        };
+        let share = KeyShare::new(channel_id, account_id, wrapped);
         let reply: CodeReply = self.request(OpCode::KeyShare, &share).await?;
         check(OpCode::KeyShare, reply.code, reply.reason)
     }
@@ -478,10 +459,7 @@ impl TestUser {
 
     /// A channel's history (op 40, up to the service's cap), decrypted, oldest first.
     pub async fn history(&self, channel_id: &str) -> Result<Vec<ReceivedMessage>, TestUserError> {
-        let request = HistoryRequest {
-            channel_id: channel_id.to_owned(),
-            limit: None,
-        };
+        let request = HistoryRequest::new(channel_id);
         let reply: HistoryReply = self.request(OpCode::HistoryFetch, &request).await?;
         check(OpCode::HistoryFetch, reply.code, None)?;
         reply.messages.into_iter().map(|m| self.open(m)).collect()

@@ -2,10 +2,7 @@
 //! invocations on either lane, and deliberately wrong sidecars; each sealed
 //! with the channel's key as a chat app would.
 
-use botlane::{
-    encode_command_data, format_invocation_text, Command, CommandArgs, CommandData,
-    CommandDeclaration,
-};
+use botlane::{Command, CommandArgs, CommandDeclaration, OutgoingInvocation};
 use botlane_proto::payload::{SendReply, SendRequest};
 use botlane_proto::OpCode;
 
@@ -31,8 +28,9 @@ impl TestUser {
     }
 
     /// Invokes a bot's command the way a chat app does: the content is the
-    /// readable line ([`format_invocation_text`]) and the sealed sidecar is
-    /// [`encode_command_data`] addressed to `bot_id`. Returns the message id.
+    /// readable line and the sealed sidecar addressed to `bot_id`, both
+    /// from [`OutgoingInvocation`] (the line with the default prefix `/`).
+    /// Returns the message id.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -65,15 +63,14 @@ impl TestUser {
         decl: &CommandDeclaration,
         args: &CommandArgs,
     ) -> Result<String, TestUserError> {
-        let line = format_invocation_text(decl, args, None)?;
-        let data = CommandData {
-            bot_id: bot_id.to_owned(),
-            name: decl.name.clone(),
-            args: args.clone(),
-        };
-        let sidecar = encode_command_data(&data);
-        self.send_sealed(channel_id, &line, Some(&sidecar), None)
-            .await
+        let invocation = OutgoingInvocation::new(bot_id, decl, args, None)?;
+        self.send_sealed(
+            channel_id,
+            &invocation.line,
+            Some(&invocation.sidecar),
+            None,
+        )
+        .await
     }
 
     /// Invokes the typed command `command` of a bot on the structured lane,
@@ -154,12 +151,9 @@ impl TestUser {
             let command = sidecar.map(|s| key.seal(s.as_bytes(), aad)).transpose()?;
             (key.seal(content.as_bytes(), aad)?, command)
         };
-        let request = SendRequest {
-            channel_id: channel_id.to_owned(),
-            content,
-            command,
-            reply_to: reply_to.map(str::to_owned),
-        };
+        let mut request = SendRequest::new(channel_id, content);
+        request.command = command;
+        request.reply_to = reply_to.map(str::to_owned);
         let reply: SendReply = self.request(OpCode::Send, &request).await?;
         check(OpCode::Send, reply.code, reply.reason)?;
         reply

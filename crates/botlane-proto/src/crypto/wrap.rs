@@ -171,11 +171,23 @@ impl fmt::Debug for IdentityKeyPair {
 /// # Ok::<(), botlane_proto::crypto::CryptoError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct WrappedKey {
     /// Standard padded base64 of the ephemeral X25519 public key.
     pub ephemeral: String,
     /// Standard padded base64 of `nonce || encrypted channel key || tag`.
     pub ciphertext: String,
+}
+
+impl WrappedKey {
+    /// A wrapped key of these two texts, as read from elsewhere:
+    /// [`wrap_channel_key`] makes one from a key.
+    pub fn new(ephemeral: impl Into<String>, ciphertext: impl Into<String>) -> Self {
+        Self {
+            ephemeral: ephemeral.into(),
+            ciphertext: ciphertext.into(),
+        }
+    }
 }
 
 /// Derives the AES-256-GCM key-encryption key of a wrap.

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// One emoji of the static catalog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Emoji {
     /// Its short name, such as `thumbs_up`.
     pub name: String,
@@ -11,14 +12,42 @@ pub struct Emoji {
     pub emoji: String,
 }
 
+impl Emoji {
+    /// An emoji of the catalog.
+    pub fn new(name: impl Into<String>, emoji: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            emoji: emoji.into(),
+        }
+    }
+}
+
 /// Opcode 240 reply: the static unicode catalog.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct EmojiReply {
     /// `0` on success.
     pub code: i32,
     /// The catalog.
     #[serde(default)]
     pub emojis: Vec<Emoji>,
+}
+
+impl EmojiReply {
+    /// A reply with `code` and no emoji.
+    pub fn new(code: i32) -> Self {
+        Self {
+            code,
+            emojis: Vec::new(),
+        }
+    }
+
+    /// With the catalog.
+    #[must_use]
+    pub fn with_emojis(mut self, emojis: Vec<Emoji>) -> Self {
+        self.emojis = emojis;
+        self
+    }
 }
 
 #[cfg(test)]

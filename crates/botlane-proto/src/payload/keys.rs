@@ -7,6 +7,7 @@ use serde_json::value::RawValue;
 
 /// Opcode 50 push: a channel key wrapped to our identity key.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ChannelKeyPush {
     /// The channel the key is for.
     pub channel_id: String,
@@ -16,8 +17,24 @@ pub struct ChannelKeyPush {
     pub wrapped: Box<RawValue>,
 }
 
+impl ChannelKeyPush {
+    /// The key of `channel_id`, wrapped by `from`.
+    pub fn new(
+        channel_id: impl Into<String>,
+        from: impl Into<String>,
+        wrapped: Box<RawValue>,
+    ) -> Self {
+        Self {
+            channel_id: channel_id.into(),
+            from: from.into(),
+            wrapped,
+        }
+    }
+}
+
 /// Opcode 51 request: hand a wrapped channel key to a member.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct KeyShare {
     /// The channel the key is for.
     pub channel_id: String,
@@ -27,21 +44,64 @@ pub struct KeyShare {
     pub wrapped: Box<RawValue>,
 }
 
+impl KeyShare {
+    /// The key of `channel_id`, wrapped to `to`.
+    pub fn new(
+        channel_id: impl Into<String>,
+        to: impl Into<String>,
+        wrapped: Box<RawValue>,
+    ) -> Self {
+        Self {
+            channel_id: channel_id.into(),
+            to: to.into(),
+            wrapped,
+        }
+    }
+}
+
 /// Opcode 52 request: a member's identity public key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PublicKeyRequest {
     /// Whose.
     pub user_id: String,
 }
 
+impl PublicKeyRequest {
+    /// The public key of `user_id`.
+    pub fn new(user_id: impl Into<String>) -> Self {
+        Self {
+            user_id: user_id.into(),
+        }
+    }
+}
+
 /// Opcode 52 reply.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PublicKeyReply {
     /// `0` on success.
     pub code: i32,
     /// The base64 X25519 public key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_key: Option<String>,
+}
+
+impl PublicKeyReply {
+    /// A reply with `code` and no key.
+    pub fn new(code: i32) -> Self {
+        Self {
+            code,
+            public_key: None,
+        }
+    }
+
+    /// With the key.
+    #[must_use]
+    pub fn with_public_key(mut self, public_key: impl Into<String>) -> Self {
+        self.public_key = Some(public_key.into());
+        self
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use super::ChannelInfo;
 
 /// Opcode 10 request: log in.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct LoginRequest {
     /// The long-lived token. Presented here once per login, nowhere else.
     pub token: String,
@@ -15,6 +16,21 @@ pub struct LoginRequest {
     pub public_key: String,
     /// The client's name and version, for the service's logs.
     pub client: String,
+}
+
+impl LoginRequest {
+    /// A login with `token`, the identity `public_key`, as `client`.
+    pub fn new(
+        token: impl Into<String>,
+        public_key: impl Into<String>,
+        client: impl Into<String>,
+    ) -> Self {
+        Self {
+            token: token.into(),
+            public_key: public_key.into(),
+            client: client.into(),
+        }
+    }
 }
 
 impl fmt::Debug for LoginRequest {
@@ -29,12 +45,30 @@ impl fmt::Debug for LoginRequest {
 
 /// Opcode 10 reply.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct LoginReply {
     /// `0` on success; [`ReplyCode::Unauthorized`](crate::ReplyCode::Unauthorized) for an unknown token.
     pub code: i32,
     /// Our user or bot id (a UUID) on success.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
+}
+
+impl LoginReply {
+    /// A reply with `code` and no id.
+    pub fn new(code: i32) -> Self {
+        Self {
+            code,
+            user_id: None,
+        }
+    }
+
+    /// With the id of the account logged in.
+    #[must_use]
+    pub fn with_user_id(mut self, user_id: impl Into<String>) -> Self {
+        self.user_id = Some(user_id.into());
+        self
+    }
 }
 
 /// Whether a session belongs to a bot or a human.
@@ -50,6 +84,7 @@ pub enum AccountKind {
 
 /// Opcode 11 push: the session is ready.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Ready {
     /// Our id.
     pub user_id: String,
@@ -61,6 +96,23 @@ pub struct Ready {
     pub channels: Vec<ChannelInfo>,
 }
 
+impl Ready {
+    /// The session of `user_id`, called `name`, a member of `channels`.
+    pub fn new(
+        user_id: impl Into<String>,
+        name: impl Into<String>,
+        kind: AccountKind,
+        channels: Vec<ChannelInfo>,
+    ) -> Self {
+        Self {
+            user_id: user_id.into(),
+            name: name.into(),
+            kind,
+            channels,
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -68,11 +120,7 @@ mod tests {
 
     #[test]
     fn the_token_stays_out_of_debug() {
-        let login = LoginRequest {
-            token: "tok-very-secret".into(),
-            public_key: "pk".into(),
-            client: "c".into(),
-        };
+        let login = LoginRequest::new("tok-very-secret", "pk", "c");
         let shown = format!("{login:?} {login:#?}");
         assert!(!shown.contains("tok-very-secret") && shown.contains("[REDACTED]"));
     }

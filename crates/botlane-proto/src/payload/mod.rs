@@ -4,6 +4,9 @@
 //! catalog (240), the REST lane's mint (638), and the replies that carry
 //! only a code. See `docs/protocol.md`.
 //!
+//! Each is built with `new` and `with_<field>` (see [Building a
+//! payload](crate#building-a-payload)).
+//!
 //! Types whose fields hold a token or a secret ([`LoginRequest`],
 //! [`RestMintReply`]) redact them in `Debug`.
 

@@ -84,20 +84,17 @@ impl Batch {
                 // of a batch has the same size.
                 let invoke = mix.invokes(i);
                 let line = if invoke { "/tick" } else { "hello" };
-                let message = WireMessage {
-                    id: format!("00000000-0000-4000-8000-{i:012}"),
-                    channel_id: CHANNEL_ID.to_owned(),
-                    author_id: AUTHOR_ID.to_owned(),
-                    content: key
-                        .seal(line.as_bytes(), CHANNEL_ID.as_bytes())
+                let message = WireMessage::new(
+                    format!("00000000-0000-4000-8000-{i:012}"),
+                    CHANNEL_ID,
+                    AUTHOR_ID,
+                    key.seal(line.as_bytes(), CHANNEL_ID.as_bytes())
                         .expect("sealing with a fresh key"),
-                    command: None,
-                    reply_to: None,
-                    created_at: 1_700_000_000_000 + i as u64,
-                };
+                    1_700_000_000_000 + i as u64,
+                );
                 Bytes::from(encode_frame(
                     OpCode::MessageCreate,
-                    &MessageCreate { message },
+                    &MessageCreate::new(message),
                 ))
             })
             .collect();
@@ -244,47 +241,31 @@ where
     let login: LoginRequest = decode_payload(frame.op, frame.d).ok()?;
     let public_key = PublicKey::from_base64(&login.public_key).ok()?;
     register().await.ok()?;
-    let reply = encode_frame(
-        OpCode::Login,
-        &LoginReply {
-            code: 0,
-            user_id: Some(BOT_ID.to_owned()),
-        },
-    );
+    let reply = encode_frame(OpCode::Login, &LoginReply::new(0).with_user_id(BOT_ID));
     let server_id = "5e7e7000-0000-4000-8000-000000000004";
     let mut channels: Vec<ChannelInfo> = (0..others)
-        .map(|i| ChannelInfo {
-            id: format!("{}f{i:05}", &CHANNEL_ID[..CHANNEL_ID.len() - 6]),
+        .map(|i| {
+            let id = format!("{}f{i:05}", &CHANNEL_ID[..CHANNEL_ID.len() - 6]);
             // Short, so that 10,000 fit in one frame.
-            server_id: "s".to_owned(),
-            name: "o".to_owned(),
+            ChannelInfo::new(id, "s", "o")
         })
         .collect();
-    channels.push(ChannelInfo {
-        id: CHANNEL_ID.to_owned(),
-        server_id: server_id.to_owned(),
-        name: "bench".to_owned(),
-    });
+    channels.push(ChannelInfo::new(CHANNEL_ID, server_id, "bench"));
     let ready = encode_frame(
         OpCode::Ready,
-        &Ready {
-            user_id: BOT_ID.to_owned(),
-            name: "bench".to_owned(),
-            kind: AccountKind::Bot,
-            channels,
-        },
+        &Ready::new(BOT_ID, "bench", AccountKind::Bot, channels),
     );
     let wrapped = wrap_channel_key(key, &public_key, CHANNEL_ID).expect("wrapping the key");
     let push = encode_frame(
         OpCode::ChannelKey,
-        &ChannelKeyPush {
-            channel_id: CHANNEL_ID.to_owned(),
-            from: AUTHOR_ID.to_owned(),
-            wrapped: RawValue::from_string(
+        &ChannelKeyPush::new(
+            CHANNEL_ID,
+            AUTHOR_ID,
+            RawValue::from_string(
                 serde_json::to_string(&wrapped).expect("a wrapped key serializes"),
             )
             .expect("serde_json output is JSON"),
-        },
+        ),
     );
     for frame in [reply, ready, push] {
         ws.send(Message::text(frame)).await.ok()?;

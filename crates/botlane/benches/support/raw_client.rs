@@ -34,11 +34,7 @@ pub(crate) async fn connect(url: &str) -> RawSocket {
 pub(crate) async fn login(ws: &mut RawSocket, token: &str, public_key: &str) {
     let request = encode_frame(
         OpCode::Login,
-        &LoginRequest {
-            token: token.to_owned(),
-            public_key: public_key.to_owned(),
-            client: "raw-bench/1".to_owned(),
-        },
+        &LoginRequest::new(token, public_key, "raw-bench/1"),
     );
     ws.send(Message::text(request)).await.expect("send login");
     loop {

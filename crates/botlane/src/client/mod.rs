@@ -31,9 +31,9 @@ pub use options::{ClientOptions, DEFAULT_HANDLER_TIMEOUT, DEFAULT_REST_URL};
 pub use stats::ClientStats;
 
 use crate::commands::{
-    encode_command_data, format_invocation_text, AnswerGate, AnswerRate, Command, CommandArgs,
-    CommandData, CommandDeclaration, Commands, CooldownTracker, Message, OnError, Outbound, Owners,
-    PrefixChooser, Prefixes, MAX_COMMAND_WIRE,
+    AnswerGate, AnswerRate, Command, CommandArgs, CommandDeclaration, Commands, CooldownTracker,
+    Message, OnError, Outbound, OutgoingInvocation, Owners, PrefixChooser, Prefixes,
+    MAX_COMMAND_WIRE,
 };
 use crate::dispatch::{self, AfterState, ClientHooks, Runner};
 use crate::error::ClientError;
@@ -364,8 +364,10 @@ impl<D: Send + Sync + 'static> Client<D> {
         self.inner.session.post(channel_id, text, None, None).await
     }
 
-    /// Sends a structured invocation of another bot's command: the content is
-    /// the readable line, the sidecar is the encrypted [`CommandData`]. Fails
+    /// Sends a structured invocation of another bot's command, its
+    /// [`OutgoingInvocation`]: the content is the readable line (with the
+    /// client's prefix), the sidecar is the encrypted
+    /// [`CommandData`](crate::CommandData). Fails
     /// before any frame is built when the line cannot be formatted or the
     /// encrypted sidecar is over [`MAX_COMMAND_WIRE`] characters.
     pub async fn send_command(
@@ -377,17 +379,14 @@ impl<D: Send + Sync + 'static> Client<D> {
     ) -> Result<(), ClientError> {
         let session = &self.inner.session;
         let prefix = Some(self.inner.options.command_prefix.as_str());
-        let line = format_invocation_text(decl, args, prefix).map_err(|e| ClientError::Format {
-            reason: e.to_string(),
+        let invocation = OutgoingInvocation::new(bot_id, decl, args, prefix).map_err(|e| {
+            ClientError::Format {
+                reason: e.to_string(),
+            }
         })?;
-        let sidecar = encode_command_data(&CommandData {
-            bot_id: bot_id.to_owned(),
-            name: decl.name.clone(),
-            args: args.clone(),
-        });
         let key = session.membership.key(channel_id)?;
         let sealed = key
-            .seal(sidecar.as_bytes(), channel_id.as_bytes())
+            .seal(invocation.sidecar.as_bytes(), channel_id.as_bytes())
             .map_err(ClientError::Crypto)?;
         let len = sealed.chars().count();
         if len > MAX_COMMAND_WIRE {
@@ -396,7 +395,9 @@ impl<D: Send + Sync + 'static> Client<D> {
                 max: MAX_COMMAND_WIRE,
             });
         }
-        session.post(channel_id, &line, None, Some(sealed)).await
+        session
+            .post(channel_id, &invocation.line, None, Some(sealed))
+            .await
     }
 
     /// Sends a structured invocation of another bot's typed command `C`:
@@ -439,10 +440,7 @@ impl<D: Send + Sync + 'static> Client<D> {
             .connection()?
             .request(
                 OpCode::HistoryFetch,
-                &wire::HistoryRequest {
-                    channel_id: channel_id.to_owned(),
-                    limit: Some(limit),
-                },
+                &wire::HistoryRequest::new(channel_id).with_limit(limit),
             )
             .await?;
         check(OpCode::HistoryFetch, reply.code)?;

@@ -4,6 +4,9 @@
 //! the structured lane coerces decoded JSON values, and `accepts` asks
 //! whether a value already *is* its coerced form.
 
+// One reading of a number for botlane and botlane-macros (text-grammar §4).
+pub(crate) use botlane_proto::numbers::{parse_integer, parse_number};
+
 use super::limits::MAX_SAFE_INTEGER;
 use super::option::CommandOption;
 use super::types::{CommandArgValue, CommandOptionType};
@@ -25,65 +28,6 @@ pub(crate) fn coerce_text(kind: CommandOptionType, text: &str) -> Option<Command
     }
 }
 
-/// `^[+-]?[0-9]+$` within ±`MAX_SAFE_INTEGER`.
-#[inline]
-pub(crate) fn parse_integer(text: &str) -> Option<i64> {
-    let (negative, digits) = split_sign(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let mut value: i64 = 0;
-    for b in digits.bytes() {
-        value = value.checked_mul(10)?.checked_add(i64::from(b - b'0'))?;
-        if value > MAX_SAFE_INTEGER {
-            return None;
-        }
-    }
-    Some(if negative { -value } else { value })
-}
-
-/// `^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`, finite.
-pub(crate) fn parse_number(text: &str) -> Option<f64> {
-    let bytes = text.as_bytes();
-    let mut i = usize::from(matches!(bytes.first(), Some(b'+' | b'-')));
-    let int_start = i;
-    while bytes.get(i).is_some_and(u8::is_ascii_digit) {
-        i += 1;
-    }
-    let int_digits = i - int_start;
-    let mut frac_digits = 0;
-    if bytes.get(i) == Some(&b'.') {
-        i += 1;
-        let frac_start = i;
-        while bytes.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        frac_digits = i - frac_start;
-    }
-    if int_digits == 0 && frac_digits == 0 {
-        return None;
-    }
-    if matches!(bytes.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(bytes.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        let exp_start = i;
-        while bytes.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        if i == exp_start {
-            return None;
-        }
-    }
-    if i != bytes.len() {
-        return None;
-    }
-    // The syntax check above admits only what Rust's float parser reads the
-    // same way, and keeps out its extra spellings (`inf`, `NaN`).
-    text.parse::<f64>().ok().filter(|n| n.is_finite())
-}
-
 /// `true`/`yes`/`1` and `false`/`no`/`0`, ASCII case-insensitive.
 pub(crate) fn parse_boolean(text: &str) -> Option<bool> {
     const TRUE: [&str; 3] = ["true", "yes", "1"];
@@ -94,14 +38,6 @@ pub(crate) fn parse_boolean(text: &str) -> Option<bool> {
         Some(false)
     } else {
         None
-    }
-}
-
-fn split_sign(text: &str) -> (bool, &str) {
-    match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
     }
 }
 
@@ -327,39 +263,6 @@ mod tests {
                     );
                 }
             }
-        }
-    }
-
-    #[test]
-    fn integers() {
-        assert_eq!(parse_integer("42"), Some(42));
-        assert_eq!(parse_integer("+7"), Some(7));
-        assert_eq!(parse_integer("-007"), Some(-7));
-        assert_eq!(parse_integer("9007199254740991"), Some(MAX_SAFE_INTEGER));
-        assert_eq!(parse_integer("-9007199254740991"), Some(-MAX_SAFE_INTEGER));
-        assert_eq!(parse_integer("9007199254740992"), None);
-        assert_eq!(parse_integer("99999999999999999999999"), None);
-        for bad in ["", "+", "-", "1.0", "1e3", " 1", "0x10", "١"] {
-            assert_eq!(parse_integer(bad), None, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn numbers() {
-        for (text, n) in [
-            ("1", 1.0),
-            ("1.", 1.0),
-            (".5", 0.5),
-            ("-2.5e3", -2500.0),
-            ("+1E-2", 0.01),
-            ("0", 0.0),
-        ] {
-            assert_eq!(parse_number(text), Some(n), "{text}");
-        }
-        for bad in [
-            "", ".", "e5", "1e", "1e+", "inf", "NaN", "infinity", "1e999", "1,5", "--1", "1.2.3",
-        ] {
-            assert_eq!(parse_number(bad), None, "{bad:?}");
         }
     }
 

@@ -1,4 +1,5 @@
-//! The structured sidecar codec: [`CommandData`] to and from its JSON payload.
+//! The structured sidecar codec: [`CommandData`] to and from its JSON
+//! payload, and the [`OutgoingInvocation`] that carries it with its line.
 //!
 //! The payload is compact JSON with exactly four fields:
 //!
@@ -20,7 +21,10 @@ use serde::Serialize;
 
 use super::limits::COMMAND_DATA_VERSION;
 use super::registry::CommandLookup;
-use super::types::{canonical_bot_id, CommandArgValue, CommandArgs, CommandData};
+use super::text::{format_invocation_text, FormatError};
+use super::types::{
+    canonical_bot_id, CommandArgValue, CommandArgs, CommandData, CommandDeclaration,
+};
 
 /// The wire shape written by [`encode_command_data`]; field order is the
 /// order on the wire.
@@ -72,6 +76,64 @@ pub fn encode_command_data(data: &CommandData) -> String {
     // float or boolean, which serde_json writes without error (a non-finite
     // float becomes `null`).
     serde_json::to_string(&wire).expect("string-keyed map of scalars always serializes")
+}
+
+/// The two plaintexts of an outgoing structured invocation, before the
+/// channel's key seals them into a message (op 30): the readable `line`, the
+/// message's content, and the `sidecar`, the JSON of its `command`.
+///
+/// The one way both ends of botlane invoke a command
+/// ([`Client::send_command`](crate::Client::send_command) and the
+/// devserver's `TestUser`), and the way for another client to do the same.
+///
+/// ```
+/// use botlane::{CommandArgs, CommandDeclaration, CommandOption, CommandOptionType, OutgoingInvocation};
+///
+/// let roll = CommandDeclaration::new("roll", "Roll dice")
+///     .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true));
+/// let args = CommandArgs::from([("count".to_owned(), 2_i64.into())]);
+/// let invocation = OutgoingInvocation::new("3F2504E0-4F89-11D3-9A0C-0305E82C3301", &roll, &args, Some("!"))?;
+/// assert_eq!(invocation.line, "!roll 2");
+/// assert_eq!(
+///     invocation.sidecar,
+///     r#"{"v":1,"bot":"3f2504e04f8911d39a0c0305e82c3301","name":"roll","args":{"count":2}}"#
+/// );
+/// # Ok::<(), botlane::FormatError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OutgoingInvocation {
+    /// The readable line ([`format_invocation_text`]): what a chat app
+    /// shows, and what a bot without the sidecar reads on the text lane.
+    pub line: String,
+    /// The sidecar's JSON ([`encode_command_data`] of a [`CommandData`]
+    /// addressed to the bot), to be sealed into the message's `command`.
+    pub sidecar: String,
+}
+
+impl OutgoingInvocation {
+    /// The invocation of `decl` with `args`, addressed to `bot_id`, its line
+    /// written with `prefix` (`None` means
+    /// [`DEFAULT_COMMAND_PREFIX`](crate::DEFAULT_COMMAND_PREFIX)).
+    ///
+    /// # Errors
+    ///
+    /// The [`FormatError`] of [`format_invocation_text`] when `args` do not
+    /// fit `decl`.
+    pub fn new(
+        bot_id: &str,
+        decl: &CommandDeclaration,
+        args: &CommandArgs,
+        prefix: Option<&str>,
+    ) -> Result<Self, FormatError> {
+        let line = format_invocation_text(decl, args, prefix)?;
+        let sidecar = encode_command_data(&CommandData {
+            bot_id: bot_id.to_owned(),
+            name: decl.name.clone(),
+            args: args.clone(),
+        });
+        Ok(Self { line, sidecar })
+    }
 }
 
 /// Decodes a structured sidecar payload; `None` when it is not a valid one.

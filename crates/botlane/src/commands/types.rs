@@ -270,17 +270,8 @@ impl fmt::Display for CommandArgValue {
     }
 }
 
-/// The shortest text that parses back to `n`: Rust's shortest round-trip
-/// digits, written positionally or in exponent form, whichever is shorter.
-pub(crate) fn format_number(n: f64) -> String {
-    let plain = format!("{n}");
-    let exp = format!("{n:e}");
-    if exp.len() < plain.len() {
-        exp
-    } else {
-        plain
-    }
-}
+// One writing of a number for botlane and botlane-macros (text-grammar §5).
+pub(crate) use botlane_proto::numbers::format_number;
 
 impl From<&str> for CommandArgValue {
     fn from(s: &str) -> Self {
@@ -564,16 +555,5 @@ mod tests {
         assert!(matches!(v, CommandArgValue::Number(_)));
         assert!(serde_json::from_str::<CommandArgValue>("null").is_err());
         assert!(serde_json::from_str::<CommandArgValue>("{}").is_err());
-    }
-
-    #[test]
-    fn numbers_format_shortest() {
-        assert_eq!(format_number(2.0), "2");
-        assert_eq!(format_number(-0.0), "-0");
-        assert_eq!(format_number(0.1), "0.1");
-        assert_eq!(format_number(1e300), "1e300");
-        assert_eq!(format_number(1.5e-300), "1.5e-300");
-        assert_eq!(format_number(f64::MAX).parse::<f64>().unwrap(), f64::MAX);
-        assert_eq!(format_number(123456.0), "123456");
     }
 }

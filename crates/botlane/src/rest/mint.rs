@@ -129,12 +129,10 @@ mod tests {
     }
 
     fn reply(code: i32, secret: Option<&str>, row_id: Option<&str>) -> wire::RestMintReply {
-        wire::RestMintReply {
-            code,
-            secret: secret.map(str::to_owned),
-            row_id: row_id.map(str::to_owned),
-            bot_id: None,
-        }
+        let mut reply = wire::RestMintReply::new(code);
+        reply.secret = secret.map(str::to_owned);
+        reply.row_id = row_id.map(str::to_owned);
+        reply
     }
 
     /// Runs both phases against a closed port: every case here must end

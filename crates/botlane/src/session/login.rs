@@ -112,11 +112,11 @@ impl Session {
 
     /// Sends the login and publishes the menu on a new connection.
     async fn log_in(&self, conn: &Connection, public_key: &str) -> Result<(), ClientError> {
-        let login = wire::LoginRequest {
-            token: self.config.token.expose_secret().to_owned(),
-            public_key: public_key.to_owned(),
-            client: concat!("botlane/", env!("CARGO_PKG_VERSION")).to_owned(),
-        };
+        let login = wire::LoginRequest::new(
+            self.config.token.expose_secret(),
+            public_key,
+            concat!("botlane/", env!("CARGO_PKG_VERSION")),
+        );
         let reply: wire::LoginReply = conn.request(OpCode::Login, &login).await?;
         drop(login);
         let bot_id = match (reply.code, reply.user_id) {
@@ -153,7 +153,7 @@ impl Session {
             }
         })?;
         let reply: wire::CodeReply = conn
-            .request(OpCode::MenuPublish, &wire::MenuPublish { menu })
+            .request(OpCode::MenuPublish, &wire::MenuPublish::new(menu))
             .await?;
         if reply.code != 0 {
             return Err(ClientError::Refused {

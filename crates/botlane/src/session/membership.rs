@@ -92,11 +92,11 @@ impl Channels {
             .by_id
             .iter()
             .map(|(id, joined)| {
-                let info = wire::ChannelInfo {
-                    id: id.clone(),
-                    server_id: joined.server.to_string(),
-                    name: joined.name.clone(),
-                };
+                let info = wire::ChannelInfo::new(
+                    id.clone(),
+                    joined.server.to_string(),
+                    joined.name.clone(),
+                );
                 (joined.order, info)
             })
             .collect();
@@ -321,11 +321,7 @@ mod tests {
     use super::*;
 
     fn info(id: &str, name: &str) -> wire::ChannelInfo {
-        wire::ChannelInfo {
-            id: id.into(),
-            server_id: "s".into(),
-            name: name.into(),
-        }
+        wire::ChannelInfo::new(id, "s", name)
     }
 
     fn ids(membership: &Membership) -> Vec<(String, String)> {

@@ -236,24 +236,11 @@ mod tests {
     }
 
     fn message(id: &str) -> Push {
-        Push::Message(wire::WireMessage {
-            id: id.into(),
-            channel_id: "c".into(),
-            author_id: "u".into(),
-            content: String::new(),
-            command: None,
-            reply_to: None,
-            created_at: 0,
-        })
+        Push::Message(wire::WireMessage::new(id, "c", "u", "", 0))
     }
 
     fn ready(connection: u64) -> Push {
-        let ready = wire::Ready {
-            user_id: "b".into(),
-            name: "b".into(),
-            kind: wire::AccountKind::Bot,
-            channels: vec![],
-        };
+        let ready = wire::Ready::new("b", "b", wire::AccountKind::Bot, vec![]);
         Push::Ready(ready, connection)
     }
 

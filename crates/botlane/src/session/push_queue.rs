@@ -372,15 +372,7 @@ mod tests {
     use crate::wire::{self, WireMessage};
 
     fn message(id: &str) -> Push {
-        Push::Message(WireMessage {
-            id: id.into(),
-            channel_id: "c".into(),
-            author_id: "u".into(),
-            content: String::new(),
-            command: None,
-            reply_to: None,
-            created_at: 0,
-        })
+        Push::Message(WireMessage::new(id, "c", "u", "", 0))
     }
 
     fn removed(id: &str) -> Push {
@@ -434,12 +426,7 @@ mod tests {
             Offer::Queued,
             "messages have their own budget"
         );
-        let ready = wire::Ready {
-            user_id: "b".into(),
-            name: "b".into(),
-            kind: wire::AccountKind::Bot,
-            channels: vec![],
-        };
+        let ready = wire::Ready::new("b", "b", wire::AccountKind::Bot, vec![]);
         assert_eq!(
             q.offer(Push::Ready(ready, 1), 0),
             Offer::ControlOverflow(Limit::Count)
@@ -510,19 +497,12 @@ mod tests {
 
     #[test]
     fn a_ready_weighs_its_strings_and_each_listed_channel() {
-        let ready = wire::Ready {
-            user_id: "b".into(),
-            name: "b".into(),
-            kind: wire::AccountKind::Bot,
-            channels: vec![
-                wire::ChannelInfo {
-                    id: "c1".into(),
-                    server_id: "s".into(),
-                    name: "n".into(),
-                };
-                2
-            ],
-        };
+        let ready = wire::Ready::new(
+            "b",
+            "b",
+            wire::AccountKind::Bot,
+            vec![wire::ChannelInfo::new("c1", "s", "n"); 2],
+        );
         let each = std::mem::size_of::<wire::ChannelInfo>() + 4;
         assert_eq!(weight(&Push::Ready(ready, 1)), 2 + 2 * each);
     }
@@ -630,21 +610,16 @@ mod tests {
     }
 
     fn ready(connection: u64) -> Push {
-        let ready = wire::Ready {
-            user_id: "b".into(),
-            name: "b".into(),
-            kind: wire::AccountKind::Bot,
-            channels: vec![],
-        };
+        let ready = wire::Ready::new("b", "b", wire::AccountKind::Bot, vec![]);
         Push::Ready(ready, connection)
     }
 
     fn key(channel: &str) -> Push {
-        Push::ChannelKey(wire::ChannelKeyPush {
-            channel_id: channel.into(),
-            from: "u".into(),
-            wrapped: serde_json::value::RawValue::from_string("{}".into()).unwrap(),
-        })
+        Push::ChannelKey(wire::ChannelKeyPush::new(
+            channel,
+            "u",
+            serde_json::value::RawValue::from_string("{}".into()).unwrap(),
+        ))
     }
 
     /// Whether `q` hands out nothing now (dispatch would wait).

@@ -21,18 +21,11 @@ impl Session {
         let content = key
             .seal(text.as_bytes(), channel_id.as_bytes())
             .map_err(ClientError::Crypto)?;
+        let mut request = wire::SendRequest::new(channel_id, content);
+        request.command = command;
+        request.reply_to = reply_to.map(str::to_owned);
         let conn = self.connection()?;
-        let reply: wire::SendReply = conn
-            .request(
-                OpCode::Send,
-                &wire::SendRequest {
-                    channel_id: channel_id.to_owned(),
-                    content,
-                    command,
-                    reply_to: reply_to.map(str::to_owned),
-                },
-            )
-            .await?;
+        let reply: wire::SendReply = conn.request(OpCode::Send, &request).await?;
         if reply.code != 0 {
             tracing::debug!(code = reply.code, "send denied");
             self.emit(Event::SendRejected(SendRejected {

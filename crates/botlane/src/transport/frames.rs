@@ -115,15 +115,16 @@ struct MessageCreateView<'a> {
 impl MessageView<'_> {
     /// The owned message, to wait in the push queue.
     pub(crate) fn into_owned(self) -> wire::WireMessage {
-        wire::WireMessage {
-            id: self.id.into_owned(),
-            channel_id: self.channel_id.into_owned(),
-            author_id: self.author_id.into_owned(),
-            content: self.content.into_owned(),
-            command: self.command.map(Cow::into_owned),
-            reply_to: self.reply_to.map(Cow::into_owned),
-            created_at: self.created_at,
-        }
+        let mut message = wire::WireMessage::new(
+            self.id,
+            self.channel_id,
+            self.author_id,
+            self.content,
+            self.created_at,
+        );
+        message.command = self.command.map(Cow::into_owned);
+        message.reply_to = self.reply_to.map(Cow::into_owned);
+        message
     }
 }
 
@@ -222,15 +223,7 @@ mod tests {
 
     #[test]
     fn an_owned_message_becomes_a_view_and_back_unchanged() {
-        let wire = wire::WireMessage {
-            id: "m1".into(),
-            channel_id: "c1".into(),
-            author_id: "u1".into(),
-            content: "Zm9v".into(),
-            command: Some("YmFy".into()),
-            reply_to: None,
-            created_at: 9,
-        };
+        let wire = wire::WireMessage::new("m1", "c1", "u1", "Zm9v", 9).with_command("YmFy");
         assert_eq!(MessageView::from(wire.clone()).into_owned(), wire);
     }
 }

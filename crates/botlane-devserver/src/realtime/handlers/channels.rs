@@ -45,6 +45,6 @@ pub(crate) fn members(state: &mut State, conn: u64, me: &str, d: &RawValue) -> H
     let members = member_channel(state, &request.channel_id, me)?
         .members
         .clone();
-    state.send(conn, op, &MembersReply { code: 0, members });
+    state.send(conn, op, &MembersReply::new(0).with_members(members));
     Ok(())
 }

@@ -21,11 +21,7 @@ pub(crate) fn key_share(state: &mut State, conn: u64, me: &str, d: &RawValue) ->
             "the recipient is not a member of the channel",
         ));
     }
-    let push = ChannelKeyPush {
-        channel_id: request.channel_id,
-        from: me.to_owned(),
-        wrapped: request.wrapped,
-    };
+    let push = ChannelKeyPush::new(request.channel_id, me, request.wrapped);
     state.send(conn, op, &CodeReply::default());
     if !state.push(&request.to, OpCode::ChannelKey, &push) {
         // One waiting key per channel and sender: a newer share replaces
@@ -44,10 +40,8 @@ pub(crate) fn public_key(state: &mut State, conn: u64, d: &RawValue) -> Handled 
         .accounts
         .get(&request.user_id)
         .ok_or_else(|| Refusal::new(ReplyCode::BadRequest, "unknown account"))?;
-    let reply = PublicKeyReply {
-        code: 0,
-        public_key: account.public_key.clone(),
-    };
+    let mut reply = PublicKeyReply::new(0);
+    reply.public_key.clone_from(&account.public_key);
     state.send(conn, op, &reply);
     Ok(())
 }

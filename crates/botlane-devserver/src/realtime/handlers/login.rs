@@ -2,7 +2,7 @@
 //! REST mint (op 638).
 
 use botlane_proto::crypto::PublicKey;
-use botlane_proto::payload::{AccountKind, LoginReply, LoginRequest, Ready, RestMintReply};
+use botlane_proto::payload::{AccountKind, LoginReply, LoginRequest, Ready};
 use botlane_proto::{OpCode, ReplyCode};
 use serde_json::value::RawValue;
 use tokio::time::Instant;
@@ -63,10 +63,7 @@ pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue, recorded: (usize
     };
     let Some(account) = state.account_by_token(&request.token) else {
         tracing::info!(connection = conn, "login refused: unknown or revoked token");
-        let reply = LoginReply {
-            code: ReplyCode::Unauthorized.code(),
-            user_id: None,
-        };
+        let reply = LoginReply::new(ReplyCode::Unauthorized.code());
         state.send(conn, op, &reply);
         return Flow::Close {
             code: 1008,
@@ -95,20 +92,8 @@ pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue, recorded: (usize
     state.set_account(conn, &id);
     state.record_login(conn, recorded.0, recorded.1);
     tracing::info!(connection = conn, account = %id, ?kind, "logged in");
-    state.send(
-        conn,
-        op,
-        &LoginReply {
-            code: 0,
-            user_id: Some(id.clone()),
-        },
-    );
-    let ready = Ready {
-        user_id: id.clone(),
-        name,
-        kind,
-        channels: state.channels_of(&id),
-    };
+    state.send(conn, op, &LoginReply::new(0).with_user_id(id.clone()));
+    let ready = Ready::new(id.clone(), name, kind, state.channels_of(&id));
     state.send(conn, OpCode::Ready, &ready);
     for key in state.pending_keys.remove(&id).unwrap_or_default() {
         state.send(conn, OpCode::ChannelKey, &key);
@@ -120,10 +105,7 @@ pub(crate) fn rest_mint(state: &mut State, conn: u64, me: &str) {
     let kind = state.accounts.get(me).map_or(AccountKind::User, |a| a.kind);
     let reply = state.rest.mint(me, kind, Instant::now());
     let recorded = reply.secret.as_ref().map(|_| {
-        let shown = RestMintReply {
-            secret: Some("[REDACTED]".into()),
-            ..reply.clone()
-        };
+        let shown = reply.clone().with_secret("[REDACTED]");
         serde_json::to_string(&shown).expect("wire payloads always serialize")
     });
     state.send_recorded_as(conn, OpCode::RestMint.code(), &reply, recorded);

@@ -111,15 +111,15 @@ pub(crate) fn send(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Hand
         .back()
         .map_or(0, |m| m.created_at)
         .max(now_millis());
-    let message = WireMessage {
-        id: Uuid::new_v4().hyphenated().to_string(),
-        channel_id: request.channel_id.clone(),
-        author_id: me.to_owned(),
-        content: request.content,
-        command: request.command,
-        reply_to: request.reply_to,
+    let mut message = WireMessage::new(
+        Uuid::new_v4().hyphenated().to_string(),
+        request.channel_id.clone(),
+        me,
+        request.content,
         created_at,
-    };
+    );
+    message.command = request.command;
+    message.reply_to = request.reply_to;
     channel.messages.push_back(message.clone());
     let history = state.limits.channel_history;
     let channel = member_channel(state, &request.channel_id, me)?;
@@ -130,25 +130,21 @@ pub(crate) fn send(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Hand
     state.send(
         conn,
         op,
-        &SendReply {
-            code: 0,
-            message_id: Some(message.id.clone()),
-            reason: None,
-        },
+        &SendReply::new(0).with_message_id(message.id.clone()),
     );
-    let push = MessageCreate { message };
+    let push = MessageCreate::new(message);
     state.push_to_all(
         members.iter().map(String::as_str),
         OpCode::MessageCreate.code(),
         &push,
     );
     if let Some(author) = replied_author.filter(|author| author != me) {
-        let notification = Notification {
-            kind: "reply".into(),
-            channel_id: push.message.channel_id.clone(),
-            message_id: push.message.id.clone(),
-            from: me.to_owned(),
-        };
+        let notification = Notification::new(
+            "reply",
+            push.message.channel_id.clone(),
+            push.message.id.clone(),
+            me,
+        );
         // A reply notification pierces mutes: it goes out whatever the
         // recipient's settings (the dev service has no mutes to consult).
         let delivered = state.push(&author, OpCode::Notification, &notification);
@@ -184,10 +180,7 @@ pub(crate) fn history(state: &mut State, conn: u64, me: &str, d: &RawValue) -> H
         newest_first.push(message.clone());
     }
     newest_first.reverse();
-    let reply = HistoryReply {
-        code: 0,
-        messages: newest_first,
-    };
+    let reply = HistoryReply::new(0).with_messages(newest_first);
     state.send(conn, op, &reply);
     Ok(())
 }
