@@ -49,7 +49,14 @@ impl Session {
         public_key: &str,
     ) -> Result<LoggedIn, ClientError> {
         let config = &self.config;
+        // `None`: a deadline past what the clock can name, never reached.
         let deadline = Instant::now().checked_add(config.login_deadline);
+        let in_time = |delay: &Duration| match deadline {
+            None => true,
+            Some(end) => Instant::now()
+                .checked_add(*delay)
+                .is_some_and(|next| next < end),
+        };
         let mut backoff = Backoff::new(
             config.reconnect_initial,
             config.reconnect_max,
@@ -68,14 +75,7 @@ impl Session {
             }
             let retry_in = transient(&e)
                 .then(|| backoff.after(retry_after(&e)))
-                // No deadline: it is past the end of time.
-                .filter(
-                    |delay| match (deadline, Instant::now().checked_add(*delay)) {
-                        (None, _) => true,
-                        (Some(end), Some(next)) => next < end,
-                        (Some(_), None) => false,
-                    },
-                );
+                .filter(in_time);
             let Some(delay) = retry_in else {
                 return Err(e);
             };
@@ -245,7 +245,7 @@ impl Session {
 /// connection ended or went silent before the login was done. Not a
 /// refused token, a reply the client cannot read, a request refused for
 /// what it holds (a menu the service does not take), nor a shutdown.
-pub(super) fn transient(e: &ClientError) -> bool {
+fn transient(e: &ClientError) -> bool {
     match e {
         ClientError::Connect(e) => e.is_transient(),
         ClientError::ConnectionClosed { .. }
