@@ -558,24 +558,6 @@ async fn a_service_closing_with_a_code_is_reported_in_words() {
 // deadline; what will not pass fails at once. Attempts are counted, and
 // timed, where the service sees them.
 
-/// Reads an upgrade request's head and answers it with `status` (and a
-/// `Retry-After`, if given), then hangs up.
-async fn refuse_upgrade(mut tcp: tokio::net::TcpStream, status: &str, retry_after: Option<&str>) {
-    let mut request = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-        match tcp.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => request.extend_from_slice(&buf[..n]),
-        }
-    }
-    let retry_after = retry_after.map_or(String::new(), |v| format!("Retry-After: {v}\r\n"));
-    let response =
-        format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n{retry_after}\r\n");
-    let _ = tcp.write_all(response.as_bytes()).await;
-    let _ = tcp.shutdown().await;
-}
-
 /// Every `LoginFailed` waiting in `events`, as `(attempt, reason, retry_in)`.
 fn login_failures(events: &mut Events) -> Vec<(u32, String, Duration)> {
     let mut failures = Vec::new();
@@ -602,7 +584,7 @@ async fn a_first_login_makes_no_attempt_before_the_retry_after_of_a_503() {
             arrivals.lock().unwrap().push(std::time::Instant::now());
             async move {
                 if n == 1 {
-                    return refuse_upgrade(tcp, "503 Service Unavailable", Some("2")).await;
+                    return peer::refuse_upgrade(tcp, "503 Service Unavailable", Some("2")).await;
                 }
                 let mut ws = upgrade(tcp).await;
                 if login(&mut ws, n, &[]).await.is_some() {
@@ -668,7 +650,7 @@ async fn a_first_login_waits_out_a_service_that_is_down_then_busy() {
         match n {
             // Hung up on before the upgrade is read.
             1 => drop(tcp),
-            2 => refuse_upgrade(tcp, "502 Bad Gateway", None).await,
+            2 => peer::refuse_upgrade(tcp, "502 Bad Gateway", None).await,
             3 => {
                 let mut ws = upgrade(tcp).await;
                 if peer::read_login(&mut ws).await.is_some() {
@@ -738,7 +720,7 @@ async fn serve_refusing(
     status: &'static str,
     retry_after: Option<&'static str>,
 ) -> (std::net::SocketAddr, Arc<AtomicUsize>) {
-    serve(move |tcp, _| refuse_upgrade(tcp, status, retry_after)).await
+    serve(move |tcp, _| peer::refuse_upgrade(tcp, status, retry_after)).await
 }
 
 #[tokio::test]

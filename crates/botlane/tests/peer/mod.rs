@@ -19,6 +19,7 @@ use botlane::{
     Client, ClientError, ClientOptions, CommandContext, CommandDeclaration, ConnectErrorKind,
 };
 use futures_util::{SinkExt, StreamExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -103,6 +104,24 @@ pub async fn upgrade(tcp: TcpStream) -> Ws {
     tokio_tungstenite::accept_async_with_config(tcp, Some(config))
         .await
         .unwrap()
+}
+
+/// Reads an upgrade request's head and answers it with `status` (and a
+/// `Retry-After`, if given), then hangs up.
+pub async fn refuse_upgrade(mut tcp: TcpStream, status: &str, retry_after: Option<&str>) {
+    let mut request = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+        match tcp.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => request.extend_from_slice(&buf[..n]),
+        }
+    }
+    let retry_after = retry_after.map_or(String::new(), |v| format!("Retry-After: {v}\r\n"));
+    let response =
+        format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n{retry_after}\r\n");
+    let _ = tcp.write_all(response.as_bytes()).await;
+    let _ = tcp.shutdown().await;
 }
 
 /// The next text frame as JSON; `None` when the client is gone.
