@@ -222,9 +222,10 @@
 //!   byte from the service since the 1st (a client that does not read)
 //!   with 1008 too.
 //! * Budgets (all in [`Limits`]): connections that have not logged in and
-//!   logged-in sessions are separate pools (`503` before the upgrade when
-//!   the first is full; close 1008 `no login within N s` after the login
-//!   timeout); slowloris and silent TLS clients are closed by the
+//!   logged-in sessions are separate pools (when the first is full, a
+//!   newcomer takes the place of the oldest idle stranger, else `503` with
+//!   `Retry-After` before the upgrade; close 1008 `no login within N s`
+//!   after the login timeout); slowloris and silent TLS clients are closed by the
 //!   header-read timeout; a client that does not read its pushes is closed
 //!   with 1008 `outbound queue full: the client is not reading`.
 //! * Test controls for any client: with [`DevServerConfig::admin`] (the

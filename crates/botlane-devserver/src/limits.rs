@@ -19,7 +19,9 @@ use crate::MAX_HTTP_BODY_BYTES;
 ///   closes a connection that does not finish its TLS handshake or a
 ///   request's headers in time (a slowloris), and an idle keep-alive one.
 /// * **Pre-login WebSockets** ([`prelogin_connections`](Self::prelogin_connections)):
-///   upgraded but not logged in. When full, `/ws` answers `503` before the
+///   upgraded but not logged in. When full, a new connection takes the
+///   place of the oldest idle stranger (see [`prelogin_grace`](Self::prelogin_grace)),
+///   and with none `/ws` answers `503` with `Retry-After` before the
 ///   upgrade. One that has not logged in within [`login_timeout`](Self::login_timeout)
 ///   is closed with code 1008 `no login within N s`.
 /// * **Sessions** ([`sessions`](Self::sessions)): logged-in WebSockets. When
@@ -64,6 +66,17 @@ pub struct Limits {
     pub max_request_body: usize,
     /// WebSockets that have not logged in (default 64).
     pub prelogin_connections: usize,
+    /// How long a WebSocket in the pre-login pool is safe from eviction
+    /// (default 1 s). When the pool is full, a new connection takes the
+    /// place of the oldest one upgraded longer ago than this that has not
+    /// sent a login with a known token (an idle stranger, or one that sent
+    /// only other frames), which is closed with 1008 `pre-login pool full:
+    /// no login within N s of the upgrade`. A connection whose login has
+    /// arrived (answered `-9`, say) is never evicted. With none to evict,
+    /// `/ws` answers `503` with `Retry-After` of this, in whole seconds (at
+    /// least 1).
+    #[serde(rename = "prelogin_grace_ms", with = "millis")]
+    pub prelogin_grace: Duration,
     /// How long a WebSocket may stay without logging in (default 10 s).
     #[serde(rename = "login_timeout_ms", with = "millis")]
     pub login_timeout: Duration,
@@ -110,6 +123,7 @@ impl Default for Limits {
             request_body_timeout: Duration::from_secs(10),
             max_request_body: MAX_HTTP_BODY_BYTES,
             prelogin_connections: 64,
+            prelogin_grace: Duration::from_secs(1),
             login_timeout: Duration::from_secs(10),
             sessions: 1024,
             outbound_queue_bytes: 1024 * 1024,
@@ -150,6 +164,8 @@ setters! {
     max_request_body: usize;
     /// Sets [`prelogin_connections`](Self::prelogin_connections).
     prelogin_connections: usize;
+    /// Sets [`prelogin_grace`](Self::prelogin_grace).
+    prelogin_grace: Duration;
     /// Sets [`login_timeout`](Self::login_timeout).
     login_timeout: Duration;
     /// Sets [`sessions`](Self::sessions).
@@ -194,6 +210,7 @@ impl Limits {
         let durations = [
             ("header_read_timeout", self.header_read_timeout),
             ("request_body_timeout", self.request_body_timeout),
+            ("prelogin_grace", self.prelogin_grace),
             ("login_timeout", self.login_timeout),
             ("flush_timeout", self.flush_timeout),
         ];
@@ -230,10 +247,28 @@ pub(crate) fn deadline_from(now: tokio::time::Instant, timeout: Duration) -> tok
     now.checked_add(timeout.min(FOREVER)).unwrap_or(now)
 }
 
+/// `10 s`, `0.5 s`: a duration as the close reasons of the login timeout
+/// and of an eviction say it.
+pub(crate) fn seconds(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    if millis.is_multiple_of(1000) {
+        format!("{} s", millis / 1000)
+    } else {
+        format!("{} s", duration.as_secs_f64())
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_read_as_seconds() {
+        assert_eq!(seconds(Duration::from_secs(10)), "10 s");
+        assert_eq!(seconds(Duration::from_millis(500)), "0.5 s");
+        assert_eq!(seconds(Duration::from_millis(1250)), "1.25 s");
+    }
 
     #[test]
     fn zero_budgets_and_timeouts_are_refused_by_name() {

@@ -91,9 +91,28 @@ async fn connections_that_never_log_in_are_closed_with_1008() {
     );
 }
 
+/// Connects, which must be refused with 503; returns its `Retry-After`.
+async fn refused_with_503(url: &str) -> String {
+    match tokio_tungstenite::connect_async(url).await {
+        Err(tungstenite::Error::Http(response)) => {
+            assert_eq!(response.status(), 503);
+            let retry_after = response.headers().get("retry-after");
+            retry_after
+                .expect("a 503 says when to come back")
+                .to_str()
+                .unwrap()
+                .to_owned()
+        }
+        other => panic!("expected 503, got {:?}", other.map(|_| ())),
+    }
+}
+
 #[tokio::test]
 async fn a_full_prelogin_pool_answers_503_and_never_locks_out_a_bot() {
-    let limits = small().login_timeout(Duration::from_millis(1500));
+    // A grace longer than the test: nobody is evicted.
+    let limits = small()
+        .login_timeout(Duration::from_millis(1500))
+        .prelogin_grace(Duration::from_secs(60));
     let (server, url) = start(limits).await;
     let mut session = logged_in(&url, ALICE).await;
     // The bot has upgraded, then 49 strangers fill the pool.
@@ -103,10 +122,7 @@ async fn a_full_prelogin_pool_answers_503_and_never_locks_out_a_bot() {
         strangers.push(Raw::connect(&url).await);
     }
     assert_eq!(server.view(|s| s.prelogin_count()), 50);
-    match tokio_tungstenite::connect_async(&url).await {
-        Err(tungstenite::Error::Http(response)) => assert_eq!(response.status(), 503),
-        other => panic!("expected 503, got {:?}", other.map(|_| ())),
-    }
+    assert_eq!(refused_with_503(&url).await, "60", "the grace, in seconds");
     // The pool full, the bot still logs in, and the session is served.
     bot.login(BOT).await;
     assert_eq!(
@@ -134,6 +150,65 @@ async fn a_full_prelogin_pool_answers_503_and_never_locks_out_a_bot() {
         again.request(OpCode::Heartbeat, json!({})).await,
         json!({"code": 0})
     );
+}
+
+/// A full pre-login pool makes room for a newcomer by closing the oldest
+/// connection upgraded at least the grace ago without a login from a known
+/// token (an idle stranger, or one that sent only other frames), never one
+/// whose login has arrived (here answered `-9`, the session pool full);
+/// with none to close, the newcomer gets 503 and `Retry-After`.
+#[tokio::test]
+async fn a_full_prelogin_pool_evicts_the_oldest_idle_stranger_never_a_connection_whose_login_arrived(
+) {
+    let grace = Duration::from_secs(2);
+    let limits = small()
+        .prelogin_connections(3)
+        .sessions(1)
+        .prelogin_grace(grace)
+        .login_timeout(Duration::from_secs(60));
+    let (server, url) = start(limits).await;
+    let alice = logged_in(&url, ALICE).await;
+    let mut bot = Raw::connect(&url).await;
+    let login = json!({"token": BOT, "public_key": common::fake_key('B'), "client": "t"});
+    let reply = bot.request(OpCode::Login, login.clone()).await;
+    assert_eq!(reply["code"], -9, "{reply}");
+    let mut first = Raw::connect(&url).await;
+    let mut second = Raw::connect(&url).await;
+    let reply = second.request(OpCode::Heartbeat, json!({})).await;
+    assert_eq!(reply["code"], -6, "not logged in: {reply}");
+    assert_eq!(server.view(|s| s.prelogin_count()), 3);
+    // Everyone within the grace: nobody may be evicted yet.
+    assert_eq!(refused_with_503(&url).await, "2");
+
+    tokio::time::sleep(grace).await;
+    let mut third = Raw::connect(&url).await;
+    assert_eq!(first.next().await, Err(End::Closed(Some(1008))));
+    assert_eq!(
+        first.close_reason.as_deref(),
+        Some("pre-login pool full: no login within 2 s of the upgrade")
+    );
+    let _fourth = Raw::connect(&url).await;
+    assert_eq!(second.next().await, Err(End::Closed(Some(1008))));
+    // The bot's login arrived; the newcomers are within their grace.
+    assert_eq!(refused_with_503(&url).await, "2");
+    assert_eq!(server.view(|s| s.prelogin_count()), 3);
+    server
+        .wait_for(|s| s.connection_count() == 4, WAIT)
+        .await
+        .unwrap();
+
+    // The oldest stranger goes first: the third, not the fourth.
+    tokio::time::sleep(grace).await;
+    let _fifth = Raw::connect(&url).await;
+    assert_eq!(third.next().await, Err(End::Closed(Some(1008))));
+    // The bot, there all along, logs in once a session is free.
+    drop(alice);
+    server
+        .wait_for(|s| s.session_count() == 0, WAIT)
+        .await
+        .unwrap();
+    let reply = bot.request(OpCode::Login, login).await;
+    assert_eq!(reply["code"], 0, "{reply}");
 }
 
 #[tokio::test]

@@ -28,7 +28,13 @@
 //! 7. the N bots close; N new clients with in-memory keystores
 //!    (`keystore_in_memory`, a first run that touches no file) log in, 32
 //!    at a time: the first-run cost without keystore files, beside the
-//!    cost of creating the files in step 1.
+//!    cost of creating the files in step 1;
+//! 8. they close; a fleet start: N clients (the keystores of step 1) all
+//!    start their login at once against the devserver's default pre-login
+//!    pool of 64, so that most are refused with 503 and wait out its
+//!    `Retry-After`: every bot logs in, and the time (from the first
+//!    `Client::new`) stands beside step 2's raw connects, with the number
+//!    of attempts waited out (`Event::LoginFailed`).
 //!
 //! `cargo bench -p botlane --bench scale` runs N = 1,000 (or
 //! `BOTLANE_SCALE_BOTS`); without `--bench` (as `cargo test --all-targets`
@@ -229,6 +235,49 @@ struct Figures {
     fan_out: FanOut,
     /// `Client::new` and `login` of N clients with in-memory keystores.
     in_memory_login: Duration,
+    fleet: Fleet,
+}
+
+/// Step 8's figures.
+struct Fleet {
+    /// From the first `Client::new` until every bot has logged in.
+    login: Duration,
+    /// Attempts refused and waited out, all bots together.
+    waited: usize,
+}
+
+/// Step 8: N clients built and logging in all at once.
+async fn fleet_start(
+    url: &str,
+    bots: usize,
+    keystore: &dyn Fn(usize) -> std::path::PathBuf,
+) -> Fleet {
+    let clock = Instant::now();
+    let mut clients: Vec<(Client, botlane::Events)> = (0..bots)
+        .map(|i| {
+            let options = ClientOptions::new(bot_token(i), keystore(i), url.to_owned());
+            let client = Client::new(options).unwrap();
+            let events = client.events();
+            (client, events)
+        })
+        .collect();
+    let logins = futures_util::future::join_all(clients.iter().map(|(c, _)| c.login()));
+    for login in tokio::time::timeout(PHASE_LIMIT, logins).await.unwrap() {
+        login.expect("every bot of the fleet logs in within its login deadline");
+    }
+    let login = clock.elapsed();
+    let mut waited = 0;
+    for (_, events) in &mut clients {
+        while let Ok(Some(event)) = events.try_recv() {
+            waited += usize::from(matches!(event, Event::LoginFailed { .. }));
+        }
+    }
+    let closes = futures_util::stream::iter(&clients).for_each_concurrent(
+        CONCURRENCY,
+        |(c, _)| async move { c.close().await.unwrap() },
+    );
+    tokio::time::timeout(PHASE_LIMIT, closes).await.unwrap();
+    Fleet { login, waited }
 }
 
 /// Step 6's figures.
@@ -371,9 +420,13 @@ fn measure(bots: usize, rounds: usize, messages: usize) {
             .collect::<Vec<Client>>();
         let in_memory = tokio::time::timeout(PHASE_LIMIT, in_memory).await.unwrap();
         let in_memory_login = clock.elapsed();
-        for client in &in_memory {
-            client.shutdown();
-        }
+        let closes = futures_util::stream::iter(&in_memory)
+            .for_each_concurrent(CONCURRENCY, |c| async move { c.close().await.unwrap() });
+        tokio::time::timeout(PHASE_LIMIT, closes).await.unwrap();
+        drop(in_memory);
+        // The service frees the sessions before the fleet takes its own.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let fleet = fleet_start(&url, bots, &keystore).await;
         Figures {
             bots,
             keystores,
@@ -385,6 +438,7 @@ fn measure(bots: usize, rounds: usize, messages: usize) {
             dispatch,
             fan_out,
             in_memory_login,
+            fleet,
         }
     });
     drop(devserver);
@@ -455,6 +509,7 @@ fn report(mut figures: Figures) {
         idle_kib,
         in_memory_login,
         ref fan_out,
+        ref fleet,
         ..
     } = figures;
     let pushes = (bots + 1) * fan_out.messages;
@@ -485,6 +540,11 @@ fn report(mut figures: Figures) {
     println!(
         "  first run with in-memory keystores (no file): login of all bots {:.2} s",
         in_memory_login.as_secs_f64()
+    );
+    println!(
+        "  fleet start, all {bots} logins at once against a pre-login pool of 64: {:.2} s, {} attempts refused and waited out",
+        fleet.login.as_secs_f64(),
+        fleet.waited
     );
     println!(
         "  dispatch, one /tick to each bot: median {:.1} ms of {rounds} rounds, {throughput:.0} messages/s",
@@ -522,6 +582,17 @@ fn report(mut figures: Figures) {
         &format!("{bots} raw connects + login: {:.2} s", raw.as_secs_f64()),
         &format!("{ratio:.2}×"),
         "≤ 2×",
+    );
+    table.row(
+        &format!("fleet start: {bots} bots log in all at once (pre-login pool of 64, the default)"),
+        &format!(
+            "{:.2} s ({} attempts waited out)",
+            fleet.login.as_secs_f64(),
+            fleet.waited
+        ),
+        &format!("{bots} raw connects + login: {:.2} s", raw.as_secs_f64()),
+        &format!("{:.2}×", fleet.login.as_secs_f64() / raw.as_secs_f64()),
+        "— (information)",
     );
     table.row(
         &format!("resident memory per idle session ({bots} bots)"),

@@ -1,6 +1,7 @@
 //! The client against hostile services over real sockets on loopback:
 //! silent listeners, stalled handshakes, peers that go quiet, garbage,
-//! oversize frames, floods, endless headers and reconnect storms. Timings
+//! oversize frames, floods, endless headers and reconnect storms, and a
+//! first login against a service that is down, busy or restarting. Timings
 //! are short (connect 300 ms, idle 400 ms) and every bound generous; the
 //! assertions are on structure: errors, events, counters, bytes written.
 
@@ -531,7 +532,9 @@ async fn a_service_closing_with_a_code_is_reported_in_words() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let client = botlane::Client::new(peer::options(addr, &dir)).unwrap();
+    // One attempt: the first login would otherwise be tried again.
+    let once = peer::options(addr, &dir).login_deadline(Duration::ZERO);
+    let client = botlane::Client::new(once).unwrap();
     let err = tokio::time::timeout(WAIT, client.login())
         .await
         .unwrap()
@@ -548,4 +551,322 @@ async fn a_service_closing_with_a_code_is_reported_in_words() {
         Some("the service closed the connection (1001)")
     );
     client.close().await.unwrap();
+}
+
+// A first login against a service that is down, busy or restarting: what
+// fails for a reason that may pass is tried again, within the login
+// deadline; what will not pass fails at once. Attempts are counted, and
+// timed, where the service sees them.
+
+/// Every `LoginFailed` waiting in `events`, as `(attempt, reason, retry_in)`.
+fn login_failures(events: &mut Events) -> Vec<(u32, String, Duration)> {
+    let mut failures = Vec::new();
+    while let Ok(Some(event)) = events.try_recv() {
+        if let Event::LoginFailed {
+            attempt,
+            reason,
+            retry_in,
+        } = event
+        {
+            failures.push((attempt, reason, retry_in));
+        }
+    }
+    failures
+}
+
+#[tokio::test]
+async fn a_first_login_makes_no_attempt_before_the_retry_after_of_a_503() {
+    let arrivals = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (addr, accepted) = {
+        let arrivals = arrivals.clone();
+        serve(move |tcp, n| {
+            // Taken as the service accepts the connection.
+            arrivals.lock().unwrap().push(std::time::Instant::now());
+            async move {
+                if n == 1 {
+                    return peer::refuse_upgrade(tcp, "503 Service Unavailable", Some("2")).await;
+                }
+                let mut ws = upgrade(tcp).await;
+                if login(&mut ws, n, &[]).await.is_some() {
+                    behave(&mut ws).await;
+                }
+            }
+        })
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::options(addr, &dir)).unwrap();
+    let mut events = client.events();
+    tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("the login returns")
+        .expect("the second attempt logs in");
+    assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    let arrivals = arrivals.lock().unwrap().clone();
+    let waited = arrivals[1] - arrivals[0];
+    assert!(
+        waited >= Duration::from_secs(2),
+        "tried again after {waited:?}"
+    );
+    let failures = login_failures(&mut events);
+    let [(1, reason, retry_in)] = &failures[..] else {
+        panic!("{failures:?}");
+    };
+    assert_eq!(
+        reason,
+        &format!(
+            "could not connect to the realtime wire at ws://{addr}: \
+             the service answered the upgrade with http status 503 instead of 101"
+        )
+    );
+    assert!(
+        *retry_in >= Duration::from_secs(2) && *retry_in <= Duration::from_secs(3),
+        "{retry_in:?}: the Retry-After, spread over up to half as long again"
+    );
+    client.close().await.unwrap();
+}
+
+/// A bot started before its service, which then comes up and is busy for
+/// a while: refused connections, a connection dropped during the upgrade,
+/// a 502, a connection closed before the login's reply and a login
+/// answered `-9` are each tried again, and reported in words, in order;
+/// the next attempt logs in.
+#[tokio::test]
+async fn a_first_login_waits_out_a_service_that_is_down_then_busy() {
+    let reserved = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = reserved.local_addr().unwrap();
+    drop(reserved);
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::options(addr, &dir)).unwrap();
+    let mut events = client.events();
+    let logging_in = tokio::spawn({
+        let client = client.clone();
+        async move { client.login().await }
+    });
+    // The service comes up once the bot has been refused at least once.
+    let first = next_event(&mut events, |e| matches!(e, Event::LoginFailed { .. })).await;
+    let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+    let (_, accepted) = peer::serve_on(listener, |tcp, n| async move {
+        match n {
+            // Hung up on before the upgrade is read.
+            1 => drop(tcp),
+            2 => peer::refuse_upgrade(tcp, "502 Bad Gateway", None).await,
+            3 => {
+                let mut ws = upgrade(tcp).await;
+                if peer::read_login(&mut ws).await.is_some() {
+                    let _ = ws.close(None).await;
+                }
+            }
+            4 => {
+                let mut ws = upgrade(tcp).await;
+                if peer::read_login(&mut ws).await.is_some() {
+                    send(&mut ws, r#"{"op":10,"d":{"code":-9}}"#).await;
+                    while next_frame(&mut ws).await.is_some() {}
+                }
+            }
+            _ => {
+                let mut ws = upgrade(tcp).await;
+                if login(&mut ws, n, &[]).await.is_some() {
+                    behave(&mut ws).await;
+                }
+            }
+        }
+    });
+    tokio::time::timeout(WAIT, logging_in)
+        .await
+        .expect("the login returns")
+        .unwrap()
+        .expect("the fifth connection logs in");
+    assert_eq!(accepted.load(Ordering::SeqCst), 5);
+    let mut failures = login_failures(&mut events);
+    let Event::LoginFailed {
+        attempt,
+        reason,
+        retry_in,
+    } = first
+    else {
+        unreachable!("picked by next_event");
+    };
+    failures.insert(0, (attempt, reason, retry_in));
+    let attempts: Vec<u32> = failures.iter().map(|(attempt, _, _)| *attempt).collect();
+    let expected: Vec<u32> = (1..=attempts.len() as u32).collect();
+    assert_eq!(attempts, expected, "numbered from 1, each one reported");
+    let reasons: Vec<&str> = failures.iter().map(|(_, r, _)| r.as_str()).collect();
+    let [refusals @ .., hung_up, status, closed, busy] = &reasons[..] else {
+        panic!("{reasons:?}");
+    };
+    assert!(!refusals.is_empty(), "{reasons:?}");
+    for refused in refusals {
+        assert!(
+            refused.contains(": no address accepted a tcp connection ("),
+            "{refused}"
+        );
+    }
+    assert!(hung_up.contains("websocket upgrade"), "{hung_up}");
+    assert!(
+        status.ends_with("http status 502 instead of 101"),
+        "{status}"
+    );
+    assert!(
+        closed.starts_with("the connection closed before the reply to opcode 10 arrived"),
+        "{closed}"
+    );
+    assert_eq!(*busy, "the service refused opcode 10 with code -9");
+    client.close().await.unwrap();
+}
+
+/// A service that answers every upgrade with `status` (and `Retry-After`).
+async fn serve_refusing(
+    status: &'static str,
+    retry_after: Option<&'static str>,
+) -> (std::net::SocketAddr, Arc<AtomicUsize>) {
+    serve(move |tcp, _| peer::refuse_upgrade(tcp, status, retry_after)).await
+}
+
+#[tokio::test]
+async fn what_will_not_pass_is_not_tried_again() {
+    // A keystore directory per client.
+    let dirs: Vec<_> = (0..5).map(|_| tempfile::tempdir().unwrap()).collect();
+    let login_once = |options: botlane::ClientOptions| async move {
+        let client = botlane::Client::new(options).unwrap();
+        let mut events = client.events();
+        let err = tokio::time::timeout(WAIT, client.login())
+            .await
+            .expect("the login returns")
+            .unwrap_err();
+        assert!(
+            login_failures(&mut events).is_empty(),
+            "{err}: nothing retried"
+        );
+        err
+    };
+
+    // A refused token.
+    let (addr, accepted) = serve(|tcp, _| async move {
+        let mut ws = upgrade(tcp).await;
+        if peer::read_login(&mut ws).await.is_some() {
+            send(&mut ws, r#"{"op":10,"d":{"code":-6}}"#).await;
+            while next_frame(&mut ws).await.is_some() {}
+        }
+    })
+    .await;
+    let err = login_once(peer::options(addr, &dirs[0])).await;
+    assert!(matches!(err, ClientError::LoginRefused), "{err}");
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+
+    // A wrong path: the service answers 404.
+    let (addr, accepted) = serve_refusing("404 Not Found", Some("1")).await;
+    let err = login_once(peer::options(addr, &dirs[1])).await;
+    let ClientError::Connect(connect) = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(connect.status(), Some(404));
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+
+    // A keystore that cannot be opened: nothing is dialled.
+    let (addr, accepted) = peer::serve_well_behaved().await;
+    let options = peer::options(addr, &dirs[2]);
+    std::fs::write(&options.keystore_path, b"not a keystore").unwrap();
+    let err = login_once(options).await;
+    assert!(matches!(err, ClientError::Keystore(_)), "{err}");
+    assert_eq!(accepted.load(Ordering::SeqCst), 0);
+
+    // A 503 with one attempt allowed.
+    let (addr, accepted) = serve_refusing("503 Service Unavailable", None).await;
+    let err = login_once(peer::options(addr, &dirs[3]).login_deadline(Duration::ZERO)).await;
+    assert!(
+        matches!(&err, ClientError::Connect(c) if c.status() == Some(503)),
+        "{err}"
+    );
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+
+    // A 503 whose Retry-After is past the deadline: no attempt could be
+    // made in time, so the login returns at once (not after 120 s).
+    let (addr, accepted) = serve_refusing("503 Service Unavailable", Some("120")).await;
+    let err = login_once(peer::options(addr, &dirs[4])).await;
+    assert!(
+        matches!(&err, ClientError::Connect(c) if c.status() == Some(503)),
+        "{err}"
+    );
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn at_the_login_deadline_the_last_attempt_s_error_is_returned() {
+    let (addr, accepted) = serve_refusing("503 Service Unavailable", None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let options = peer::options(addr, &dir).login_deadline(Duration::from_secs(1));
+    let client = botlane::Client::new(options).unwrap();
+    let mut events = client.events();
+    let err = tokio::time::timeout(WAIT, client.login())
+        .await
+        .expect("the login gives up by itself")
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Connect(c) if c.status() == Some(503)),
+        "{err}"
+    );
+    let attempts = accepted.load(Ordering::SeqCst);
+    // Delays of 10–20 ms growing to 100–200 ms: several fit in 1 s.
+    assert!(attempts >= 3, "{attempts} attempts");
+    let failures = login_failures(&mut events);
+    assert_eq!(
+        failures.len(),
+        attempts - 1,
+        "each attempt reported but the last, returned"
+    );
+    client.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_close_during_the_wait_between_attempts_ends_the_login_at_once() {
+    // 30 s, within the default login deadline of 60 s.
+    let (addr, accepted) = serve_refusing("503 Service Unavailable", Some("30")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::options(addr, &dir)).unwrap();
+    let mut events = client.events();
+    let login = tokio::spawn({
+        let client = client.clone();
+        async move { client.login().await }
+    });
+    let failed = next_event(&mut events, |e| matches!(e, Event::LoginFailed { .. })).await;
+    assert!(
+        matches!(failed, Event::LoginFailed { retry_in, .. } if retry_in >= Duration::from_secs(30)),
+        "{failed:?}"
+    );
+    tokio::time::timeout(WAIT, client.close())
+        .await
+        .expect("close returns")
+        .unwrap();
+    // Within WAIT (20 s), before the 30 s wait would end.
+    let login = tokio::time::timeout(WAIT, login)
+        .await
+        .expect("the close ends the wait")
+        .unwrap();
+    assert!(matches!(login, Err(ClientError::NotConnected)), "{login:?}");
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn dropping_the_login_stops_its_attempts() {
+    let (addr, accepted) = serve_refusing("503 Service Unavailable", None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(peer::options(addr, &dir)).unwrap();
+    let mut events = client.events();
+    tokio::select! {
+        _ = client.login() => panic!("the service never lets it in"),
+        _ = next_event(&mut events, |e| matches!(e, Event::LoginFailed { attempt: 3, .. })) => {}
+    }
+    // An attempt dialled as the future was dropped may still be accepted.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let attempts = accepted.load(Ordering::SeqCst);
+    assert!(attempts >= 3, "{attempts}");
+    // The delays are at most 200 ms: several attempts would fit in 1 s.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        attempts,
+        "no attempt after the drop"
+    );
+    assert!(login_failures(&mut events).is_empty(), "nor any report");
 }

@@ -1,8 +1,8 @@
 //! Across a disconnect and the reconnect after it, and around shutdown:
 //! what the service is sent again (the menu), what a handler's replies
 //! and dispatch still do, what a reconnect refused, answered with an error
-//! or dropped at once leads to, and a shutdown during the first dial or as
-//! a reconnect completes. Over real sockets on loopback, against a fake
+//! (a 503's `Retry-After` waited out) or dropped at once leads to, and a
+//! shutdown during the first dial or as a reconnect completes. Over real sockets on loopback, against a fake
 //! service (`tests/peer`); the assertions are on structure (frames the
 //! service saw, counts, errors, events).
 
@@ -1200,6 +1200,71 @@ async fn a_failed_first_login_s_ready_is_not_applied_and_its_messages_wait_for_t
     assert_eq!(
         (&sent["channel_id"], &sent["reply_to"]),
         (&serde_json::json!("c2"), &serde_json::json!("m1a"))
+    );
+    client.close().await.unwrap();
+}
+
+/// A reconnect answered 503 with `Retry-After: 1` makes no attempt sooner,
+/// as the service sees it (the backoff alone would try again within 40
+/// ms), and says how long it waits in its `ReconnectFailed`.
+#[tokio::test]
+async fn a_reconnect_waits_out_the_retry_after_of_a_503() {
+    let kill = Arc::new(Notify::new());
+    let arrivals = Arc::new(Mutex::new(Vec::new()));
+    let (addr, _) = {
+        let (kill, arrivals) = (kill.clone(), arrivals.clone());
+        serve(move |tcp, n| {
+            // Taken as the service accepts the connection.
+            arrivals.lock().unwrap().push(std::time::Instant::now());
+            let kill = kill.clone();
+            async move {
+                if n == 2 {
+                    return peer::refuse_upgrade(tcp, "503 Service Unavailable", Some("1")).await;
+                }
+                let mut ws = upgrade(tcp).await;
+                if peer::login(&mut ws, n, &[]).await.is_some() {
+                    tokio::select! {
+                        () = behave(&mut ws) => {}
+                        () = kill.notified(), if n == 1 => {}
+                    }
+                }
+            }
+        })
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // The longest delay above the Retry-After, which it caps.
+    let options = peer::options(addr, &dir)
+        .reconnect_delays(Duration::from_millis(20), Duration::from_secs(5));
+    let (client, mut events) = peer::client_with_events(options).await;
+    kill.notify_one();
+    let mut failed = Vec::new();
+    tokio::time::timeout(WAIT, async {
+        loop {
+            match events.recv().await.unwrap() {
+                botlane::Event::ReconnectFailed {
+                    attempt, retry_in, ..
+                } => failed.push((attempt, retry_in)),
+                botlane::Event::Reconnected => return,
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("the third connection logs in");
+    let arrivals = arrivals.lock().unwrap().clone();
+    assert_eq!(arrivals.len(), 3);
+    let waited = arrivals[2] - arrivals[1];
+    assert!(
+        waited >= Duration::from_secs(1),
+        "tried again after {waited:?}"
+    );
+    let [(1, retry_in)] = failed[..] else {
+        panic!("{failed:?}");
+    };
+    assert!(
+        retry_in >= Duration::from_secs(1) && retry_in <= Duration::from_millis(1500),
+        "{retry_in:?}"
     );
     client.close().await.unwrap();
 }

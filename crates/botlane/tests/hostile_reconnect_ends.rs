@@ -15,6 +15,7 @@ mod peer;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use botlane::crypto::ChannelKey;
 use botlane::{ClientError, CommandContext, CommandDeclaration, Event};
@@ -439,7 +440,9 @@ async fn messages_a_failed_first_login_left_are_dropped_when_its_retry_is_refuse
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let client = botlane::Client::new(peer::patient(peer::options(addr, &dir))).unwrap();
+    // One attempt per login: the application tries again here, not the client.
+    let once = peer::patient(peer::options(addr, &dir)).login_deadline(Duration::ZERO);
+    let client = botlane::Client::new(once).unwrap();
     let runs = register_echo(&client);
     let mut events = client.events();
     let login = || async {

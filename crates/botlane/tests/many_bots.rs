@@ -1,9 +1,12 @@
 //! Many bot sessions in one process (issue 13): 200 bots, each with a
-//! channel of its own shared with one human, log in to one in-process
-//! devserver over loopback; the human invokes `/ping` once in every channel
-//! and every bot answers. Counts only: every bot logged in once, ran its
-//! handler once, and its answer reached the human in its own channel. The
-//! time bounds are there so that a hang fails; no test asserts a time.
+//! channel of its own shared with one human, all start their login at once
+//! against one in-process devserver whose pre-login pool is smaller, over
+//! loopback; the human invokes `/ping` once in every channel and every bot
+//! answers. Counts only: every bot logged in once (within its login
+//! deadline: the first login waits out the full pool, issue 34), ran its
+//! handler once, and its answer reached the human in its own channel. And
+//! a bot logs in while strangers that never log in hold the pre-login pool.
+//! The time bounds are there so that a hang fails; no test asserts a time.
 //! The 1,000-bot run with its figures is `benches/scale.rs`.
 
 #![allow(clippy::unwrap_used)]
@@ -13,13 +16,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration};
-use botlane_devserver::{DevServer, DevServerConfig, TestUser};
+use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration, Event};
+use botlane_devserver::{DevServer, DevServerConfig, Limits, TestUser};
 use futures_util::StreamExt;
+use tokio_tungstenite::tungstenite::Message;
 
 const BOTS: usize = 200;
-/// Logins and key shares in flight at once: under the devserver's pre-login
-/// connection pool.
+/// The devserver's pre-login pool: smaller than the bots logging in at once.
+const PRELOGIN_POOL: usize = 16;
+/// Key shares and invocations in flight at once.
 const CONCURRENCY: usize = 16;
 /// Generous for a loaded 2-core machine running a debug build.
 const PHASE_LIMIT: Duration = Duration::from_secs(240);
@@ -44,7 +49,10 @@ async fn two_hundred_bots_each_answer_one_invocation() {
         eprintln!("SKIPPED two_hundred_bots_each_answer_one_invocation: {reason}");
         return;
     }
-    let server = DevServer::start(DevServerConfig::default()).await.unwrap();
+    let limits = Limits::default().prelogin_connections(PRELOGIN_POOL);
+    let server = DevServer::start(DevServerConfig::default().limits(limits))
+        .await
+        .unwrap();
     let url = server.ws_url();
     let space = server.create_server("many");
     let human = server.add_user("alice");
@@ -57,6 +65,7 @@ async fn two_hundred_bots_each_answer_one_invocation() {
         bots.push((account, channel));
     }
     let handled: Vec<Arc<AtomicUsize>> = (0..BOTS).map(|_| Arc::default()).collect();
+    let waited = Arc::new(AtomicUsize::new(0));
     let dir = tempfile::tempdir().unwrap();
 
     let logins = futures_util::stream::iter(0..BOTS)
@@ -66,7 +75,7 @@ async fn two_hundred_bots_each_answer_one_invocation() {
                 dir.path().join(format!("bot{i}.keystore")),
                 url.clone(),
             );
-            let count = handled[i].clone();
+            let (count, waited) = (handled[i].clone(), waited.clone());
             async move {
                 let client = Client::new(options).unwrap();
                 client
@@ -79,15 +88,29 @@ async fn two_hundred_bots_each_answer_one_invocation() {
                         },
                     )
                     .unwrap();
-                client.login().await.unwrap();
+                let mut events = client.events();
+                client
+                    .login()
+                    .await
+                    .expect("a bot logs in within its login deadline");
+                while let Ok(Some(event)) = events.try_recv() {
+                    if matches!(event, Event::LoginFailed { .. }) {
+                        waited.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
                 client
             }
         })
-        .buffered(CONCURRENCY)
+        // All at once.
+        .buffered(BOTS)
         .collect::<Vec<Client>>();
     let clients = tokio::time::timeout(PHASE_LIMIT, logins)
         .await
         .expect("200 bots log in");
+    eprintln!(
+        "{BOTS} bots against a pre-login pool of {PRELOGIN_POOL}: {} attempts waited out",
+        waited.load(Ordering::SeqCst)
+    );
     for (client, (account, channel)) in clients.iter().zip(&bots) {
         assert_eq!(client.bot_id().as_deref(), Some(account.id.as_str()));
         let channels: Vec<String> = client.channels().into_iter().map(|c| c.id).collect();
@@ -148,4 +171,82 @@ async fn two_hundred_bots_each_answer_one_invocation() {
     tokio::time::timeout(PHASE_LIMIT, closes)
         .await
         .expect("200 bots close");
+}
+
+/// Connects to `url` again and again, never sending a frame: each
+/// connection is held until the service ends it, and a refused upgrade is
+/// tried again at once. Counts the connections the service closed to make
+/// room for a newcomer.
+async fn stranger(url: String, evicted: Arc<AtomicUsize>) {
+    loop {
+        let Ok((mut ws, _)) = tokio_tungstenite::connect_async(&url).await else {
+            tokio::task::yield_now().await;
+            continue;
+        };
+        while let Some(Ok(message)) = ws.next().await {
+            if let Message::Close(Some(frame)) = &message {
+                if frame.reason.starts_with("pre-login pool full") {
+                    evicted.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        }
+    }
+}
+
+/// Strangers as many as the pre-login pool's slots hold it, each
+/// connecting again the moment the service closes it, and never log in;
+/// their login timeout (2 minutes) is past the bot's login deadline
+/// (1 minute). The bot's first login, refused while every stranger is
+/// within its grace, waits out the `Retry-After`, takes the place of the
+/// oldest, and is never evicted once its login has arrived; the strangers
+/// go on holding the rest of the pool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_logs_in_while_strangers_churn_through_the_prelogin_pool() {
+    const POOL: usize = 8;
+    let limits = Limits::default()
+        .prelogin_connections(POOL)
+        .prelogin_grace(Duration::from_millis(200))
+        .login_timeout(Duration::from_secs(120));
+    let server = DevServer::start(DevServerConfig::default().limits(limits))
+        .await
+        .unwrap();
+    let url = server.ws_url();
+    let account = server.add_bot("bot");
+    let evicted = Arc::new(AtomicUsize::new(0));
+    let strangers: Vec<_> = (0..POOL)
+        .map(|_| tokio::spawn(stranger(url.clone(), evicted.clone())))
+        .collect();
+    server
+        .wait_for(|s| s.prelogin_count() == POOL, PHASE_LIMIT)
+        .await
+        .unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let client = Client::new(ClientOptions::new(
+        account.token.clone(),
+        dir.path().join("bot.keystore"),
+        url,
+    ))
+    .unwrap();
+    tokio::time::timeout(PHASE_LIMIT, client.login())
+        .await
+        .expect("the login returns")
+        .expect("the bot logs in within its login deadline");
+    assert_eq!(client.bot_id().as_deref(), Some(account.id.as_str()));
+    assert!(
+        evicted.load(Ordering::SeqCst) >= 1,
+        "the bot took a stranger's place"
+    );
+    // The strangers go on: the one put out came back and holds a slot.
+    server
+        .wait_for(
+            |s| s.session_count() == 1 && s.prelogin_count() == POOL,
+            PHASE_LIMIT,
+        )
+        .await
+        .unwrap();
+    for stranger in strangers {
+        stranger.abort();
+    }
+    client.close().await.unwrap();
 }

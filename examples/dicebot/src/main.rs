@@ -29,7 +29,10 @@
 //! once logged in and `dicebot stopped` after a clean stop; logs go to
 //! stderr (`RUST_LOG`, default `info`) and name commands and error kinds,
 //! never what anybody wrote. Exit status 0 after a signal, 1 when it cannot
-//! start or the service refuses its token.
+//! start: a bad setting or keystore, its token refused (at once), or a
+//! service still unreachable or busy after botlane's login deadline of a
+//! minute, during which the login tries again (a `login attempt failed`
+//! warning each time; a signal stops it).
 
 use std::error::Error;
 use std::future::Future;

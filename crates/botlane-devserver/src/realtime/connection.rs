@@ -50,16 +50,6 @@ fn close_message(code: u16, reason: &str) -> Message {
     Message::close(Some(code), reason)
 }
 
-/// `10 s`, `0.5 s`: a duration as the close reason of the login timeout says it.
-fn seconds(duration: Duration) -> String {
-    let millis = duration.as_millis();
-    if millis.is_multiple_of(1000) {
-        format!("{} s", millis / 1000)
-    } else {
-        format!("{} s", duration.as_secs_f64())
-    }
-}
-
 /// Serves connection `conn`, registered in the pre-login pool by the upgrade,
 /// until it ends; then removes it from the state.
 pub(crate) async fn connection(
@@ -156,7 +146,7 @@ pub(crate) async fn connection(
                 tracing::debug!(connection = conn, "no login in time: closing with 1008");
                 break Ending::Terminated(Termination::Close {
                     code: 1008,
-                    reason: format!("no login within {}", seconds(limits.login_timeout)),
+                    reason: format!("no login within {}", crate::limits::seconds(limits.login_timeout)),
                 });
             }
             how = killed.wait_for(Option::is_some) => {
@@ -349,17 +339,5 @@ async fn write_loop(
     if let Some(Termination::Urgent { code, reason }) = how {
         let close = sink.send(close_message(code, &reason));
         let _ = tokio::time::timeout(flush_timeout, close).await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn login_timeouts_read_as_seconds() {
-        assert_eq!(seconds(Duration::from_secs(10)), "10 s");
-        assert_eq!(seconds(Duration::from_millis(500)), "0.5 s");
-        assert_eq!(seconds(Duration::from_millis(1250)), "1.25 s");
     }
 }

@@ -5,7 +5,8 @@
 use axum::body::Body;
 use axum::extract::{Request, State as AxumState};
 use axum::http::header::{
-    CONNECTION, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_VERSION, UPGRADE,
+    CONNECTION, RETRY_AFTER, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_VERSION,
+    UPGRADE,
 };
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -97,7 +98,8 @@ pub(crate) fn accept_key(headers: &HeaderMap) -> Result<String, Refusal> {
 }
 
 /// Answers an upgrade request: `101` and the connection served in its own
-/// task, `503` when the pre-login pool is full, or the refusal.
+/// task, `503` with `Retry-After` when the pre-login pool is full of
+/// connections it may not evict, or the refusal.
 pub(crate) async fn upgrade(
     AxumState(app): AxumState<RealtimeApp>,
     mut request: Request,
@@ -118,7 +120,18 @@ pub(crate) async fn upgrade(
             "{} connections are waiting to log in, the most this service allows: try again later\n",
             app.limits.prelogin_connections
         );
-        return (StatusCode::SERVICE_UNAVAILABLE, reason).into_response();
+        // Every connection now in the pool is younger than the grace (or
+        // has sent its login): the oldest without a login may be evicted
+        // by then. In whole seconds, rounded up.
+        let grace = app.limits.prelogin_grace;
+        let seconds = grace.as_secs() + u64::from(grace.subsec_nanos() > 0);
+        let retry_after = HeaderValue::from(seconds.max(1));
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(RETRY_AFTER, retry_after)],
+            reason,
+        )
+            .into_response();
     };
     let on_upgrade = hyper::upgrade::on(&mut request);
     tokio::spawn(async move {

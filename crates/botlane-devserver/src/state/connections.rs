@@ -34,6 +34,11 @@ pub(crate) struct Connection {
     kill: watch::Sender<Option<Termination>>,
     /// Set once the connection is being ended: nothing more is queued.
     ending: bool,
+    /// From when a full pre-login pool may evict it for a newcomer; `None`
+    /// once a login with a known token has arrived.
+    evictable_from: Option<tokio::time::Instant>,
+    /// Evicted: ending, and no longer counted in the pre-login pool.
+    evicted: bool,
 }
 
 impl Connection {
@@ -44,14 +49,15 @@ impl Connection {
 }
 
 impl State {
-    /// Registers a new WebSocket in the pre-login pool; `None` when the pool
-    /// is full.
+    /// Registers a new WebSocket in the pre-login pool, evicting the oldest
+    /// idle stranger if the pool is full ([`Limits::prelogin_grace`](crate::Limits::prelogin_grace));
+    /// `None` when it is full of connections that may not be evicted.
     pub(crate) fn connect(
         &mut self,
         outbox: Outbox,
         kill: watch::Sender<Option<Termination>>,
     ) -> Option<u64> {
-        if self.prelogin >= self.limits.prelogin_connections {
+        if self.prelogin >= self.limits.prelogin_connections && !self.evict_idle_stranger() {
             return None;
         }
         self.prelogin += 1;
@@ -64,9 +70,54 @@ impl State {
                 outbox,
                 kill,
                 ending: false,
+                evictable_from: Some(crate::limits::deadline(self.limits.prelogin_grace)),
+                evicted: false,
             },
         );
         Some(id)
+    }
+
+    /// Closes the oldest connection of the pre-login pool that may be
+    /// evicted (upgraded a grace ago, no login with a known token) and
+    /// takes it out of the pool; whether there was one. Ids grow, so the
+    /// first found is the oldest.
+    fn evict_idle_stranger(&mut self) -> bool {
+        let now = tokio::time::Instant::now();
+        let grace = self.limits.prelogin_grace;
+        let Some((&id, stranger)) = self.connections.iter_mut().find(|(_, c)| {
+            c.account_id.is_none() && !c.evicted && c.evictable_from.is_some_and(|at| at <= now)
+        }) else {
+            return false;
+        };
+        stranger.evicted = true;
+        stranger.ending = true;
+        // Urgent: the close frame goes ahead of any reply still queued.
+        stranger.terminate(Termination::Urgent {
+            code: 1008,
+            reason: format!(
+                "pre-login pool full: no login within {} of the upgrade",
+                crate::limits::seconds(grace)
+            ),
+        });
+        self.prelogin -= 1;
+        tracing::debug!(
+            connection = id,
+            "pre-login pool full: idle stranger evicted"
+        );
+        true
+    }
+
+    /// A login with a known token has arrived on `connection_id`: it is
+    /// never evicted from here on. `false` if it already was (it is
+    /// ending: the login is not handled).
+    pub(crate) fn login_arrived(&mut self, connection_id: u64) -> bool {
+        match self.connections.get_mut(&connection_id) {
+            Some(connection) if !connection.evicted => {
+                connection.evictable_from = None;
+                true
+            }
+            _ => false,
+        }
     }
 
     pub(crate) fn disconnect(&mut self, connection_id: u64) -> Option<String> {
@@ -76,6 +127,8 @@ impl State {
                 self.sessions -= 1;
                 self.unindex(account_id, connection_id);
             }
+            // An evicted one left the pool when it was evicted.
+            None if connection.evicted => {}
             None => self.prelogin -= 1,
         }
         connection.account_id

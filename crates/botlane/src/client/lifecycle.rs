@@ -15,7 +15,17 @@ use crate::sync::Claim;
 impl<D: Send + Sync + 'static> Client<D> {
     /// Opens the keystore (creating the identity on first run), connects,
     /// logs in with the token, publishes the canonical menu and starts
-    /// dispatch. Returns once the session is ready and its `ready` push (the
+    /// dispatch. An attempt that fails for a reason that may pass (the
+    /// service unreachable, busy or restarting) is tried again with the
+    /// reconnect backoff and any `Retry-After`, each reported as
+    /// [`Event::LoginFailed`](crate::Event::LoginFailed), while the next
+    /// can start within [`login_deadline`](crate::ClientOptions::login_deadline);
+    /// then the last attempt's error is returned. A refused token
+    /// ([`ClientError::LoginRefused`]) or a keystore that cannot be opened
+    /// fail at once. [`close`](Self::close) or [`shutdown`](Self::shutdown)
+    /// during the wait ends it at once with [`ClientError::NotConnected`];
+    /// dropping this future stops the attempts.
+    /// Returns once the session is ready and its `ready` push (the
     /// bot's channels) applied, or after `request_timeout` without one (with
     /// a warning; the session is used all the same). A client runs one
     /// session: a second call, also one made while the first is under

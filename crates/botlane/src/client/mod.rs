@@ -237,6 +237,7 @@ impl<D: Send + Sync + 'static> Client<D> {
             url,
             tls,
             connect_timeout: options.connect_timeout,
+            login_deadline: options.login_deadline,
             connection: transport::Settings {
                 request_timeout: options.request_timeout,
                 heartbeat_interval: options.heartbeat_interval,

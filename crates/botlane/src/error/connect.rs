@@ -2,6 +2,7 @@
 //! WebSocket and TLS crates' error types never reach the public API.
 
 use std::fmt;
+use std::time::Duration;
 
 /// The step of a connection attempt that failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -43,10 +44,13 @@ impl fmt::Display for ConnectErrorKind {
 ///
 /// ```
 /// # async fn demo() {
+/// use std::time::Duration;
 /// use botlane::{Client, ClientError, ClientOptions, ConnectErrorKind};
 /// # let dir = tempfile::tempdir().unwrap();
-/// // Nothing listens on port 1.
-/// let client = Client::new(ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws")).unwrap();
+/// // Nothing listens on port 1; one attempt, no retries.
+/// let options = ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws")
+///     .login_deadline(Duration::ZERO);
+/// let client = Client::new(options).unwrap();
 /// match client.login().await {
 ///     Err(ClientError::Connect(e)) => {
 ///         assert_eq!(e.kind(), ConnectErrorKind::Tcp);
@@ -63,21 +67,54 @@ pub struct ConnectError {
     endpoint: String,
     detail: String,
     status: Option<u16>,
+    /// Whether the failure may pass by itself (the service unreachable,
+    /// busy or restarting), so that a login tries again.
+    transient: bool,
+    /// How long the service asked to be left alone (`Retry-After`).
+    retry_after: Option<Duration>,
 }
 
 impl ConnectError {
+    /// A failure of step `kind`; one that did not reach the service (DNS,
+    /// TCP, a timeout) may pass by itself, the others are for
+    /// [`transient`](Self::transient) and [`with_status`](Self::with_status) to say.
     pub(crate) fn new(kind: ConnectErrorKind, endpoint: &str, detail: impl Into<String>) -> Self {
         Self {
             kind,
             endpoint: endpoint.to_owned(),
             detail: detail.into(),
             status: None,
+            transient: matches!(
+                kind,
+                ConnectErrorKind::Dns | ConnectErrorKind::Tcp | ConnectErrorKind::Timeout
+            ),
+            retry_after: None,
         }
     }
 
-    pub(crate) fn with_status(mut self, status: u16) -> Self {
+    /// The service answered the upgrade with `status`: a 5xx or a 429 (busy,
+    /// restarting) may pass, with the wait it asked for, if any.
+    pub(crate) fn with_status(mut self, status: u16, retry_after: Option<Duration>) -> Self {
         self.status = Some(status);
+        self.transient = status >= 500 || status == 429;
+        self.retry_after = retry_after;
         self
+    }
+
+    /// Marks a failure that may pass: the service hung up mid-step.
+    pub(crate) fn transient(mut self) -> Self {
+        self.transient = true;
+        self
+    }
+
+    /// Whether trying again may succeed.
+    pub(crate) fn is_transient(&self) -> bool {
+        self.transient
+    }
+
+    /// How long the service asked the client to wait before trying again.
+    pub(crate) fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
     }
 
     /// The step that failed.
@@ -115,7 +152,7 @@ mod tests {
             "wss://chat.example:443",
             "the service answered the upgrade with http status 503 instead of 101",
         )
-        .with_status(503);
+        .with_status(503, Some(Duration::from_secs(2)));
         assert_eq!(
             e.to_string(),
             "could not connect to the realtime wire at wss://chat.example:443: \
@@ -124,5 +161,11 @@ mod tests {
         assert!(std::error::Error::source(&e).is_none());
         assert_eq!(e.status(), Some(503));
         assert_eq!(e.kind().to_string(), "status");
+        assert!(e.is_transient());
+        assert_eq!(e.retry_after(), Some(Duration::from_secs(2)));
+        assert!(
+            !e.with_status(404, None).is_transient(),
+            "a wrong path stays wrong"
+        );
     }
 }

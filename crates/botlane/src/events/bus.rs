@@ -278,9 +278,9 @@ fn weight(event: &Event) -> usize {
                     + rejected.reply_to.as_ref().map_or(0, String::len)
                     + rejected.reason.as_ref().map_or(0, String::len)
             }
-            Event::Disconnected { reason, .. } | Event::ReconnectFailed { reason, .. } => {
-                reason.len()
-            }
+            Event::Disconnected { reason, .. }
+            | Event::ReconnectFailed { reason, .. }
+            | Event::LoginFailed { reason, .. } => reason.len(),
             Event::Reconnected => 0,
         }
 }

@@ -18,6 +18,22 @@ use crate::commands::{CommandError, Message};
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Event {
+    /// An attempt of the first [`login`](crate::Client::login) failed for
+    /// a reason that may pass (the service could not be reached, answered
+    /// the upgrade with a 5xx or 429, closed the connection or did not
+    /// answer in time), and `login` tries again after `retry_in`, within
+    /// its [`login_deadline`](crate::ClientOptions::login_deadline): what a
+    /// dashboard shows while a bot waits for a busy or restarting service.
+    /// The failure of the attempt that is not retried is `login`'s error.
+    LoginFailed {
+        /// Which attempt of this login, from 1.
+        attempt: u32,
+        /// Why, in one sentence.
+        reason: String,
+        /// How long the client waits before the next attempt (the backoff,
+        /// jittered, or the service's `Retry-After` when later).
+        retry_in: Duration,
+    },
     /// The first login succeeded: the session's first event, sent once.
     /// `Client::channels` lists the session's channels by then (its
     /// `ready` applied), unless no `ready` came within the request timeout

@@ -1,5 +1,6 @@
-//! The reconnect delay: jittered exponential backoff that starts over only
-//! after a session has stayed up for `reconnect_reset_after`.
+//! The delay between attempts (a first login's and the reconnects'):
+//! jittered exponential backoff that starts over only after a session has
+//! stayed up for `reconnect_reset_after`, and a service's `Retry-After`.
 
 use std::time::Duration;
 
@@ -40,6 +41,29 @@ impl Backoff {
         self.next = self.next.saturating_mul(2).min(self.max);
         delay
     }
+
+    /// The delay before the next attempt after a failure for which the
+    /// service asked to be left alone for `not_before` (its `Retry-After`):
+    /// the backoff's, or, when that is later, `not_before` spread over up
+    /// to half as long again, so that the bots told the same time do not
+    /// all come back at that instant. The backoff grows either way.
+    pub(crate) fn after(&mut self, not_before: Option<Duration>) -> Duration {
+        let delay = self.next_delay();
+        match not_before {
+            Some(not_before) if not_before > delay => {
+                not_before.saturating_add(up_to(not_before / 2))
+            }
+            _ => delay,
+        }
+    }
+}
+
+/// A delay drawn uniformly from `[0, d]`.
+fn up_to(d: Duration) -> Duration {
+    let span = u64::try_from(d.as_micros())
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    Duration::from_micros(OsRng.next_u64() % span)
 }
 
 /// A delay drawn uniformly from `[d/2, d]`, so that many bots dropped at
@@ -65,6 +89,25 @@ mod tests {
                 assert!(j >= d / 2 && j <= d, "{j:?} for {d:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_retry_after_is_never_cut_short_and_is_spread() {
+        let mut b = Backoff::new(100 * MS, 1600 * MS, 60_000 * MS);
+        let asked = 2000 * MS;
+        let delays: Vec<Duration> = (0..50).map(|_| b.after(Some(asked))).collect();
+        assert!(
+            delays.iter().all(|d| *d >= asked && *d <= asked * 3 / 2),
+            "{delays:?}"
+        );
+        assert!(
+            delays.iter().any(|d| *d != delays[0]),
+            "spread, not in lockstep: {delays:?}"
+        );
+        // Shorter than the backoff (grown to its longest by now): the backoff's.
+        let d = b.after(Some(MS));
+        assert!(d >= 800 * MS && d <= 1600 * MS, "{d:?}");
+        assert!(b.after(Some(Duration::MAX)) >= Duration::MAX / 2);
     }
 
     #[test]

@@ -1,19 +1,25 @@
-//! Connecting, logging in and publishing the menu. Every step is
-//! time-bound: the connection by `connect_timeout`, the login and menu
-//! replies by `request_timeout`.
+//! Connecting, logging in and publishing the menu, and the first login's
+//! attempts until one succeeds, one fails for good or the login deadline
+//! is reached. Every step is time-bound: the connection by
+//! `connect_timeout`, the login and menu replies by `request_timeout`, the
+//! attempts by `login_deadline`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use secrecy::ExposeSecret;
 use serde_json::value::RawValue;
 use tokio::sync::watch;
+use tokio::time::Instant;
 
+use super::backoff::Backoff;
 use super::inbound::{Live, SessionInbound};
 use super::{Counters, Session};
 use crate::error::ClientError;
+use crate::events::Event;
 use crate::sync::{lock, stopped, write};
 use crate::transport::{self, Closed, Connection, Ended};
-use crate::wire::{self, OpCode};
+use crate::wire::{self, OpCode, ReplyCode};
 
 /// How long a failed login waits for the connection task to say why the
 /// connection ended (it is already ending: its slots have failed).
@@ -31,6 +37,71 @@ pub(super) struct LoggedIn {
 }
 
 impl Session {
+    /// The first login's attempts: a failure that may pass ([`transient`])
+    /// is tried again after the backoff's delay or the service's
+    /// `Retry-After`, if the next attempt can start before the login
+    /// deadline, and reported ([`Event::LoginFailed`]); any other failure
+    /// is the login's error. A shutdown ends the wait at once with
+    /// [`ClientError::NotConnected`]; the attempts live in the caller's
+    /// future, so dropping it stops them.
+    pub(super) async fn first_connect(
+        self: &Arc<Self>,
+        public_key: &str,
+    ) -> Result<LoggedIn, ClientError> {
+        let config = &self.config;
+        // `None`: a deadline past what the clock can name, never reached.
+        let deadline = Instant::now().checked_add(config.login_deadline);
+        let in_time = |delay: &Duration| match deadline {
+            None => true,
+            Some(end) => Instant::now()
+                .checked_add(*delay)
+                .is_some_and(|next| next < end),
+        };
+        let mut backoff = Backoff::new(
+            config.reconnect_initial,
+            config.reconnect_max,
+            config.reconnect_reset_after,
+        );
+        let mut shutdown = self.shutdown.subscribe();
+        let mut attempt: u32 = 0;
+        loop {
+            attempt = attempt.saturating_add(1);
+            let e = match self.connect(public_key, false).await {
+                Ok(logged_in) => return Ok(logged_in),
+                Err(e) => e,
+            };
+            if self.is_shut_down() {
+                return Err(ClientError::NotConnected);
+            }
+            let retry_in = transient(&e)
+                .then(|| backoff.after(retry_after(&e)))
+                .filter(in_time);
+            let Some(delay) = retry_in else {
+                return Err(e);
+            };
+            match &e {
+                // The close reason is the service's text: logs get the
+                // opcode only (the event, for the application, has it).
+                ClientError::SessionEnded { opcode, .. } => tracing::warn!(
+                    attempt,
+                    opcode,
+                    retry_in = ?delay,
+                    "login attempt failed: the connection ended during login"
+                ),
+                e => tracing::warn!(attempt, error = %e, retry_in = ?delay, "login attempt failed"),
+            }
+            self.emit(Event::LoginFailed {
+                attempt,
+                reason: e.to_string(),
+                retry_in: delay,
+            });
+            tokio::select! {
+                () = tokio::time::sleep(delay) => {}
+                () = stopped(&mut shutdown) => return Err(ClientError::NotConnected),
+            }
+        }
+    }
+
     /// Connects, logs in and publishes the menu; on success the connection
     /// is the session's current one, and for a `reconnect` its `ready`,
     /// once dispatch applies it, announces `Event::Reconnected`.
@@ -166,5 +237,31 @@ impl Session {
         tracing::debug!(hash = %hash, "menu published");
         *lock(&self.published_hash) = Some(hash);
         Ok(())
+    }
+}
+
+/// Whether a failed login attempt may succeed if tried again: the service
+/// could not be reached or was busy (a 5xx or 429, `-2` or `-9`), or the
+/// connection ended or went silent before the login was done. Not a
+/// refused token, a reply the client cannot read, a request refused for
+/// what it holds (a menu the service does not take), nor a shutdown.
+fn transient(e: &ClientError) -> bool {
+    match e {
+        ClientError::Connect(e) => e.is_transient(),
+        ClientError::ConnectionClosed { .. }
+        | ClientError::SessionEnded { .. }
+        | ClientError::Timeout { .. } => true,
+        ClientError::Refused { code, .. } => {
+            *code == ReplyCode::ServerError.code() || *code == ReplyCode::RateLimited.code()
+        }
+        _ => false,
+    }
+}
+
+/// How long the service asked to be left alone, with the error.
+pub(super) fn retry_after(e: &ClientError) -> Option<Duration> {
+    match e {
+        ClientError::Connect(e) => e.retry_after(),
+        _ => None,
     }
 }

@@ -54,6 +54,8 @@ pub(crate) struct SessionConfig {
     pub(crate) url: url::Url,
     pub(crate) tls: Arc<rustls::ClientConfig>,
     pub(crate) connect_timeout: Duration,
+    /// Until when a first login tries again after a failure that may pass.
+    pub(crate) login_deadline: Duration,
     /// The timings of each connection (request timeout, heartbeat, idle).
     pub(crate) connection: transport::Settings,
     pub(crate) reconnect_initial: Duration,
@@ -194,7 +196,7 @@ impl Session {
             }
         };
         let public_key = keystore.identity().public_key().to_base64();
-        let logged_in = self.connect(&public_key, false).await?;
+        let logged_in = self.first_connect(&public_key).await?;
         tokio::spawn(supervisor::republish(self.clone()));
         tokio::spawn(supervisor::supervise(self.clone(), logged_in, public_key));
         Ok(())
@@ -408,6 +410,7 @@ mod tests {
             url,
             tls: transport::tls::client_config(&[]).unwrap(),
             connect_timeout: SECOND,
+            login_deadline: Duration::ZERO,
             connection: transport::Settings {
                 request_timeout: SECOND,
                 heartbeat_interval: SECOND,

@@ -16,7 +16,7 @@ use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
 use super::backoff::Backoff;
-use super::login::LoggedIn;
+use super::login::{retry_after, LoggedIn};
 use super::Session;
 use crate::error::ClientError;
 use crate::events::Event;
@@ -120,7 +120,8 @@ pub(super) async fn supervise(session: Arc<Session>, first: LoggedIn, public_key
 /// Tries to log in again until it works (`Event::Reconnected` sent:
 /// [`reconnected`]; the new connection's end and number), the token is
 /// refused, or the client shuts down. Every failed attempt, a timed-out
-/// one included, waits the next backoff delay.
+/// one included, waits the next backoff delay, or the service's
+/// `Retry-After` when later (up to `reconnect_max`).
 async fn reconnect(
     session: &Arc<Session>,
     public_key: &str,
@@ -129,6 +130,7 @@ async fn reconnect(
     let mut shutdown = session.shutdown.subscribe();
     let mut delay = backoff.next_delay();
     let mut failed: u32 = 0;
+    let longest = session.config.reconnect_max;
     loop {
         tokio::select! {
             () = tokio::time::sleep(delay) => {}
@@ -143,6 +145,7 @@ async fn reconnect(
         if session.is_shut_down() {
             return None;
         }
+        let mut asked = None;
         let failure = match attempt {
             Ok(mut logged_in) => {
                 let ended = tokio::select! {
@@ -189,10 +192,11 @@ async fn reconnect(
                     ),
                     e => tracing::warn!(error = %e, "reconnect failed"),
                 }
+                asked = retry_after(&e);
                 e.to_string()
             }
         };
-        delay = backoff.next_delay();
+        delay = backoff.after(asked).min(longest);
         failed = failed.saturating_add(1);
         session.emit(Event::ReconnectFailed {
             attempt: failed,

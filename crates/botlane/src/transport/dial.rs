@@ -6,14 +6,16 @@
 //! `localhost` resolving to `::1` first would fail against a service bound
 //! to `127.0.0.1`) and reads the upgrade response without a size limit;
 //! hence the steps are done here and only the upgrade is the crate's.
+//! The crate reports a refused upgrade by its status alone, so the response
+//! is also kept as it is read, for its `Retry-After`.
 
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -22,6 +24,7 @@ use tokio_websockets::{ClientBuilder, Limits, MaybeTlsStream, WebSocketStream};
 use url::Url;
 
 use crate::error::{ConnectError, ConnectErrorKind};
+use crate::sync::lock;
 use crate::wire::MAX_FRAME_BYTES;
 
 /// The most bytes the upgrade response (status line and headers) may take.
@@ -138,10 +141,16 @@ async fn steps(
             .connect(name, tcp)
             .await
             .map_err(|e| {
-                fail(
+                let failed = fail(
                     ConnectErrorKind::Tls,
                     format!("the tls handshake failed ({})", io_reason(&e)),
-                )
+                );
+                // The service hung up: not a certificate it will keep sending.
+                if hung_up(&e) {
+                    failed.transient()
+                } else {
+                    failed
+                }
             })?;
         MaybeTlsStream::Rustls(tls)
     } else {
@@ -158,10 +167,15 @@ async fn steps(
             )
         })?
         .limits(Limits::default().max_payload_len(Some(MAX_FRAME_BYTES)));
+    let head = Arc::new(Mutex::new(Vec::new()));
     let (mut socket, _response) = builder
-        .connect_on(HandshakeLimit::new(stream, MAX_HANDSHAKE_BYTES))
+        .connect_on(HandshakeLimit::new(
+            stream,
+            MAX_HANDSHAKE_BYTES,
+            head.clone(),
+        ))
         .await
-        .map_err(|e| upgrade_error(e, endpoint))?;
+        .map_err(|e| upgrade_error(e, endpoint, &lock(&head)))?;
     socket.get_mut().lift();
     Ok(socket)
 }
@@ -175,7 +189,8 @@ pub(crate) fn endpoint(url: &Url) -> String {
     }
 }
 
-fn upgrade_error(e: tokio_websockets::Error, endpoint: &str) -> ConnectError {
+/// Why the upgrade failed; `head` is the response as far as it was read.
+fn upgrade_error(e: tokio_websockets::Error, endpoint: &str, head: &[u8]) -> ConnectError {
     use tokio_websockets::upgrade::Error as Upgrade;
     let fail = |detail: String| ConnectError::new(ConnectErrorKind::Handshake, endpoint, detail);
     match e {
@@ -185,7 +200,7 @@ fn upgrade_error(e: tokio_websockets::Error, endpoint: &str) -> ConnectError {
                 endpoint,
                 format!("the service answered the upgrade with http status {status} instead of 101"),
             )
-            .with_status(status)
+            .with_status(status, retry_after(head))
         }
         tokio_websockets::Error::Upgrade(Upgrade::MissingHeader(name)) => {
             fail(format!("the upgrade response lacks the {name} header"))
@@ -202,11 +217,49 @@ fn upgrade_error(e: tokio_websockets::Error, endpoint: &str) -> ConnectError {
             )),
             None if io.kind() == io::ErrorKind::UnexpectedEof => {
                 fail("the service closed the connection during the websocket upgrade".into())
+                    .transient()
+            }
+            None if hung_up(&io) => {
+                fail(format!("the websocket upgrade failed ({})", io_reason(&io))).transient()
             }
             None => fail(format!("the websocket upgrade failed ({})", io_reason(&io))),
         },
         _ => fail("the websocket upgrade failed".into()),
     }
+}
+
+/// The `Retry-After` of a response's head, as a wait from now: whole
+/// seconds, or an HTTP date (one already past is no wait). `None` without
+/// one, or with a value of neither form.
+fn retry_after(head: &[u8]) -> Option<Duration> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut response = httparse::Response::new(&mut headers);
+    response.parse(head).ok()?;
+    let value = response
+        .headers
+        .iter()
+        .find(|header| header.name.eq_ignore_ascii_case("retry-after"))?
+        .value;
+    let value = std::str::from_utf8(value).ok()?.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(
+        at.duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+/// Whether the peer hung up (reset, aborted, or closed mid-step).
+fn hung_up(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::BrokenPipe
+    )
 }
 
 /// An I/O error in words: its kind, and the message of a TLS or other
@@ -234,24 +287,28 @@ impl std::fmt::Display for TooLarge {
 impl std::error::Error for TooLarge {}
 
 /// A stream that lets at most `limit` bytes be read until [`lift`](Self::lift)
-/// is called: the upgrade response is read through it, and then the
-/// WebSocket frames (bounded by `max_payload_len`) without a limit.
+/// is called: the upgrade response is read through it, and copied into
+/// `head`, and then the WebSocket frames (bounded by `max_payload_len`)
+/// without a limit or a copy.
 #[derive(Debug)]
 pub(crate) struct HandshakeLimit<S> {
     inner: S,
     remaining: Option<usize>,
+    head: Option<Arc<Mutex<Vec<u8>>>>,
 }
 
 impl<S> HandshakeLimit<S> {
-    fn new(inner: S, limit: usize) -> Self {
+    fn new(inner: S, limit: usize, head: Arc<Mutex<Vec<u8>>>) -> Self {
         Self {
             inner,
             remaining: Some(limit),
+            head: Some(head),
         }
     }
 
     fn lift(&mut self) {
         self.remaining = None;
+        self.head = None;
     }
 }
 
@@ -277,6 +334,9 @@ impl<S: AsyncRead + Unpin> AsyncRead for HandshakeLimit<S> {
             Poll::Ready(Ok(())) => {
                 let got = limited.filled();
                 this.remaining = Some(remaining - got.len());
+                if let Some(head) = &this.head {
+                    lock(head).extend_from_slice(got);
+                }
                 buf.put_slice(got);
                 Poll::Ready(Ok(()))
             }
@@ -324,14 +384,44 @@ mod tests {
     #[tokio::test]
     async fn the_limit_holds_until_lifted() {
         let data = [b'a'; 100];
-        let mut limited = HandshakeLimit::new(&data[..], 40);
+        let head = Arc::new(Mutex::new(Vec::new()));
+        let mut limited = HandshakeLimit::new(&data[..], 40, head.clone());
         let mut got = Vec::new();
         let err = limited.read_to_end(&mut got).await.unwrap_err();
         assert_eq!(got.len(), 40, "exactly the limit was read");
         assert!(err.get_ref().unwrap().is::<TooLarge>());
+        assert_eq!(lock(&head).len(), 40, "what was read is kept");
         limited.lift();
         limited.read_to_end(&mut got).await.unwrap();
         assert_eq!(got.len(), 100);
+        assert_eq!(lock(&head).len(), 40, "nothing after the lift");
+    }
+
+    #[test]
+    fn retry_after_in_seconds_or_as_a_date() {
+        let head = |value: &str| {
+            format!("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: {value}\r\n\r\n")
+        };
+        assert_eq!(
+            retry_after(head("2").as_bytes()),
+            Some(Duration::from_secs(2))
+        );
+        let later = SystemTime::now() + Duration::from_secs(120);
+        let by_date = retry_after(head(&httpdate::fmt_http_date(later)).as_bytes()).unwrap();
+        // The date has whole seconds: up to one less than asked.
+        assert!(
+            by_date > Duration::from_secs(118) && by_date <= Duration::from_secs(120),
+            "{by_date:?}"
+        );
+        let past = httpdate::fmt_http_date(SystemTime::UNIX_EPOCH);
+        assert_eq!(retry_after(head(&past).as_bytes()), Some(Duration::ZERO));
+        for unusable in ["soon", "-1", "1.5", ""] {
+            assert_eq!(retry_after(head(unusable).as_bytes()), None, "{unusable}");
+        }
+        assert_eq!(
+            retry_after(b"HTTP/1.1 503 Service Unavailable\r\n\r\n"),
+            None
+        );
     }
 
     #[test]

@@ -19,6 +19,7 @@ use botlane::{
     Client, ClientError, ClientOptions, CommandContext, CommandDeclaration, ConnectErrorKind,
 };
 use futures_util::{SinkExt, StreamExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -103,6 +104,24 @@ pub async fn upgrade(tcp: TcpStream) -> Ws {
     tokio_tungstenite::accept_async_with_config(tcp, Some(config))
         .await
         .unwrap()
+}
+
+/// Reads an upgrade request's head and answers it with `status` (and a
+/// `Retry-After`, if given), then hangs up.
+pub async fn refuse_upgrade(mut tcp: TcpStream, status: &str, retry_after: Option<&str>) {
+    let mut request = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+        match tcp.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => request.extend_from_slice(&buf[..n]),
+        }
+    }
+    let retry_after = retry_after.map_or(String::new(), |v| format!("Retry-After: {v}\r\n"));
+    let response =
+        format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n{retry_after}\r\n");
+    let _ = tcp.write_all(response.as_bytes()).await;
+    let _ = tcp.shutdown().await;
 }
 
 /// The next text frame as JSON; `None` when the client is gone.
@@ -380,17 +399,18 @@ pub fn key_push(key: &ChannelKey, public_key: &str, channel: &str) -> String {
         .to_string()
 }
 
-/// Logs in with `options`, which must fail by itself (within [`WAIT`])
-/// with its connect timeout (`timeout`, written `in_words`) naming the step
-/// `stalled_in`, in full and once; `url` is the wire's address as the
-/// error names it (`ws://127.0.0.1:PORT`).
+/// Logs in with `options` and one attempt (a timeout is otherwise tried
+/// again), which must fail by itself (within [`WAIT`]) with its connect
+/// timeout (`timeout`, written `in_words`) naming the step `stalled_in`,
+/// in full and once; `url` is the wire's address as the error names it
+/// (`ws://127.0.0.1:PORT`).
 pub async fn assert_login_times_out(
     options: ClientOptions,
     url: &str,
     (timeout, in_words): (Duration, &str),
     stalled_in: &str,
 ) {
-    let client = Client::new(options).unwrap();
+    let client = Client::new(options.login_deadline(Duration::ZERO)).unwrap();
     let started = Instant::now();
     let err = tokio::time::timeout(WAIT, client.login())
         .await

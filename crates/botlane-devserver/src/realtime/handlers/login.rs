@@ -71,6 +71,11 @@ pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue, recorded: (usize
         };
     };
     let (id, name, kind) = (account.id.clone(), account.name.clone(), account.kind);
+    // Evicted from a full pre-login pool before its login was read: it is
+    // ending, and this login is not handled.
+    if !state.login_arrived(conn) {
+        return Flow::Continue;
+    }
     if let Err(why) = check_public_key(&request.public_key) {
         state.send(conn, op, &Refusal::new(ReplyCode::BadRequest, why).reply());
         return Flow::Continue;

@@ -84,6 +84,17 @@ pub struct ClientOptions {
     /// How long one connection attempt may take, TCP, TLS and the WebSocket
     /// handshake together (10 s). A timed-out attempt is a failed attempt.
     pub connect_timeout: Duration,
+    /// How long [`login`](crate::Client::login) keeps trying when an attempt
+    /// fails for a reason that may pass (60 s): the service unreachable
+    /// (connection refused or reset, DNS, the connect timeout), busy or
+    /// restarting (a 5xx or 429 answer to the upgrade, a login answered
+    /// `-2` or `-9`), or the connection dropped or silent before the
+    /// login's and menu's replies. Attempts are spaced by the reconnect
+    /// backoff and any `Retry-After` the service sends; none starts after
+    /// the deadline, and `login` returns the last attempt's error once the
+    /// next could not start before it. A refused token or a keystore that
+    /// cannot be opened fail at once. [`Duration::ZERO`]: one attempt.
+    pub login_deadline: Duration,
     /// How long a request waits for its reply before failing (30 s); the
     /// login and menu replies too. A write to the service that stalls this
     /// long ends the connection.
@@ -194,6 +205,7 @@ impl ClientOptions {
             heartbeat_interval: Duration::from_secs(15),
             idle_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
+            login_deadline: Duration::from_secs(60),
             request_timeout: Duration::from_secs(30),
             reconnect_initial: Duration::from_millis(250),
             reconnect_max: Duration::from_secs(30),
@@ -285,6 +297,23 @@ impl ClientOptions {
     #[must_use]
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sets how long a first login keeps trying (see
+    /// [`login_deadline`](Self::login_deadline)); [`Duration::ZERO`] for one
+    /// attempt.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = botlane::ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws");
+    /// assert_eq!(options.login_deadline, Duration::from_secs(60));
+    /// let once = options.login_deadline(Duration::ZERO);
+    /// assert!(once.login_deadline.is_zero());
+    /// ```
+    #[must_use]
+    pub fn login_deadline(mut self, deadline: Duration) -> Self {
+        self.login_deadline = deadline;
         self
     }
 
