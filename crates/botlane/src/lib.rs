@@ -72,7 +72,7 @@
 #![deny(missing_docs)]
 
 // The parts, bottom to top (`docs/architecture.md`; `tests/architecture.rs`
-// fails on any cycle between them): shared helpers and errors; the wire,
+// fails on any cycle between them): shared helpers, telemetry and errors; the wire,
 // the crypto and the keystore; the command area and the REST lane; the
 // events; the transport; the session; dispatch; and the client, which
 // wires them together.
@@ -81,6 +81,7 @@ mod human;
 mod loopback;
 mod share;
 mod sync;
+mod telemetry;
 mod throttle;
 
 mod client;

@@ -18,6 +18,7 @@ use super::settings::CommandSettings;
 use super::text::{parse_text_with, PrefixSet, TextParseResult};
 use super::types::{CommandArgs, CommandDeclaration};
 use super::validate::{violations_of, DeclarationError, DeclarationRule, Violation};
+use crate::telemetry::CommandSlot;
 
 /// Something that can tell whether an invocation fits a set of declarations.
 pub trait CommandLookup {
@@ -47,6 +48,9 @@ pub struct RegisteredCommand<D = ()> {
     pub(crate) convert: Option<ConvertCheck>,
     /// How its handler has behaved, for dispatch.
     pub(crate) pace: Pace,
+    /// Its metric series, resolved by dispatch at its first invocation
+    /// (shared by the snapshots that copy it).
+    pub(crate) series: CommandSlot,
     /// Its options' integer and number choices, parsed for the text lane's
     /// choice check (empty when it has none).
     pub(crate) choices: Box<[Option<ParsedChoices>]>,
@@ -63,6 +67,7 @@ impl<D> Clone for RegisteredCommand<D> {
             settings: self.settings.clone(),
             convert: self.convert,
             pace: self.pace.clone(),
+            series: self.series.clone(),
             choices: self.choices.clone(),
         }
     }
@@ -301,6 +306,7 @@ impl<D> CommandRegistry<D> {
             settings,
             convert,
             pace: Pace::default(),
+            series: CommandSlot::new(),
         });
         Ok(self)
     }

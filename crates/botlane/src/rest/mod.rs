@@ -63,6 +63,7 @@ pub use response::{BodyStream, Response};
 pub(crate) use config::{ConfigError, RestConfig};
 pub(crate) use mint::Mint;
 
+use crate::telemetry::Telemetry;
 use config::LANE_BODY_LIMIT;
 use credential::{Credential, CredentialCache};
 use error::strip_query;
@@ -86,6 +87,8 @@ struct Lane {
     base: OnceLock<Result<url::Url, RestError>>,
     cache: CredentialCache,
     minter: Arc<dyn Mint>,
+    /// Counts mints, re-mints and calls (the client's).
+    telemetry: Arc<Telemetry>,
 }
 
 impl Lane {
@@ -114,8 +117,8 @@ impl PreparedLane {
         })
     }
 
-    /// The lane, minting through `minter`.
-    pub(crate) fn bind(self, minter: Arc<dyn Mint>) -> RestLane {
+    /// The lane, minting through `minter`, counting in `telemetry`.
+    pub(crate) fn bind(self, minter: Arc<dyn Mint>, telemetry: Arc<Telemetry>) -> RestLane {
         let cache = CredentialCache::new(self.config.refresh_margin);
         RestLane {
             inner: Arc::new(Lane {
@@ -124,6 +127,7 @@ impl PreparedLane {
                 base: OnceLock::new(),
                 cache,
                 minter,
+                telemetry,
             }),
         }
     }
@@ -193,10 +197,10 @@ impl RestLane {
         let mut retried = false;
         loop {
             let credential = self.credential().await?;
-            let response = self
-                .send(&method, &url, &parts, &credential)
-                .await
-                .map_err(|e| ServiceRestError::network(shown, e))?;
+            let sent = self.send(&method, &url, &parts, &credential).await;
+            lane.telemetry
+                .rest_request(sent.as_ref().ok().map(|r| r.status().as_u16()));
+            let response = sent.map_err(|e| ServiceRestError::network(shown, e))?;
             let status = response.status();
             // The path stays out: it may carry ids taken from chat input.
             tracing::debug!(%method, status = status.as_u16(), "REST request");
@@ -207,6 +211,7 @@ impl RestLane {
                 lane.cache.invalidate(credential.generation);
                 if !retried {
                     retried = true;
+                    lane.telemetry.rest_remint();
                     // A short body is read so the connection can be reused;
                     // a long one is dropped unread, closing the connection.
                     let _ = read_capped(response, shown, LANE_BODY_LIMIT, ERROR_BODY_CAP).await;
@@ -278,7 +283,9 @@ impl RestLane {
             .cache
             .get(move || async move {
                 let base = lane.base()?;
-                mint::run(&*lane.minter, &lane.http, base).await
+                let minted = mint::run(&*lane.minter, &lane.http, base).await;
+                lane.telemetry.rest_mint(minted.is_ok());
+                minted
             })
             .await
     }

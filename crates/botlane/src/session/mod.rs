@@ -39,6 +39,7 @@ use crate::error::ClientError;
 use crate::events::{Event, EventSender};
 use crate::keystore::{Saver, SaverOptions};
 use crate::sync::{read, stopped, Claim};
+use crate::telemetry::{ConnectionState, Telemetry};
 use crate::throttle::{Throttle, WARN_INTERVAL};
 use crate::transport::{self, Connection};
 
@@ -105,6 +106,9 @@ pub(crate) struct Session {
     /// Set by [`shutdown`](Self::shutdown) before its watch: what
     /// dispatch's paths read per invocation, where a lock is too dear.
     shut_down: AtomicBool,
+    /// The client's metrics and connection state (shared with dispatch and
+    /// the REST lane).
+    pub(crate) telemetry: Arc<Telemetry>,
     /// Whether `Event::Ready` has been sent ([`announce_ready`](Self::announce_ready)).
     announced: watch::Sender<bool>,
     /// The newest connection's number and whether its `ready` announces
@@ -113,7 +117,12 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn new(config: SessionConfig, menu: MenuFeed, events: EventSender) -> Self {
+    pub(crate) fn new(
+        config: SessionConfig,
+        menu: MenuFeed,
+        events: EventSender,
+        telemetry: Arc<Telemetry>,
+    ) -> Self {
         Self {
             queue: PushQueue::new(
                 config.push_queue_capacity,
@@ -136,6 +145,7 @@ impl Session {
             started: AtomicBool::new(false),
             refused: AtomicBool::new(false),
             shut_down: AtomicBool::new(false),
+            telemetry,
             announced: watch::channel(false).0,
             phase: watch::Sender::new(phase::Phase::new()),
         }
@@ -153,6 +163,15 @@ impl Session {
         // already returned must not be followed by a connection.
         if self.is_shut_down() {
             return Err(ClientError::NotConnected);
+        }
+        // The handles every part records through, with the recorder
+        // installed now.
+        self.telemetry.resolve();
+        if let Some(handles) = self.telemetry.handles() {
+            self.queue.watch_with(
+                handles.push_queue_length.clone(),
+                handles.pushes_dropped.clone(),
+            );
         }
         if let Err(e) = self.first_login().await {
             if matches!(e, ClientError::LoginRefused) {
@@ -234,6 +253,7 @@ impl Session {
     /// ([`PushQueue::no_next_session`]).
     fn refuse(&self) {
         self.refused.store(true, Ordering::SeqCst);
+        self.telemetry.enter(ConnectionState::Closed);
         let dropped = self.queue.no_next_session();
         if dropped > 0 {
             tracing::warn!(
@@ -286,6 +306,7 @@ impl Session {
     /// queue is closed).
     pub(crate) fn shutdown(&self) {
         self.shut_down.store(true, Ordering::Release);
+        self.telemetry.enter(ConnectionState::Closed);
         self.shutdown.send_replace(true);
         self.conn.send_replace(None);
         self.queue.close();
@@ -424,7 +445,13 @@ mod tests {
             push_queue_bytes: 1,
             control_queue_bytes: 1,
         };
-        Session::new(config, MenuFeed::default(), EventSender::default())
+        let telemetry = Arc::new(Telemetry::new(None));
+        Session::new(
+            config,
+            MenuFeed::default(),
+            EventSender::default(),
+            telemetry,
+        )
     }
 
     #[tokio::test(start_paused = true)]

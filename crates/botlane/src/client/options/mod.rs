@@ -181,6 +181,9 @@ pub struct ClientOptions {
     /// Whether the owners skip every command's checks and cooldown (off by
     /// default); see [`skip_checks_for_owners`](Self::skip_checks_for_owners).
     pub skip_checks_for_owners: bool,
+    /// The value of the `bot` label on every metric series of this client
+    /// (none by default); see [`metrics_bot_label`](Self::metrics_bot_label).
+    pub metrics_bot_label: Option<String>,
 }
 
 impl ClientOptions {
@@ -225,6 +228,7 @@ impl ClientOptions {
             rest_binary_limit: crate::rest::MAX_FILE_BYTES,
             owners: Vec::new(),
             skip_checks_for_owners: false,
+            metrics_bot_label: None,
         }
     }
 
@@ -524,6 +528,25 @@ impl ClientOptions {
     #[must_use]
     pub fn skip_checks_for_owners(mut self, skip: bool) -> Self {
         self.skip_checks_for_owners = skip;
+        self
+    }
+
+    /// Labels every metric series of this client `bot="{label}"`, for a
+    /// process that runs many bots and wants them apart; without it (the
+    /// default) the clients of a process share each series, which then
+    /// sums them. Each label multiplies the series a recorder keeps, so
+    /// give one to a few bots, not to thousands; never an id a user
+    /// chose. 1 to 64 characters, none of them a control character.
+    /// Metrics and their names: `docs/operations.md`.
+    ///
+    /// ```
+    /// let options = botlane::ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws")
+    ///     .metrics_bot_label("dicebot-eu-1");
+    /// assert_eq!(options.metrics_bot_label.as_deref(), Some("dicebot-eu-1"));
+    /// ```
+    #[must_use]
+    pub fn metrics_bot_label(mut self, label: impl Into<String>) -> Self {
+        self.metrics_bot_label = Some(label.into());
         self
     }
 }
