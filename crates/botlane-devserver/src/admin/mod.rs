@@ -21,6 +21,7 @@
 
 mod actions;
 mod guard;
+mod metrics;
 mod routes;
 
 use std::sync::Arc;
@@ -102,12 +103,15 @@ pub(crate) fn router(
     port: u16,
     body_timeout: Duration,
 ) -> Router {
-    Router::new().fallback(handle).with_state(AdminApp {
-        actions,
-        token,
-        port,
-        body_timeout,
-    })
+    Router::new()
+        .route("/metrics", axum::routing::get(metrics::scrape))
+        .fallback(handle)
+        .with_state(AdminApp {
+            actions,
+            token,
+            port,
+            body_timeout,
+        })
 }
 
 async fn handle(State(app): State<AdminApp>, request: Request) -> Response {
@@ -130,6 +134,28 @@ async fn handle(State(app): State<AdminApp>, request: Request) -> Response {
     response
 }
 
+/// The `Host` check, then the token: what every request passes first.
+fn admit(app: &AdminApp, headers: &HeaderMap) -> Result<(), AdminError> {
+    if !guard::host_allowed(headers, app.port) {
+        // The port is left out: the message is the same on every run.
+        return Err(AdminError::new(
+            StatusCode::FORBIDDEN,
+            "host_not_allowed",
+            "the admin endpoint answers only requests whose Host header names it as \
+             127.0.0.1, [::1] or localhost with its own port",
+        ));
+    }
+    if !guard::bearer(headers).is_some_and(|t| app.token.matches(t)) {
+        return Err(AdminError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "the admin endpoint needs the header Authorization: Bearer followed by the \
+             admin token the devserver printed at start",
+        ));
+    }
+    Ok(())
+}
+
 async fn serve(
     app: &AdminApp,
     method: &Method,
@@ -137,23 +163,7 @@ async fn serve(
     path: &str,
     body: Body,
 ) -> (Option<Route>, Result<Value, AdminError>) {
-    if !guard::host_allowed(headers, app.port) {
-        // The port is left out: the message is the same on every run.
-        let refusal = AdminError::new(
-            StatusCode::FORBIDDEN,
-            "host_not_allowed",
-            "the admin endpoint answers only requests whose Host header names it as \
-             127.0.0.1, [::1] or localhost with its own port",
-        );
-        return (None, Err(refusal));
-    }
-    if !guard::bearer(headers).is_some_and(|t| app.token.matches(t)) {
-        let refusal = AdminError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "the admin endpoint needs the header Authorization: Bearer followed by the \
-             admin token the devserver printed at start",
-        );
+    if let Err(refusal) = admit(app, headers) {
         return (None, Err(refusal));
     }
     let Some(route) = Route::find(path) else {

@@ -93,6 +93,7 @@ fn payload(d: Option<&RawValue>) -> Result<&RawValue, Refusal> {
 /// Handles one text frame from a connection. What it queues for that
 /// connection counts as its own (backpressure, never an overflow).
 pub(crate) fn handle_text(state: &mut State, conn: u64, text: &str) -> Flow {
+    state.meters.frames_received += 1;
     state.handling = Some(conn);
     let flow = handle(state, conn, text);
     state.handling = None;

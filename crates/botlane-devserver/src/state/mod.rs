@@ -4,6 +4,7 @@ mod accounts;
 mod channels;
 mod connections;
 pub(crate) mod menu;
+mod meters;
 mod outbox;
 mod view;
 
@@ -19,6 +20,7 @@ pub use accounts::{BotAccount, UserAccount};
 pub use channels::Denial;
 pub(crate) use channels::{Channel, Server};
 pub(crate) use connections::{Connection, Termination};
+pub(crate) use meters::{Meters, Refused};
 pub(crate) use outbox::{outbox, Backlog, Outbound, OutboxReader};
 pub use view::StateView;
 
@@ -84,6 +86,8 @@ pub(crate) struct State {
     pub(crate) limits: Limits,
     /// Connections closed because their queue overflowed.
     pub(crate) queue_overflows: u64,
+    /// Frames, messages and logins counted for `GET /metrics`.
+    pub(crate) meters: Meters,
     overflow_warnings: Throttle,
     envelope_warnings: Throttle,
     /// Requests still to fail with `-2`, by opcode
@@ -114,6 +118,7 @@ impl State {
             rest: RestState::new(config.bot_rest_credentials, limits),
             limits: limits.clone(),
             queue_overflows: 0,
+            meters: Meters::default(),
             overflow_warnings: Throttle::new(),
             envelope_warnings: Throttle::new(),
             injected_failures: HashMap::new(),
