@@ -43,7 +43,6 @@ impl<D: Send + Sync + 'static> Runner<D> {
         permit: OwnedSemaphorePermit,
     ) {
         let runner = Arc::clone(self);
-        let running = self.telemetry.running();
         let EarlyFailure {
             failure,
             on_error,
@@ -52,6 +51,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
         } = *early;
         tokio::spawn(
             async move {
+                let running = runner.telemetry.running();
                 runner.run_hook(failure, &on_error, timeout).await;
                 drop((permit, running));
             }

@@ -151,7 +151,6 @@ impl<D: Send + Sync + 'static> Runner<D> {
             permit,
             lane: lane(ctx.source()),
             span,
-            running: self.telemetry.running(),
         };
         let attempt = Arc::clone(self).attempt(ctx, Arc::clone(&registry), index);
         let run = Run::new(parts, attempt);

@@ -28,7 +28,7 @@ use super::handlers::{is_argument_error, panic_text, HandlerPanic, Outcome, Runn
 use crate::commands::{
     CommandErrorReason, CommandRan, CommandRegistry, HandlerTimeout, SharedParts,
 };
-use crate::telemetry::{end_span, InvocationOutcome, Lane, Running};
+use crate::telemetry::{end_span, InvocationOutcome, Lane};
 
 pin_project! {
     /// The future of one invocation (see the module's documentation).
@@ -55,8 +55,16 @@ pin_project! {
         permit: Option<OwnedSemaphorePermit>,
         lane: Lane,
         // Entered at each poll: the handler's own spans are inside it.
-        span: tracing::Span,
-        _running: Running,
+        // Boxed, and only when a subscriber wants it: a disabled span
+        // would make every invocation's future 40 bytes larger.
+        span: Option<Box<tracing::Span>>,
+    }
+
+    // It counted in `botlane_handlers_running` from its start.
+    impl<D, A> PinnedDrop for Run<D, A> {
+        fn drop(this: Pin<&mut Self>) {
+            this.project().runner.telemetry.handler_ended();
+        }
     }
 }
 
@@ -71,7 +79,6 @@ pub(super) struct RunParts<D> {
     pub(super) permit: OwnedSemaphorePermit,
     pub(super) lane: Lane,
     pub(super) span: tracing::Span,
-    pub(super) running: Running,
 }
 
 impl<D, A> Run<D, A>
@@ -79,11 +86,13 @@ where
     D: Send + Sync + 'static,
     A: Future<Output = Outcome>,
 {
+    /// Counts a handler running until the run is dropped.
     pub(super) fn new(parts: RunParts<D>, attempt: A) -> Self {
         // The closures the attempt calls are the application's: a panic in
         // one leaves nothing of ours half-updated (the cooldown tracker
         // holds no lock across them).
         let attempt = futures_util::FutureExt::catch_unwind(AssertUnwindSafe(attempt));
+        parts.runner.telemetry.handler_started();
         Self {
             runner: parts.runner,
             attempt: Some(attempt),
@@ -96,8 +105,7 @@ where
             finishing: None,
             permit: Some(parts.permit),
             lane: parts.lane,
-            span: parts.span,
-            _running: parts.running,
+            span: (!parts.span.is_disabled()).then(|| Box::new(parts.span)),
         }
     }
 }
@@ -111,7 +119,7 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut this = self.project();
-        let _entered = this.span.enter();
+        let _entered = this.span.as_deref().map(tracing::Span::enter);
         if let Some(attempt) = this.attempt.as_mut().as_pin_mut() {
             let ended = match attempt.poll(cx) {
                 Poll::Ready(ended) => Some(ended),
@@ -150,7 +158,9 @@ where
             if let Some(series) = telemetry.command(&command.series, &command.decl.name) {
                 series.record(*this.lane, ended_as, Some(ran));
             }
-            end_span(this.span, ended_as, Some(ran));
+            if let Some(span) = this.span.as_deref() {
+                end_span(span, ended_as, Some(ran));
+            }
             let failed = match ended {
                 Some(Ok(Outcome::Done)) => {
                     // The one check a success pays when no hook after the

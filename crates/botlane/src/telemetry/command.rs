@@ -110,12 +110,14 @@ impl CommandMetrics {
     }
 }
 
-/// The span of one invocation, at INFO: the command's registered name and
-/// the lane now; `bot`, `outcome` and `latency_us` recorded later. Never an
-/// argument, content or secret. A disabled span (no subscriber wants it)
-/// costs what `tracing`'s level and callsite checks cost.
+/// The span of one invocation, at INFO, target `botlane::invocation`: the
+/// command's registered name and the lane now; `bot`, `outcome` and
+/// `latency_us` recorded later. Never an argument, content or secret. A
+/// disabled span (no subscriber wants it) costs what `tracing`'s level and
+/// callsite checks cost.
 pub(crate) fn invocation_span(command: &str, lane: Lane) -> tracing::Span {
     tracing::info_span!(
+        target: "botlane::invocation",
         "invocation",
         command,
         lane = lane.as_str(),

@@ -194,14 +194,26 @@ impl Telemetry {
         }
     }
 
-    /// One handler (or error hook) starts: counted in
-    /// `botlane_handlers_running` until the guard is dropped.
-    pub(crate) fn running(&self) -> Running {
-        let gauge = self.handles().map(|h| h.handlers_running.clone());
-        if let Some(gauge) = &gauge {
-            gauge.increment(1.0);
+    /// One handler (or error hook) starts; [`handler_ended`](Self::handler_ended)
+    /// when it ends (or a [`Running`] guard, [`running`](Self::running)).
+    pub(crate) fn handler_started(&self) {
+        if let Some(handles) = self.handles() {
+            handles.handlers_running.increment(1.0);
         }
-        Running(gauge)
+    }
+
+    /// One handler (or error hook) that [started](Self::handler_started) ends.
+    pub(crate) fn handler_ended(&self) {
+        if let Some(handles) = self.handles() {
+            handles.handlers_running.decrement(1.0);
+        }
+    }
+
+    /// [`handler_started`](Self::handler_started), and `handler_ended` when
+    /// the guard is dropped.
+    pub(crate) fn running(&self) -> Running<'_> {
+        self.handler_started();
+        Running(self)
     }
 
     /// The handles of the command in `slot`, named `name` (the registry's
@@ -248,13 +260,11 @@ impl Telemetry {
 }
 
 /// A handler running ([`Telemetry::running`]), until dropped.
-pub(crate) struct Running(Option<Gauge>);
+pub(crate) struct Running<'a>(&'a Telemetry);
 
-impl Drop for Running {
+impl Drop for Running<'_> {
     fn drop(&mut self) {
-        if let Some(gauge) = &self.0 {
-            gauge.decrement(1.0);
-        }
+        self.0.handler_ended();
     }
 }
 
