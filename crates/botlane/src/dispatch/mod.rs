@@ -263,7 +263,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         failure: CommandError,
         panicked: bool,
     ) -> Step<D> {
-        let command = registry.find_command(&failure.command);
+        let command = registry.get(&failure.command);
         let settings = command.map(|c| &c.settings);
         let on_error = self.runner.on_error_for(settings);
         let timeout = self.runner.timeout_for(settings);
