@@ -25,6 +25,7 @@ const MANY_CHANNELS: usize = 10_000;
 
 /// The bench, with its group named `group` (one per global allocator).
 pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
+    let group_name = group;
     let rt = tokio::runtime::Runtime::new().unwrap();
     let mut service = FakeService::start(0);
     let batch = service.batch(BATCH, Mix::Alternating);
@@ -146,11 +147,54 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
         })
     });
     group.finish();
+    let pair = [(bot, bot_session), (recorded, recorded_session)];
+    recorder_pairs(&rt, group_name, "half-/tick", pair, batch, shapes[0]);
+    recorder_pairs(&rt, group_name, "/tick-only", pair, invocations, shapes[1]);
     bot.assert_nothing_dropped();
     many.assert_nothing_dropped();
     recorded.assert_nothing_dropped();
     opener.assert_every_push_opened();
     assert_only_recorded_counted(&rt, &exposition, recorded);
+}
+
+/// Batches replayed in turn to the bot without a recorder and to the one
+/// under it, each timed: what the recorder costs, robust to a load that
+/// drifts during the run (criterion measures one after the other). Prints
+/// the median of each and their ratio; 10 pairs when not benchmarking.
+fn recorder_pairs(
+    rt: &Runtime,
+    group: &str,
+    mix: &str,
+    bots: [(&TickBot, &crate::fake_service::Session); 2],
+    batch: &std::sync::Arc<crate::fake_service::Batch>,
+    shape: crate::fake_service::Shape,
+) {
+    let pairs = if std::env::args().any(|a| a == "--bench") {
+        400
+    } else {
+        10
+    };
+    let mut times = [Vec::with_capacity(pairs), Vec::with_capacity(pairs)];
+    rt.block_on(async {
+        for _ in 0..pairs {
+            for ((bot, session), times) in bots.iter().zip(&mut times) {
+                let start = bot.handled.get();
+                let clock = Instant::now();
+                session.replay(batch).await;
+                bot.wait_batch(start, shape).await;
+                times.push(clock.elapsed());
+            }
+        }
+    });
+    let [bare, recorded] = times.map(|mut t| {
+        t.sort();
+        t[t.len() / 2]
+    });
+    let ratio = recorded.as_secs_f64() / bare.as_secs_f64();
+    println!(
+        "{group}: {pairs} interleaved pairs of {mix} batches: no recorder {bare:?}, \
+         recorder {recorded:?}, median ratio {ratio:.3}"
+    );
 }
 
 /// The process's Prometheus recorder, as dicebot installs it (buckets for
