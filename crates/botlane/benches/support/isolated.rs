@@ -191,7 +191,7 @@ fn recorder_pairs(
         t[t.len() / 2]
     });
     let ratio = recorded.as_secs_f64() / bare.as_secs_f64();
-    println!(
+    eprintln!(
         "{group}: {pairs} interleaved pairs of {mix} batches: no recorder {bare:?}, \
          recorder {recorded:?}, median ratio {ratio:.3}"
     );

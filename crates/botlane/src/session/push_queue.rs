@@ -449,6 +449,30 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn its_series_follow_the_messages_waiting_and_dropped_by_deltas() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let q = PushQueue::new(3, usize::MAX, usize::MAX);
+        q.offer(message("before"), 0);
+        // A series another client also moves: this queue adds its own.
+        let (length, dropped) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        length.store(10f64.to_bits(), Ordering::Relaxed);
+        q.watch_with(
+            Gauge::from_arc(length.clone()),
+            Counter::from_arc(dropped.clone()),
+        );
+        let waiting = || f64::from_bits(length.load(Ordering::Relaxed));
+        assert_eq!(waiting(), 11.0, "what waited before the series came counts");
+        for i in 0..5 {
+            q.offer(message(&i.to_string()), 0);
+        }
+        assert_eq!((waiting(), dropped.load(Ordering::Relaxed)), (13.0, 3));
+        q.next().await;
+        assert_eq!(waiting(), 12.0);
+        q.close();
+        assert_eq!((waiting(), dropped.load(Ordering::Relaxed)), (10.0, 3));
+    }
+
+    #[tokio::test]
     async fn control_pushes_are_never_dropped_and_keep_wire_order() {
         let q = PushQueue::new(1, usize::MAX, usize::MAX);
         assert_eq!(q.offer(message("m1"), 0), Offer::Queued);

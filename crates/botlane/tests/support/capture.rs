@@ -5,6 +5,9 @@
 //! and each closed span is kept whole ([`ClosedSpan`]), for the tests that
 //! look at one span's fields.
 
+// Each binary that includes it uses a part of it.
+#![allow(dead_code)]
+
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::io::Write;

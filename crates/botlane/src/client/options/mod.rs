@@ -572,6 +572,23 @@ mod tests {
     }
 
     #[test]
+    fn the_metrics_bot_label_is_short_and_printable() {
+        for ok in ["a", "dicebot-eu-1", &"é".repeat(64)] {
+            assert!(base().metrics_bot_label(ok).validate().is_ok(), "{ok}");
+        }
+        for bad in ["", "a\nb", &"x".repeat(65)] {
+            let err = base().metrics_bot_label(bad).validate().unwrap_err();
+            assert!(
+                err.to_string().starts_with(
+                    "invalid client option `metrics_bot_label`: must be 1 to 64 characters, \
+                     none of them a control character"
+                ),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
     fn ws_is_for_loopback_only_unless_allowed() {
         for ok in [
             "wss://chat.example/ws",
