@@ -106,8 +106,8 @@ async fn session(server: &DevServer, debug: bool) -> Result<String, Failure> {
     client.commands().register(
         CommandDeclaration::new("files", "Lists the files"),
         |ctx: CommandContext| async move {
-            let list = ctx.rest()?.request(Method::GET, "/api/files/list", None);
-            list.await?;
+            let rest = ctx.rest()?;
+            rest.request(Method::GET, "/api/files/list", None).await?;
             ctx.reply("listed").await?;
             Ok::<(), BoxError>(())
         },
