@@ -147,8 +147,9 @@ impl Actions {
         self.shared.update(|s| s.rest.purge(bot_id))
     }
 
-    /// What `read` makes of the state, under its lock.
-    pub(crate) fn read<R>(&self, read: impl FnOnce(&State) -> R) -> R {
+    /// What `read` makes of the state, under its lock: for the endpoint's
+    /// read-only routes (`GET /metrics`), not an action of its own.
+    pub(super) fn read<R>(&self, read: impl FnOnce(&State) -> R) -> R {
         read(&self.shared.lock())
     }
 
