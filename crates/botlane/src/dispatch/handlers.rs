@@ -120,7 +120,8 @@ pub(super) enum Outcome {
 }
 
 impl<D: Send + Sync + 'static> Runner<D> {
-    /// Runs the invocation in `ctx` under `permit`, inside `span`: polled
+    /// Runs the invocation in `ctx` under `permit`, inside `span` (if a
+    /// subscriber wants one): polled
     /// once here first when its command's handler has finished at once so
     /// far (`Pace`), and on a task of its own from where it stopped if it
     /// waits.
@@ -128,7 +129,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
         self: &Arc<Self>,
         ctx: CommandContext<D>,
         permit: OwnedSemaphorePermit,
-        span: tracing::Span,
+        span: Option<Box<tracing::Span>>,
     ) {
         let Some(registry) = ctx.registry_arc() else {
             return;

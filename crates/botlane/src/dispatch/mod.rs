@@ -115,6 +115,10 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             Step::Done => {}
             Step::Invoke(ctx) => {
                 let span = self.span(ctx.name(), lane(ctx.source()));
+                // Boxed, and only when a subscriber wants it: a disabled
+                // span inline would make every invocation's future 40
+                // bytes larger.
+                let span = (!span.is_disabled()).then(|| Box::new(span));
                 self.runner.start(ctx, permit, span);
             }
             Step::Hook(failure) => self.runner.start_hook(failure, permit),

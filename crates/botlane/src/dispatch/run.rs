@@ -55,8 +55,6 @@ pin_project! {
         permit: Option<OwnedSemaphorePermit>,
         lane: Lane,
         // Entered at each poll: the handler's own spans are inside it.
-        // Boxed, and only when a subscriber wants it: a disabled span
-        // would make every invocation's future 40 bytes larger.
         span: Option<Box<tracing::Span>>,
     }
 
@@ -78,7 +76,7 @@ pub(super) struct RunParts<D> {
     pub(super) began: Instant,
     pub(super) permit: OwnedSemaphorePermit,
     pub(super) lane: Lane,
-    pub(super) span: tracing::Span,
+    pub(super) span: Option<Box<tracing::Span>>,
 }
 
 impl<D, A> Run<D, A>
@@ -105,7 +103,7 @@ where
             finishing: None,
             permit: Some(parts.permit),
             lane: parts.lane,
-            span: (!parts.span.is_disabled()).then(|| Box::new(parts.span)),
+            span: parts.span,
         }
     }
 }
