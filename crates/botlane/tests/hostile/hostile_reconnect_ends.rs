@@ -11,7 +11,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod peer;
+use crate::peer;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

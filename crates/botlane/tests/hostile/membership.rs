@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod peer;
+use crate::peer;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! long to keep. Over real sockets, against a fake service
 //! (`tests/peer`).
 
-mod peer;
+use crate::peer;
 
 use std::time::Duration;
 

@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod peer;
+use crate::peer;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod peer;
+use crate::peer;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};

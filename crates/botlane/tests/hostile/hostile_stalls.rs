@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod peer;
+use crate::peer;
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -2,12 +2,12 @@
 //! here (tokio-rustls and tokio-tungstenite on loopback, a root and a
 //! `localhost` leaf from rcgen), trusting the root through
 //! `root_certificate`; and services that stall the TLS handshake, or the
-//! upgrade after it, against `connect_timeout`. Its own test binary,
-//! because one test installs a process-wide default rustls provider.
+//! upgrade after it, against `connect_timeout`. One test installs a
+//! process-wide default rustls provider (see `main.rs`).
 
 #![allow(clippy::unwrap_used)]
 
-mod peer;
+use crate::peer;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -3,7 +3,7 @@
 //! `MAX_PINGS_PER_WINDOW` within `PING_WINDOW` and closes (1008) on the
 //! next. Over real sockets, against a fake service (`tests/peer`).
 
-mod peer;
+use crate::peer;
 
 use std::sync::atomic::Ordering;
 

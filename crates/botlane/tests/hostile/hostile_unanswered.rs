@@ -5,7 +5,7 @@
 //! once 65,536 of one opcode wait, whichever comes first. Over real
 //! sockets, against a fake service (`tests/peer`).
 
-mod peer;
+use crate::peer;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
