@@ -5,7 +5,7 @@
 #![cfg(feature = "macros")]
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 
