@@ -4,7 +4,7 @@
 //! answers are rate-limited per user and channel, a rejected answer leads
 //! to nothing more, answers go off in one line, and a custom hook answers
 //! through the same gate. (That the error text never reaches the log is
-//! `answer_logs.rs`: it needs a binary of its own.)
+//! `tests/logs/answer_logs.rs`, in the binary with the global subscriber.)
 
 #![allow(clippy::unwrap_used)]
 
