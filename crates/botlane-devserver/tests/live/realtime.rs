@@ -1,7 +1,7 @@
 //! The realtime wire of the dev service, over real sockets with raw clients.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! small limits over real sockets, with a well-behaved client still served.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! loopback, against a real devserver started by the test.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::time::Duration;

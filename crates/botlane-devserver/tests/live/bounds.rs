@@ -2,7 +2,7 @@
 //! request's headers, on both listeners, and the messages a channel keeps.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Instant;
 

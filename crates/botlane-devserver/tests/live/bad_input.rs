@@ -2,7 +2,7 @@
 //! request gets an answer or fails fast with the connection, never hangs.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

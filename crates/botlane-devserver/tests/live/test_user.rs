@@ -1,7 +1,7 @@
 //! `TestUser` end to end: two humans, and a raw bot that opens what they seal.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -7,7 +7,7 @@
 //! test that exists.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
@@ -641,12 +641,12 @@ async fn ws_upgrade_answers() {
 }
 
 /// Every `file::function` named in a test column of `docs/protocol.md` is
-/// a test in `crates/botlane-devserver/tests/<file>.rs`, and every row of
+/// a test in `crates/botlane-devserver/tests/live/<file>.rs`, and every row of
 /// such a table names at least one.
 #[test]
 fn every_table_row_names_a_test() {
-    let doc = include_str!("../../../docs/protocol.md");
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests");
+    let doc = include_str!("../../../../docs/protocol.md");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/live");
     let mut in_table = false;
     let mut test_column = None;
     let mut rows = 0;

@@ -3,7 +3,7 @@
 //! removal stops.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! (Frame records: `hostile.rs`.)
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use botlane_devserver::{
     AccountConfig, ChannelConfig, DevServer, DevServerConfig, Limits, ServerConfig,

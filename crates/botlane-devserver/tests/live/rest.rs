@@ -2,7 +2,7 @@
 //! raw WebSocket for opcode 638 and `reqwest` for HTTP.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

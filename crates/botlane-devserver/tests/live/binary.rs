@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used)]
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, ChildStdout, Command, Stdio};
