@@ -17,9 +17,10 @@ use std::time::Duration;
 
 use botlane::{
     match_command_name, BoxError, Check, Client, ClientOptions, CommandContext, CommandDeclaration,
-    CommandOption, CommandOptionType, CommandRan, CommandSettings, CommandSource, Cooldown,
+    CommandRan, CommandSettings, CommandSource, Cooldown,
 };
 use botlane_devserver::{Scene, Sidecar, TestUser};
+use support::fixtures::bounded_roll;
 use support::{command_error_event, WAIT};
 
 /// What the bot saw, for the test to compare.
@@ -52,12 +53,7 @@ const ROLL_HELP: &str =
 /// the built-in help.
 fn bot(options: ClientOptions) -> Result<Client<Seen>, BoxError> {
     let client = Client::with_data(options, Seen::default())?;
-    let roll = CommandDeclaration::new("roll", "Roll some dice").option(
-        CommandOption::new("count", "How many dice", CommandOptionType::Integer)
-            .required(true)
-            .min(1)
-            .max(20),
-    );
+    let roll = bounded_roll();
     let seen_by_check = Check::sync(|ctx: &CommandContext<Seen>| {
         push(&ctx.data().checked, ctx.name().to_owned());
         Ok(())

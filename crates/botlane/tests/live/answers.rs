@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use botlane::{
-    encode_command_data, Answered, ArgumentRule, Client, CommandArgs, CommandContext, CommandData,
-    CommandDeclaration, CommandErrorReason, CommandFailure, CommandOption, CommandOptionType,
-    CommandSettings, CommandSource, Event, OnError, UserError,
+    Answered, ArgumentRule, Client, CommandArgs, CommandContext, CommandDeclaration,
+    CommandErrorReason, CommandFailure, CommandOption, CommandOptionType, CommandSettings,
+    CommandSource, Event, OnError, UserError,
 };
 use botlane_devserver::{Direction, TestUser};
 use botlane_proto::OpCode;
@@ -134,14 +134,6 @@ fn roomy_client(world: &World) -> Client {
     .unwrap()
 }
 
-fn sidecar(world: &World, name: &str, args: CommandArgs) -> String {
-    encode_command_data(&CommandData {
-        bot_id: world.bot.id.clone(),
-        name: name.into(),
-        args,
-    })
-}
-
 #[tokio::test]
 async fn argument_errors_are_answered_on_both_lanes_with_the_option_rule_and_usage() {
     let world = World::new().await;
@@ -156,11 +148,7 @@ async fn argument_errors_are_answered_on_both_lanes_with_the_option_rule_and_usa
     // lane, although the line alone would have been a valid invocation.
     let args = CommandArgs::from([("minutes".to_owned(), 5000.into())]);
     let id = alice
-        .send_with_sidecar(
-            &world.channel,
-            "/remind 5",
-            &sidecar(&world, "remind", args),
-        )
+        .send_with_sidecar(&world.channel, "/remind 5", &world.sidecar("remind", args))
         .await
         .unwrap();
     let e = command_error_event(&mut events, &id).await;
@@ -181,11 +169,7 @@ async fn argument_errors_are_answered_on_both_lanes_with_the_option_rule_and_usa
     // Structured lane, wrong type: the option, the rule and the value's type.
     let args = CommandArgs::from([("minutes".to_owned(), true.into())]);
     alice
-        .send_with_sidecar(
-            &world.channel,
-            "/remind 5",
-            &sidecar(&world, "remind", args),
-        )
+        .send_with_sidecar(&world.channel, "/remind 5", &world.sidecar("remind", args))
         .await
         .unwrap();
     assert_eq!(
@@ -438,11 +422,7 @@ async fn answers_go_off_in_one_line_per_client_or_per_command_and_events_stay() 
     command_error_event(&mut events, &id).await;
     let args = CommandArgs::from([("minutes".to_owned(), 0.into())]);
     alice
-        .send_with_sidecar(
-            &world.channel,
-            "/remind 0",
-            &sidecar(&world, "remind", args),
-        )
+        .send_with_sidecar(&world.channel, "/remind 0", &world.sidecar("remind", args))
         .await
         .unwrap();
     assert_eq!(
@@ -519,11 +499,7 @@ async fn several_bots_with_the_same_command_each_answer_a_bad_text_line() {
     // sees a plain message, and fails nothing.
     let args = CommandArgs::from([("minutes".to_owned(), 0.into())]);
     let id = alice
-        .send_with_sidecar(
-            &world.channel,
-            "/remind 0",
-            &sidecar(&world, "remind", args),
-        )
+        .send_with_sidecar(&world.channel, "/remind 0", &world.sidecar("remind", args))
         .await
         .unwrap();
     let answer = alice

@@ -17,23 +17,9 @@ use botlane::{
 };
 use botlane_devserver::{Denial, Direction};
 use botlane_proto::OpCode;
+use support::fixtures::roll;
 use support::{command_error_event, message_event, next_event, send_rejected_event, World, WAIT};
 use tokio::sync::Notify;
-
-fn roll() -> CommandDeclaration {
-    CommandDeclaration::new("roll", "Roll dice")
-        .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true))
-        .option(CommandOption::new(
-            "sides",
-            "Sides",
-            CommandOptionType::Integer,
-        ))
-        .option(CommandOption::new(
-            "label",
-            "What for",
-            CommandOptionType::String,
-        ))
-}
 
 /// Registers `roll` (replies with what it got), `ping`, `fail` and `panic`.
 fn register_commands(client: &botlane::Client) {
@@ -774,8 +760,7 @@ async fn the_keystore_keeps_the_identity_and_channel_keys_across_restarts() {
 #[tokio::test]
 async fn a_handler_reaches_the_rest_lane_through_its_context() {
     let world = World::new().await;
-    let options = world.options().rest_url(world.server.rest_url());
-    let client = botlane::Client::new(options).unwrap();
+    let client = world.client();
     client
         .commands()
         .register(

@@ -14,10 +14,11 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use botlane::{
-    Client, ClientOptions, CommandContext, CommandDeclaration, CommandOption, CommandOptionType,
-    CommandRan, CommandSettings, PrefixRequest, UserError,
+    Client, ClientOptions, CommandContext, CommandDeclaration, CommandRan, CommandSettings,
+    PrefixRequest, UserError,
 };
 use botlane_devserver::{Scene, Sidecar};
+use support::fixtures::bounded_roll;
 use support::{command_error_event, WAIT};
 use tokio::sync::mpsc;
 
@@ -63,12 +64,7 @@ fn bot(options: ClientOptions, chosen: &Chosen) -> (Result<Client, botlane::BoxE
         });
     let build = || -> Result<Client, botlane::BoxError> {
         let client = Client::new(options)?;
-        let roll = CommandDeclaration::new("roll", "Roll some dice").option(
-            CommandOption::new("count", "How many dice", CommandOptionType::Integer)
-                .required(true)
-                .min(1)
-                .max(20),
-        );
+        let roll = bounded_roll();
         client
             .commands()
             .register_with(

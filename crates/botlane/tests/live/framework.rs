@@ -21,21 +21,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use botlane::{
-    encode_command_data, ArgumentRule, Check, Client, ClientOptions, Command, CommandArgs,
-    CommandContext, CommandData, CommandDeclaration, CommandErrorReason, CommandOption,
-    CommandOptionType, CommandRan, CommandSettings, CommandSource, Cooldown, Event, Events,
-    NotAnOwner,
+    ArgumentRule, Check, Client, ClientOptions, Command, CommandArgs, CommandContext,
+    CommandDeclaration, CommandErrorReason, CommandOption, CommandOptionType, CommandRan,
+    CommandSettings, CommandSource, Cooldown, Event, Events, NotAnOwner,
 };
 use botlane_devserver::TestUser;
 use support::{bot_says, command_error_event, next_event, World, WAIT};
-
-fn sidecar(world: &World, name: &str, args: CommandArgs) -> String {
-    encode_command_data(&CommandData {
-        bot_id: world.bot.id.clone(),
-        name: name.into(),
-        args,
-    })
-}
 
 /// A client whose error answers are not rate-limited within a test.
 fn options(world: &World) -> ClientOptions {
@@ -82,7 +73,7 @@ async fn handlers_read_and_update_typed_shared_state_on_both_lanes() {
     assert_eq!(bot_says(&alice, &world).await.content, "note 1");
     let args = CommandArgs::from([("text".to_owned(), "call bob".into())]);
     alice
-        .send_with_sidecar(&world.channel, "/note x", &sidecar(&world, "note", args))
+        .send_with_sidecar(&world.channel, "/note x", &world.sidecar("note", args))
         .await
         .unwrap();
     assert_eq!(bot_says(&alice, &world).await.content, "note 2");
@@ -130,7 +121,7 @@ async fn an_out_of_bounds_structured_payload_is_an_argument_error_never_a_text_f
     // structured lane decides, and its payload is out of bounds.
     let args = CommandArgs::from([("seconds".to_owned(), 20.0.into())]);
     let id = alice
-        .send_with_sidecar(&world.channel, "/wait 2", &sidecar(&world, "wait", args))
+        .send_with_sidecar(&world.channel, "/wait 2", &world.sidecar("wait", args))
         .await
         .unwrap();
     let e = command_error_event(&mut events, &id).await;
@@ -156,7 +147,7 @@ async fn an_out_of_bounds_structured_payload_is_an_argument_error_never_a_text_f
         ("label".to_owned(), "x".into()),
     ]);
     let id = alice
-        .send_with_sidecar(&world.channel, "/wait 1", &sidecar(&world, "wait", args))
+        .send_with_sidecar(&world.channel, "/wait 1", &world.sidecar("wait", args))
         .await
         .unwrap();
     let e = command_error_event(&mut events, &id).await;
@@ -180,7 +171,7 @@ async fn an_out_of_bounds_structured_payload_is_an_argument_error_never_a_text_f
     // In bounds on both lanes: the handler runs, and only then.
     let args = CommandArgs::from([("seconds".to_owned(), 10.0.into())]);
     alice
-        .send_with_sidecar(&world.channel, "/wait 10", &sidecar(&world, "wait", args))
+        .send_with_sidecar(&world.channel, "/wait 10", &world.sidecar("wait", args))
         .await
         .unwrap();
     alice
@@ -282,7 +273,7 @@ async fn arguments_then_client_checks_then_command_checks_then_cooldown_then_han
         .send_with_sidecar(
             &world.channel,
             "/guarded command-no",
-            &sidecar(&world, "guarded", args),
+            &world.sidecar("guarded", args),
         )
         .await
         .unwrap();
@@ -511,7 +502,7 @@ async fn help_answers_on_both_lanes_with_bounds_in_the_usage_lines() {
     // The structured lane: the line says something else, the sidecar wins.
     let args = CommandArgs::from([("command".to_owned(), "remind".into())]);
     alice
-        .send_with_sidecar(&world.channel, "!help", &sidecar(&world, "help", args))
+        .send_with_sidecar(&world.channel, "!help", &world.sidecar("help", args))
         .await
         .unwrap();
     assert_eq!(bot_says(&alice, &world).await.content, detail);
@@ -835,7 +826,7 @@ async fn the_hook_after_each_command_sees_every_invocation_that_ran_on_both_lane
         .send_with_sidecar(
             &world.channel,
             "/slow",
-            &sidecar(&world, "slow", CommandArgs::new()),
+            &world.sidecar("slow", CommandArgs::new()),
         )
         .await
         .unwrap();
@@ -1038,7 +1029,7 @@ async fn owners_only_refuses_others_as_a_check_before_any_check_runs() {
         "only the bot's owners may use this command"
     );
     // The same on the structured lane.
-    let on_sidecar = sidecar(&world, "reload", CommandArgs::new());
+    let on_sidecar = world.sidecar("reload", CommandArgs::new());
     let id = alice
         .send_with_sidecar(&world.channel, "/reload", &on_sidecar)
         .await
@@ -1071,7 +1062,7 @@ async fn owners_skip_checks_and_cooldowns_only_when_the_client_says_so() {
         assert_eq!(bot_says(&owner, &world).await.content, "rolled");
     }
     // And on the structured lane.
-    let on_sidecar = sidecar(&world, "roll", CommandArgs::new());
+    let on_sidecar = world.sidecar("roll", CommandArgs::new());
     owner
         .send_with_sidecar(&world.channel, "/roll", &on_sidecar)
         .await

@@ -11,10 +11,11 @@ use crate::support;
 use std::time::Duration;
 
 use botlane::{
-    match_command_name, Client, ClientOptions, CommandContext, CommandDeclaration, CommandOption,
-    CommandOptionType, CommandSettings, UserError,
+    match_command_name, Client, ClientOptions, CommandContext, CommandDeclaration, CommandSettings,
+    UserError,
 };
 use botlane_devserver::{Scene, Sidecar};
+use support::fixtures::bounded_roll;
 use support::{command_error_event, WAIT};
 
 /// The main prefix and the others, one of them a prefix of another and one
@@ -27,12 +28,7 @@ const OTHERS: [&str; 3] = ["!!", "?", "bot"];
 /// and the built-in help.
 fn bot(options: ClientOptions) -> Result<Client, botlane::BoxError> {
     let client = Client::new(options.command_prefix(MAIN).additional_prefixes(OTHERS))?;
-    let roll = CommandDeclaration::new("roll", "Roll some dice").option(
-        CommandOption::new("count", "How many dice", CommandOptionType::Integer)
-            .required(true)
-            .min(1)
-            .max(20),
-    );
+    let roll = bounded_roll();
     client
         .commands()
         .register_with(

@@ -6,14 +6,17 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::support;
+
 use std::time::Duration;
 
 use botlane::rest::{Method, StatusCode};
 use botlane::{Client, ClientOptions, Event, RequestInit, RestError, ServiceRestError};
-use botlane_devserver::{BotAccount, DevServer, DevServerConfig, Direction, HttpRecord};
+use botlane_devserver::{DevServer, DevServerConfig, Direction, HttpRecord};
 use botlane_proto::OpCode;
 use futures_util::FutureExt;
 use serde::Deserialize;
+use support::{next_event, World};
 
 const LIST: &str = "/api/files/list";
 const EXCHANGE: &str = "/auth/verify-session";
@@ -31,77 +34,38 @@ struct FileEntry {
     room_id: String,
 }
 
-/// A devserver with one bot and one room holding `notes.txt`.
-struct World {
-    server: DevServer,
-    bot: BotAccount,
-    room: String,
-    file: String,
-    dir: tempfile::TempDir,
+/// The shared world with the REST flag on, plain http on loopback.
+async fn world() -> World {
+    World::with(DevServerConfig::default().bot_rest_credentials(true)).await
 }
 
-impl World {
-    /// The flag on, plain http on loopback.
-    async fn new() -> Self {
-        Self::with(DevServerConfig::default().bot_rest_credentials(true)).await
-    }
+/// A client with `options`, logged in.
+async fn login(options: ClientOptions) -> Client {
+    let client = Client::new(options).unwrap();
+    client.login().await.unwrap();
+    client
+}
 
-    async fn with(config: DevServerConfig) -> Self {
-        let server = DevServer::start(config).await.unwrap();
-        let bot = server.add_bot("restbot");
-        let room = server.create_server("lobby");
-        let file = server
-            .add_file(&room, "notes.txt", b"hello, world".to_vec())
-            .unwrap();
-        Self {
-            server,
-            bot,
-            room,
-            file,
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
+/// A client of `w`'s bot, logged in.
+async fn logged_in(w: &World) -> Client {
+    login(w.options()).await
+}
 
-    fn options(&self) -> ClientOptions {
-        let options = ClientOptions::new(
-            self.bot.token.clone(),
-            self.dir.path().join("bot.keystore"),
-            self.server.ws_url(),
-        )
-        .rest_url(self.server.rest_url());
-        match self.server.rest_root_certificate_der() {
-            Some(der) => options.root_certificate(der),
-            None => options,
-        }
-    }
+/// The download of `notes.txt`: its path and query.
+fn download(w: &World) -> (String, RequestInit) {
+    (
+        format!("/api/files/{}/download", w.file),
+        RequestInit::new().query("roomIds", &w.space),
+    )
+}
 
-    async fn login(&self, options: ClientOptions) -> Client {
-        let client = Client::new(options).unwrap();
-        client.login().await.unwrap();
-        client
-    }
-
-    async fn client(&self) -> Client {
-        self.login(self.options()).await
-    }
-
-    fn download(&self) -> (String, RequestInit) {
-        (
-            format!("/api/files/{}/download", self.file),
-            RequestInit::new().query("roomIds", &self.room),
-        )
-    }
-
-    fn requests(&self) -> Vec<HttpRecord> {
-        self.server.http_requests()
-    }
-
-    fn statuses(&self) -> Vec<(String, Option<u16>)> {
-        self.requests()
-            .into_iter()
-            .map(|r| (r.path, r.status))
-            .collect()
-    }
+/// The path and status of every HTTP request the service received.
+fn statuses(w: &World) -> Vec<(String, Option<u16>)> {
+    w.server
+        .http_requests()
+        .into_iter()
+        .map(|r| (r.path, r.status))
+        .collect()
 }
 
 fn rest_error(result: Result<impl std::fmt::Debug, RestError>) -> ServiceRestError {
@@ -134,8 +98,8 @@ fn ok(path: &str) -> (String, Option<u16>) {
 // Row: valid credential, request within expiry -> the header, no mint.
 #[tokio::test]
 async fn the_first_call_mints_and_later_calls_carry_the_cached_credential() {
-    let w = World::new().await;
-    let client = w.client().await;
+    let w = world().await;
+    let client = logged_in(&w).await;
     let rest = client.rest();
 
     let list: Files = rest.json(Method::GET, LIST, None).await.unwrap();
@@ -148,11 +112,11 @@ async fn the_first_call_mints_and_later_calls_carry_the_cached_credential() {
             entry.size,
             entry.room_id.as_str()
         ),
-        (w.file.as_str(), "notes.txt", 12, w.room.as_str())
+        (w.file.as_str(), "notes.txt", 12, w.space.as_str())
     );
     assert_eq!((w.server.mint_count(), w.server.exchange_count()), (1, 1));
 
-    let (path, init) = w.download();
+    let (path, init) = download(&w);
     let file = rest.binary(Method::GET, &path, Some(init)).await.unwrap();
     assert_eq!(&file.bytes[..], b"hello, world");
     let stored = w.server.file(&w.file).unwrap();
@@ -161,8 +125,8 @@ async fn the_first_call_mints_and_later_calls_carry_the_cached_credential() {
     assert_eq!(raw.status(), StatusCode::OK);
     assert_eq!(w.server.mint_count(), 1);
 
-    let requests = w.requests();
-    assert_eq!(w.statuses(), [ok(EXCHANGE), ok(LIST), ok(&path), ok(LIST)]);
+    let requests = w.server.http_requests();
+    assert_eq!(statuses(&w), [ok(EXCHANGE), ok(LIST), ok(&path), ok(LIST)]);
     let exchange = &requests[0];
     assert_eq!(exchange.method, "POST");
     assert_eq!(exchange.header("content-type"), Some("application/json"));
@@ -179,7 +143,7 @@ async fn the_first_call_mints_and_later_calls_carry_the_cached_credential() {
         .all(|r| verification(r).as_deref() == Some(value.as_str())));
     assert_eq!(
         requests[2].query.as_deref(),
-        Some(format!("roomIds={}", w.room).as_str())
+        Some(format!("roomIds={}", w.space).as_str())
     );
 }
 
@@ -187,7 +151,7 @@ async fn the_first_call_mints_and_later_calls_carry_the_cached_credential() {
 #[tokio::test]
 async fn the_flag_is_off_by_default() {
     let w = World::with(DevServerConfig::default()).await;
-    let client = w.client().await;
+    let client = logged_in(&w).await;
     for _ in 0..2 {
         let result = client.rest().request(Method::GET, LIST, None).await;
         let err = result.as_ref().map(|_| ()).unwrap_err().to_string();
@@ -196,7 +160,7 @@ async fn the_flag_is_off_by_default() {
         assert!(err.contains("not at fault"), "{err}");
     }
     assert_eq!(w.server.mint_count(), 0);
-    assert!(w.requests().is_empty());
+    assert!(w.server.http_requests().is_empty());
     // Still no credential: once the flag is on, the next call mints.
     w.server.set_rest_credentials(true);
     let _: Files = client.rest().json(Method::GET, LIST, None).await.unwrap();
@@ -207,8 +171,8 @@ async fn the_flag_is_off_by_default() {
 // (-1 needs a human session, which `Client` cannot hold: see rest_lane.rs.)
 #[tokio::test]
 async fn refused_mints_reject_and_the_next_call_mints_again() {
-    let w = World::new().await;
-    let client = w.client().await;
+    let w = world().await;
+    let client = logged_in(&w).await;
     let rest = client.rest();
 
     w.server.set_mint_rate_limit(0, Duration::from_secs(60));
@@ -226,7 +190,7 @@ async fn refused_mints_reject_and_the_next_call_mints_again() {
 
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
     assert_eq!(w.server.mint_count(), 1);
-    assert_eq!(w.statuses(), [ok(EXCHANGE), ok(LIST)]);
+    assert_eq!(statuses(&w), [ok(EXCHANGE), ok(LIST)]);
     let refused = w
         .server
         .frames()
@@ -240,9 +204,9 @@ async fn refused_mints_reject_and_the_next_call_mints_again() {
 // The shortest lifetime the lane believes is 30 s, so this waits about 25 s.
 #[tokio::test]
 async fn a_credential_near_expiry_is_refreshed_before_any_401() {
-    let w = World::new().await;
+    let w = world().await;
     w.server.set_session_lifetime(Duration::from_secs(32));
-    let client = w.client().await;
+    let client = logged_in(&w).await;
     let rest = client.rest();
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
     // 32 s lifetime: the lane refreshes from 24 s on (a quarter early),
@@ -251,10 +215,10 @@ async fn a_credential_near_expiry_is_refreshed_before_any_401() {
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
     assert_eq!(w.server.mint_count(), 2);
     assert_eq!(
-        w.statuses(),
+        statuses(&w),
         [ok(EXCHANGE), ok(LIST), ok(EXCHANGE), ok(LIST)]
     );
-    let requests = w.requests();
+    let requests = w.server.http_requests();
     assert_ne!(verification(&requests[1]), verification(&requests[3]));
 }
 
@@ -263,9 +227,9 @@ async fn a_credential_near_expiry_is_refreshed_before_any_401() {
 // call (see rest_lane.rs for `expires_in: 0`).
 #[tokio::test]
 async fn a_lifetime_under_the_floor_costs_one_401_and_one_re_mint_at_expiry() {
-    let w = World::new().await;
+    let w = world().await;
     w.server.set_session_lifetime(Duration::from_secs(1));
-    let client = w.client().await;
+    let client = logged_in(&w).await;
     let rest = client.rest();
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
@@ -274,7 +238,7 @@ async fn a_lifetime_under_the_floor_costs_one_401_and_one_re_mint_at_expiry() {
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
     assert_eq!(w.server.mint_count(), 2);
     assert_eq!(
-        w.statuses(),
+        statuses(&w),
         [
             ok(EXCHANGE),
             ok(LIST),
@@ -292,8 +256,8 @@ async fn a_lifetime_under_the_floor_costs_one_401_and_one_re_mint_at_expiry() {
 // bot's rows.
 #[tokio::test]
 async fn a_purged_credential_gets_a_401_one_re_mint_and_a_successful_retry() {
-    let w = World::new().await;
-    let client = w.client().await;
+    let w = world().await;
+    let client = logged_in(&w).await;
     let rest = client.rest();
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
     assert_eq!(w.server.purge_rest_credentials(&w.bot.id), 1);
@@ -302,7 +266,7 @@ async fn a_purged_credential_gets_a_401_one_re_mint_and_a_successful_retry() {
     assert_eq!(list.files.len(), 1);
     assert_eq!(w.server.mint_count(), 2);
     assert_eq!(
-        w.statuses(),
+        statuses(&w),
         [
             ok(EXCHANGE),
             ok(LIST),
@@ -311,15 +275,15 @@ async fn a_purged_credential_gets_a_401_one_re_mint_and_a_successful_retry() {
             ok(LIST)
         ]
     );
-    let requests = w.requests();
+    let requests = w.server.http_requests();
     assert_eq!(verification(&requests[1]), verification(&requests[2]));
     assert_ne!(verification(&requests[2]), verification(&requests[4]));
 }
 
 #[tokio::test]
 async fn the_retry_after_a_401_resends_the_body() {
-    let w = World::new().await;
-    let client = w.client().await;
+    let w = world().await;
+    let client = logged_in(&w).await;
     let rest = client.rest();
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
     w.server.purge_rest_credentials(&w.bot.id);
@@ -333,7 +297,8 @@ async fn the_retry_after_a_401_resends_the_body() {
         (403, Some("scope_forbidden"))
     );
     let posts: Vec<HttpRecord> = w
-        .requests()
+        .server
+        .http_requests()
         .into_iter()
         .filter(|r| r.method == "POST" && r.path == LIST)
         .collect();
@@ -350,10 +315,10 @@ async fn the_retry_after_a_401_resends_the_body() {
 // ServiceRestError 401, no further retry.
 #[tokio::test]
 async fn a_second_401_rejects_without_another_retry() {
-    let w = World::new().await;
+    let w = world().await;
     // A zero lifetime: every exchanged value is already expired.
     w.server.set_session_lifetime(Duration::ZERO);
-    let client = w.client().await;
+    let client = logged_in(&w).await;
     let rest = client.rest();
     let err = rest_error(rest.json::<Files>(Method::GET, LIST, None).await);
     assert_eq!((err.status, err.path.as_str()), (401, LIST));
@@ -361,7 +326,7 @@ async fn a_second_401_rejects_without_another_retry() {
     assert_eq!(w.server.mint_count(), 2);
     let unauthorized = (LIST.to_owned(), Some(401));
     assert_eq!(
-        w.statuses(),
+        statuses(&w),
         [
             ok(EXCHANGE),
             unauthorized.clone(),
@@ -379,12 +344,16 @@ async fn a_second_401_rejects_without_another_retry() {
 // stripped), error_code }; the credential is kept.
 #[tokio::test]
 async fn non_2xx_is_a_service_rest_error_with_status_path_and_error_code() {
-    let w = World::new().await;
-    let client = w.client().await;
+    let w = world().await;
+    let client = logged_in(&w).await;
     let rest = client.rest();
     let cases = [
         ("/api/emoji/rooms".to_owned(), 403, "scope_forbidden"),
-        (format!("/api/audit-log/{}", w.room), 403, "scope_forbidden"),
+        (
+            format!("/api/audit-log/{}", w.space),
+            403,
+            "scope_forbidden",
+        ),
         ("/api/anything/else".to_owned(), 403, "scope_forbidden"),
         (
             "/api/files/no-such-file/download?roomIds=x".to_owned(),
@@ -439,7 +408,7 @@ async fn network_dns_and_tls_failures_have_status_0() {
         ),
         ("tls", untrusted),
     ] {
-        let client = tls.login(options).await;
+        let client = login(options).await;
         let err = rest_error(client.rest().request(Method::GET, LIST, None).await);
         assert_eq!((err.status, err.path.as_str()), (0, EXCHANGE), "{what}");
         assert!(std::error::Error::source(&err).is_some(), "{what}");
@@ -452,7 +421,7 @@ async fn network_dns_and_tls_failures_have_status_0() {
     }
     // The TLS handshake failed, so nothing reached the service's handler.
     assert_eq!(tls.server.exchange_count(), 0);
-    assert!(tls.requests().is_empty());
+    assert!(tls.server.http_requests().is_empty());
 }
 
 #[tokio::test]
@@ -464,20 +433,19 @@ async fn https_is_enforced_and_real_tls_works() {
     )
     .await;
     assert!(w.server.rest_url().starts_with("https://"));
-    let client = w.client().await;
+    let client = logged_in(&w).await;
     let list: Files = client.rest().json(Method::GET, LIST, None).await.unwrap();
     assert_eq!(list.files.len(), 1);
-    assert_eq!(w.statuses(), [ok(EXCHANGE), ok(LIST)]);
+    assert_eq!(statuses(&w), [ok(EXCHANGE), ok(LIST)]);
 
     // The same service named by a host that is not loopback, over http:
     // refused on first use, before any mint or request.
     let port = w.server.rest_addr().port();
-    let plain = w
-        .login(
-            w.options()
-                .rest_url(format!("http://localhost.example.com:{port}")),
-        )
-        .await;
+    let plain = login(
+        w.options()
+            .rest_url(format!("http://localhost.example.com:{port}")),
+    )
+    .await;
     let err = plain
         .rest()
         .request(Method::GET, LIST, None)
@@ -485,16 +453,16 @@ async fn https_is_enforced_and_real_tls_works() {
         .unwrap_err();
     assert!(matches!(err, RestError::InvalidRestUrl { .. }), "{err:?}");
     assert_eq!(w.server.mint_count(), 1);
-    assert_eq!(w.requests().len(), 2);
+    assert_eq!(w.server.http_requests().len(), 2);
 }
 
 #[tokio::test]
 async fn a_redirect_is_an_error_and_never_carries_the_credential_elsewhere() {
-    let w = World::new().await;
+    let w = world().await;
     let elsewhere = DevServer::start(DevServerConfig::default().bot_rest_credentials(true))
         .await
         .unwrap();
-    let client = w.client().await;
+    let client = logged_in(&w).await;
     let rest = client.rest();
 
     // The exchange redirected: the one-time secret stays home.
@@ -504,22 +472,22 @@ async fn a_redirect_is_an_error_and_never_carries_the_credential_elsewhere() {
     assert_eq!((err.status, err.path.as_str()), (302, EXCHANGE));
 
     // A credential-bearing request redirected: the header stays home.
-    let w2 = World::new().await;
-    let client2 = w2.client().await;
+    let w2 = world().await;
+    let client2 = logged_in(&w2).await;
     w2.server
         .redirect(LIST, &format!("{}{LIST}", elsewhere.rest_url()));
     let err = rest_error(client2.rest().request(Method::GET, LIST, None).await);
     assert_eq!((err.status, err.path.as_str()), (302, LIST));
     assert!(err.to_string().contains("never follows"), "{err}");
-    assert!(verification(&w2.requests()[1]).is_some());
+    assert!(verification(&w2.server.http_requests()[1]).is_some());
 
     assert!(elsewhere.http_requests().is_empty());
 }
 
 #[tokio::test]
 async fn revoking_the_bot_ends_the_lane_without_a_retry_loop() {
-    let w = World::new().await;
-    let client = w.client().await;
+    let w = world().await;
+    let client = logged_in(&w).await;
     let rest = client.rest();
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
     w.server.revoke_bot(&w.bot.id).unwrap();
@@ -530,7 +498,7 @@ async fn revoking_the_bot_ends_the_lane_without_a_retry_loop() {
     );
     assert_eq!(w.server.mint_count(), 1);
     assert_eq!(
-        w.statuses(),
+        statuses(&w),
         [ok(EXCHANGE), ok(LIST), (LIST.to_owned(), Some(401))]
     );
 }
@@ -545,7 +513,7 @@ async fn a_thousand_concurrent_first_calls_cause_one_mint() {
         .bot_rest_credentials(true)
         .limits(botlane_devserver::Limits::default().http_connections(2048));
     let w = World::with(config).await;
-    let client = w.client().await;
+    let client = logged_in(&w).await;
     let calls: Vec<_> = (0..1000)
         .map(|_| {
             let rest = client.rest();
@@ -556,13 +524,13 @@ async fn a_thousand_concurrent_first_calls_cause_one_mint() {
         assert_eq!(call.unwrap().unwrap().files.len(), 1);
     }
     assert_eq!((w.server.mint_count(), w.server.exchange_count()), (1, 1));
-    assert_eq!(w.requests().len(), 1001);
+    assert_eq!(w.server.http_requests().len(), 1001);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_concurrent_401s_cause_one_re_mint() {
-    let w = World::new().await;
-    let client = w.client().await;
+    let w = world().await;
+    let client = logged_in(&w).await;
     let _: Files = client.rest().json(Method::GET, LIST, None).await.unwrap();
     // On a loaded machine the first call can get its 401 before the others
     // have sent anything (they then wait for the re-mint: fine, but then the
@@ -570,7 +538,7 @@ async fn fifty_concurrent_401s_cause_one_re_mint() {
     // once; at least one round must have had several calls see a 401.
     let mut most_unauthorized = 0;
     for round in 1..=5 {
-        let before = w.requests().len();
+        let before = w.server.http_requests().len();
         w.server.purge_rest_credentials(&w.bot.id);
         let calls: Vec<_> = (0..50)
             .map(|_| {
@@ -581,7 +549,7 @@ async fn fifty_concurrent_401s_cause_one_re_mint() {
         for call in futures_util::future::join_all(calls).await {
             call.unwrap().unwrap();
         }
-        let unauthorized = w.requests()[before..]
+        let unauthorized = w.server.http_requests()[before..]
             .iter()
             .filter(|r| r.status == Some(401))
             .count();
@@ -600,8 +568,8 @@ async fn fifty_concurrent_401s_cause_one_re_mint() {
 
 #[tokio::test]
 async fn a_mint_whose_initiator_is_dropped_completes_once() {
-    let w = World::new().await;
-    let client = w.client().await;
+    let w = world().await;
+    let client = logged_in(&w).await;
     let rest = client.rest();
     // One poll starts the mint; dropping the call right after must not
     // cancel it (its 638 has not even been written yet).
@@ -628,30 +596,15 @@ async fn a_mint_whose_initiator_is_dropped_completes_once() {
 // ---------------------------------------------------------------------------
 // Spec sentences that had no test.
 
-/// The next event matching `pred`, failing the test after 10 s.
-async fn next_event(events: &mut botlane::Events, pred: impl Fn(&Event) -> bool) -> Event {
-    tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            let event = events.recv().await.expect("the event channel stays open");
-            if pred(&event) {
-                return event;
-            }
-        }
-    })
-    .await
-    .expect("the expected event arrives in time")
-}
-
 // "A realtime reconnect does not invalidate it."
 #[tokio::test]
 async fn a_realtime_reconnect_keeps_the_credential() {
-    let w = World::new().await;
-    let client = w
-        .login(
-            w.options()
-                .reconnect_delays(Duration::from_millis(50), Duration::from_millis(200)),
-        )
-        .await;
+    let w = world().await;
+    let client = login(
+        w.options()
+            .reconnect_delays(Duration::from_millis(50), Duration::from_millis(200)),
+    )
+    .await;
     let mut events = client.events();
     let rest = client.rest();
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
@@ -669,22 +622,21 @@ async fn a_realtime_reconnect_keeps_the_credential() {
         .count();
     assert_eq!(logins, 2, "the client logged in again");
     assert_eq!((w.server.mint_count(), w.server.exchange_count()), (1, 1));
-    assert_eq!(w.statuses(), [ok(EXCHANGE), ok(LIST), ok(LIST)]);
-    let requests = w.requests();
+    assert_eq!(statuses(&w), [ok(EXCHANGE), ok(LIST), ok(LIST)]);
+    let requests = w.server.http_requests();
     assert!(verification(&requests[1]).is_some());
     assert_eq!(verification(&requests[1]), verification(&requests[2]));
 }
 
 #[tokio::test]
 async fn a_mint_during_a_reconnect_waits_for_the_session() {
-    let w = World::new().await;
+    let w = world().await;
     // A slow first reconnect: the call below starts while there is no session.
-    let client = w
-        .login(
-            w.options()
-                .reconnect_delays(Duration::from_millis(400), Duration::from_millis(800)),
-        )
-        .await;
+    let client = login(
+        w.options()
+            .reconnect_delays(Duration::from_millis(400), Duration::from_millis(800)),
+    )
+    .await;
     let mut events = client.events();
     w.server.drop_connections();
     next_event(&mut events, |e| matches!(e, Event::Disconnected { .. })).await;
@@ -733,8 +685,8 @@ fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
 // any of them, as text or as raw bytes.
 #[tokio::test]
 async fn the_credential_is_never_written_to_the_keystore() {
-    let w = World::new().await;
-    let client = w.client().await;
+    let w = world().await;
+    let client = logged_in(&w).await;
     let keystore = w.dir.path().join("bot.keystore");
     let rest = client.rest();
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
@@ -744,14 +696,7 @@ async fn the_credential_is_never_written_to_the_keystore() {
 
     // A channel key for the bot: the keystore is written again.
     let before = std::fs::read(&keystore).unwrap();
-    let channel = w.server.create_channel(&w.room, "general").unwrap();
-    let alice = w.server.add_user("alice");
-    w.server.add_member(&channel, &w.bot.id).unwrap();
-    w.server.add_member(&channel, &alice.id).unwrap();
-    let alice = botlane_devserver::TestUser::connect(&w.server.ws_url(), &alice.token)
-        .await
-        .unwrap();
-    alice.open_channel(&channel).await.unwrap();
+    let _alice = w.alice().await;
     tokio::time::timeout(Duration::from_secs(10), async {
         while std::fs::read(&keystore).unwrap() == before {
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -762,7 +707,7 @@ async fn the_credential_is_never_written_to_the_keystore() {
     client.shutdown();
 
     let mut secrets = Vec::new();
-    for r in w.requests() {
+    for r in w.server.http_requests() {
         if r.path == EXCHANGE {
             let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
             secrets.push(body["secret"].as_str().unwrap().to_owned());

@@ -6,11 +6,12 @@
 //! (`docs/architecture.md`, "Running the tests").
 #![allow(clippy::unwrap_used)]
 
+#[path = "../support/fixtures.rs"]
+mod fixtures;
 #[path = "../support/proptest_cases.rs"]
 mod proptest_cases;
 
 mod architecture;
-mod fixtures;
 mod fuzz_corpus;
 mod guide;
 mod keystore;

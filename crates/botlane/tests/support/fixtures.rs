@@ -1,4 +1,9 @@
-//! Declarations shared by the pure tests.
+//! The declarations the suites share: `tests/support` holds them for the
+//! socket suites, and `tests/pure` includes this file alone (it opens no
+//! socket, so it leaves the devserver out).
+
+// Each binary uses some of them.
+#![allow(dead_code)]
 
 use botlane::{CommandDeclaration, CommandOption, CommandOptionType as T};
 
@@ -16,4 +21,15 @@ pub(crate) fn roll_with_choices() -> CommandDeclaration {
     let mut roll = roll();
     roll.options[1] = CommandOption::new("sides", "Sides", T::Integer).choices(["6", "20"]);
     roll
+}
+
+/// `/roll count:integer (required, 1 to 20)`, "Roll some dice": the dice
+/// bot whose help, prefixes and aliases the suites read back.
+pub(crate) fn bounded_roll() -> CommandDeclaration {
+    CommandDeclaration::new("roll", "Roll some dice").option(
+        CommandOption::new("count", "How many dice", T::Integer)
+            .required(true)
+            .min(1)
+            .max(20),
+    )
 }
