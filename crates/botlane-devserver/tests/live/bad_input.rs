@@ -6,54 +6,16 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
-use botlane_devserver::{
-    AccountConfig, ChannelConfig, DevServer, DevServerConfig, ServerConfig, TestUser,
-    TestUserError, MAX_FRAME_BYTES, REQUEST_TIMEOUT,
-};
+use botlane_devserver::{TestUser, TestUserError, MAX_FRAME_BYTES, REQUEST_TIMEOUT};
 use botlane_proto::OpCode;
-use common::{fake_key, logged_in, sealed, End, Raw};
+use common::{code, fake_key, lobby, logged_in, sealed, End, Raw, ALICE, BOT};
 use futures_util::SinkExt;
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
-const BOT: &str = "bad-input-bot";
-const ALICE: &str = "bad-input-alice";
-
-struct Fixture {
-    server: DevServer,
-    url: String,
-    channel: String,
-    alice: String,
-}
-
-async fn fixture() -> Fixture {
-    let config = DevServerConfig::default()
-        .bot(AccountConfig::new("dicebot", BOT))
-        .user(AccountConfig::new("alice", ALICE))
-        .server(
-            ServerConfig::new("lobby").channel(
-                ChannelConfig::new("general")
-                    .member("dicebot")
-                    .member("alice"),
-            ),
-        );
-    let server = DevServer::start(config).await.unwrap();
-    let lobby = server.server_id("lobby").unwrap();
-    Fixture {
-        url: server.ws_url(),
-        channel: server.channel_id(&lobby, "general").unwrap(),
-        alice: server.account_id("alice").unwrap(),
-        server,
-    }
-}
-
-fn code(reply: &Value) -> i64 {
-    reply["code"].as_i64().unwrap()
-}
-
 #[tokio::test]
 async fn an_unreadable_envelope_closes_with_1007_and_its_reason() {
-    let f = fixture().await;
+    let f = lobby().await;
     for (text, what) in [
         ("not json", "not valid JSON"),
         (r#"{"op":12,"d":{}"#, "not valid JSON"),
@@ -97,13 +59,13 @@ async fn an_unreadable_envelope_closes_with_1007_and_its_reason() {
 
 #[tokio::test]
 async fn every_pending_request_fails_fast_after_a_bad_envelope() {
-    let f = fixture().await;
+    let f = lobby().await;
     let alice = TestUser::connect(&f.url, ALICE).await.unwrap();
     alice.send_raw(r#"{"op":"30","d":{}}"#).unwrap();
     let started = Instant::now();
     let (heartbeat, history, again) = tokio::join!(
         alice.heartbeat(),
-        alice.history(&f.channel),
+        alice.history(&f.general),
         alice.heartbeat()
     );
     let elapsed = started.elapsed();
@@ -123,7 +85,7 @@ async fn every_pending_request_fails_fast_after_a_bad_envelope() {
 
 #[tokio::test]
 async fn a_binary_frame_closes_with_1003() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut raw = logged_in(&f.url, ALICE).await;
     raw.ws.send(Message::binary(vec![1, 2, 3])).await.unwrap();
     assert_eq!(raw.next().await, Err(End::Closed(Some(1003))));
@@ -132,7 +94,7 @@ async fn a_binary_frame_closes_with_1003() {
 
 #[tokio::test]
 async fn a_message_over_the_frame_limit_closes_with_1009() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut raw = logged_in(&f.url, ALICE).await;
     // Exactly at the limit: served (unknown fields of d are ignored).
     let head = r#"{"op":12,"d":{"pad":""#;
@@ -170,9 +132,9 @@ async fn bad_then_good(raw: &mut Raw, op: u16, bad: &str, good: Value) -> (Value
 
 #[tokio::test]
 async fn a_bad_payload_gets_its_opcodes_minus_5_and_the_next_request_its_own_reply() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut alice = logged_in(&f.url, ALICE).await;
-    let ch = f.channel.clone();
+    let ch = f.general.clone();
     let wrapped = json!({"ephemeral": "ZXBr", "ciphertext": "Y3Q="});
     let cases: Vec<(u16, String, &str, Value, i64)> = vec![
         (12, r#"{"op":12}"#.into(), "d is missing", json!({}), 0),
@@ -295,7 +257,7 @@ async fn a_bad_payload_gets_its_opcodes_minus_5_and_the_next_request_its_own_rep
 
 #[tokio::test]
 async fn a_bad_login_payload_gets_minus_5_and_a_good_login_still_works() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut raw = Raw::connect(&f.url).await;
     let zero_key = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
     for (d, why) in [
@@ -342,7 +304,7 @@ async fn a_bad_login_payload_gets_minus_5_and_a_good_login_still_works() {
 
 #[tokio::test]
 async fn sealed_payloads_that_cannot_be_valid_are_refused() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut alice = logged_in(&f.url, ALICE).await;
     let short = {
         use base64::Engine as _;
@@ -365,7 +327,7 @@ async fn sealed_payloads_that_cannot_be_valid_are_refused() {
         ("content", short, "27 bytes"),
         ("command", "AAAA".to_owned(), "3 bytes"),
     ] {
-        let mut d = json!({"channel_id": f.channel, "content": sealed("ok")});
+        let mut d = json!({"channel_id": f.general, "content": sealed("ok")});
         d[field] = json!(value);
         let reply = alice.request(OpCode::Send, d).await;
         assert_eq!(code(&reply), -5, "{field} {value:?}");
@@ -376,15 +338,15 @@ async fn sealed_payloads_that_cannot_be_valid_are_refused() {
         );
         assert!(reason.contains(why), "{value:?}: {reason}");
     }
-    assert!(f.server.messages(&f.channel).is_empty());
+    assert!(f.server.messages(&f.general).is_empty());
     // Exactly a nonce and a tag (an empty plaintext) is a sealed payload.
-    let empty = json!({"channel_id": f.channel, "content": sealed("")});
+    let empty = json!({"channel_id": f.general, "content": sealed("")});
     assert_eq!(code(&alice.request(OpCode::Send, empty).await), 0);
 }
 
 #[tokio::test]
 async fn a_heartbeat_needs_an_object() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut alice = logged_in(&f.url, ALICE).await;
     for d in [json!([]), json!(1), json!("x"), json!(null), json!(true)] {
         let reply = alice.request(OpCode::Heartbeat, d.clone()).await;

@@ -10,61 +10,15 @@ use botlane_devserver::{
     MAX_HISTORY,
 };
 use botlane_proto::OpCode;
-use common::{fake_key, logged_in, sealed, End, Raw, WAIT};
+use common::{code, fake_key, lobby, logged_in, sealed, End, Raw, ALICE, BOB, BOT, CAROL, WAIT};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
-const BOT: &str = "bot-token-1";
-const ALICE: &str = "alice-token-1";
-const BOB: &str = "bob-token-1";
-const CAROL: &str = "carol-token-1";
-
 /// dicebot, alice and bob in lobby/general; carol in no channel.
-struct Fixture {
-    server: DevServer,
-    url: String,
-    channel: String,
-    bot: String,
-    alice: String,
-    bob: String,
-    carol: String,
-}
-
-async fn fixture() -> Fixture {
-    let config = DevServerConfig::default()
-        .bot(AccountConfig::new("dicebot", BOT))
-        .user(AccountConfig::new("alice", ALICE))
-        .user(AccountConfig::new("bob", BOB))
-        .user(AccountConfig::new("carol", CAROL))
-        .server(
-            ServerConfig::new("lobby").channel(
-                ChannelConfig::new("general")
-                    .member("dicebot")
-                    .member("alice")
-                    .member("bob"),
-            ),
-        );
-    let server = DevServer::start(config).await.unwrap();
-    let lobby = server.server_id("lobby").unwrap();
-    Fixture {
-        url: server.ws_url(),
-        channel: server.channel_id(&lobby, "general").unwrap(),
-        bot: server.account_id("dicebot").unwrap(),
-        alice: server.account_id("alice").unwrap(),
-        bob: server.account_id("bob").unwrap(),
-        carol: server.account_id("carol").unwrap(),
-        server,
-    }
-}
-
-fn code(reply: &Value) -> i64 {
-    reply["code"].as_i64().unwrap()
-}
-
 #[tokio::test]
 async fn login_with_a_good_token_then_ready() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut bot = Raw::connect(&f.url).await;
     let (reply, ready) = bot.login(BOT).await;
     assert_eq!(reply["user_id"], f.bot.as_str());
@@ -73,7 +27,7 @@ async fn login_with_a_good_token_then_ready() {
     assert_eq!(ready["kind"], "bot");
     assert_eq!(
         ready["channels"],
-        json!([{"id": f.channel, "server_id": f.server.server_id("lobby").unwrap(), "name": "general"}])
+        json!([{"id": f.general, "server_id": f.server.server_id("lobby").unwrap(), "name": "general"}])
     );
     let mut carol = Raw::connect(&f.url).await;
     let (_, ready) = carol.login(CAROL).await;
@@ -88,7 +42,7 @@ async fn login_with_a_good_token_then_ready() {
 
 #[tokio::test]
 async fn login_with_a_bad_token_is_refused_and_closed() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut raw = Raw::connect(&f.url).await;
     raw.send(
         OpCode::Login,
@@ -120,7 +74,7 @@ async fn login_with_a_bad_token_is_refused_and_closed() {
 
 #[tokio::test]
 async fn a_revoked_bot_is_disconnected_and_cannot_log_in() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut bot = logged_in(&f.url, BOT).await;
     f.server.revoke_bot(&f.bot).unwrap();
     assert_eq!(bot.next().await, Err(End::Closed(Some(1008))));
@@ -136,15 +90,15 @@ async fn a_revoked_bot_is_disconnected_and_cannot_log_in() {
 
 #[tokio::test]
 async fn requests_before_login_get_unauthorized() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut raw = Raw::connect(&f.url).await;
     for (op, d) in [
         (OpCode::Heartbeat, json!({})),
         (
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": "x"}),
+            json!({"channel_id": f.general, "content": "x"}),
         ),
-        (OpCode::HistoryFetch, json!({"channel_id": f.channel})),
+        (OpCode::HistoryFetch, json!({"channel_id": f.general})),
         (OpCode::FetchEmojis, json!({})),
         (OpCode::RestMint, json!({})),
     ] {
@@ -152,12 +106,12 @@ async fn requests_before_login_get_unauthorized() {
     }
     // The socket stays open and a login still works.
     raw.login(ALICE).await;
-    assert!(f.server.messages(&f.channel).is_empty());
+    assert!(f.server.messages(&f.general).is_empty());
 }
 
 #[tokio::test]
 async fn logging_in_twice_is_a_bad_request() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut raw = logged_in(&f.url, ALICE).await;
     let reply = raw
         .request(
@@ -178,7 +132,7 @@ async fn logging_in_twice_is_a_bad_request() {
 
 #[tokio::test]
 async fn heartbeat_emojis_and_rest_mint() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut raw = logged_in(&f.url, BOT).await;
     assert_eq!(
         raw.request(OpCode::Heartbeat, json!({})).await,
@@ -202,7 +156,7 @@ async fn heartbeat_emojis_and_rest_mint() {
 
 #[tokio::test]
 async fn unknown_opcodes_and_pushes_get_minus_5_on_their_own_opcode() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut raw = logged_in(&f.url, ALICE).await;
     raw.send_text(r#"{"op":9999,"d":{}}"#).await;
     raw.send_text(r#"{"op":32,"d":{"message":{}}}"#).await;
@@ -239,19 +193,19 @@ async fn unknown_opcodes_and_pushes_get_minus_5_on_their_own_opcode() {
 
 #[tokio::test]
 async fn malformed_payloads_of_known_requests_get_bad_request() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut raw = logged_in(&f.url, ALICE).await;
     for (op, d) in [
-        (OpCode::Send, json!({"channel_id": f.channel})),
-        (OpCode::Send, json!({"channel_id": f.channel, "content": 5})),
+        (OpCode::Send, json!({"channel_id": f.general})),
+        (OpCode::Send, json!({"channel_id": f.general, "content": 5})),
         (OpCode::HistoryFetch, json!({"channel_id": 7})),
         (
             OpCode::HistoryFetch,
-            json!({"channel_id": f.channel, "limit": -1}),
+            json!({"channel_id": f.general, "limit": -1}),
         ),
         (
             OpCode::KeyShare,
-            json!({"channel_id": f.channel, "to": f.bob}),
+            json!({"channel_id": f.general, "to": f.bob}),
         ),
         (OpCode::PublicKeyFetch, json!([])),
         (OpCode::ChannelJoin, json!("general")),
@@ -268,13 +222,13 @@ async fn malformed_payloads_of_known_requests_get_bad_request() {
 
 #[tokio::test]
 async fn replies_stay_in_order_per_opcode_under_pipelining() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut seed = logged_in(&f.url, BOB).await;
     for i in 0..MAX_HISTORY {
         let reply = seed
             .request(
                 OpCode::Send,
-                json!({"channel_id": f.channel, "content": sealed(&format!("seed-{i}"))}),
+                json!({"channel_id": f.general, "content": sealed(&format!("seed-{i}"))}),
             )
             .await;
         assert_eq!(code(&reply), 0);
@@ -294,13 +248,13 @@ async fn replies_stay_in_order_per_opcode_under_pipelining() {
                 let limit = i % (MAX_HISTORY + 1);
                 (
                     OpCode::HistoryFetch,
-                    json!({"channel_id": f.channel, "limit": limit}),
+                    json!({"channel_id": f.general, "limit": limit}),
                     json!(limit),
                 )
             }
             2 => (
                 OpCode::Send,
-                json!({"channel_id": f.channel, "content": sealed(&format!("pipelined-{i}"))}),
+                json!({"channel_id": f.general, "content": sealed(&format!("pipelined-{i}"))}),
                 json!(sealed(&format!("pipelined-{i}"))),
             ),
             3 => {
@@ -339,7 +293,7 @@ async fn replies_stay_in_order_per_opcode_under_pipelining() {
     }
     drop(writer.await.unwrap());
 
-    let stored = f.server.messages(&f.channel);
+    let stored = f.server.messages(&f.general);
     let content_of = |id: &str| stored.iter().find(|m| m.id == id).unwrap().content.clone();
     for op in [12u16, 40, 30, 52, 638] {
         let wanted: Vec<_> = expected
@@ -372,7 +326,7 @@ async fn replies_stay_in_order_per_opcode_under_pipelining() {
 
 #[tokio::test]
 async fn menus_are_stored_casefolded_and_checked_strictly() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut bot = logged_in(&f.url, BOT).await;
     let menu = json!([
         ["PING", "Check", []],
@@ -446,7 +400,7 @@ async fn menus_are_stored_casefolded_and_checked_strictly() {
 
 #[tokio::test]
 async fn a_send_reaches_every_member_and_history() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut alice = logged_in(&f.url, ALICE).await;
     let mut bob = logged_in(&f.url, BOB).await;
     let mut bot = logged_in(&f.url, BOT).await;
@@ -455,13 +409,13 @@ async fn a_send_reaches_every_member_and_history() {
     let reply = alice
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": sealed("sealed"), "command": sealed("sidecar")}),
+            json!({"channel_id": f.general, "content": sealed("sealed"), "command": sealed("sidecar")}),
         )
         .await;
     assert_eq!(code(&reply), 0);
     let id = reply["message_id"].as_str().unwrap().to_owned();
     let expected = json!({
-        "id": id, "channel_id": f.channel, "author_id": f.alice,
+        "id": id, "channel_id": f.general, "author_id": f.alice,
         "content": sealed("sealed"), "command": sealed("sidecar"),
     });
     for member in [&mut alice, &mut bob, &mut bot] {
@@ -477,12 +431,12 @@ async fn a_send_reaches_every_member_and_history() {
         let content = format!("later-{i}");
         bob.request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": sealed(&content)}),
+            json!({"channel_id": f.general, "content": sealed(&content)}),
         )
         .await;
     }
     let history = bot
-        .request(OpCode::HistoryFetch, json!({"channel_id": f.channel}))
+        .request(OpCode::HistoryFetch, json!({"channel_id": f.general}))
         .await;
     let contents: Vec<_> = history["messages"]
         .as_array()
@@ -502,7 +456,7 @@ async fn a_send_reaches_every_member_and_history() {
     let last_two = bot
         .request(
             OpCode::HistoryFetch,
-            json!({"channel_id": f.channel, "limit": 2}),
+            json!({"channel_id": f.general, "limit": 2}),
         )
         .await;
     let contents: Vec<_> = last_two["messages"]
@@ -514,18 +468,18 @@ async fn a_send_reaches_every_member_and_history() {
     assert_eq!(contents, [sealed("later-1"), sealed("later-2")]);
     // Outsiders cannot read it.
     let reply = carol
-        .request(OpCode::HistoryFetch, json!({"channel_id": f.channel}))
+        .request(OpCode::HistoryFetch, json!({"channel_id": f.general}))
         .await;
     assert_eq!(code(&reply), -4);
 }
 
 #[tokio::test]
 async fn every_connection_of_an_account_gets_its_pushes_until_it_leaves() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut alice = logged_in(&f.url, ALICE).await;
     let mut first = logged_in(&f.url, BOB).await;
     let mut second = logged_in(&f.url, BOB).await;
-    let send = json!({"channel_id": f.channel, "content": sealed("to both")});
+    let send = json!({"channel_id": f.general, "content": sealed("to both")});
     assert_eq!(code(&alice.request(OpCode::Send, send.clone()).await), 0);
     let one = first.expect(OpCode::MessageCreate).await;
     let other = second.expect(OpCode::MessageCreate).await;
@@ -551,19 +505,19 @@ async fn every_connection_of_an_account_gets_its_pushes_until_it_leaves() {
 
 #[tokio::test]
 async fn history_is_capped_at_one_hundred() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut bob = logged_in(&f.url, BOB).await;
     for i in 0..(MAX_HISTORY + 5) {
         bob.request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": sealed(&i.to_string())}),
+            json!({"channel_id": f.general, "content": sealed(&i.to_string())}),
         )
         .await;
     }
     let history = bob
         .request(
             OpCode::HistoryFetch,
-            json!({"channel_id": f.channel, "limit": 1000}),
+            json!({"channel_id": f.general, "limit": 1000}),
         )
         .await;
     let messages = history["messages"].as_array().unwrap();
@@ -577,20 +531,20 @@ async fn history_is_capped_at_one_hundred() {
 
 #[tokio::test]
 async fn the_service_stores_exactly_the_sealed_text_it_was_given() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut alice = logged_in(&f.url, ALICE).await;
     // Sealed for real, as a member would: the service stores the text as is.
     let key = botlane_proto::crypto::ChannelKey::from_bytes(std::array::from_fn(|i| i as u8));
-    let aad = f.channel.as_bytes();
+    let aad = f.general.as_bytes();
     let sealed = key.seal(b"roll 2", aad).unwrap();
     let sidecar = key.seal(br#"{"v":1}"#, aad).unwrap();
     alice
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": sealed, "command": sidecar}),
+            json!({"channel_id": f.general, "content": sealed, "command": sidecar}),
         )
         .await;
-    let stored = f.server.messages(&f.channel);
+    let stored = f.server.messages(&f.general);
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].content, sealed);
     assert_eq!(stored[0].command.as_deref(), Some(sidecar.as_str()));
@@ -600,48 +554,48 @@ async fn the_service_stores_exactly_the_sealed_text_it_was_given() {
 
 #[tokio::test]
 async fn a_reply_notifies_the_replied_to_author() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut alice = logged_in(&f.url, ALICE).await;
     let mut bot = logged_in(&f.url, BOT).await;
     let original = alice
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": sealed("roll please")}),
+            json!({"channel_id": f.general, "content": sealed("roll please")}),
         )
         .await;
     let original = original["message_id"].as_str().unwrap().to_owned();
     let reply = bot
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": sealed("4"), "reply_to": original}),
+            json!({"channel_id": f.general, "content": sealed("4"), "reply_to": original}),
         )
         .await;
     let reply_id = reply["message_id"].as_str().unwrap().to_owned();
     let notification = alice.next_of(OpCode::Notification).await;
     assert_eq!(
         notification,
-        json!({"kind": "reply", "channel_id": f.channel, "message_id": reply_id, "from": f.bot})
+        json!({"kind": "reply", "channel_id": f.general, "message_id": reply_id, "from": f.bot})
     );
     let recorded = f.server.notifications_for(&f.alice);
     assert_eq!(recorded.len(), 1);
     assert!(f.server.view(|s| s.notification_records()[0].delivered));
     assert_eq!(recorded[0].message_id, reply_id);
     assert_eq!(
-        f.server.messages(&f.channel)[1].reply_to.as_deref(),
+        f.server.messages(&f.general)[1].reply_to.as_deref(),
         Some(original.as_str())
     );
     // Replying to one's own message notifies nobody; an unknown target is refused.
     alice
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": sealed("self"), "reply_to": original}),
+            json!({"channel_id": f.general, "content": sealed("self"), "reply_to": original}),
         )
         .await;
     assert_eq!(f.server.notifications_for(&f.alice).len(), 1);
     let refused = bot
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": sealed("x"), "reply_to": "no-such-message"}),
+            json!({"channel_id": f.general, "content": sealed("x"), "reply_to": "no-such-message"}),
         )
         .await;
     assert_eq!(code(&refused), -5);
@@ -649,29 +603,29 @@ async fn a_reply_notifies_the_replied_to_author() {
 
 #[tokio::test]
 async fn denials_answer_with_their_codes() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut bot = logged_in(&f.url, BOT).await;
-    let send = json!({"channel_id": f.channel, "content": sealed("x")});
+    let send = json!({"channel_id": f.general, "content": sealed("x")});
     for (denial, expected) in [
         (Denial::NoPermission, -3),
         (Denial::UnknownChannel, -4),
         (Denial::RateLimited, -9),
     ] {
-        f.server.deny_sends(&f.channel, Some(denial)).unwrap();
+        f.server.deny_sends(&f.general, Some(denial)).unwrap();
         let reply = bot.request(OpCode::Send, send.clone()).await;
         assert_eq!(code(&reply), expected, "{denial:?}");
         assert!(reply.get("message_id").is_none());
         assert!(reply["reason"].is_string());
     }
-    assert!(f.server.messages(&f.channel).is_empty());
-    f.server.deny_sends(&f.channel, None).unwrap();
+    assert!(f.server.messages(&f.general).is_empty());
+    f.server.deny_sends(&f.general, None).unwrap();
     assert_eq!(code(&bot.request(OpCode::Send, send).await), 0);
 
     let mut carol = logged_in(&f.url, CAROL).await;
     let not_member = carol
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": sealed("x")}),
+            json!({"channel_id": f.general, "content": sealed("x")}),
         )
         .await;
     assert_eq!(code(&not_member), -4);
@@ -685,20 +639,20 @@ async fn denials_answer_with_their_codes() {
     let too_long = bot
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": sealed("x"), "command": "y".repeat(2049)}),
+            json!({"channel_id": f.general, "content": sealed("x"), "command": "y".repeat(2049)}),
         )
         .await;
     assert_eq!(code(&too_long), -8);
-    assert_eq!(f.server.messages(&f.channel).len(), 1);
+    assert_eq!(f.server.messages(&f.general).len(), 1);
 }
 
 #[tokio::test]
 async fn channel_keys_are_relayed_and_kept_for_offline_members() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut alice = logged_in(&f.url, ALICE).await;
     let mut bot = logged_in(&f.url, BOT).await;
     let wrapped = json!({"v": 1, "epk": "ZXBr", "ct": "Y3Q="});
-    let share = |to: &str| json!({"channel_id": f.channel, "to": to, "wrapped": wrapped});
+    let share = |to: &str| json!({"channel_id": f.general, "to": to, "wrapped": wrapped});
 
     assert_eq!(
         alice.request(OpCode::KeyShare, share(&f.bot)).await,
@@ -706,7 +660,7 @@ async fn channel_keys_are_relayed_and_kept_for_offline_members() {
     );
     assert_eq!(
         bot.expect(OpCode::ChannelKey).await,
-        json!({"channel_id": f.channel, "from": f.alice, "wrapped": wrapped})
+        json!({"channel_id": f.general, "from": f.alice, "wrapped": wrapped})
     );
 
     // Bob is offline: the key waits for his next login, after `ready`.
@@ -719,7 +673,7 @@ async fn channel_keys_are_relayed_and_kept_for_offline_members() {
     bob.login(BOB).await;
     assert_eq!(
         bob.expect(OpCode::ChannelKey).await,
-        json!({"channel_id": f.channel, "from": f.alice, "wrapped": wrapped})
+        json!({"channel_id": f.general, "from": f.alice, "wrapped": wrapped})
     );
     assert_eq!(f.server.view(|s| s.pending_key_count(&f.bob)), 0);
     // Delivered once only.
@@ -741,7 +695,7 @@ async fn channel_keys_are_relayed_and_kept_for_offline_members() {
 
 #[tokio::test]
 async fn public_keys_members_and_joins() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut alice = Raw::connect(&f.url).await;
     alice.login_with_key(ALICE, &fake_key('Q')).await;
     let mut carol = logged_in(&f.url, CAROL).await;
@@ -759,14 +713,14 @@ async fn public_keys_members_and_joins() {
         .await;
     assert_eq!(code(&unknown), -5);
 
-    let members = json!({"channel_id": f.channel});
+    let members = json!({"channel_id": f.general});
     assert_eq!(
         code(&carol.request(OpCode::ChannelMembers, members.clone()).await),
         -4
     );
     assert_eq!(
         carol
-            .request(OpCode::ChannelJoin, json!({"channel_id": f.channel}))
+            .request(OpCode::ChannelJoin, json!({"channel_id": f.general}))
             .await,
         json!({"code": 0})
     );
@@ -782,7 +736,7 @@ async fn public_keys_members_and_joins() {
     alice
         .request(
             OpCode::Send,
-            json!({"channel_id": f.channel, "content": sealed("hi")}),
+            json!({"channel_id": f.general, "content": sealed("hi")}),
         )
         .await;
     assert_eq!(
@@ -810,7 +764,7 @@ async fn public_keys_members_and_joins() {
 
 #[tokio::test]
 async fn drop_connections_ends_every_socket_without_a_close_frame() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut alice = logged_in(&f.url, ALICE).await;
     let mut bot = logged_in(&f.url, BOT).await;
     let mut anonymous = Raw::connect(&f.url).await;
@@ -836,7 +790,7 @@ async fn drop_connections_ends_every_socket_without_a_close_frame() {
 
 #[tokio::test]
 async fn shutdown_closes_sockets_and_ends() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut alice = logged_in(&f.url, ALICE).await;
     let url = f.url.clone();
     tokio::time::timeout(WAIT, f.server.shutdown())
@@ -848,7 +802,7 @@ async fn shutdown_closes_sockets_and_ends() {
 
 #[tokio::test]
 async fn dropping_the_handle_stops_the_service() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut alice = logged_in(&f.url, ALICE).await;
     drop(f.server);
     assert_eq!(alice.next().await, Err(End::Closed(Some(1001))));
@@ -856,7 +810,7 @@ async fn dropping_the_handle_stops_the_service() {
 
 #[tokio::test]
 async fn frames_are_recorded_with_accounts_and_sizes() {
-    let f = fixture().await;
+    let f = lobby().await;
     let mut alice = logged_in(&f.url, ALICE).await;
     alice.request(OpCode::Heartbeat, json!({})).await;
     let frames = f.server.frames();

@@ -11,62 +11,11 @@ use crate::common;
 
 use std::time::Duration;
 
-use botlane_devserver::{
-    AccountConfig, ChannelConfig, Denial, DevServer, DevServerConfig, ServerConfig,
-    DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW, MAX_CONTENT_BYTES,
-};
+use botlane_devserver::{Denial, DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW, MAX_CONTENT_BYTES};
 use botlane_proto::crypto::{ChannelKey, IdentityKeyPair};
 use botlane_proto::OpCode;
-use common::{End, Raw};
+use common::{lobby_config, lobby_with, End, Lobby, Raw, ALICE, BOB, BOT, CAROL};
 use serde_json::{json, Value};
-
-const BOT: &str = "codes-bot-token";
-const ALICE: &str = "codes-alice-token";
-const BOB: &str = "codes-bob-token";
-const CAROL: &str = "codes-carol-token";
-
-/// dicebot, alice and bob in lobby/general; bob alone in lobby/quiet;
-/// lobby/closed empty; carol in no channel and never logged in.
-struct Fixture {
-    server: DevServer,
-    url: String,
-    general: String,
-    quiet: String,
-    closed: String,
-    bot: String,
-    carol: String,
-}
-
-async fn fixture(rest_credentials: bool) -> Fixture {
-    let config = DevServerConfig::default()
-        .bot_rest_credentials(rest_credentials)
-        .bot(AccountConfig::new("dicebot", BOT))
-        .user(AccountConfig::new("alice", ALICE))
-        .user(AccountConfig::new("bob", BOB))
-        .user(AccountConfig::new("carol", CAROL))
-        .server(
-            ServerConfig::new("lobby")
-                .channel(
-                    ChannelConfig::new("general")
-                        .member("dicebot")
-                        .member("alice")
-                        .member("bob"),
-                )
-                .channel(ChannelConfig::new("quiet").member("bob"))
-                .channel(ChannelConfig::new("closed")),
-        );
-    let server = DevServer::start(config).await.unwrap();
-    let lobby = server.server_id("lobby").unwrap();
-    Fixture {
-        url: server.ws_url(),
-        general: server.channel_id(&lobby, "general").unwrap(),
-        quiet: server.channel_id(&lobby, "quiet").unwrap(),
-        closed: server.channel_id(&lobby, "closed").unwrap(),
-        bot: server.account_id("dicebot").unwrap(),
-        carol: server.account_id("carol").unwrap(),
-        server,
-    }
-}
 
 /// A real identity public key (not a low-order point), distinct per seed.
 fn key(seed: u8) -> String {
@@ -82,7 +31,13 @@ fn sealed(channel: &str) -> String {
         .unwrap()
 }
 
-async fn session(f: &Fixture, token: &str, seed: u8) -> Raw {
+/// The lobby (`common::lobby_config`; carol in no channel and never
+/// logged in), the bots' REST flag as given.
+async fn fixture(rest_credentials: bool) -> Lobby {
+    lobby_with(lobby_config().bot_rest_credentials(rest_credentials)).await
+}
+
+async fn session(f: &Lobby, token: &str, seed: u8) -> Raw {
     let mut raw = Raw::connect(&f.url).await;
     raw.login_with_key(token, &key(seed)).await;
     raw
@@ -603,7 +558,7 @@ async fn an_injected_failure_answers_minus_2_on_any_request_opcode() {
 
 /// One request to the realtime listener's `/ws` with these extra headers;
 /// the status and the headers of the answer.
-async fn ws_http(f: &Fixture, headers: &str) -> (u16, String) {
+async fn ws_http(f: &Lobby, headers: &str) -> (u16, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let addr = f.server.local_addr();
     let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();

@@ -6,118 +6,17 @@ use crate::common;
 
 use std::time::Duration;
 
-use botlane_devserver::{
-    AccountConfig, ChannelConfig, DevServer, DevServerConfig, Direction, FileConfig, ServerConfig,
-};
+use botlane_devserver::{DevServer, DevServerConfig, Direction};
 use botlane_proto::OpCode;
-use common::{logged_in, Raw};
+use common::{
+    lobby, lobby_config, lobby_with, logged_in, mint, Lobby, ALICE, BOT, NOTES, OTHER_BOT,
+};
 use reqwest::{redirect, Client, StatusCode};
 use serde_json::{json, Value};
 
-const BOT: &str = "rest-bot-token";
-const OTHER_BOT: &str = "rest-other-bot-token";
-const ALICE: &str = "rest-alice-token";
-const NOTES: &str = "hello, world";
-
-/// dicebot and alice in lobby/general; lobby holds notes.txt, attic holds
-/// plans.md.
-struct Fixture {
-    server: DevServer,
-    bot: String,
-    lobby: String,
-    attic: String,
-    notes: String,
-    plans: String,
-    http: Client,
-}
-
-fn config() -> DevServerConfig {
-    DevServerConfig::default()
-        .bot(AccountConfig::new("dicebot", BOT))
-        .bot(AccountConfig::new("otherbot", OTHER_BOT))
-        .user(AccountConfig::new("alice", ALICE))
-        .server(
-            ServerConfig::new("lobby")
-                .channel(
-                    ChannelConfig::new("general")
-                        .member("dicebot")
-                        .member("alice"),
-                )
-                .file(FileConfig::new("notes.txt", NOTES)),
-        )
-        .server(ServerConfig::new("attic").file(FileConfig::new("plans.md", "# plans")))
-}
-
-/// A client that never follows redirects, as the lane's client must not.
-fn client() -> Client {
-    Client::builder()
-        .redirect(redirect::Policy::none())
-        .build()
-        .unwrap()
-}
-
-async fn fixture_with(config: DevServerConfig) -> Fixture {
-    let server = DevServer::start(config).await.unwrap();
-    let lobby = server.server_id("lobby").unwrap();
-    let attic = server.server_id("attic").unwrap();
-    Fixture {
-        bot: server.account_id("dicebot").unwrap(),
-        notes: server.files(&lobby)[0].id.clone(),
-        plans: server.files(&attic)[0].id.clone(),
-        lobby,
-        attic,
-        server,
-        http: client(),
-    }
-}
-
-/// The flag on.
-async fn fixture() -> Fixture {
-    fixture_with(config().bot_rest_credentials(true)).await
-}
-
-async fn mint(raw: &mut Raw) -> Value {
-    raw.request(OpCode::RestMint, json!({})).await
-}
-
-impl Fixture {
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.server.rest_url())
-    }
-
-    async fn exchange(&self, body: &Value) -> reqwest::Response {
-        self.http
-            .post(self.url("/auth/verify-session"))
-            .json(body)
-            .send()
-            .await
-            .unwrap()
-    }
-
-    /// Mints over `raw` and exchanges: the `verification` value.
-    async fn credential_over(&self, raw: &mut Raw) -> String {
-        let minted = mint(raw).await;
-        assert_eq!(minted["code"], 0, "{minted}");
-        let response = self
-            .exchange(&json!({"secret": minted["secret"], "row_id": minted["row_id"]}))
-            .await;
-        assert_eq!(response.status(), StatusCode::OK);
-        let body: Value = response.json().await.unwrap();
-        body["verification"].as_str().unwrap().to_owned()
-    }
-
-    async fn credential(&self) -> String {
-        let mut bot = logged_in(&self.server.ws_url(), BOT).await;
-        self.credential_over(&mut bot).await
-    }
-
-    async fn get(&self, path: &str, verification: Option<&str>) -> reqwest::Response {
-        let mut request = self.http.get(self.url(path));
-        if let Some(value) = verification {
-            request = request.header("verification", value);
-        }
-        request.send().await.unwrap()
-    }
+/// The lobby with the flag on.
+async fn fixture() -> Lobby {
+    lobby_with(lobby_config().bot_rest_credentials(true)).await
 }
 
 /// The status and `error_code` of an error response.
@@ -129,7 +28,7 @@ async fn refusal(response: reqwest::Response) -> (StatusCode, String) {
 
 #[tokio::test]
 async fn the_flag_is_off_by_default_and_638_answers_minus_7() {
-    let f = fixture_with(config()).await;
+    let f = lobby().await;
     assert!(!f.server.rest_credentials());
     let mut bot = logged_in(&f.server.ws_url(), BOT).await;
     assert_eq!(mint(&mut bot).await, json!({"code": -7}));
@@ -331,7 +230,7 @@ async fn a_malformed_exchange_is_400() {
     ] {
         let response = f
             .http
-            .post(f.url("/auth/verify-session"))
+            .post(f.rest("/auth/verify-session"))
             .header("content-type", "application/json")
             .body(body)
             .send()
@@ -373,7 +272,7 @@ async fn refused_and_unlisted_routes_are_403() {
     for (method, path) in refused {
         let response = f
             .http
-            .request(method.clone(), f.url(&path))
+            .request(method.clone(), f.rest(&path))
             .header("verification", &v)
             .send()
             .await
@@ -481,14 +380,14 @@ async fn a_session_expires_after_its_lifetime() {
 
 #[tokio::test]
 async fn https_with_the_generated_root_trusted() {
-    let mut f = fixture_with(config().bot_rest_credentials(true).rest_tls(true)).await;
+    let mut f = lobby_with(lobby_config().bot_rest_credentials(true).rest_tls(true)).await;
     let url = f.server.rest_url();
     assert!(url.starts_with("https://127.0.0.1:"), "{url}");
 
     // Without the root, the handshake fails: the certificate is real TLS.
     let err = f
         .http
-        .get(f.url("/api/files/list"))
+        .get(f.rest("/api/files/list"))
         .send()
         .await
         .unwrap_err();
@@ -546,7 +445,7 @@ async fn a_redirect_to_another_server_and_what_reaches_it() {
     // A client that follows it carries the custom header across origins,
     // and the second server's record shows it: the leak the lane prevents.
     let following = Client::new()
-        .get(f.url("/api/files/list"))
+        .get(f.rest("/api/files/list"))
         .header("verification", &v)
         .send()
         .await
@@ -562,7 +461,7 @@ async fn every_request_is_recorded_as_received() {
     let f = fixture().await;
     let response = f
         .http
-        .post(f.url("/api/some/thing?b=2&a=1"))
+        .post(f.rest("/api/some/thing?b=2&a=1"))
         .header("X-Custom", "one")
         .header("x-custom", "two")
         .header("verification", "not-a-credential")
