@@ -95,7 +95,7 @@ fn options(addr: SocketAddr, dir: &tempfile::TempDir) -> ClientOptions {
 
 /// A listener that accepts TCP and never speaks TLS: the client's hello
 /// goes unanswered. `connect_timeout` bounds the TLS handshake as it does
-/// the upgrade (`tests/hostile.rs` drives a `ws://` listener that never
+/// the upgrade (`hostile.rs` drives a `ws://` listener that never
 /// answers): login returns by itself, saying where it stalled.
 #[tokio::test]
 async fn a_listener_that_never_speaks_tls_fails_login_within_the_connect_timeout() {
