@@ -2,9 +2,9 @@
 //! generated help.
 //!
 //! The binary (`src/main.rs`) connects them to a service; the tests use them
-//! in a devserver `Scene` (`tests/commands.rs`) and through the binary
-//! against the devserver's binary (`tests/standing.rs`). Register them all
-//! with [`commands`]:
+//! in a devserver `Scene` (`tests/live/commands.rs`) and through the
+//! binary against the devserver's binary (`tests/live/standing.rs`).
+//! Register them all with [`commands`]:
 //!
 //! ```
 //! let mut registry = botlane::CommandRegistry::new();

@@ -105,7 +105,7 @@ impl RestConfig {
             // Verbose mode makes hyper-util log every byte read and written
             // through `log` at TRACE: the `verification` header and the
             // exchange's secret and reply. An application's TRACE logger must
-            // never see them, so this stays off (pinned by tests/rest_leak.rs).
+            // never see them, so this stays off (pinned by tests/logs/rest_leak.rs).
             .connection_verbose(false)
             .referer(false)
             .timeout(self.timeout)

@@ -19,6 +19,8 @@ use botlane::{
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use crate::fixtures::roll_with_choices as roll;
+
 #[derive(Deserialize)]
 struct VectorFile {
     cases: Vec<Vector>,
@@ -119,14 +121,6 @@ fn commands_md_gives_helps_menu_entry() {
     );
 }
 
-fn roll() -> CommandDeclaration {
-    CommandDeclaration::new("roll", "Roll dice")
-        .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true))
-        .option(
-            CommandOption::new("sides", "Sides", CommandOptionType::Integer).choices(["6", "20"]),
-        )
-}
-
 #[test]
 fn option_array_layout() {
     let menu = canonicalize_menu(&[roll()]);
@@ -147,11 +141,18 @@ fn option_array_layout() {
                 required: false,
                 choices: vec!["6".into(), "20".into()],
             },
+            CanonicalOption {
+                name: "label".into(),
+                type_code: 1,
+                description: "Label".into(),
+                required: false,
+                choices: vec![],
+            },
         ]
     );
     assert_eq!(
         canonical_menu_json(&[roll()]),
-        r#"[["roll","Roll dice",[["count",2,"How many",true,[]],["sides",2,"Sides",false,["6","20"]]]]]"#
+        r#"[["roll","Roll dice",[["count",2,"How many",true,[]],["sides",2,"Sides",false,["6","20"]],["label",1,"Label",false,[]]]]]"#
     );
 }
 

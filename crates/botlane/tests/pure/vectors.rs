@@ -5,7 +5,7 @@
 //! are compared, as values, with the recorded ones. The files are written by
 //! `cargo run -p botlane --example gen-vectors` (text grammar, sidecars,
 //! transcripts) and by node (`docs/vectors/gen-menus.mjs`,
-//! `gen-crypto.mjs`); the menu vectors are checked by `tests/menu.rs`.
+//! `gen-crypto.mjs`); the menu vectors are checked by `menu.rs`.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
