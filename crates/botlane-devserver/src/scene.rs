@@ -304,7 +304,8 @@ impl SceneBuilder {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// use botlane::{BoxError, Check, Client, ClientOptions, CommandContext, CommandDeclaration, CommandSettings};
+    /// use botlane::framework::{Check, CommandSettings};
+    /// use botlane::{BoxError, Client, ClientOptions, CommandContext, CommandDeclaration};
     /// use botlane_devserver::Scene;
     ///
     /// /// The bot as its `main` would build it.

@@ -15,9 +15,11 @@ mod support;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use botlane::framework::{Check, CommandRan, CommandSettings, Cooldown};
+
 use botlane::{
-    match_command_name, BoxError, Check, Client, ClientOptions, CommandContext, CommandDeclaration,
-    CommandOption, CommandOptionType, CommandRan, CommandSettings, CommandSource, Cooldown,
+    match_command_name, BoxError, Client, ClientOptions, CommandContext, CommandDeclaration,
+    CommandOption, CommandOptionType, CommandSource,
 };
 use botlane_devserver::{Scene, Sidecar, TestUser};
 use support::{command_error_event, WAIT};

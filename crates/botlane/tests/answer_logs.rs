@@ -14,7 +14,9 @@
 mod capture;
 mod support;
 
-use botlane::{CommandContext, CommandDeclaration, CommandErrorReason, CommandSettings};
+use botlane::framework::CommandSettings;
+
+use botlane::{CommandContext, CommandDeclaration, CommandErrorReason};
 use capture::Capture;
 use support::{command_error_event, World, WAIT};
 
@@ -112,7 +114,7 @@ async fn other_failures_get_a_generic_answer_and_their_text_is_never_logged() {
     // its text not.
     let panicked = "an error hook panicked";
     assert!(!capture.text().contains(panicked));
-    client.on_error(botlane::OnError::new(|_failure| async {
+    client.on_error(botlane::framework::OnError::new(|_failure| async {
         panic!("the hook's private state was hunter2");
     }));
     let id = alice.send_text(&world.channel, "/secret").await.unwrap();

@@ -13,10 +13,11 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use botlane::framework::{Answered, CommandFailure, CommandSettings, OnError, UserError};
+
 use botlane::{
-    encode_command_data, Answered, ArgumentRule, Client, CommandArgs, CommandContext, CommandData,
-    CommandDeclaration, CommandErrorReason, CommandFailure, CommandOption, CommandOptionType,
-    CommandSettings, CommandSource, Event, OnError, UserError,
+    encode_command_data, ArgumentRule, Client, CommandArgs, CommandContext, CommandData,
+    CommandDeclaration, CommandErrorReason, CommandOption, CommandOptionType, CommandSource, Event,
 };
 use botlane_devserver::{Direction, TestUser};
 use botlane_proto::OpCode;

@@ -13,9 +13,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use botlane::framework::{CommandRan, CommandSettings, PrefixRequest, UserError};
+
 use botlane::{
     Client, ClientOptions, CommandContext, CommandDeclaration, CommandOption, CommandOptionType,
-    CommandRan, CommandSettings, PrefixRequest, UserError,
 };
 use botlane_devserver::{Scene, Sidecar};
 use support::{command_error_event, WAIT};

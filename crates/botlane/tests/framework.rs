@@ -20,11 +20,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use botlane::framework::{Check, CommandRan, CommandSettings, Cooldown, NotAnOwner};
+
 use botlane::{
-    encode_command_data, ArgumentRule, Check, Client, ClientOptions, Command, CommandArgs,
-    CommandContext, CommandData, CommandDeclaration, CommandErrorReason, CommandOption,
-    CommandOptionType, CommandRan, CommandSettings, CommandSource, Cooldown, Event, Events,
-    NotAnOwner,
+    encode_command_data, ArgumentRule, Client, ClientOptions, Command, CommandArgs, CommandContext,
+    CommandData, CommandDeclaration, CommandErrorReason, CommandOption, CommandOptionType,
+    CommandSource, Event, Events,
 };
 use botlane_devserver::TestUser;
 use support::{bot_says, command_error_event, next_event, World, WAIT};
@@ -732,7 +733,7 @@ async fn a_user_error_made_from_an_argument_error_is_reported_as_one() {
             let n: i64 = ctx.require("n")?;
             ctx.reply(&format!("picked {n}"))
                 .await
-                .map_err(|_| botlane::UserError::from("could not answer"))
+                .map_err(|_| botlane::framework::UserError::from("could not answer"))
         })
         .unwrap()
         .register_with(
@@ -896,7 +897,7 @@ async fn the_hooks_after_a_command_run_when_its_error_hook_panics() {
     let client = Client::new(options(&world)).unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     client
-        .on_error(botlane::OnError::new(|_failure| async {
+        .on_error(botlane::framework::OnError::new(|_failure| async {
             panic!("the error hook's own bug");
         }))
         .after_command(move |ran: CommandRan| {

@@ -14,7 +14,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use botlane::{Client, CommandContext, CommandDeclaration, CommandSettings, Event, OnError};
+use botlane::framework::{CommandSettings, OnError};
+
+use botlane::{Client, CommandContext, CommandDeclaration, Event};
 use support::{bot_says, next_event, World, WAIT};
 
 /// The first `/heavy` only blocks its thread for a moment (more than the

@@ -20,11 +20,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use botlane::framework::{
+    Check, CommandFailure, CommandSettings, Cooldown, CooldownError, NotAnOwner, OnError,
+    UserError, UserId,
+};
 use botlane::rest::Method;
 use botlane::{
-    BoxError, Check, Client, ClientOptions, Command, CommandChoice, CommandContext,
-    CommandErrorReason, CommandFailure, CommandSettings, Cooldown, CooldownError, Event,
-    EventRecvError, Events, NotAnOwner, OnError, UserError, UserId,
+    BoxError, Client, ClientOptions, Command, CommandChoice, CommandContext, CommandErrorReason,
+    Event, EventRecvError, Events,
 };
 use botlane_devserver::{DevServerConfig, Scene, TestUser, UserAccount};
 use serde::Deserialize;

@@ -10,9 +10,11 @@ mod support;
 
 use std::time::Duration;
 
+use botlane::framework::{CommandSettings, UserError};
+
 use botlane::{
     match_command_name, Client, ClientOptions, CommandContext, CommandDeclaration, CommandOption,
-    CommandOptionType, CommandSettings, UserError,
+    CommandOptionType,
 };
 use botlane_devserver::{Scene, Sidecar};
 use support::{command_error_event, WAIT};

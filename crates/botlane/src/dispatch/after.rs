@@ -19,7 +19,7 @@ use std::time::Duration;
 use futures_util::FutureExt as _;
 
 use super::handlers::Runner;
-use crate::commands::CommandRan;
+use crate::framework::after::CommandRan;
 use crate::throttle::{Throttle, WARN_INTERVAL};
 
 /// Whether hooks after the command are set, and the warnings about them.

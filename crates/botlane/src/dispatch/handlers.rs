@@ -31,13 +31,24 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::after::AfterState;
 use super::run::{Run, RunParts};
-use crate::commands::{
-    owner_gate, run_checks, AfterCommand, AnswerGate, ArgumentError, BoxError, Check,
-    CommandContext, CommandError, CommandErrorReason, CommandRan, CommandRegistry, CommandSettings,
-    CommandSource, CooldownError, CooldownTracker, Message, NotAnOwner, OnError, Owners,
-    PrefixChooser, Prefixes, SharedParts, UserError,
-};
+use crate::commands::argument_error::ArgumentError;
+use crate::commands::text::prefixes::Prefixes;
+use crate::commands::types::CommandSource;
 use crate::events::EventSender;
+use crate::framework::after::{AfterCommand, CommandRan};
+use crate::framework::answer::AnswerGate;
+use crate::framework::check::{run_checks, Check};
+use crate::framework::command_error::{CommandError, CommandErrorReason};
+use crate::framework::context::{CommandContext, SharedParts};
+use crate::framework::cooldown::{CooldownError, CooldownTracker};
+use crate::framework::dynamic_prefix::PrefixChooser;
+use crate::framework::handler::BoxError;
+use crate::framework::on_error::OnError;
+use crate::framework::owners::{owner_gate, NotAnOwner, Owners};
+use crate::framework::registry::CommandRegistry;
+use crate::framework::settings::CommandSettings;
+use crate::framework::user_error::UserError;
+use crate::message::Message;
 use crate::throttle::Throttle;
 
 /// A handler panicked.
@@ -120,10 +131,12 @@ impl<D: Send + Sync + 'static> Runner<D> {
     /// Runs the invocation in `ctx` under `permit`: polled once here first
     /// when its command's handler has finished at once so far (`Pace`),
     /// and on a task of its own from where it stopped if it waits.
-    pub(super) fn start(self: &Arc<Self>, ctx: CommandContext<D>, permit: OwnedSemaphorePermit) {
-        let Some(registry) = ctx.registry_arc() else {
-            return;
-        };
+    pub(super) fn start(
+        self: &Arc<Self>,
+        ctx: CommandContext<D>,
+        registry: Arc<CommandRegistry<D>>,
+        permit: OwnedSemaphorePermit,
+    ) {
         let Some(index) = registry.position(ctx.name()) else {
             return;
         };

@@ -25,9 +25,10 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Sleep;
 
 use super::handlers::{panic_text, HandlerPanic, Outcome, Runner};
-use crate::commands::{
-    CommandErrorReason, CommandRan, CommandRegistry, HandlerTimeout, SharedParts,
-};
+use crate::framework::after::CommandRan;
+use crate::framework::command_error::{CommandErrorReason, HandlerTimeout};
+use crate::framework::context::SharedParts;
+use crate::framework::registry::CommandRegistry;
 
 pin_project! {
     /// The future of one invocation (see the module's documentation).

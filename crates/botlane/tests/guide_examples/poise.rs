@@ -4,10 +4,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use botlane::{
-    BoxError, Check, Client, ClientOptions, Command, CommandContext, CommandSettings, Cooldown,
-    UserError,
-};
+use botlane::framework::{Check, CommandSettings, Cooldown, UserError};
+
+use botlane::{BoxError, Client, ClientOptions, Command, CommandContext};
 
 /// What every handler shares.
 #[derive(Default)]

@@ -10,6 +10,10 @@
 //! Files by concept (issue 10, item 9): `file_size.rs` counts the lines of
 //! every workspace crate's sources outside their tests and fails on a file
 //! over 600 that is not on its allow-list with a reason in its header.
+//!
+//! One path to each public item (issue 31, item 1): `surface.rs` reads the
+//! public API listing; the root holds exactly its allow-list, and no name
+//! is at two public paths but through the prelude.
 
 #![allow(clippy::unwrap_used)]
 
@@ -17,7 +21,10 @@
 mod checker;
 #[path = "architecture/file_size.rs"]
 mod file_size;
+#[path = "architecture/surface.rs"]
+mod surface;
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use checker::{graph, Source};
@@ -77,12 +84,16 @@ fn the_library_graph_has_the_seams_it_is_built_around() {
         ("client", "session"),
         ("client", "dispatch"),
         ("dispatch", "session"),
+        ("dispatch", "framework"),
         ("dispatch", "commands"),
         ("session", "transport"),
-        ("session", "commands"),
+        ("session", "framework"),
         ("transport", "wire"),
-        ("commands", "rest"),
-        ("commands", "error"),
+        ("framework", "commands"),
+        ("framework", "message"),
+        ("message", "rest"),
+        ("message", "commands"),
+        ("events", "framework"),
         ("error", "crypto"),
     ] {
         assert!(graph.depends(from, to), "{from} → {to} is missing");
@@ -91,9 +102,17 @@ fn the_library_graph_has_the_seams_it_is_built_around() {
     for (from, to) in [
         ("rest", "client"),
         ("rest", "session"),
+        ("commands", "framework"),
+        ("commands", "message"),
+        ("commands", "rest"),
         ("commands", "client"),
         ("commands", "session"),
         ("commands", "dispatch"),
+        ("framework", "client"),
+        ("framework", "session"),
+        ("framework", "dispatch"),
+        ("framework", "events"),
+        ("message", "framework"),
         ("transport", "session"),
         ("session", "dispatch"),
         ("session", "client"),
@@ -348,4 +367,87 @@ fn the_rule_names_what_is_over_and_keeps_its_allow_list_honest() {
     assert!(problems[1].contains("no_reason.rs is on ALLOWED but its header does not say why"));
     assert!(problems[2].contains("shrunk.rs is on ALLOWED but has 10 lines"));
     assert!(problems[3].contains("gone.rs is on ALLOWED but does not exist"));
+}
+
+fn botlane_listing() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/api/botlane.txt");
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn the_root_holds_exactly_its_allow_list() {
+    let items = surface::items(&botlane_listing(), "botlane");
+    let root = surface::root_names(&items, "botlane");
+    let allowed: BTreeSet<String> = surface::ROOT.iter().map(|n| (*n).to_owned()).collect();
+    assert_eq!(
+        allowed.len(),
+        surface::ROOT.len(),
+        "ROOT names a name twice"
+    );
+    assert!(
+        allowed.len() <= surface::MAX_ROOT,
+        "{} names at the root, more than {}",
+        allowed.len(),
+        surface::MAX_ROOT
+    );
+    let extra: Vec<&String> = root.difference(&allowed).collect();
+    let missing: Vec<&String> = allowed.difference(&root).collect();
+    assert!(
+        extra.is_empty() && missing.is_empty(),
+        "the root of docs/api/botlane.txt differs from surface::ROOT: \
+         at the root but not listed {extra:?}, listed but not at the root {missing:?}"
+    );
+}
+
+#[test]
+fn every_public_name_has_one_path_but_through_the_prelude() {
+    let items = surface::items(&botlane_listing(), "botlane");
+    // The listing was read: the root alone has dozens of names.
+    assert!(items.len() > 150, "only {} items", items.len());
+    let problems = surface::second_paths(&items, "botlane::prelude");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn a_second_path_and_a_root_name_are_seen_in_a_listing() {
+    let listing = "\
+pub mod botlane
+pub mod botlane::prelude
+pub use botlane::prelude::Client
+pub struct botlane::Client<D>
+pub fn botlane::Client<D>::new(botlane::ClientOptions) -> Self
+pub const botlane::MAX_X: usize
+pub const botlane::Events::CAPACITY: usize
+pub use botlane::Command // re-exports botlane_macros::Command
+pub trait botlane::Command
+pub fn botlane::canonicalize_menu(&[botlane::CommandDeclaration]) -> botlane::CanonicalMenu
+pub mod botlane::framework
+#[non_exhaustive] pub struct botlane::framework::Check<D>
+pub type botlane::framework::Check = botlane::Other
+impl botlane::framework::CommandOptionValue for bool
+pub const bool::KIND: botlane::CommandOptionType
+pub fn botlane::framework::canonicalize_menu(&[botlane::CommandDeclaration])
+pub use botlane::prelude::Lonely
+pub use botlane::crypto::<<botlane_proto::crypto::*>> // re-exports botlane_proto::crypto
+";
+    let items = surface::items(listing, "botlane");
+    let root: Vec<String> = surface::root_names(&items, "botlane").into_iter().collect();
+    assert_eq!(
+        root,
+        [
+            "Client",
+            "Command",
+            "MAX_X",
+            "canonicalize_menu",
+            "framework",
+            "prelude"
+        ]
+    );
+    assert_eq!(
+        surface::second_paths(&items, "botlane::prelude"),
+        [
+            "Lonely is in the prelude only",
+            "canonicalize_menu is at botlane, botlane::framework",
+        ]
+    );
 }

@@ -75,8 +75,13 @@ struct Crate {
     paths: Vec<(ModPath, String, Vec<String>)>,
 }
 
-/// Builds the graph; fails naming a file that does not parse.
-pub(crate) fn graph(sources: &[Source]) -> Result<Graph, String> {
+/// The graphs of a crate, one per folder: every module with child modules
+/// (the crate root is `""`, then `commands`, `commands/text`, …). Each
+/// holds the edges between that folder's children, so every path is an
+/// edge of exactly one graph, its two ends' closest common folder's; a
+/// path between a module and one of its own ancestors (a `mod.rs` and its
+/// children) is none.
+pub(crate) fn graphs(sources: &[Source]) -> Result<BTreeMap<String, Graph>, String> {
     let mut krate = Crate::default();
     for source in sources {
         let file = syn::parse_file(&source.text)
@@ -91,30 +96,43 @@ pub(crate) fn graph(sources: &[Source]) -> Result<Graph, String> {
         };
         collector.visit_file(&file);
     }
-    let mut graph = Graph::default();
+    let mut graphs: BTreeMap<String, Graph> = krate
+        .modules
+        .keys()
+        .filter_map(|module| module.split_last().map(|(_, parent)| name(parent)))
+        .map(|folder| (folder, Graph::default()))
+        .collect();
     for (module, file, segments) in &krate.paths {
         let Some(place) = krate.resolve(module, segments, &mut BTreeSet::new()) else {
             continue;
         };
-        // The root itself (`crate`, `super` from a top-level module) is
-        // looked through: what it re-exports is resolved to its source.
-        if place == Place::Module(Vec::new()) {
+        let to = place.module();
+        let common = module.iter().zip(to).take_while(|(a, b)| a == b).count();
+        // One end holds the other (the root, a `mod.rs` and its children).
+        if common == module.len() || common == to.len() {
             continue;
         }
-        let (from, to) = (node(module), node(place.module()));
-        if from != to {
-            graph
-                .edges
-                .entry(from)
-                .or_default()
-                .entry(to)
-                .or_insert_with(|| Evidence {
-                    file: file.clone(),
-                    path: segments.join("::"),
-                });
-        }
+        let folder = name(&module[..common]);
+        let (from, to) = (name(&module[..=common]), name(&to[..=common]));
+        graphs
+            .entry(folder)
+            .or_default()
+            .edges
+            .entry(from)
+            .or_default()
+            .entry(to)
+            .or_insert_with(|| Evidence {
+                file: file.clone(),
+                path: segments.join("::"),
+            });
     }
-    Ok(graph)
+    Ok(graphs)
+}
+
+/// The graph of the crate's top-level modules (a directory module with all
+/// its children is one node); fails naming a file that does not parse.
+pub(crate) fn graph(sources: &[Source]) -> Result<Graph, String> {
+    Ok(graphs(sources)?.remove("").unwrap_or_default())
 }
 
 /// `client/session.rs` → `[client, session]`; `lib.rs` → `[]`.
@@ -130,11 +148,9 @@ fn module_of(path: &str) -> ModPath {
     parts
 }
 
-fn node(module: &ModPath) -> String {
-    module
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "crate".to_owned())
+/// `[commands, text]` → `commands/text`; the root is `""`.
+fn name(module: &[String]) -> String {
+    module.join("/")
 }
 
 impl Crate {
@@ -356,7 +372,30 @@ impl Collector<'_> {
     }
 }
 
+/// Whether `attrs` hold `#[cfg(test)]`.
+fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Ident>()
+                .is_ok_and(|ident| ident == "test")
+    })
+}
+
 impl<'ast> Visit<'ast> for Collector<'_> {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let attrs = match item {
+            syn::Item::Mod(i) => &i.attrs,
+            syn::Item::Fn(i) => &i.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            syn::Item::Use(i) => &i.attrs,
+            _ => return visit::visit_item(self, item),
+        };
+        if is_test(attrs) {
+            return;
+        }
+        visit::visit_item(self, item);
+    }
+
     fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
         let module = child(&self.here(), &item.ident.to_string());
         self.krate.modules.entry(module.clone()).or_default();

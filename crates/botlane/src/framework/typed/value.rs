@@ -5,7 +5,8 @@ use std::fmt;
 use crate::commands::argument_error::ArgumentRule;
 use crate::commands::coerce::coerce_value;
 use crate::commands::limits::MAX_SAFE_INTEGER;
-use crate::commands::types::{CommandArgValue, CommandOptionType};
+use crate::commands::option_type::CommandOptionType;
+use crate::commands::types::CommandArgValue;
 
 /// A Rust type that can hold the value of one option.
 ///
@@ -19,7 +20,8 @@ use crate::commands::types::{CommandArgValue, CommandOptionType};
 /// register time, enforced on both lanes, and shown in usage lines and help.
 ///
 /// ```
-/// use botlane::{ArgumentRule, CommandArgValue, CommandOptionType, CommandOptionValue};
+/// use botlane::framework::CommandOptionValue;
+/// use botlane::{ArgumentRule, CommandArgValue, CommandOptionType};
 ///
 /// assert_eq!(<u8 as CommandOptionValue>::KIND, CommandOptionType::Integer);
 /// assert_eq!(u8::from_arg(&CommandArgValue::Integer(6)), Ok(6));
@@ -256,7 +258,7 @@ macro_rules! id_type {
             /// The id as text.
             ///
             /// ```
-            #[doc = concat!("let id = botlane::", stringify!($name), "(\"", $example, "\".into());")]
+            #[doc = concat!("let id = botlane::framework::", stringify!($name), "(\"", $example, "\".into());")]
             #[doc = concat!("assert_eq!(id.as_str(), \"", $example, "\");")]
             /// ```
             pub fn as_str(&self) -> &str {

@@ -1,12 +1,12 @@
 //! The bot's owners (poise's `FrameworkOptions::owners`): who may run a
-//! command set to [`owners_only`](crate::CommandSettings::owners_only),
+//! command set to [`owners_only`](crate::framework::CommandSettings::owners_only),
 //! and who skips the checks and cooldowns when the client says so
 //! ([`skip_checks_for_owners`](crate::ClientOptions::skip_checks_for_owners)).
 //! A bot-side comfort only: nothing on the wire knows of owners.
 
-use super::types::{canonical_bot_id, same_bot_id};
+use crate::commands::types::{canonical_bot_id, same_bot_id};
 
-/// Why an [`owners_only`](crate::CommandSettings::owners_only) command
+/// Why an [`owners_only`](crate::framework::CommandSettings::owners_only) command
 /// refused someone who is not one of the client's
 /// [`owners`](crate::ClientOptions::owners) (poise's
 /// `FrameworkError::NotAnOwner`). The failure's reason is
@@ -17,7 +17,8 @@ use super::types::{canonical_bot_id, same_bot_id};
 ///
 /// ```
 /// use std::sync::Arc;
-/// use botlane::{BoxError, CommandError, CommandErrorReason, CommandSource, NotAnOwner};
+/// use botlane::framework::NotAnOwner;
+/// use botlane::{BoxError, CommandError, CommandErrorReason, CommandSource};
 ///
 /// let mut failure = CommandError::for_test(CommandErrorReason::Check, "reload", CommandSource::Text);
 /// failure.error = Some(Arc::new(BoxError::from(NotAnOwner)));

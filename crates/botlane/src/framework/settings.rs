@@ -10,6 +10,11 @@ use super::check::Check;
 use super::cooldown::Cooldown;
 use super::on_error::OnError;
 
+/// How long a command's checks and handler may run by default: generous,
+/// so that only a handler that is stuck is cut, but bounded, so that a stuck
+/// one cannot hold a handler permit for ever.
+pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// How one command runs beyond its declaration: the checks that must pass,
 /// its cooldown, its handler timeout and what to do when it fails. Given at
 /// registration with
@@ -21,11 +26,11 @@ use super::on_error::OnError;
 /// first, and its [`handler_timeout`](crate::ClientOptions::handler_timeout)
 /// and [`on_error`](crate::Client::on_error) apply unless the command sets
 /// its own. The settings are immutable once registered; the cooldowns' live
-/// state is kept apart, in a [`CooldownTracker`](crate::CooldownTracker).
+/// state is kept apart, in a [`CooldownTracker`](crate::framework::CooldownTracker).
 ///
 /// ```
 /// use std::time::Duration;
-/// use botlane::{Check, CommandSettings, Cooldown, OnError};
+/// use botlane::framework::{Check, CommandSettings, Cooldown, OnError};
 ///
 /// let settings: CommandSettings = CommandSettings::new()
 ///     .check(Check::allowed_channels(["c1"]))
@@ -38,7 +43,7 @@ use super::on_error::OnError;
 /// ```
 #[non_exhaustive]
 pub struct CommandSettings<D = ()> {
-    /// Checks run, in order, after the client's own (see [`run_checks`](crate::run_checks)).
+    /// Checks run, in order, after the client's own (each with [`Check::run`](crate::framework::Check::run)).
     pub checks: Vec<Check<D>>,
     /// How often the command may run.
     pub cooldown: Option<Cooldown>,
@@ -123,7 +128,8 @@ impl<D> CommandSettings<D> {
     /// running it, add a [`check`](Self::check).
     ///
     /// ```
-    /// use botlane::{render_help, Check, CommandDeclaration, CommandRegistry, CommandSettings};
+    /// use botlane::framework::{render_help, Check, CommandSettings};
+    /// use botlane::{CommandDeclaration, CommandRegistry};
     ///
     /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
     /// let mut registry = CommandRegistry::new();
@@ -164,7 +170,8 @@ impl<D> CommandSettings<D> {
     /// Help only: the menu and dispatch do not change.
     ///
     /// ```
-    /// use botlane::{render_help, CommandDeclaration, CommandRegistry, CommandSettings};
+    /// use botlane::framework::{render_help, CommandSettings};
+    /// use botlane::{CommandDeclaration, CommandRegistry};
     ///
     /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
     /// let fun = || CommandSettings::new().category("Fun");
@@ -199,7 +206,7 @@ impl<D> CommandSettings<D> {
     /// run the command, as poise's `owners_only` does (builder style).
     /// Anyone else is refused before any check runs, as by a check: reason
     /// [`Check`](crate::CommandErrorReason::Check), the error a
-    /// [`NotAnOwner`](crate::NotAnOwner) (its text is the default answer;
+    /// [`NotAnOwner`](crate::framework::NotAnOwner) (its text is the default answer;
     /// an error hook finds it with
     /// [`error_as`](crate::CommandError::error_as) to word its own). A
     /// client with no owners refuses everyone. The command stays in the
@@ -207,7 +214,7 @@ impl<D> CommandSettings<D> {
     /// keep the list short.
     ///
     /// ```
-    /// use botlane::CommandSettings;
+    /// use botlane::framework::CommandSettings;
     /// let reload: CommandSettings = CommandSettings::new().owners_only().hide_in_help();
     /// assert!(reload.owners_only);
     /// ```
@@ -239,12 +246,13 @@ impl<D> CommandSettings<D> {
     /// command names (`^[a-z0-9_-]{1,32}$`, so lower case), the command's
     /// own name, one given twice, one that is already a name or an alias of
     /// another command (`help` too when the built-in help is enabled), and
-    /// more than [`MAX_ALIASES_PER_COMMAND`](crate::MAX_ALIASES_PER_COMMAND);
+    /// more than [`MAX_ALIASES_PER_COMMAND`](crate::framework::MAX_ALIASES_PER_COMMAND);
     /// a command registered later whose name is an alias is refused as well
     /// ([`DeclarationRule`](crate::DeclarationRule)'s alias rules).
     ///
     /// ```
-    /// use botlane::{render_help, CommandDeclaration, CommandRegistry, CommandSettings, TextParseResult};
+    /// use botlane::framework::{render_help, CommandSettings};
+    /// use botlane::{CommandDeclaration, CommandRegistry, TextParseResult};
     ///
     /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
     /// let mut registry = CommandRegistry::new();
@@ -285,13 +293,13 @@ impl<D> CommandSettings<D> {
     /// description, and never in the menu (the spec's: neither its hash nor
     /// what a chat app offers changes). The built-in help's
     /// whole answer, this text included, is
-    /// [`render_help`](crate::render_help)'s.
+    /// [`render_help`](crate::framework::render_help)'s.
     ///
     /// Paragraphs are welcome: lines break with `\n`. Each line is shown
-    /// as an answer is ([`neutralise_answer`](crate::neutralise_answer)):
+    /// as an answer is ([`neutralise_answer`](crate::framework::neutralise_answer)):
     /// one that starts with any of the client's prefixes, or whose first
     /// visible character is ASCII punctuation, gets
-    /// [`ANSWER_MARKER`](crate::ANSWER_MARKER) in front,
+    /// [`ANSWER_MARKER`](crate::framework::ANSWER_MARKER) in front,
     /// so that no bot reading line by line runs `/roll 2` from it (write
     /// bullets with `•`, not `-`). Anyone may ask: a command
     /// [hidden](Self::hide_in_help) from the list or
@@ -299,13 +307,14 @@ impl<D> CommandSettings<D> {
     /// included, like any other, so keep nothing private in it.
     /// Registration refuses, naming the
     /// command, a text that is blank, longer than
-    /// [`MAX_HELP_TEXT_CHARS`](crate::MAX_HELP_TEXT_CHARS), or holds a
+    /// [`MAX_HELP_TEXT_CHARS`](crate::framework::MAX_HELP_TEXT_CHARS), or holds a
     /// control character other than `\n` (`\r` and tabs too) or U+2028 /
     /// U+2029, which a client shows as line breaks
     /// ([`DeclarationRule::InvalidHelpText`](crate::DeclarationRule::InvalidHelpText)).
     ///
     /// ```
-    /// use botlane::{render_help, CommandDeclaration, CommandRegistry, CommandSettings};
+    /// use botlane::framework::{render_help, CommandSettings};
+    /// use botlane::{CommandDeclaration, CommandRegistry};
     ///
     /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
     /// let mut registry = CommandRegistry::new();

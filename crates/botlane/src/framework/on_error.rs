@@ -20,12 +20,12 @@ pub type ErrorHookFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 /// What to do when a command fails, beside emitting
 /// [`Event::CommandError`](crate::Event::CommandError) (which is emitted
 /// either way). Set per client with [`Client::on_error`](crate::Client::on_error)
-/// and per command with [`CommandSettings::on_error`](crate::CommandSettings::on_error);
+/// and per command with [`CommandSettings::on_error`](crate::framework::CommandSettings::on_error);
 /// a command's own hook replaces the client's for that command.
 ///
 /// - [`OnError::answer`] (the default) answers the user who invoked with
 ///   [`CommandError::default_answer`]: the argument error with its usage
-///   line, the check's reason, the cooldown's wait, a [`UserError`](crate::UserError)
+///   line, the check's reason, the cooldown's wait, a [`UserError`](crate::framework::UserError)
 ///   as it is, and a short generic message for anything else.
 /// - [`OnError::silent`] answers nothing: answers off, in one line.
 /// - [`OnError::new`] runs your own async hook with a [`CommandFailure`].
@@ -35,7 +35,7 @@ pub type ErrorHookFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 /// (not a reply, so it does not notify through a mute), never starts with a
 /// prefix of the client's, additional ones and the message's
 /// [dynamic](crate::ClientOptions::dynamic_prefix) one included (see
-/// [`neutralise_answer_among`](crate::neutralise_answer_among)), and is
+/// [`neutralise_answer_among`](crate::framework::neutralise_answer_among)), and is
 /// rate-limited per user and channel
 /// ([`ClientOptions::error_answer_limit`](crate::ClientOptions::error_answer_limit)).
 /// An answer the service rejects becomes
@@ -45,7 +45,8 @@ pub type ErrorHookFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 /// handlers.
 ///
 /// ```
-/// use botlane::{CommandErrorReason, OnError};
+/// use botlane::framework::OnError;
+/// use botlane::CommandErrorReason;
 ///
 /// // The default, except for argument errors of the text lane: several bots
 /// // with the same command would each answer the same line.
@@ -55,7 +56,7 @@ pub type ErrorHookFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 /// struct Stats {
 ///     failures: std::sync::atomic::AtomicU64,
 /// }
-/// let custom = OnError::new(|failure: botlane::CommandFailure<Stats>| async move {
+/// let custom = OnError::new(|failure: botlane::framework::CommandFailure<Stats>| async move {
 ///     failure.data().failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 ///     if failure.error().reason == CommandErrorReason::Timeout {
 ///         let _ = failure.answer("that took too long, try a smaller number").await;
@@ -214,7 +215,7 @@ impl<D> CommandFailure<D> {
     /// Posts `text` into the invoking channel as a plain message, made safe
     /// against every prefix of the client's and the message's (a
     /// [dynamic prefix](crate::ClientOptions::dynamic_prefix))
-    /// ([`neutralise_answer_among`](crate::neutralise_answer_among)) and rate-limited
+    /// ([`neutralise_answer_among`](crate::framework::neutralise_answer_among)) and rate-limited
     /// per user and channel like every error answer. Fails only when there
     /// is no session; a denial by the service is an event, not an error.
     pub async fn answer(&self, text: &str) -> Result<Answered, ClientError> {

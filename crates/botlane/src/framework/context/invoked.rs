@@ -4,9 +4,10 @@
 use std::borrow::Cow;
 
 use crate::commands::limits::is_valid_name;
-use crate::commands::message::Message;
-use crate::commands::text::{invoked_raw_name, PrefixSet};
+use crate::commands::text::invoked_raw_name;
+use crate::commands::text::prefixes::PrefixSet;
 use crate::commands::types::CommandSource;
+use crate::message::Message;
 
 /// The name `message` invoked the command `name` by, read back from its
 /// line on the text lane under the longest of `prefixes` it starts with,

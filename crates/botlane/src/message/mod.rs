@@ -4,8 +4,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::outbound::{Outbound, OutboundHandle};
-use super::types::CommandInvocation;
+pub(crate) mod outbound;
+
+pub(crate) use outbound::{Outbound, OutboundHandle};
+
+use crate::commands::types::CommandInvocation;
 use crate::error::ClientError;
 use crate::rest::RestLane;
 

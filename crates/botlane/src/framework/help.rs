@@ -1,21 +1,25 @@
 //! The built-in `help` command: its declaration, its handler, the text it
-//! answers with, generated from the registry (grouped by the commands'
-//! categories, with a command's own help text when it explains one), and
-//! the registry's help settings.
+//! answers with, generated from what a registry lends it ([`HelpSource`]:
+//! grouped by the commands' categories, with a command's own help text
+//! when it explains one), and the rules of the settings it shows (a
+//! category, a help text).
 
 use std::fmt::Write as _;
 
 use super::answer::{may_break_a_line, neutralise, neutralise_later_lines};
-use super::bounds::bounds_phrase;
 use super::context::CommandContext;
-use super::handler::CommandHandler;
-use super::limits::{MAX_HELP_TEXT_CHARS, MAX_NAME_LEN};
-use super::option::CommandOption;
-use super::registry::{CommandRegistry, RegisteredCommand};
+use super::handler::{BoxError, CommandHandler};
+use super::registered::RegisteredCommand;
 use super::settings::CommandSettings;
-use super::text::{usage_line, PrefixSet};
-use super::types::{CommandDeclaration, CommandOptionType};
-use super::validate::{DeclarationError, DeclarationRule, Violation};
+use crate::commands::bounds::bounds_phrase;
+use crate::commands::limits::MAX_HELP_TEXT_CHARS;
+use crate::commands::limits::MAX_NAME_LEN;
+use crate::commands::option::CommandOption;
+use crate::commands::option_type::CommandOptionType;
+use crate::commands::text::format::usage_line;
+use crate::commands::text::prefixes::PrefixSet;
+use crate::commands::types::CommandDeclaration;
+use crate::commands::validate::{DeclarationRule, HelpTextFault, Violation};
 
 /// The longest category, in characters: a heading, not a paragraph.
 const MAX_CATEGORY_CHARS: usize = 100;
@@ -23,13 +27,13 @@ const MAX_CATEGORY_CHARS: usize = 100;
 /// The name of the built-in help command.
 pub(crate) const HELP_COMMAND: &str = "help";
 
-/// The declaration [`CommandRegistry::enable_help`] registers:
-/// `help [command]`.
+/// The declaration [`CommandRegistry::enable_help`](crate::CommandRegistry::enable_help)
+/// registers: `help [command]`.
 ///
 /// ```
-/// let help = botlane::help_declaration();
+/// let help = botlane::framework::help_declaration();
 /// assert_eq!(help.name, "help");
-/// assert_eq!(botlane::usage_line(&help, None), "/help [command (up to 32 characters)]");
+/// assert_eq!(botlane::framework::usage_line(&help, None), "/help [command (up to 32 characters)]");
 /// assert!(botlane::validate_declaration(&help).is_ok());
 /// ```
 pub fn help_declaration() -> CommandDeclaration {
@@ -43,104 +47,9 @@ pub fn help_declaration() -> CommandDeclaration {
     )
 }
 
-impl<D> CommandRegistry<D> {
-    /// Registers the built-in `help` command: `/help` lists the commands and
-    /// `/help <command>` explains one (see [`render_help`](crate::render_help)).
-    ///
-    /// It is a command like any other: it counts toward
-    /// [`MAX_COMMANDS_PER_BOT`](crate::MAX_COMMANDS_PER_BOT) and
-    /// [`MAX_COMMANDS_PAYLOAD`](crate::MAX_COMMANDS_PAYLOAD) and is in the
-    /// published menu. A command of the bot's own named `help`, registered
-    /// before or after, is a
-    /// [`DeclarationRule::HelpClash`](crate::DeclarationRule::HelpClash);
-    /// an [alias](crate::CommandSettings::aliases) `help` is refused as a
-    /// name of a registered command once it is enabled, and enabling it
-    /// while a command has that alias is refused as well.
-    /// Enabling it twice is harmless. Its handler reads the registry from
-    /// its context
-    /// ([`CommandContext::with_registry`](crate::CommandContext::with_registry)),
-    /// which dispatch gives it.
-    ///
-    /// ```
-    /// use botlane::{CommandDeclaration, CommandRegistry, DeclarationRule};
-    ///
-    /// let mut registry = CommandRegistry::new();
-    /// registry.enable_help()?;
-    /// assert_eq!(registry.get("help").map(|c| c.decl.options.len()), Some(1));
-    ///
-    /// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
-    /// let err = registry.register(CommandDeclaration::new("help", "My own"), ok).unwrap_err();
-    /// assert_eq!(err.violations()[0].rule(), &DeclarationRule::HelpClash);
-    /// # Ok::<(), botlane::DeclarationError>(())
-    /// ```
-    pub fn enable_help(&mut self) -> Result<&mut Self, DeclarationError>
-    where
-        D: Send + Sync + 'static,
-    {
-        if self.help_enabled {
-            return Ok(self);
-        }
-        if self.get(HELP_COMMAND).is_some() {
-            let violation = Violation::at_command(HELP_COMMAND, DeclarationRule::HelpClash);
-            return Err(DeclarationError::new(vec![violation]));
-        }
-        self.insert(
-            help_declaration(),
-            help_handler(),
-            CommandSettings::new(),
-            None,
-        )?;
-        self.help_enabled = true;
-        Ok(self)
-    }
-
-    /// Whether the built-in help command is registered.
-    ///
-    /// ```
-    /// let mut registry = botlane::CommandRegistry::new();
-    /// assert!(!registry.help_enabled());
-    /// registry.enable_help()?;
-    /// assert!(registry.help_enabled());
-    /// # Ok::<(), botlane::DeclarationError>(())
-    /// ```
-    pub fn help_enabled(&self) -> bool {
-        self.help_enabled
-    }
-
-    /// Sets a text shown under the built-in help's list, after a blank
-    /// line (poise's `extra_text_at_bottom`), for every later `/help`;
-    /// chainable. Not under the explanation of one command. An empty or
-    /// blank text removes it. It is sent in the same message as the list
-    /// (keep it short), each line made safe as an answer is
-    /// ([`neutralise_answer`](crate::neutralise_answer): a line starting
-    /// with any of the client's prefixes or ASCII punctuation is marked, so
-    /// that no bot reading line by line takes it for an invocation); any
-    /// line break a client shows (`\r`, U+2028…) ends a line.
-    ///
-    /// ```
-    /// use botlane::{render_help, CommandDeclaration, CommandRegistry};
-    ///
-    /// let mut registry = CommandRegistry::new();
-    /// registry
-    ///     .register(CommandDeclaration::new("ping", "Pong"), |_ctx| async { Ok::<(), std::io::Error>(()) })?
-    ///     .help_footer("Questions? Ask in #bot-support.");
-    /// assert_eq!(
-    ///     render_help(&registry, None, None),
-    ///     "Commands:\n/ping - Pong\n\nQuestions? Ask in #bot-support."
-    /// );
-    /// assert!(!render_help(&registry, Some("ping"), None).contains("Questions"));
-    /// # Ok::<(), botlane::DeclarationError>(())
-    /// ```
-    pub fn help_footer(&mut self, text: impl Into<String>) -> &mut Self {
-        let text = text.into();
-        self.help_footer = (!text.trim().is_empty()).then_some(text);
-        self
-    }
-}
-
 /// The violation of a command's category, if it breaks the rule of
 /// [`CommandSettings::category`].
-pub(super) fn category_violation<D>(
+pub(crate) fn category_violation<D>(
     command: &str,
     settings: &CommandSettings<D>,
 ) -> Option<Violation> {
@@ -154,48 +63,10 @@ pub(super) fn category_violation<D>(
     (!fits).then(|| Violation::at_command(command, rule))
 }
 
-/// What is wrong with a command's
-/// [`help_text`](crate::CommandSettings::help_text), in a
-/// [`DeclarationRule::InvalidHelpText`](crate::DeclarationRule::InvalidHelpText).
-///
-/// ```
-/// use botlane::HelpTextFault;
-/// let fault = HelpTextFault::Character { line: 2, character: '\u{2028}' };
-/// assert_eq!(
-///     fault.to_string(),
-///     "line 2 holds '\\u{2028}': lines break with \\n only, and no other control character is allowed"
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum HelpTextFault {
-    /// Empty or whitespace only.
-    #[error("must not be blank")]
-    Blank,
-    /// Longer than [`MAX_HELP_TEXT_CHARS`](crate::MAX_HELP_TEXT_CHARS).
-    #[error("is {chars} characters, more than MAX_HELP_TEXT_CHARS ({MAX_HELP_TEXT_CHARS})")]
-    TooLong {
-        /// Its length in characters.
-        chars: usize,
-    },
-    /// A line break other than `\n` (`\r`, U+2028, U+2029, U+0085…) or
-    /// another control character (a tab too), on line `line`.
-    #[error(
-        "line {line} holds {character:?}: lines break with \\n only, \
-         and no other control character is allowed"
-    )]
-    Character {
-        /// The line it is on, from 1 (lines split at `\n`).
-        line: usize,
-        /// The character.
-        character: char,
-    },
-}
-
 /// The violation of a command's help text, if it breaks the rule of
 /// [`CommandSettings::help_text`]: lines split at `\n` only, so that the
 /// help can make each one safe on its own (see [`command_detail`]).
-pub(super) fn help_text_violation<D>(
+pub(crate) fn help_text_violation<D>(
     command: &str,
     settings: &CommandSettings<D>,
 ) -> Option<Violation> {
@@ -220,139 +91,49 @@ pub(super) fn help_text_violation<D>(
 /// The built-in help command failed because dispatch gave it no registry.
 ///
 /// ```
-/// assert!(botlane::HelpUnavailable.to_string().contains("CommandContext::with_registry"));
+/// assert!(botlane::framework::HelpUnavailable.to_string().contains("CommandContext::with_registry"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the help command needs the registry in its context (CommandContext::with_registry)")]
 pub struct HelpUnavailable;
 
-/// Answers with [`render_help`] of the context's registry, as a reply.
+/// Answers with the help of the context's registry, as a reply.
 pub(crate) fn help_handler<D: Send + Sync + 'static>() -> CommandHandler<D> {
     CommandHandler::new(|ctx: CommandContext<D>| async move {
         let text = help_for(&ctx).ok_or(HelpUnavailable)?;
         ctx.reply(&text).await?;
-        Ok::<(), crate::commands::handler::BoxError>(())
+        Ok::<(), BoxError>(())
     })
 }
 
-/// The help answer for one invocation of `help`: [`render_help`] of the
-/// context's registry for its `command` argument, with its prefix; `None`
-/// without a registry.
+/// The help answer for one invocation of `help`: the help of the
+/// context's registry for its `command` argument, with its prefixes;
+/// `None` without a registry.
 pub(crate) fn help_for<D>(ctx: &CommandContext<D>) -> Option<String> {
     let command = ctx.get_string("command");
-    Some(help_among(
-        ctx.registry()?,
-        command.as_deref(),
-        ctx.prefix_set(),
-    ))
+    Some(ctx.view()?.help(command.as_deref(), ctx.prefix_set()))
 }
 
-/// The help answer of a registry: the list of commands, or how to use
-/// one (what the built-in `help` command sends). One command's own longer
-/// explanation, the last part of what this answers about that command, is
-/// its [`CommandSettings::help_text`](crate::CommandSettings::help_text)
-/// (a typed command's [`Command::help_text`](crate::Command::help_text)
-/// when its settings have none).
-///
-/// `prefix` is the text-lane prefix (`None` means
-/// [`DEFAULT_COMMAND_PREFIX`](crate::DEFAULT_COMMAND_PREFIX)). The
-/// built-in help of a client with
-/// [`additional_prefixes`](crate::ClientOptions::additional_prefixes) is
-/// this text with the main prefix, and in the list, before the footer and
-/// after a blank line, one more line naming the others
-/// (`Other prefixes: ? !!`); its free-text lines are made safe against
-/// all of them, and `command` may start with any. Without `command`, one line per command,
-/// except those set to
-/// [`hide_in_help`](crate::CommandSettings::hide_in_help): its usage line,
-/// ` - `, its description, and its
-/// [`aliases`](crate::CommandSettings::aliases) if it has some
-/// (` (aliases: /r, /dice)`); the commands without a
-/// [`category`](crate::CommandSettings::category) first, then each
-/// category after a blank line and its heading (in the order of its first
-/// listed command's registration), by name within each; then
-/// the registry's [`help_footer`](CommandRegistry::help_footer), if any,
-/// after a blank line, split at any line break a client shows and each
-/// line made safe as below. With `command` (its name or one of its
-/// aliases, in any case, with or without the prefix (the name as given
-/// first, so that `note` under the prefix `no` is `note`); a hidden one too, since it is in
-/// the published menu anyway): the command's name and description, its
-/// usage line, its aliases if it has some, one line per option with its
-/// type, whether it is required, its choices and its bounds, and last,
-/// after a blank line, its [`help_text`](crate::CommandSettings::help_text)
-/// if it has one, each line made safe as an answer is
-/// ([`neutralise_answer`](crate::neutralise_answer)). An unknown command gets a short sentence pointing to the list;
-/// the name given is not repeated.
-///
-/// Its first line (`Commands…`, `Command roll: …` or `No command…`) and
-/// the category headings are made safe as an answer is too, so that under
-/// a prefix such as `C` no bot reads the help as an invocation; the lines
-/// the help writes itself with a fixed shape (`usage: `, `aliases: `, the
-/// option lines) read as none under a prefix without whitespace, and a
-/// description's lines after its first (it may hold line breaks) are made
-/// safe too. Only the usage lines of the list start with the prefix, by
-/// design: they show what to type.
-///
-/// ```
-/// use botlane::{render_help, CommandDeclaration, CommandOption, CommandOptionType, CommandRegistry};
-///
-/// let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
-/// let mut registry = CommandRegistry::new();
-/// registry
-///     .register(
-///         CommandDeclaration::new("roll", "Roll some dice")
-///             .option(CommandOption::new("count", "How many dice", CommandOptionType::Integer).required(true).min(1).max(100))
-///             .option(CommandOption::new("sides", "Sides per die", CommandOptionType::Integer).choices(["6", "20"])),
-///         ok,
-///     )?
-///     .register(CommandDeclaration::new("ping", "Check the bot"), ok)?
-///     .enable_help()?;
-///
-/// assert_eq!(
-///     render_help(&registry, None, None),
-///     "Commands (send /help <command> for details):\n\
-///      /help [command (up to 32 characters)] - List the commands, or explain one\n\
-///      /ping - Check the bot\n\
-///      /roll <count (1 to 100)> [sides] - Roll some dice"
-/// );
-/// assert_eq!(
-///     render_help(&registry, Some("ROLL"), Some("!")),
-///     "Command roll: Roll some dice\n\
-///      usage: !roll <count (1 to 100)> [sides]\n\
-///      - count (integer, required, 1 to 100): How many dice\n\
-///      - sides (integer, one of 6, 20): Sides per die"
-/// );
-/// assert_eq!(
-///     render_help(&registry, Some("dance"), None),
-///     "No command by that name; send /help for the list."
-/// );
-/// # Ok::<(), botlane::DeclarationError>(())
-/// ```
-pub fn render_help<D>(
-    registry: &CommandRegistry<D>,
-    command: Option<&str>,
-    prefix: Option<&str>,
-) -> String {
-    help_among(registry, command, PrefixSet::single(prefix))
+/// What the help reads of a registry: its commands in registration order,
+/// the text lane's look-up (names, then aliases), and the footer.
+/// Implemented by the registry (`registry/help.rs`), which this file
+/// cannot name: the registry registers the help.
+pub(crate) trait HelpSource<D> {
+    /// The registered commands, in registration order.
+    fn commands(&self) -> &[RegisteredCommand<D>];
+    /// The command a line naming `name` runs.
+    fn find(&self, name: &str) -> Option<&RegisteredCommand<D>>;
+    /// The text under the list.
+    fn footer(&self) -> Option<&str>;
 }
 
-/// The former name of [`render_help`], which it calls: renamed because a
-/// command's own [`help_text`](crate::CommandSettings::help_text) and
-/// [`Command::help_text`](crate::Command::help_text) share the name.
-#[deprecated(note = "renamed to `render_help`")]
-pub fn help_text<D>(
-    registry: &CommandRegistry<D>,
-    command: Option<&str>,
-    prefix: Option<&str>,
-) -> String {
-    render_help(registry, command, prefix)
-}
-
-/// [`render_help`] for a client reading several prefixes: written with the
-/// main one, the list names the others once (before the footer), every
-/// free-text line is made safe against all of them, and `command` may
-/// start with any of them.
-fn help_among<D>(
-    registry: &CommandRegistry<D>,
+/// The help answer of a registry for a client reading `prefixes`
+/// ([`render_help`](crate::framework::render_help) states it): written
+/// with the main one, the list names the others once (before the footer),
+/// every free-text line is made safe against all of them, and `command`
+/// may start with any of them.
+pub(crate) fn render<D>(
+    registry: &impl HelpSource<D>,
     command: Option<&str>,
     prefixes: PrefixSet<'_>,
 ) -> String {
@@ -362,9 +143,9 @@ fn help_among<D>(
     };
     // The name as given first: a command may start with a prefix (`note`
     // under `no`), and stripping it would name another.
-    let found = registry.find_command(name).or_else(|| {
+    let found = registry.find(name).or_else(|| {
         let prefix = prefixes.used_by(name)?;
-        registry.find_command(name.strip_prefix(prefix.trim_start())?)
+        registry.find(name.strip_prefix(prefix.trim_start())?)
     });
     match found {
         Some(found) => command_detail(found, prefixes),
@@ -375,9 +156,10 @@ fn help_among<D>(
     }
 }
 
-fn command_list<D>(registry: &CommandRegistry<D>, prefixes: PrefixSet<'_>, help: &str) -> String {
-    let mut listed: Vec<&RegisteredCommand<D>> = registry
-        .registered()
+fn command_list<D>(registry: &impl HelpSource<D>, prefixes: PrefixSet<'_>, help: &str) -> String {
+    let commands = registry.commands();
+    let mut listed: Vec<&RegisteredCommand<D>> = commands
+        .iter()
         .filter(|command| !command.settings.hide_in_help)
         .collect();
     // In registration order still: each category where its first command is.
@@ -388,7 +170,10 @@ fn command_list<D>(registry: &CommandRegistry<D>, prefixes: PrefixSet<'_>, help:
         }
     }
     listed.sort_by(|a, b| a.decl.name.cmp(&b.decl.name));
-    let heading = if registry.get(HELP_COMMAND).is_some() {
+    let has_help = commands
+        .iter()
+        .any(|c| c.decl.name.eq_ignore_ascii_case(HELP_COMMAND));
+    let heading = if has_help {
         format!("Commands (send {help} <command> for details):")
     } else {
         "Commands:".to_owned()
@@ -411,7 +196,7 @@ fn command_list<D>(registry: &CommandRegistry<D>, prefixes: PrefixSet<'_>, help:
         text.push_str("\n\n");
         text.push_str(&neutralise(&line, prefixes.all()));
     }
-    if let Some(footer) = &registry.help_footer {
+    if let Some(footer) = registry.footer() {
         let footer = footer_lines(footer).collect::<Vec<_>>().join("\n");
         text.push_str("\n\n");
         text.push_str(&neutralise(&footer, prefixes.all()));
@@ -512,10 +297,12 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::commands::answer::ANSWER_MARKER;
-    use crate::commands::limits::MAX_COMMAND_DESC;
+    use crate::commands::limits::{MAX_ALIASES_PER_COMMAND, MAX_COMMAND_DESC};
     use crate::commands::types::{CommandArgs, CommandInvocation, CommandSource};
-    use crate::commands::Message;
+    use crate::framework::answer::ANSWER_MARKER;
+    use crate::framework::render_help;
+    use crate::message::Message;
+    use crate::CommandRegistry;
 
     fn registry() -> CommandRegistry {
         let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
@@ -550,18 +337,6 @@ mod tests {
             Message::new("m1", "c1", "u1", "!help"),
         )
         .with_prefix("!")
-    }
-
-    #[test]
-    #[allow(deprecated)]
-    fn the_former_name_renders_the_same_help() {
-        let registry = registry();
-        for (command, prefix) in [(None, None), (Some("note"), Some("!"))] {
-            assert_eq!(
-                help_text(&registry, command, prefix),
-                render_help(&registry, command, prefix)
-            );
-        }
     }
 
     #[test]
@@ -1182,7 +957,7 @@ mod tests {
             decl = tried;
         }
         assert!(decl.options[0].choices.is_some(), "some choices fit");
-        let aliases: Vec<String> = (0..crate::MAX_ALIASES_PER_COMMAND)
+        let aliases: Vec<String> = (0..MAX_ALIASES_PER_COMMAND)
             .map(|i| format!("{i:a>32}"))
             .collect();
         for help in [

@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::context::CommandContext;
-use super::limits::MAX_COMMANDS_PER_BOT;
-use super::types::canonical_bot_id;
+use crate::commands::limits::MAX_COMMANDS_PER_BOT;
+use crate::commands::types::canonical_bot_id;
 use crate::deadline;
 
 /// The default number of live cooldowns tracked per command.
@@ -41,7 +41,7 @@ pub enum CooldownScope {
 ///
 /// ```
 /// use std::time::Duration;
-/// use botlane::{Cooldown, CooldownScope};
+/// use botlane::framework::{Cooldown, CooldownScope};
 ///
 /// let cooldown = Cooldown::per_user(Duration::from_secs(10));
 /// assert_eq!(cooldown.scope(), CooldownScope::User);
@@ -95,7 +95,8 @@ impl Cooldown {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Cooldown, CooldownSubject, Message};
+    /// use botlane::framework::{Cooldown, CooldownSubject};
+    /// use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
     ///
     /// let ctx = CommandContext::for_test(
     ///     CommandInvocation { name: "roll".into(), args: CommandArgs::new(), source: CommandSource::Text },
@@ -143,7 +144,7 @@ pub enum CooldownSubject {
 ///
 /// ```
 /// use std::time::Duration;
-/// use botlane::CooldownError;
+/// use botlane::framework::CooldownError;
 ///
 /// let err = CooldownError::Active { remaining: Duration::from_millis(11_200) };
 /// assert_eq!(err.to_string(), "this command is cooling down, try again in 12 s");
@@ -210,7 +211,7 @@ impl Clock for TokioClock {
 ///
 /// ```
 /// use std::time::{Duration, Instant};
-/// use botlane::{Cooldown, CooldownError, CooldownSubject, CooldownTracker};
+/// use botlane::framework::{Cooldown, CooldownError, CooldownSubject, CooldownTracker};
 ///
 /// let tracker = CooldownTracker::new(2);
 /// let cooldown = Cooldown::per_user(Duration::from_secs(10));
@@ -263,7 +264,7 @@ impl CooldownTracker {
     ///
     /// ```
     /// use std::time::{Duration, Instant};
-    /// use botlane::{Clock, Cooldown, CooldownSubject, CooldownTracker};
+    /// use botlane::framework::{Clock, Cooldown, CooldownSubject, CooldownTracker};
     ///
     /// /// A clock that stands still, for a test.
     /// struct Frozen(Instant);
@@ -293,7 +294,8 @@ impl CooldownTracker {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Cooldown, CooldownTracker, Message};
+    /// use botlane::framework::{Cooldown, CooldownTracker};
+    /// use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
@@ -357,7 +359,7 @@ impl CooldownTracker {
     /// The number of live cooldowns, as of the last call.
     ///
     /// ```
-    /// assert_eq!(botlane::CooldownTracker::new(10).len(), 0);
+    /// assert_eq!(botlane::framework::CooldownTracker::new(10).len(), 0);
     /// ```
     pub fn len(&self) -> usize {
         let commands = self.commands.lock().unwrap_or_else(PoisonError::into_inner);
@@ -435,7 +437,7 @@ impl Table {
 mod tests {
     use super::*;
     use crate::commands::types::{CommandArgs, CommandInvocation, CommandSource};
-    use crate::commands::Message;
+    use crate::message::Message;
 
     const TEN: Duration = Duration::from_secs(10);
 

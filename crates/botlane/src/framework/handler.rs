@@ -73,3 +73,29 @@ impl<D> fmt::Debug for CommandHandler<D> {
         f.write_str("CommandHandler(..)")
     }
 }
+
+/// A handler of the typed command `C`: an async function or closure taking
+/// the [`CommandContext`] and the converted `C`, failing with any error that
+/// converts to a [`BoxError`].
+///
+/// Implemented for every such function; it exists so that
+/// [`CommandRegistry::command`](crate::CommandRegistry::command) can be called as `command::<Roll>(...)` with
+/// the closure's argument types inferred.
+pub trait TypedHandler<C, D = ()>:
+    Fn(CommandContext<D>, C) -> <Self as TypedHandler<C, D>>::Future + Send + Sync + 'static
+{
+    /// The future the handler returns.
+    type Future: Future<Output = Result<(), Self::Error>> + Send + 'static;
+    /// The handler's error.
+    type Error: Into<BoxError>;
+}
+
+impl<C, D, F, Fut, E> TypedHandler<C, D> for F
+where
+    F: Fn(CommandContext<D>, C) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), E>> + Send + 'static,
+    E: Into<BoxError>,
+{
+    type Future = Fut;
+    type Error = E;
+}

@@ -2,19 +2,12 @@
 //! its arguments converted both ways, so a handler takes a struct instead of
 //! reading options by name, and a bot sends a struct instead of a map.
 
-mod value;
-
-use std::future::Future;
+pub(crate) mod value;
 
 pub use value::{ChannelId, CommandChoice, CommandOptionValue, RoleId, UserId};
 
-use super::argument_error::{ArgumentError, ArgumentRule};
-use super::context::CommandContext;
-use super::handler::{BoxError, CommandHandler};
-use super::registry::CommandRegistry;
-use super::settings::CommandSettings;
-use super::types::{CommandArgs, CommandDeclaration};
-use super::validate::DeclarationError;
+use crate::commands::argument_error::{ArgumentError, ArgumentRule};
+use crate::commands::types::{CommandArgs, CommandDeclaration};
 
 /// A command as a Rust type: its declaration, its value built from an
 /// invocation's arguments, and its arguments built from a value.
@@ -46,7 +39,7 @@ use super::validate::DeclarationError;
 ///
 /// A missing doc comment, a name breaking `^[a-z0-9_-]{1,32}$`, a
 /// description outside 1 to 100 characters, a help text that is blank,
-/// longer than [`MAX_HELP_TEXT_CHARS`](crate::MAX_HELP_TEXT_CHARS) or
+/// longer than [`MAX_HELP_TEXT_CHARS`](crate::framework::MAX_HELP_TEXT_CHARS) or
 /// holds a tab or another control character but `\n` (U+2028 and U+2029
 /// too), more than 25 options, duplicate option names, a required field
 /// after an `Option` one, choices on a `bool`, empty, too many, too long,
@@ -55,8 +48,9 @@ use super::validate::DeclarationError;
 /// errors on the field or attribute at fault.
 ///
 /// ```
+/// use botlane::framework::UserId;
 /// use botlane::{
-///     validate_declaration, ArgumentRule, CommandArgValue, CommandArgs, CommandOptionType, Command, UserId,
+///     validate_declaration, ArgumentRule, CommandArgValue, CommandArgs, CommandOptionType, Command,
 /// };
 ///
 /// /// Roll some dice
@@ -97,15 +91,16 @@ pub trait Command: Sized {
 
     /// The longer explanation the built-in help ends `/help <name>` with,
     /// registered as the command's
-    /// [`CommandSettings::help_text`](crate::CommandSettings::help_text)
+    /// [`CommandSettings::help_text`](crate::framework::CommandSettings::help_text)
     /// unless the settings given at registration have one. `None` by
     /// default; derived, it is `#[command(help_text = "...")]`, else the
     /// doc comment's paragraphs after the first. The built-in
     /// help's answer, this text at its end, is
-    /// [`render_help`](crate::render_help)'s.
+    /// [`render_help`](crate::framework::render_help)'s.
     ///
     /// ```
-    /// use botlane::{render_help, Command, CommandRegistry};
+    /// use botlane::framework::render_help;
+    /// use botlane::{Command, CommandRegistry};
     ///
     /// /// Roll some dice
     /// ///
@@ -134,13 +129,13 @@ pub trait Command: Sized {
     }
 
     /// Builds the value from an invocation's arguments (as
-    /// [`CommandContext::args`] gives them).
+    /// [`CommandContext::args`](crate::CommandContext::args) gives them).
     ///
     /// Dispatch has already coerced the arguments to the declared types and
     /// checked their choices and bounds on both lanes; this checks that
     /// every argument is declared, every required one is present and every
     /// value converts to its field's type. The error has no usage line (it
-    /// depends on the client's prefix); [`CommandContext::args_as`] adds it.
+    /// depends on the client's prefix); [`CommandContext::args_as`](crate::CommandContext::args_as) adds it.
     fn from_args(args: &CommandArgs) -> Result<Self, ArgumentError>;
 
     /// The arguments of this value: one per filled field, each as
@@ -172,20 +167,12 @@ pub trait Command: Sized {
     fn to_args(&self) -> CommandArgs;
 }
 
-/// The error of a typed conversion: the same type as [`ArgumentError`],
-/// under the name [`Command::from_args`] had before the two were unified.
-pub type ArgsError = ArgumentError;
-
-/// Whether `args` convert to `C`, for dispatch's argument step.
-fn convert<C: Command>(args: &CommandArgs) -> Result<(), ArgumentError> {
-    C::from_args(args).map(drop)
-}
-
 /// Fails on the first argument whose name is not in `declared`; used by
 /// derived [`Command::from_args`].
 ///
 /// ```
-/// use botlane::{check_arg_names, ArgumentRule, CommandArgs};
+/// use botlane::__private::check_arg_names;
+/// use botlane::{ArgumentRule, CommandArgs};
 ///
 /// let args = CommandArgs::from([("cuont".to_string(), 2_i64.into())]);
 /// assert!(check_arg_names(&args, &["cuont", "sides"]).is_ok());
@@ -202,7 +189,9 @@ pub fn check_arg_names(args: &CommandArgs, declared: &[&str]) -> Result<(), Argu
 /// The value of optional option `option`, `None` when it is unfilled.
 ///
 /// ```
-/// use botlane::{optional_arg, ArgValueKind, CommandArgs};
+/// use botlane::__private::optional_arg;
+/// use botlane::framework::ArgValueKind;
+/// use botlane::CommandArgs;
 ///
 /// let args = CommandArgs::from([("sides".to_string(), 6_i64.into())]);
 /// assert_eq!(optional_arg::<u32>(&args, "sides")?, Some(6));
@@ -228,7 +217,8 @@ pub fn optional_arg<T: CommandOptionValue>(
 /// error when it is unfilled.
 ///
 /// ```
-/// use botlane::{required_arg, ArgumentRule, CommandArgs};
+/// use botlane::__private::required_arg;
+/// use botlane::{ArgumentRule, CommandArgs};
 ///
 /// let args = CommandArgs::from([("label".to_string(), "fire".into())]);
 /// assert_eq!(required_arg::<String>(&args, "label")?, "fire");
@@ -247,7 +237,8 @@ pub fn required_arg<T: CommandOptionValue>(
 /// [`Command::to_args`], where an unfilled `Option` field passes `None`.
 ///
 /// ```
-/// use botlane::{put_arg, CommandArgValue, CommandArgs};
+/// use botlane::__private::put_arg;
+/// use botlane::{CommandArgValue, CommandArgs};
 ///
 /// let mut args = CommandArgs::new();
 /// put_arg(&mut args, "count", Some(&3_u8));
@@ -257,111 +248,5 @@ pub fn required_arg<T: CommandOptionValue>(
 pub fn put_arg<T: CommandOptionValue>(args: &mut CommandArgs, option: &str, value: Option<&T>) {
     if let Some(value) = value {
         args.insert(option.to_owned(), value.to_arg());
-    }
-}
-
-/// A handler of the typed command `C`: an async function or closure taking
-/// the [`CommandContext`] and the converted `C`, failing with any error that
-/// converts to a [`BoxError`].
-///
-/// Implemented for every such function; it exists so that
-/// [`CommandRegistry::command`] can be called as `command::<Roll>(...)` with
-/// the closure's argument types inferred.
-pub trait TypedHandler<C, D = ()>:
-    Fn(CommandContext<D>, C) -> <Self as TypedHandler<C, D>>::Future + Send + Sync + 'static
-{
-    /// The future the handler returns.
-    type Future: Future<Output = Result<(), Self::Error>> + Send + 'static;
-    /// The handler's error.
-    type Error: Into<BoxError>;
-}
-
-impl<C, D, F, Fut, E> TypedHandler<C, D> for F
-where
-    F: Fn(CommandContext<D>, C) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<(), E>> + Send + 'static,
-    E: Into<BoxError>,
-{
-    type Future = Fut;
-    type Error = E;
-}
-
-impl<D: Send + Sync + 'static> CommandRegistry<D> {
-    /// Registers the typed command `C` with a handler that takes the
-    /// converted arguments; otherwise like [`register`](Self::register).
-    ///
-    /// The conversion is [`CommandContext::args_as`]. Dispatch runs it with
-    /// the argument checks, before the command's checks and cooldown: when
-    /// the arguments do not convert (300 for a `u8` field), the invocation
-    /// fails with reason [`Arguments`](crate::CommandErrorReason::Arguments)
-    /// and the [`ArgumentError`] (with the usage line), the handler is not
-    /// called and no cooldown starts.
-    ///
-    /// ```
-    /// use botlane::{Command, CommandRegistry};
-    ///
-    /// /// Roll some dice
-    /// #[derive(Command)]
-    /// struct Roll {
-    ///     /// How many dice
-    ///     count: u8,
-    /// }
-    ///
-    /// let mut registry = CommandRegistry::new();
-    /// registry.command::<Roll>(|ctx, roll| async move {
-    ///     let _ = (ctx.name(), roll.count);
-    ///     Ok::<(), std::io::Error>(())
-    /// })?;
-    /// assert_eq!(registry.list().next(), Some(&Roll::declaration()));
-    /// # Ok::<(), botlane::DeclarationError>(())
-    /// ```
-    pub fn command<C: Command + 'static>(
-        &mut self,
-        handler: impl TypedHandler<C, D>,
-    ) -> Result<&mut Self, DeclarationError> {
-        self.command_with::<C>(CommandSettings::new(), handler)
-    }
-
-    /// Registers the typed command `C` with its checks and cooldown;
-    /// otherwise like [`command`](Self::command). The settings' help text,
-    /// when they have none, is [`C::help_text`](Command::help_text).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use botlane::{Command, CommandRegistry, CommandSettings, Cooldown};
-    ///
-    /// /// Roll some dice
-    /// #[derive(Command)]
-    /// struct Roll {
-    ///     /// How many dice
-    ///     count: u8,
-    /// }
-    ///
-    /// let mut registry = CommandRegistry::new();
-    /// registry.command_with::<Roll>(
-    ///     CommandSettings::new().cooldown(Cooldown::per_user(Duration::from_secs(3))),
-    ///     |_ctx, _roll| async { Ok::<(), std::io::Error>(()) },
-    /// )?;
-    /// assert!(registry.get("roll").is_some_and(|c| c.settings.cooldown.is_some()));
-    /// # Ok::<(), botlane::DeclarationError>(())
-    /// ```
-    pub fn command_with<C: Command + 'static>(
-        &mut self,
-        mut settings: CommandSettings<D>,
-        handler: impl TypedHandler<C, D>,
-    ) -> Result<&mut Self, DeclarationError> {
-        let handler = CommandHandler::new(move |ctx: CommandContext<D>| {
-            let call = ctx.args_as::<C>().map(|typed| handler(ctx, typed));
-            async move {
-                match call {
-                    Ok(fut) => fut.await.map_err(Into::into),
-                    Err(error) => Err(BoxError::from(error)),
-                }
-            }
-        });
-        if settings.help_text.is_none() {
-            settings.help_text = C::help_text();
-        }
-        self.insert(C::declaration(), handler, settings, Some(convert::<C>))
     }
 }

@@ -1,29 +1,30 @@
 //! Aliases: the other names a command runs by on the text lane
-//! ([`CommandSettings::aliases`]), the registry's index of them, the rules
-//! they must follow, and [`CommandRegistry::find_command`], the look-up
-//! that resolves them.
+//! ([`CommandSettings::aliases`](crate::framework::CommandSettings::aliases)),
+//! the registry's index of them and the rules they must follow;
+//! [`CommandRegistry::find_command`](crate::CommandRegistry::find_command)
+//! is the look-up that resolves them.
 //!
-//! The menu, the structured lane and [`CommandRegistry::get`] never see an
+//! The menu, the structured lane and
+//! [`CommandRegistry::get`](crate::CommandRegistry::get) never see an
 //! alias: they are the spec's, and know names only.
 
-use super::limits::{is_valid_name, MAX_ALIASES_PER_COMMAND};
-use super::registry::{CommandRegistry, RegisteredCommand};
-use super::settings::CommandSettings;
-use super::validate::{DeclarationRule, Violation};
+use crate::commands::limits::is_valid_name;
+use crate::commands::limits::MAX_ALIASES_PER_COMMAND;
+use crate::commands::validate::{DeclarationRule, Violation};
 
 /// Every alias of a registry's commands with the index of its command,
 /// sorted by alias so that the text lane finds one without allocating.
 /// Commands are only ever added to a registry, so an index stays valid;
 /// each change of a client's registry copies the registry, this with it.
 #[derive(Debug, Clone, Default)]
-pub(super) struct AliasIndex {
+pub(crate) struct AliasIndex {
     sorted: Vec<(String, usize)>,
 }
 
 impl AliasIndex {
     /// The index of the command with the alias `name`, compared ASCII
     /// case-insensitively.
-    pub(super) fn find(&self, name: &str) -> Option<usize> {
+    pub(crate) fn find(&self, name: &str) -> Option<usize> {
         // An alias passed the name rule, so it is lower case: it equals
         // `name` ignoring ASCII case exactly when it equals `name` lowered
         // byte by byte, which orders the same way as the sort.
@@ -36,93 +37,62 @@ impl AliasIndex {
     }
 
     /// Adds the aliases of the command at `command`; they passed
-    /// [`alias_violations`], so none is there already.
-    pub(super) fn add(&mut self, aliases: &[String], command: usize) {
+    /// [`violations`](Self::violations), so none is there already.
+    pub(crate) fn add(&mut self, aliases: &[String], command: usize) {
         for alias in aliases {
             let at = self.sorted.partition_point(|(a, _)| a < alias);
             self.sorted.insert(at, (alias.clone(), command));
         }
     }
-}
 
-/// The violations of registering a command `name` with `settings` into
-/// `registry`: its name already an alias, too many aliases, and each alias
-/// that breaks the name rule, is the command's own name, is repeated, or
-/// is already a name or an alias of a registered command.
-pub(super) fn alias_violations<D>(
-    registry: &CommandRegistry<D>,
-    name: &str,
-    settings: &CommandSettings<D>,
-) -> Vec<Violation> {
-    let at = |rule| Violation::at_command(name, rule);
-    let owner = |index: usize| registry.at(index).decl.name.clone();
-    let mut out = Vec::new();
-    if let Some(index) = registry.aliases.find(name) {
-        out.push(at(DeclarationRule::NameIsAlias {
-            command: owner(index),
-        }));
-    }
-    let aliases = &settings.aliases;
-    if aliases.len() > MAX_ALIASES_PER_COMMAND {
-        out.push(at(DeclarationRule::TooManyAliases {
-            count: aliases.len(),
-        }));
-    }
-    for (i, alias) in aliases.iter().enumerate() {
-        let named = alias.clone();
-        let rule = if !is_valid_name(alias) {
-            DeclarationRule::InvalidAlias { alias: named }
-        } else if alias == name {
-            DeclarationRule::AliasIsOwnName { alias: named }
-        } else if let Some(first_index) = aliases[..i].iter().position(|a| a == alias) {
-            DeclarationRule::DuplicateAlias {
-                alias: named,
-                first_index,
-            }
-        } else if let Some(index) = registry
-            .position(alias)
-            .or_else(|| registry.aliases.find(alias))
-        {
-            DeclarationRule::AliasTaken {
-                alias: named,
+    /// The violations of registering a command `name` with `aliases` next
+    /// to the commands indexed here: its name already an alias, too many
+    /// aliases, and each alias that breaks the name rule, is the command's
+    /// own name, is repeated, or is already a name (where `position` finds
+    /// a registered command) or an alias of a registered command (named by
+    /// `name_at`).
+    pub(crate) fn violations<'a>(
+        &self,
+        name: &str,
+        aliases: &[String],
+        position: impl Fn(&str) -> Option<usize>,
+        name_at: impl Fn(usize) -> &'a str,
+    ) -> Vec<Violation> {
+        let at = |rule| Violation::at_command(name, rule);
+        let owner = |index: usize| name_at(index).to_owned();
+        let mut out = Vec::new();
+        if let Some(index) = self.find(name) {
+            out.push(at(DeclarationRule::NameIsAlias {
                 command: owner(index),
-            }
-        } else {
-            continue;
-        };
-        out.push(at(rule));
-    }
-    out
-}
-
-impl<D> CommandRegistry<D> {
-    /// The command a text-lane line naming `name` runs, as poise's
-    /// `find_command` finds a prefix command: the one registered under
-    /// `name`, else the one with the alias `name`
-    /// ([`CommandSettings::aliases`]), compared ASCII case-insensitively.
-    /// [`parse_from_text`](Self::parse_from_text) and the built-in help
-    /// look commands up with it; [`get`](Self::get), the spec's look-up
-    /// (the structured lane's too), knows names only.
-    ///
-    /// ```
-    /// use botlane::{CommandDeclaration, CommandRegistry, CommandSettings};
-    ///
-    /// let mut registry = CommandRegistry::new();
-    /// registry.register_with(
-    ///     CommandDeclaration::new("roll", "Roll some dice"),
-    ///     CommandSettings::new().aliases(["r", "dice"]),
-    ///     |_ctx| async { Ok::<(), std::io::Error>(()) },
-    /// )?;
-    /// let name = |found: Option<&botlane::RegisteredCommand>| found.map(|c| c.decl.name.clone());
-    /// assert_eq!(name(registry.find_command("DICE")), Some("roll".to_owned()));
-    /// assert_eq!(name(registry.find_command("roll")), Some("roll".to_owned()));
-    /// assert!(registry.find_command("d").is_none());
-    /// assert!(registry.get("dice").is_none());
-    /// # Ok::<(), botlane::DeclarationError>(())
-    /// ```
-    pub fn find_command(&self, name: &str) -> Option<&RegisteredCommand<D>> {
-        let index = self.position(name).or_else(|| self.aliases.find(name))?;
-        Some(self.at(index))
+            }));
+        }
+        if aliases.len() > MAX_ALIASES_PER_COMMAND {
+            out.push(at(DeclarationRule::TooManyAliases {
+                count: aliases.len(),
+            }));
+        }
+        for (i, alias) in aliases.iter().enumerate() {
+            let named = alias.clone();
+            let rule = if !is_valid_name(alias) {
+                DeclarationRule::InvalidAlias { alias: named }
+            } else if alias == name {
+                DeclarationRule::AliasIsOwnName { alias: named }
+            } else if let Some(first_index) = aliases[..i].iter().position(|a| a == alias) {
+                DeclarationRule::DuplicateAlias {
+                    alias: named,
+                    first_index,
+                }
+            } else if let Some(index) = position(alias).or_else(|| self.find(alias)) {
+                DeclarationRule::AliasTaken {
+                    alias: named,
+                    command: owner(index),
+                }
+            } else {
+                continue;
+            };
+            out.push(at(rule));
+        }
+        out
     }
 }
 
@@ -132,11 +102,13 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::commands::handler::CommandHandler;
-    use crate::commands::live::Commands;
     use crate::commands::text::TextParseResult;
     use crate::commands::types::CommandDeclaration;
     use crate::commands::validate::DeclarationError;
+    use crate::framework::handler::CommandHandler;
+    use crate::framework::live::Commands;
+    use crate::framework::settings::CommandSettings;
+    use crate::CommandRegistry;
 
     fn ok() -> CommandHandler {
         CommandHandler::new(|_ctx| async { Ok::<(), std::io::Error>(()) })

@@ -29,12 +29,13 @@ use arc_swap::ArcSwap;
 use tokio::sync::Notify;
 
 use super::context::CommandContext;
+use super::handler::TypedHandler;
 use super::handler::{BoxError, CommandHandler};
 use super::registry::CommandRegistry;
 use super::settings::CommandSettings;
-use super::typed::{Command, TypedHandler};
-use super::types::CommandDeclaration;
-use super::validate::DeclarationError;
+use super::typed::Command;
+use crate::commands::types::CommandDeclaration;
+use crate::commands::validate::DeclarationError;
 use crate::sync::lock;
 
 /// The commands of a [`Client`](crate::Client), usable before and after

@@ -13,8 +13,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use super::context::CommandContext;
-use super::types::canonical_bot_id;
 use super::user_error::UserError;
+use crate::commands::types::canonical_bot_id;
 
 /// The future a [`Check`] returns: `Ok(())` to let the invocation run, or
 /// the reason, for the user, why it may not.
@@ -30,7 +30,8 @@ pub type CheckFuture = Pin<Box<dyn Future<Output = Result<(), UserError>> + Send
 /// so in general words rather than pass its error text on.
 ///
 /// ```
-/// use botlane::{Check, CommandArgs, CommandContext, CommandInvocation, CommandSource, Message, UserError};
+/// use botlane::framework::{Check, UserError};
+/// use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -79,7 +80,7 @@ impl<D: 'static> Check<D> {
     /// A check from a synchronous predicate.
     ///
     /// ```
-    /// use botlane::{Check, UserError};
+    /// use botlane::framework::{Check, UserError};
     /// let quiet: Check = Check::sync(|ctx| {
     ///     if ctx.message().content.len() <= 200 { Ok(()) } else { Err(UserError::from("keep it short")) }
     /// });
@@ -145,7 +146,7 @@ impl<D: 'static> Check<D> {
     /// The same check with another reason for the user when it refuses.
     ///
     /// ```
-    /// use botlane::Check;
+    /// use botlane::framework::Check;
     /// let admins: Check = Check::allowed_users(["u1"]).reason("only the admins may ban");
     /// # let _ = admins;
     /// ```
@@ -175,23 +176,7 @@ impl<D> fmt::Debug for Check<D> {
 /// Runs `checks` in order on one invocation; the first refusal stops the
 /// rest and is returned. Dispatch calls it with the client's checks, then
 /// with the command's.
-///
-/// ```
-/// use botlane::{run_checks, Check, CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// let ctx = CommandContext::for_test(
-///     CommandInvocation { name: "ban".into(), args: CommandArgs::new(), source: CommandSource::Text },
-///     Message::new("m1", "c1", "u1", "/ban"),
-/// );
-/// let checks = [Check::allowed_channels(["c1"]), Check::allowed_users(["u2"]), Check::allowed_users([""])];
-/// let refusal = run_checks(&checks, &ctx).await.unwrap_err();
-/// assert_eq!(refusal.as_str(), "you are not allowed to use this command");
-/// assert!(run_checks(&checks[..1], &ctx).await.is_ok());
-/// # }
-/// ```
-pub async fn run_checks<D: 'static>(
+pub(crate) async fn run_checks<D: 'static>(
     checks: &[Check<D>],
     ctx: &CommandContext<D>,
 ) -> Result<(), UserError> {
@@ -226,7 +211,7 @@ mod tests {
 
     use super::*;
     use crate::commands::types::{CommandArgs, CommandInvocation, CommandSource};
-    use crate::commands::Message;
+    use crate::message::Message;
 
     fn ban(author: &str, channel: &str, days: i64) -> CommandContext {
         CommandContext::for_test(

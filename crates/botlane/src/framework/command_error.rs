@@ -5,21 +5,22 @@
 //! It lives with the commands rather than with the events because
 //! everything it carries (the message, the invocation, the parse and
 //! argument errors) is of the command area, and because per-command
-//! settings ([`OnError`](crate::OnError)) refer to it.
+//! settings ([`OnError`](crate::framework::OnError)) refer to it.
 
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use super::argument_error::ArgumentError;
 use super::context::invoked_name;
 use super::cooldown::CooldownError;
 use super::handler::BoxError;
-use super::message::Message;
 use super::owners::NotAnOwner;
-use super::text::{ParseError, PrefixSet, Prefixes};
-use super::types::{CommandInvocation, CommandSource};
 use super::user_error::UserError;
+use crate::commands::argument_error::ArgumentError;
+use crate::commands::text::error::ParseError;
+use crate::commands::text::prefixes::{PrefixSet, Prefixes};
+use crate::commands::types::{CommandInvocation, CommandSource};
+use crate::message::Message;
 
 /// Why a command failed.
 ///
@@ -45,17 +46,17 @@ pub enum CommandErrorReason {
     /// the handler. `argument_error` says which option and rule.
     Arguments,
     /// A check refused the invocation; `error` holds its
-    /// [`UserError`](crate::UserError), the reason for the user; or the
-    /// command is [`owners_only`](crate::CommandSettings::owners_only) and
+    /// [`UserError`](crate::framework::UserError), the reason for the user; or the
+    /// command is [`owners_only`](crate::framework::CommandSettings::owners_only) and
     /// the author is not an owner: `error` holds a
-    /// [`NotAnOwner`](crate::NotAnOwner).
+    /// [`NotAnOwner`](crate::framework::NotAnOwner).
     Check,
     /// The command is cooling down for this invocation; `error` holds the
-    /// [`CooldownError`](crate::CooldownError).
+    /// [`CooldownError`](crate::framework::CooldownError).
     Cooldown,
     /// The checks and the handler ran longer than the command's timeout;
     /// the handler's task was aborted. `error` holds a
-    /// [`HandlerTimeout`](crate::HandlerTimeout).
+    /// [`HandlerTimeout`](crate::framework::HandlerTimeout).
     Timeout,
 }
 
@@ -81,7 +82,7 @@ impl CommandErrorReason {
 ///
 /// ```
 /// use std::time::Duration;
-/// let err = botlane::HandlerTimeout { after: Duration::from_millis(1500) };
+/// let err = botlane::framework::HandlerTimeout { after: Duration::from_millis(1500) };
 /// assert_eq!(err.to_string(), "the command ran for longer than its timeout of 1.5 s and was aborted");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -98,7 +99,7 @@ fn seconds(d: std::time::Duration) -> String {
 
 /// One failed invocation: the payload of
 /// [`Event::CommandError`](crate::Event::CommandError) and what an error
-/// hook ([`OnError`](crate::OnError)) receives.
+/// hook ([`OnError`](crate::framework::OnError)) receives.
 ///
 /// Its `Display` says what failed and why. It may quote the user's own
 /// words through a handler's error, so it is for the bot's author (the
@@ -171,7 +172,7 @@ impl CommandError {
     /// [`CommandContext::invoked_name`](crate::CommandContext::invoked_name)
     /// reads it: on the text lane the name the line used (under the longest
     /// of the message's [`prefixes`](Self::prefixes) it starts with), an
-    /// [alias](crate::CommandSettings::aliases) or the command's own;
+    /// [alias](crate::framework::CommandSettings::aliases) or the command's own;
     /// [`command`](Self::command) on the structured lane. Borrowed unless
     /// the line wrote the name with capitals. For an error hook that words
     /// its answer after what the user typed (`/r` rather than `/roll`).
@@ -214,7 +215,7 @@ impl CommandError {
 
     /// Whether this is an argument error of the text lane (a line that does
     /// not parse, or whose values break a bound or a typed field): every bot
-    /// with a command, or an [alias](crate::CommandSettings::aliases), of
+    /// with a command, or an [alias](crate::framework::CommandSettings::aliases), of
     /// that name sees the same line.
     ///
     /// ```
@@ -233,15 +234,15 @@ impl CommandError {
             )
     }
 
-    /// The text the built-in error hook ([`OnError::answer`](crate::OnError::answer))
+    /// The text the built-in error hook ([`OnError::answer`](crate::framework::OnError::answer))
     /// sends to the user who invoked, before it is made safe to send
-    /// (see [`OnError`](crate::OnError)):
+    /// (see [`OnError`](crate::framework::OnError)):
     ///
     /// | reason | answer |
     /// |---|---|
     /// | `Parse` | the parse error and the usage line |
     /// | `Arguments` | the [`ArgumentError`]: the option, the rule it broke, the usage line |
-    /// | `Check` | the check's reason (a [`NotAnOwner`](crate::NotAnOwner)'s text) |
+    /// | `Check` | the check's reason (a [`NotAnOwner`](crate::framework::NotAnOwner)'s text) |
     /// | `Cooldown` | `this command is cooling down, try again in 12 s` |
     /// | `Handler`, returning a [`UserError`] | its text, as it is |
     /// | any other handler error, a panic, `Timeout` | `sorry, the roll command failed` |
@@ -292,7 +293,8 @@ impl CommandError {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use botlane::{BoxError, CommandErrorReason, CommandSource, UserError};
+    /// use botlane::framework::UserError;
+    /// use botlane::{BoxError, CommandErrorReason, CommandSource};
     /// let mut failure =
     ///     botlane::CommandError::for_test(CommandErrorReason::Handler, "warn", CommandSource::Text);
     /// assert!(failure.error_as::<UserError>().is_none());

@@ -14,7 +14,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::prefixes::{prefix_rule, Prefixes};
+use crate::commands::text::prefixes::{prefix_rule, Prefixes};
 use crate::throttle::{Throttle, WARN_INTERVAL};
 
 /// What a [dynamic prefix](crate::ClientOptions::dynamic_prefix) is told
@@ -22,7 +22,7 @@ use crate::throttle::{Throttle, WARN_INTERVAL};
 /// posted and by whom. Never its content.
 ///
 /// ```
-/// use botlane::PrefixRequest;
+/// use botlane::framework::PrefixRequest;
 /// let request = PrefixRequest::new("c1", "u1", Some("s1"));
 /// assert_eq!((request.channel_id(), request.author_id()), ("c1", "u1"));
 /// assert_eq!(request.server_id(), Some("s1"));

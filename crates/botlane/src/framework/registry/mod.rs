@@ -1,83 +1,38 @@
-//! The command registry: declarations and their handlers.
+//! The command registry: declarations with their handlers and settings.
+//! Every inherent method of [`CommandRegistry`] is here: the spec's
+//! operations (register, look-ups, the text lane, the menu and its hash)
+//! over the pure command area (`commands/`), and the framework's
+//! registrations (typed commands, the built-in help). What the registry
+//! is to others is in its children: the spec's [`CommandLookup`](crate::CommandLookup)
+//! (`lookup.rs`) and the view a handler's context reads (`view.rs`).
+
+mod help;
+mod lookup;
+mod typed;
+mod view;
+
+pub use help::render_help;
 
 use std::fmt;
 use std::future::Future;
 
-use super::aliases::{alias_violations, AliasIndex};
-use super::argument_error::ArgumentError;
-use super::coerce::{coerce_for_option, fits, ParsedChoices};
-use super::context::CommandContext;
-use super::handler::{BoxError, CommandHandler};
-use super::help::{category_violation, help_text_violation, HELP_COMMAND};
-use super::limits::{MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT};
-use super::menu::{
+use crate::commands::coerce::ParsedChoices;
+use crate::commands::limits::{MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT};
+use crate::commands::menu::{
     canonical_menu_json_iter, canonical_menu_len, canonicalize_iter, menu_hash_iter, CanonicalMenu,
 };
-use super::pace::Pace;
-use super::settings::CommandSettings;
-use super::text::{parse_text_with, PrefixSet, TextParseResult};
-use super::types::{CommandArgs, CommandDeclaration};
-use super::validate::{violations_of, DeclarationError, DeclarationRule, Violation};
-
-/// Something that can tell whether an invocation fits a set of declarations.
-pub trait CommandLookup {
-    /// True when `name` is registered, every arg key is a declared option,
-    /// every value fits its type and choices, and every required option is present.
-    fn accepts(&self, name: &str, args: &CommandArgs) -> bool;
-
-    /// Coerces structured-lane `args` to the declared types; `None` when they
-    /// do not fit. The default accepts the args unchanged when [`accepts`](Self::accepts) does.
-    fn coerce(&self, name: &str, args: CommandArgs) -> Option<CommandArgs> {
-        self.accepts(name, &args).then_some(args)
-    }
-}
-
-/// A declaration with its handler and settings.
-#[non_exhaustive]
-pub struct RegisteredCommand<D = ()> {
-    /// The declaration.
-    pub decl: CommandDeclaration,
-    /// The handler.
-    pub handler: CommandHandler<D>,
-    /// Its checks, cooldown, timeout and error hook.
-    pub settings: CommandSettings<D>,
-    /// For a typed command, its conversion, run with the argument checks
-    /// (before the checks and the cooldown) so that arguments that fit the
-    /// declaration but not the Rust type never start a cooldown.
-    pub(crate) convert: Option<ConvertCheck>,
-    /// How its handler has behaved, for dispatch.
-    pub(crate) pace: Pace,
-    /// Its options' integer and number choices, parsed for the text lane's
-    /// choice check (empty when it has none).
-    pub(crate) choices: Box<[Option<ParsedChoices>]>,
-}
-
-/// A typed command's conversion, without its value.
-pub(crate) type ConvertCheck = fn(&CommandArgs) -> Result<(), ArgumentError>;
-
-impl<D> Clone for RegisteredCommand<D> {
-    fn clone(&self) -> Self {
-        Self {
-            decl: self.decl.clone(),
-            handler: self.handler.clone(),
-            settings: self.settings.clone(),
-            convert: self.convert,
-            pace: self.pace.clone(),
-            choices: self.choices.clone(),
-        }
-    }
-}
-
-impl<D> fmt::Debug for RegisteredCommand<D> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RegisteredCommand")
-            .field("decl", &self.decl)
-            .field("handler", &self.handler)
-            .field("settings", &self.settings)
-            .field("typed", &self.convert.is_some())
-            .finish()
-    }
-}
+use crate::commands::text::prefixes::PrefixSet;
+use crate::commands::text::{parse_text_with, TextParseResult};
+use crate::commands::types::CommandDeclaration;
+use crate::commands::validate::checks::violations_of;
+use crate::commands::validate::{DeclarationError, DeclarationRule, Violation};
+use crate::framework::aliases::AliasIndex;
+use crate::framework::context::CommandContext;
+use crate::framework::handler::{BoxError, CommandHandler};
+use crate::framework::help::{category_violation, help_text_violation, HELP_COMMAND};
+use crate::framework::pace::Pace;
+use crate::framework::registered::{ConvertCheck, RegisteredCommand};
+use crate::framework::settings::CommandSettings;
 
 /// The slash commands of one bot: declarations in registration order, each
 /// with its handler.
@@ -105,10 +60,10 @@ impl<D> fmt::Debug for RegisteredCommand<D> {
 /// `()` by default.
 pub struct CommandRegistry<D = ()> {
     commands: Vec<RegisteredCommand<D>>,
-    /// Whether the built-in help is registered (`help.rs`).
-    pub(super) help_enabled: bool,
-    /// The text under the built-in help's list (`help.rs`).
-    pub(super) help_footer: Option<String>,
+    /// Whether the built-in help is registered.
+    help_enabled: bool,
+    /// The text under the built-in help's list.
+    help_footer: Option<String>,
     /// The commands' aliases, for the text lane (`aliases.rs`).
     pub(super) aliases: AliasIndex,
 }
@@ -236,7 +191,8 @@ impl<D> CommandRegistry<D> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use botlane::{Check, CommandDeclaration, CommandRegistry, CommandSettings, Cooldown};
+    /// use botlane::framework::{Check, CommandSettings, Cooldown};
+    /// use botlane::{CommandDeclaration, CommandRegistry};
     ///
     /// let mut registry = CommandRegistry::new();
     /// registry.register_with(
@@ -282,7 +238,12 @@ impl<D> CommandRegistry<D> {
         }
         violations.extend(category_violation(&decl.name, &settings));
         violations.extend(help_text_violation(&decl.name, &settings));
-        violations.extend(alias_violations(self, &decl.name, &settings));
+        violations.extend(self.aliases.violations(
+            &decl.name,
+            &settings.aliases,
+            |name| self.position(name),
+            |index| self.at(index).decl.name.as_str(),
+        ));
         if self.commands.len() >= MAX_COMMANDS_PER_BOT {
             violations.push(at(DeclarationRule::TooManyCommands));
         }
@@ -308,7 +269,7 @@ impl<D> CommandRegistry<D> {
     /// The command registered under `name`, compared ASCII case-insensitively.
     /// Names only, as the spec's look-up (and the structured lane's);
     /// [`find_command`](Self::find_command) also resolves the text lane's
-    /// [aliases](crate::CommandSettings::aliases).
+    /// [aliases](crate::framework::CommandSettings::aliases).
     ///
     /// ```
     /// use botlane::{CommandDeclaration, CommandRegistry};
@@ -323,6 +284,36 @@ impl<D> CommandRegistry<D> {
     /// ```
     pub fn get(&self, name: &str) -> Option<&RegisteredCommand<D>> {
         self.position(name).map(|index| self.at(index))
+    }
+
+    /// The command a text-lane line naming `name` runs, as poise's
+    /// `find_command` finds a prefix command: the one registered under
+    /// `name`, else the one with the alias `name`
+    /// ([`CommandSettings::aliases`]), compared ASCII case-insensitively.
+    /// [`parse_from_text`](Self::parse_from_text) and the built-in help
+    /// look commands up with it; [`get`](Self::get), the spec's look-up
+    /// (the structured lane's too), knows names only.
+    ///
+    /// ```
+    /// use botlane::framework::CommandSettings;
+    /// use botlane::{CommandDeclaration, CommandRegistry};
+    ///
+    /// let mut registry = CommandRegistry::new();
+    /// registry.register_with(
+    ///     CommandDeclaration::new("roll", "Roll some dice"),
+    ///     CommandSettings::new().aliases(["r", "dice"]),
+    ///     |_ctx| async { Ok::<(), std::io::Error>(()) },
+    /// )?;
+    /// let name = |found: Option<&botlane::RegisteredCommand>| found.map(|c| c.decl.name.clone());
+    /// assert_eq!(name(registry.find_command("DICE")), Some("roll".to_owned()));
+    /// assert_eq!(name(registry.find_command("roll")), Some("roll".to_owned()));
+    /// assert!(registry.find_command("d").is_none());
+    /// assert!(registry.get("dice").is_none());
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn find_command(&self, name: &str) -> Option<&RegisteredCommand<D>> {
+        let index = self.position(name).or_else(|| self.aliases.find(name))?;
+        Some(self.at(index))
     }
 
     /// The declarations in registration order.
@@ -479,85 +470,5 @@ impl<D> CommandRegistry<D> {
 
     fn find_decl(&self, name: &str) -> Option<&CommandDeclaration> {
         self.get(name).map(|c| &c.decl)
-    }
-}
-
-impl<D> CommandLookup for CommandRegistry<D> {
-    /// True when `name` is registered (ASCII case-insensitively), every arg
-    /// key is a declared option, every value already is of its option's type
-    /// and within its choices, and every required option is present.
-    ///
-    /// ```
-    /// use botlane::{
-    ///     CommandArgValue, CommandArgs, CommandDeclaration, CommandLookup, CommandOption,
-    ///     CommandOptionType, CommandRegistry,
-    /// };
-    ///
-    /// let mut registry = CommandRegistry::new();
-    /// registry.register(
-    ///     CommandDeclaration::new("roll", "Roll dice")
-    ///         .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true)),
-    ///     |_ctx| async { Ok::<(), std::io::Error>(()) },
-    /// )?;
-    /// let mut args = CommandArgs::new();
-    /// assert!(!registry.accepts("roll", &args));
-    /// args.insert("count".into(), CommandArgValue::Integer(2));
-    /// assert!(registry.accepts("roll", &args));
-    /// args.insert("count".into(), CommandArgValue::from("2"));
-    /// assert!(!registry.accepts("roll", &args));
-    /// # Ok::<(), botlane::DeclarationError>(())
-    /// ```
-    fn accepts(&self, name: &str, args: &CommandArgs) -> bool {
-        let Some(decl) = self.find_decl(name) else {
-            return false;
-        };
-        // Option names are unique, so counting the required options among
-        // the (valid) keys tells whether all of them are present.
-        let mut required_seen = 0;
-        for (key, value) in args {
-            match decl.find_option(key) {
-                Some(option) if fits(option, value) => {
-                    required_seen += usize::from(option.required)
-                }
-                _ => return false,
-            }
-        }
-        required_seen == decl.options.iter().filter(|o| o.required).count()
-    }
-
-    /// Coerces each value to its option's type by the coercion table and
-    /// checks its choices; `None` for an unregistered name, an unknown key, a
-    /// value that does not coerce, or a missing required option.
-    ///
-    /// ```
-    /// use botlane::{
-    ///     CommandArgValue, CommandArgs, CommandDeclaration, CommandLookup, CommandOption,
-    ///     CommandOptionType, CommandRegistry,
-    /// };
-    ///
-    /// let mut registry = CommandRegistry::new();
-    /// registry.register(
-    ///     CommandDeclaration::new("roll", "Roll dice")
-    ///         .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true)),
-    ///     |_ctx| async { Ok::<(), std::io::Error>(()) },
-    /// )?;
-    /// let args = CommandArgs::from([("count".to_string(), CommandArgValue::from("3"))]);
-    /// let coerced = registry.coerce("roll", args).expect("\"3\" coerces to an integer");
-    /// assert_eq!(coerced["count"], CommandArgValue::Integer(3));
-    /// # Ok::<(), botlane::DeclarationError>(())
-    /// ```
-    fn coerce(&self, name: &str, args: CommandArgs) -> Option<CommandArgs> {
-        let decl = self.find_decl(name)?;
-        let coerced = args
-            .into_iter()
-            .map(|(key, value)| {
-                let value = coerce_for_option(decl.find_option(&key)?, &value)?;
-                Some((key, value))
-            })
-            .collect::<Option<CommandArgs>>()?;
-        decl.options
-            .iter()
-            .all(|o| !o.required || coerced.contains_key(&o.name))
-            .then_some(coerced)
     }
 }

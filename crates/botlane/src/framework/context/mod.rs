@@ -2,21 +2,24 @@
 
 mod getters;
 mod invoked;
+pub(crate) mod view;
 
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use super::argument_error::{ArgumentError, ArgumentRule};
-use super::message::Message;
-use super::registry::CommandRegistry;
-use super::text::{usage_line, PrefixSet, Prefixes};
-use super::typed::{optional_arg, Command, CommandOptionValue};
-use super::types::{CommandArgs, CommandDeclaration, CommandInvocation, CommandSource};
+use crate::commands::argument_error::{ArgumentError, ArgumentRule};
+use crate::commands::text::format::usage_line;
+use crate::commands::text::prefixes::{PrefixSet, Prefixes};
+use crate::commands::types::{CommandArgs, CommandDeclaration, CommandInvocation, CommandSource};
 use crate::error::ClientError;
+use crate::framework::typed::value::CommandOptionValue;
+use crate::framework::typed::{optional_arg, Command};
+use crate::message::Message;
 use crate::rest::RestLane;
 
 pub(crate) use invoked::invoked_name;
+pub(crate) use view::RegistryView;
 
 /// What a [`CommandHandler`](crate::CommandHandler) is given: the recognised
 /// invocation and the message that carried it.
@@ -59,7 +62,7 @@ pub struct CommandContext<D = ()> {
     message: Arc<Message>,
     prefixes: Option<Arc<Prefixes>>,
     server_id: Option<Arc<str>>,
-    registry: Option<Arc<CommandRegistry<D>>>,
+    registry: Option<Arc<dyn RegistryView>>,
     data: Arc<D>,
 }
 
@@ -241,12 +244,6 @@ impl<D> CommandContext<D> {
         invocation_of(self.invocation.as_deref(), &self.message)
     }
 
-    /// The registry snapshot, shared: what the invocation's task keeps to
-    /// read the command's settings while the handler holds the context.
-    pub(crate) fn registry_arc(&self) -> Option<Arc<CommandRegistry<D>>> {
-        self.registry.clone()
-    }
-
     /// The shared state as an `Arc`, for a task that outlives the handler.
     pub fn data_arc(&self) -> Arc<D> {
         Arc::clone(&self.data)
@@ -323,25 +320,10 @@ impl<D> CommandContext<D> {
         self
     }
 
-    /// Sets the registry snapshot the invocation was dispatched from
-    /// (builder style): [`declaration`](Self::declaration), usage lines in
-    /// errors, and the built-in help read it.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// # use botlane::{CommandArgs, CommandContext, CommandDeclaration, CommandInvocation, CommandRegistry, CommandSource, Message};
-    ///
-    /// let mut registry = CommandRegistry::new();
-    /// registry.register(CommandDeclaration::new("ping", "Pong"), |_ctx| async { Ok::<(), std::io::Error>(()) })?;
-    /// # let invocation = CommandInvocation { name: "ping".into(), args: CommandArgs::new(), source: CommandSource::Text };
-    /// let ctx = CommandContext::for_test(invocation, Message::new("m1", "c1", "u1", "/ping"))
-    ///     .with_registry(Arc::new(registry));
-    /// assert_eq!(ctx.declaration().map(|d| d.description.as_str()), Some("Pong"));
-    /// assert_eq!(ctx.usage().as_deref(), Some("/ping"));
-    /// # Ok::<(), botlane::DeclarationError>(())
-    /// ```
+    /// Sets the registry the invocation was dispatched from, as the view
+    /// a context reads ([`with_registry`](Self::with_registry)).
     #[must_use]
-    pub fn with_registry(mut self, registry: Arc<CommandRegistry<D>>) -> Self {
+    pub(crate) fn with_view(mut self, registry: Arc<dyn RegistryView>) -> Self {
         self.registry = Some(registry);
         self
     }
@@ -362,7 +344,7 @@ impl<D> CommandContext<D> {
     /// [`additional_prefixes`](crate::ClientOptions::additional_prefixes)
     /// in the order given. What a handler checks its own text against, so
     /// that no line it sends reads as a command
-    /// ([`neutralise_answer_among`](crate::neutralise_answer_among)).
+    /// ([`neutralise_answer_among`](crate::framework::neutralise_answer_among)).
     ///
     /// ```
     /// # use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
@@ -388,14 +370,14 @@ impl<D> CommandContext<D> {
         self.server_id.as_deref()
     }
 
-    /// The registry snapshot the invocation was dispatched from, when given.
-    pub fn registry(&self) -> Option<&CommandRegistry<D>> {
+    /// The registry the invocation was dispatched from, when given.
+    pub(crate) fn view(&self) -> Option<&dyn RegistryView> {
         self.registry.as_deref()
     }
 
     /// The declaration of the invoked command, when the registry is known.
     pub fn declaration(&self) -> Option<&CommandDeclaration> {
-        self.registry()?.get(self.name()).map(|c| &c.decl)
+        self.view()?.declaration(self.name())
     }
 
     /// The usage line of the invoked command with [`prefix`](Self::prefix),
@@ -460,9 +442,9 @@ impl<D> CommandContext<D> {
     /// error when they do not convert.
     ///
     /// This is what a typed handler registered with
-    /// [`CommandRegistry::command`] receives: that registration converts
+    /// [`CommandRegistry::command`](crate::CommandRegistry::command) receives: that registration converts
     /// before calling the handler, and this lets a plain
-    /// [`register`](CommandRegistry::register) handler do the same when it
+    /// [`register`](crate::CommandRegistry::register) handler do the same when it
     /// suits it, e.g. to answer first or to pick between two shapes.
     ///
     /// ```
@@ -512,7 +494,7 @@ impl<D> CommandContext<D> {
     /// the one the message's line names (under the longest of the
     /// [`prefixes`](Self::prefixes) it starts with, as
     /// [`match_command_name`](crate::match_command_name) reads it), which is
-    /// one of the command's [`aliases`](crate::CommandSettings::aliases)
+    /// one of the command's [`aliases`](crate::framework::CommandSettings::aliases)
     /// when the line used one (poise's `invoked_command_name`); otherwise,
     /// and on the structured lane (a sidecar names the command itself),
     /// [`name`](Self::name). Everything else keys on `name`. Read from the
@@ -596,6 +578,7 @@ mod tests {
     use super::*;
     use crate::commands::limits::MAX_SAFE_INTEGER;
     use crate::commands::types::CommandArgValue as V;
+    use crate::CommandRegistry;
 
     /// A context whose args are `values`, under names `a`, `b`, … in order.
     fn ctx(values: &[V]) -> CommandContext {
@@ -846,7 +829,7 @@ mod tests {
 
     fn roll_registry() -> Arc<CommandRegistry> {
         use crate::commands::option::CommandOption;
-        use crate::commands::types::CommandOptionType;
+        use crate::commands::option_type::CommandOptionType;
         let mut registry = CommandRegistry::new();
         registry
             .register(
@@ -908,7 +891,7 @@ mod tests {
     fn what_dispatch_knows_is_carried() {
         let ctx = roll(CommandArgs::new());
         assert_eq!((ctx.prefix(), ctx.server_id()), ("/", None));
-        assert!(ctx.registry().is_none() && ctx.declaration().is_none() && ctx.usage().is_none());
+        assert!(ctx.view().is_none() && ctx.declaration().is_none() && ctx.usage().is_none());
         let ctx = ctx
             .with_prefix("!")
             .with_server_id("s1")

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::argument_error::ArgumentError;
+use crate::commands::argument_error::ArgumentError;
 
 /// A handler failure whose `Display` is meant for the user who invoked the
 /// command: a handler returns it to have its text sent as the answer, as it
@@ -14,7 +14,8 @@ use super::argument_error::ArgumentError;
 /// as you would write a reply; do not put secrets or other users' data in it.
 ///
 /// ```
-/// use botlane::{CommandContext, CommandHandler, UserError};
+/// use botlane::framework::UserError;
+/// use botlane::{CommandContext, CommandHandler};
 ///
 /// let handler = CommandHandler::new(|ctx: CommandContext| async move {
 ///     let Some(count) = ctx.get_integer("count") else {
@@ -108,11 +109,11 @@ impl From<&str> for UserError {
 /// ([`CommandErrorReason::Arguments`](crate::CommandErrorReason::Arguments),
 /// with [`argument_error`](crate::CommandError::argument_error) set), as
 /// with any other error type. So is a check's refusal that a handler runs
-/// itself ([`run_checks`](crate::run_checks)) and passes on with `?`, when
+/// itself ([`Check::run`](crate::framework::Check::run)) and passes on with `?`, when
 /// the check refused with an argument error: through the handler it is one.
 ///
 /// ```
-/// use botlane::{Check, UserError};
+/// use botlane::framework::{Check, UserError};
 /// let small: Check = Check::sync(|ctx| {
 ///     let count: u8 = ctx.require("count")?;
 ///     if count <= 10 { Ok(()) } else { Err(UserError::from("at most 10 dice")) }

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use super::command_error::CommandErrorReason;
 use super::context::invoked_name;
-use super::message::Message;
-use super::text::PrefixSet;
-use super::types::{CommandInvocation, CommandSource};
+use crate::commands::text::prefixes::PrefixSet;
+use crate::commands::types::{CommandInvocation, CommandSource};
+use crate::message::Message;
 
 /// One hook added with [`Client::after_command`](crate::Client::after_command),
 /// its future boxed.
@@ -104,7 +104,8 @@ impl<D> CommandRan<D> {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// use std::sync::atomic::{AtomicU64, Ordering};
-    /// use botlane::{CommandErrorReason, CommandRan, CommandSource};
+    /// use botlane::framework::CommandRan;
+    /// use botlane::{CommandErrorReason, CommandSource};
     ///
     /// // The hook under test: counts failures in the shared state.
     /// async fn count_failures(ran: CommandRan<AtomicU64>) {
@@ -147,7 +148,8 @@ impl<D> CommandRan<D> {
     /// as dispatch gives it, lower-case (kept as given).
     ///
     /// ```
-    /// use botlane::{CommandRan, CommandSource};
+    /// use botlane::framework::CommandRan;
+    /// use botlane::CommandSource;
     /// let ran = CommandRan::for_test("roll", CommandSource::Text, None, ());
     /// assert_eq!(ran.with_invoked_name("r").invoked_name(), "r");
     /// ```
@@ -161,13 +163,14 @@ impl<D> CommandRan<D> {
 
     /// The name the command was invoked by, lower-cased, as
     /// [`CommandContext::invoked_name`](crate::CommandContext::invoked_name)
-    /// gave it to the handler: an [alias](crate::CommandSettings::aliases)
+    /// gave it to the handler: an [alias](crate::framework::CommandSettings::aliases)
     /// when the text line used one, else [`command`](Self::command) (always
     /// on the structured lane, and in [`for_test`](Self::for_test)'s unless
     /// given with [`with_invoked_name`](Self::with_invoked_name)).
     ///
     /// ```
-    /// use botlane::{CommandRan, CommandSource};
+    /// use botlane::framework::CommandRan;
+    /// use botlane::CommandSource;
     /// let ran = CommandRan::for_test("roll", CommandSource::Text, None, ());
     /// assert_eq!(ran.invoked_name(), "roll");
     /// ```
@@ -223,7 +226,7 @@ impl<D> fmt::Debug for CommandRan<D> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::commands::text::Prefixes;
+    use crate::commands::text::prefixes::Prefixes;
     use crate::commands::types::CommandArgs;
 
     #[tokio::test]

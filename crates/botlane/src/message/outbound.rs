@@ -1,8 +1,8 @@
 //! The seam between what a handler holds and the client that answers for
 //! it: a [`Message`](super::Message) and a
-//! [`CommandContext`](super::CommandContext) hold an [`Outbound`] handle,
+//! [`CommandContext`](crate::CommandContext) hold an [`Outbound`] handle,
 //! never the client. The client implements it (`client/outbound.rs`); the
-//! command area only calls it.
+//! messages only call it.
 //!
 //! This is the one type-erased handle that cuts the ownership loop
 //! `client → registry → handler → context → message → client`: the handle

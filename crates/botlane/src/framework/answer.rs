@@ -20,11 +20,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::cooldown::{Clock, TokioClock};
-use super::message::Message;
-use super::text::{PrefixSet, Prefixes};
-use super::types::canonical_bot_id;
+use crate::commands::text::prefixes::{PrefixSet, Prefixes};
+use crate::commands::types::canonical_bot_id;
 use crate::deadline::NEVER;
 use crate::error::ClientError;
+use crate::message::Message;
 use crate::sync::lock;
 
 /// What an answer that would read as an invocation starts with.
@@ -63,7 +63,7 @@ pub const ANSWER_LIMIT_CAPACITY: usize = 10_000;
 /// [`neutralise_answer_among`].
 ///
 /// ```
-/// use botlane::neutralise_answer;
+/// use botlane::framework::neutralise_answer;
 /// assert_eq!(neutralise_answer("option \"count\" is required", "/"), "option \"count\" is required");
 /// assert_eq!(neutralise_answer("  /ban everyone", "/"), "⚠ /ban everyone");
 /// assert_eq!(neutralise_answer("!roll 2", "/"), "⚠ !roll 2");
@@ -88,7 +88,7 @@ pub fn neutralise_answer<'a>(text: &'a str, prefix: &str) -> Cow<'a, str> {
 /// are, the marker's space leaves the name empty either way).
 ///
 /// ```
-/// use botlane::neutralise_answer_among;
+/// use botlane::framework::neutralise_answer_among;
 /// assert_eq!(neutralise_answer_among("bot says hi", ["!", "bot"]), "⚠ bot says hi");
 /// assert_eq!(neutralise_answer_among("robots say hi", ["!", "bot"]), "robots say hi");
 /// assert_eq!(neutralise_answer_among("⚠ careful", ["!", "⚠"]), "» ⚠ careful");
@@ -217,7 +217,7 @@ fn mark_lines<'a, P: AsRef<str>>(
 }
 
 /// What became of an answer given to
-/// [`CommandFailure::answer`](crate::CommandFailure::answer).
+/// [`CommandFailure::answer`](crate::framework::CommandFailure::answer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Answered {
