@@ -314,8 +314,12 @@ impl SceneBuilder {
     ///     client.add_check(Check::sync(|_ctx| Err("closed for the night".into())));
     ///     let reload = CommandDeclaration::new("reload", "Reload the word lists");
     ///     let owners_only = CommandSettings::new().owners_only();
-    ///     client.commands().register_with(reload, owners_only, |ctx: CommandContext| async move {
-    ///         ctx.reply("reloaded").await
+    ///     client.commands().update(|registry| {
+    ///         registry
+    ///             .register_with(reload, owners_only, |ctx: CommandContext| async move {
+    ///                 ctx.reply("reloaded").await
+    ///             })
+    ///             .map(drop)
     ///     })?;
     ///     Ok(client)
     /// }

@@ -469,11 +469,13 @@ async fn start_bot_runs_the_client_the_test_built() {
                     }
                 },
             ));
-            client.commands().register_with(
+            client.commands().update(|registry| {
+                registry.register_with(
                 CommandDeclaration::new("reload", "Reload"),
                 CommandSettings::new().owners_only(),
                 |ctx: CommandContext<AtomicUsize>| async move { ctx.reply("reloaded").await },
-            )?;
+            ).map(drop)
+            })?;
             Ok::<_, BoxError>(client)
         })
         .await

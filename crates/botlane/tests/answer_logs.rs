@@ -28,30 +28,34 @@ async fn other_failures_get_a_generic_answer_and_their_text_is_never_logged() {
     let client = world.client();
     client
         .commands()
-        .register(
-            CommandDeclaration::new("secret", "Fails privately"),
-            |_ctx: CommandContext| async move {
-                Err::<(), _>(std::io::Error::other(
-                    "db password hunter2 refused for alice's note",
-                ))
-            },
-        )
-        .unwrap()
-        .register(
-            CommandDeclaration::new("panic", "Panics"),
-            |_ctx: CommandContext| async move {
-                if true {
-                    panic!("the private state was hunter2");
-                }
-                Ok::<(), std::io::Error>(())
-            },
-        )
-        .unwrap()
-        .register_with(
-            CommandDeclaration::new("reload", "Owners only, and the client has none"),
-            CommandSettings::new().owners_only(),
-            |_ctx: CommandContext| async move { Ok::<(), std::io::Error>(()) },
-        )
+        .update(|registry| {
+            registry
+                .register(
+                    CommandDeclaration::new("secret", "Fails privately"),
+                    |_ctx: CommandContext| async move {
+                        Err::<(), _>(std::io::Error::other(
+                            "db password hunter2 refused for alice's note",
+                        ))
+                    },
+                )
+                .unwrap()
+                .register(
+                    CommandDeclaration::new("panic", "Panics"),
+                    |_ctx: CommandContext| async move {
+                        if true {
+                            panic!("the private state was hunter2");
+                        }
+                        Ok::<(), std::io::Error>(())
+                    },
+                )
+                .unwrap()
+                .register_with(
+                    CommandDeclaration::new("reload", "Owners only, and the client has none"),
+                    CommandSettings::new().owners_only(),
+                    |_ctx: CommandContext| async move { Ok::<(), std::io::Error>(()) },
+                )
+                .map(drop)
+        })
         .unwrap();
     let mut events = client.events();
     let alice = world.start(&client).await;

@@ -410,11 +410,15 @@ async fn answers_go_off_in_one_line_per_client_or_per_command_and_events_stay() 
     register(&client, &Arc::new(Mutex::new(Vec::new())));
     client
         .commands()
-        .register_with(
-            CommandDeclaration::new("quiet", "Fails without a word"),
-            CommandSettings::new().on_error(OnError::silent()),
-            |_ctx: CommandContext| async move { Err::<(), _>(UserError::from("unheard")) },
-        )
+        .update(|registry| {
+            registry
+                .register_with(
+                    CommandDeclaration::new("quiet", "Fails without a word"),
+                    CommandSettings::new().on_error(OnError::silent()),
+                    |_ctx: CommandContext| async move { Err::<(), _>(UserError::from("unheard")) },
+                )
+                .map(drop)
+        })
         .unwrap();
     let mut events = client.events();
     let alice = world.start(&client).await;

@@ -70,30 +70,32 @@ fn bot(options: ClientOptions, chosen: &Chosen) -> (Result<Client, botlane::BoxE
                 .min(1)
                 .max(20),
         );
-        client
-            .commands()
-            .register_with(
-                roll,
-                CommandSettings::new().aliases(["r"]),
-                |ctx: CommandContext| async move {
-                    let count = ctx.get_integer("count").unwrap_or_default();
-                    let prefixes = ctx.prefixes().collect::<Vec<_>>().join(" ");
-                    let (invoked, prefix) = (ctx.invoked_name(), ctx.prefix());
-                    ctx.reply(&format!(
-                        "{count} dice by {invoked} under {prefix} of {prefixes}"
-                    ))
-                    .await
-                },
-            )?
-            .register(
-                CommandDeclaration::new("sulk", "Refuses"),
-                |_ctx: CommandContext| async { Err::<(), _>(UserError::new("dice says no")) },
-            )?
-            .register(
-                CommandDeclaration::new("ping", "Check the bot"),
-                |ctx: CommandContext| async move { ctx.reply("pong").await },
-            )?
-            .enable_help()?;
+        client.commands().update(|registry| {
+            registry
+                .register_with(
+                    roll,
+                    CommandSettings::new().aliases(["r"]),
+                    |ctx: CommandContext| async move {
+                        let count = ctx.get_integer("count").unwrap_or_default();
+                        let prefixes = ctx.prefixes().collect::<Vec<_>>().join(" ");
+                        let (invoked, prefix) = (ctx.invoked_name(), ctx.prefix());
+                        ctx.reply(&format!(
+                            "{count} dice by {invoked} under {prefix} of {prefixes}"
+                        ))
+                        .await
+                    },
+                )?
+                .register(
+                    CommandDeclaration::new("sulk", "Refuses"),
+                    |_ctx: CommandContext| async { Err::<(), _>(UserError::new("dice says no")) },
+                )?
+                .register(
+                    CommandDeclaration::new("ping", "Check the bot"),
+                    |ctx: CommandContext| async move { ctx.reply("pong").await },
+                )?
+                .enable_help()
+                .map(drop)
+        })?;
         client.after_command(move |ran: CommandRan| {
             let _ = ran_tx.send(ran.invoked_name().to_owned());
             async {}

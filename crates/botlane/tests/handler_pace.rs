@@ -95,13 +95,19 @@ async fn an_error_hook_that_panics_leaves_the_connection_up() {
     let mut events = client.events();
     client
         .commands()
-        .register_with(
-            CommandDeclaration::new("broken", "Fails"),
-            CommandSettings::new().on_error(OnError::new(|_failure| async {
-                panic!("the error hook's own bug");
-            })),
-            |_ctx: CommandContext| async { Err::<(), _>(std::io::Error::other("handler failed")) },
-        )
+        .update(|registry| {
+            registry
+                .register_with(
+                    CommandDeclaration::new("broken", "Fails"),
+                    CommandSettings::new().on_error(OnError::new(|_failure| async {
+                        panic!("the error hook's own bug");
+                    })),
+                    |_ctx: CommandContext| async {
+                        Err::<(), _>(std::io::Error::other("handler failed"))
+                    },
+                )
+                .map(drop)
+        })
         .unwrap();
     client
         .commands()

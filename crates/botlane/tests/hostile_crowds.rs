@@ -142,14 +142,18 @@ async fn a_full_cooldown_table_refuses_a_newcomer_and_evicts_nobody() {
         }));
     client
         .commands()
-        .register_with(
-            CommandDeclaration::new("cool", "Once an hour per user"),
-            settings,
-            move |_ctx: CommandContext| {
-                counter.fetch_add(1, Ordering::SeqCst);
-                async { Ok::<(), std::io::Error>(()) }
-            },
-        )
+        .update(|registry| {
+            registry
+                .register_with(
+                    CommandDeclaration::new("cool", "Once an hour per user"),
+                    settings,
+                    move |_ctx: CommandContext| {
+                        counter.fetch_add(1, Ordering::SeqCst);
+                        async { Ok::<(), std::io::Error>(()) }
+                    },
+                )
+                .map(drop)
+        })
         .unwrap();
     tokio::time::timeout(WAIT, client.login())
         .await

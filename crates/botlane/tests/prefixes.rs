@@ -35,26 +35,28 @@ fn bot(options: ClientOptions) -> Result<Client, botlane::BoxError> {
             .min(1)
             .max(20),
     );
-    client
-        .commands()
-        .register_with(
-            roll,
-            CommandSettings::new().aliases(["r"]),
-            |ctx: CommandContext| async move {
-                let count = ctx.get_integer("count").unwrap_or_default();
-                ctx.reply(&format!("{count} dice by {}", ctx.invoked_name()))
-                    .await
-            },
-        )?
-        .register(
-            CommandDeclaration::new("sulk", "Refuses"),
-            |_ctx: CommandContext| async { Err::<(), _>(UserError::new("bot says no")) },
-        )?
-        .register(
-            CommandDeclaration::new("ping", "Check the bot"),
-            |ctx: CommandContext| async move { ctx.reply("pong").await },
-        )?
-        .enable_help()?;
+    client.commands().update(|registry| {
+        registry
+            .register_with(
+                roll,
+                CommandSettings::new().aliases(["r"]),
+                |ctx: CommandContext| async move {
+                    let count = ctx.get_integer("count").unwrap_or_default();
+                    ctx.reply(&format!("{count} dice by {}", ctx.invoked_name()))
+                        .await
+                },
+            )?
+            .register(
+                CommandDeclaration::new("sulk", "Refuses"),
+                |_ctx: CommandContext| async { Err::<(), _>(UserError::new("bot says no")) },
+            )?
+            .register(
+                CommandDeclaration::new("ping", "Check the bot"),
+                |ctx: CommandContext| async move { ctx.reply("pong").await },
+            )?
+            .enable_help()
+            .map(drop)
+    })?;
     Ok(client)
 }
 
@@ -151,24 +153,26 @@ async fn a_help_whose_own_words_start_with_a_prefix_is_marked_where_they_do() {
                     .additional_prefixes(["D"])
                     .error_answer_limit(100, Duration::from_secs(1)),
             )?;
-            client
-                .commands()
-                .register_with(
-                    CommandDeclaration::new("roll", "Roll some dice"),
-                    CommandSettings::new()
-                        .category("Dice rolls")
-                        .help_text("Rolls.\nDon't roll twice."),
-                    |ctx: CommandContext| async move { ctx.reply("rolled").await },
-                )?
-                .register(
-                    // A description may hold line breaks: under `D`, its
-                    // second line would be the command `o`.
-                    CommandDeclaration::new("sulk", "Refuses\nDo not ask"),
-                    |_ctx: CommandContext| async {
-                        Err::<(), _>(UserError::new("no dice left\nCroll 2"))
-                    },
-                )?
-                .enable_help()?;
+            client.commands().update(|registry| {
+                registry
+                    .register_with(
+                        CommandDeclaration::new("roll", "Roll some dice"),
+                        CommandSettings::new()
+                            .category("Dice rolls")
+                            .help_text("Rolls.\nDon't roll twice."),
+                        |ctx: CommandContext| async move { ctx.reply("rolled").await },
+                    )?
+                    .register(
+                        // A description may hold line breaks: under `D`, its
+                        // second line would be the command `o`.
+                        CommandDeclaration::new("sulk", "Refuses\nDo not ask"),
+                        |_ctx: CommandContext| async {
+                            Err::<(), _>(UserError::new("no dice left\nCroll 2"))
+                        },
+                    )?
+                    .enable_help()
+                    .map(drop)
+            })?;
             Ok::<_, botlane::BoxError>(client)
         })
         .await

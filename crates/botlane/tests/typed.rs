@@ -567,12 +567,16 @@ async fn typed_commands_run_on_both_lanes_through_the_client() {
     let client = world.client();
     client
         .commands()
-        .command::<Roll>(|ctx, roll: Roll| async move {
-            ctx.reply(&format!(
-                "{} x d{:?} {:?}",
-                roll.count, roll.sides, roll.mode
-            ))
-            .await
+        .update(|registry| {
+            registry
+                .command::<Roll>(|ctx, roll: Roll| async move {
+                    ctx.reply(&format!(
+                        "{} x d{:?} {:?}",
+                        roll.count, roll.sides, roll.mode
+                    ))
+                    .await
+                })
+                .map(drop)
         })
         .unwrap();
     let mut events = client.events();

@@ -350,11 +350,15 @@ mod tests {
     fn a_live_registry_keeps_its_aliases_through_changes_and_failed_batches() {
         let commands = Commands::new();
         commands
-            .register_with(
-                CommandDeclaration::new("roll", "Roll"),
-                with_aliases(&["r"]),
-                |_ctx| async { Ok::<(), std::io::Error>(()) },
-            )
+            .update(|registry| {
+                registry
+                    .register_with(
+                        CommandDeclaration::new("roll", "Roll"),
+                        with_aliases(&["r"]),
+                        |_ctx| async { Ok::<(), std::io::Error>(()) },
+                    )
+                    .map(drop)
+            })
             .unwrap();
         let before = commands.snapshot();
         // A batch whose second registration fails keeps none of its aliases.

@@ -29,11 +29,8 @@ use arc_swap::ArcSwap;
 use tokio::sync::Notify;
 
 use super::context::CommandContext;
-use super::handler::TypedHandler;
-use super::handler::{BoxError, CommandHandler};
+use super::handler::BoxError;
 use super::registry::CommandRegistry;
-use super::settings::CommandSettings;
-use super::typed::Command;
 use crate::commands::types::CommandDeclaration;
 use crate::commands::validate::DeclarationError;
 use crate::sync::lock;
@@ -42,9 +39,12 @@ use crate::sync::lock;
 /// [`login`](crate::Client::login); cheap to clone, and no lock is ever
 /// handed out.
 ///
-/// Each registration is applied at once and, after login, republishes the
-/// menu if its hash changed. Several registrations made together in
-/// [`update`](Self::update) are one change, published once.
+/// It keeps the spec's registry operations: [`register`](Self::register),
+/// and the reads through a [`snapshot`](Self::snapshot). Everything else a
+/// [`CommandRegistry`] does (typed commands, settings, the built-in help)
+/// is done on the registry in [`update`](Self::update), where several
+/// changes are one, published once. Each change is applied at once and,
+/// after login, republishes the menu if its hash changed.
 ///
 /// ```
 /// use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration};
@@ -55,8 +55,9 @@ use crate::sync::lock;
 ///     .commands()
 ///     .register(CommandDeclaration::new("ping", "Pong"), |ctx: CommandContext| async move {
 ///         ctx.reply("pong").await
-///     })?
-///     .enable_help()?;
+///     })?;
+/// // The framework's additions, on the registry itself.
+/// client.commands().update(|registry| registry.enable_help().map(drop))?;
 /// let registry = client.commands().snapshot();
 /// assert_eq!(registry.len(), 2);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -157,7 +158,7 @@ impl<D> Commands<D> {
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let client = botlane::Client::new(botlane::ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws")).unwrap();
     /// let before = client.commands().snapshot();
-    /// client.commands().enable_help()?;
+    /// client.commands().update(|registry| registry.enable_help().map(drop))?;
     /// assert!(before.is_empty());
     /// assert_eq!(client.commands().snapshot().len(), 1);
     /// # Ok::<(), botlane::DeclarationError>(())
@@ -245,77 +246,8 @@ impl<D: Send + Sync + 'static> Commands<D> {
         Fut: Future<Output = Result<(), E>> + Send + 'static,
         E: Into<BoxError>,
     {
-        self.register_handler(decl, CommandHandler::new(handler))
-    }
-
-    /// Registers a command with an already wrapped handler, as
-    /// [`CommandRegistry::register_handler`] does; chainable.
-    pub fn register_handler(
-        &self,
-        decl: CommandDeclaration,
-        handler: CommandHandler<D>,
-    ) -> Result<&Self, DeclarationError> {
-        self.update(|registry| registry.register_handler(decl, handler).map(drop))?;
+        self.update(|registry| registry.register(decl, handler).map(drop))?;
         Ok(self)
-    }
-
-    /// Registers a command with its checks and cooldown, as
-    /// [`CommandRegistry::register_with`] does; chainable.
-    pub fn register_with<F, Fut, E>(
-        &self,
-        decl: CommandDeclaration,
-        settings: CommandSettings<D>,
-        handler: F,
-    ) -> Result<&Self, DeclarationError>
-    where
-        F: Fn(CommandContext<D>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<(), E>> + Send + 'static,
-        E: Into<BoxError>,
-    {
-        self.update(|registry| registry.register_with(decl, settings, handler).map(drop))?;
-        Ok(self)
-    }
-
-    /// Registers the typed command `C`, as [`CommandRegistry::command`]
-    /// does; chainable.
-    pub fn command<C: Command + 'static>(
-        &self,
-        handler: impl TypedHandler<C, D>,
-    ) -> Result<&Self, DeclarationError> {
-        self.update(|registry| registry.command::<C>(handler).map(drop))?;
-        Ok(self)
-    }
-
-    /// Registers the typed command `C` with its checks and cooldown, as
-    /// [`CommandRegistry::command_with`] does; chainable.
-    pub fn command_with<C: Command + 'static>(
-        &self,
-        settings: CommandSettings<D>,
-        handler: impl TypedHandler<C, D>,
-    ) -> Result<&Self, DeclarationError> {
-        self.update(|registry| registry.command_with::<C>(settings, handler).map(drop))?;
-        Ok(self)
-    }
-
-    /// Registers the built-in `help` command, as
-    /// [`CommandRegistry::enable_help`] does; chainable.
-    pub fn enable_help(&self) -> Result<&Self, DeclarationError> {
-        self.update(|registry| registry.enable_help().map(drop))?;
-        Ok(self)
-    }
-
-    /// Sets the text under the built-in help's list, as
-    /// [`CommandRegistry::help_footer`] does; chainable.
-    pub fn help_footer(&self, text: impl Into<String>) -> &Self {
-        let text = text.into();
-        let set: Result<(), std::convert::Infallible> = self.update(|registry| {
-            registry.help_footer(text);
-            Ok(())
-        });
-        match set {
-            Ok(()) => self,
-            Err(never) => match never {},
-        }
     }
 }
 
@@ -323,6 +255,7 @@ impl<D: Send + Sync + 'static> Commands<D> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::framework::handler::CommandHandler;
 
     fn ok_handler() -> CommandHandler {
         CommandHandler::new(|_ctx| async { Ok::<(), std::io::Error>(()) })
@@ -338,7 +271,10 @@ mod tests {
                     for i in 0..5 {
                         let name = format!("c{t}x{i}");
                         commands
-                            .register_handler(CommandDeclaration::new(name, "D"), ok_handler())
+                            .update(|r| {
+                                r.register_handler(CommandDeclaration::new(name, "D"), ok_handler())
+                                    .map(drop)
+                            })
                             .unwrap();
                     }
                 })
@@ -360,12 +296,18 @@ mod tests {
     fn a_snapshot_is_never_changed_by_later_registrations() {
         let commands = Commands::new();
         commands
-            .register_handler(CommandDeclaration::new("a", "A"), ok_handler())
+            .update(|r| {
+                r.register_handler(CommandDeclaration::new("a", "A"), ok_handler())
+                    .map(drop)
+            })
             .unwrap();
         let held = commands.snapshot();
         let hash = held.hash();
         commands
-            .register_handler(CommandDeclaration::new("b", "B"), ok_handler())
+            .update(|r| {
+                r.register_handler(CommandDeclaration::new("b", "B"), ok_handler())
+                    .map(drop)
+            })
             .unwrap();
         assert_eq!((held.len(), held.hash()), (1, hash));
         assert_eq!(commands.snapshot().len(), 2);
@@ -398,7 +340,10 @@ mod tests {
         assert!(woken.await.is_err(), "a failed change wakes nobody");
         for name in ["a", "b", "c"] {
             commands
-                .register_handler(CommandDeclaration::new(name, "D"), ok_handler())
+                .update(|r| {
+                    r.register_handler(CommandDeclaration::new(name, "D"), ok_handler())
+                        .map(drop)
+                })
                 .unwrap();
         }
         feed.changed().await;
