@@ -12,8 +12,9 @@ use tokio::sync::watch;
 use tower::ServiceExt as _;
 
 use crate::config::{AccountConfig, ChannelConfig, DevServerConfig, FileConfig, ServerConfig};
-use crate::realtime::dispatch::{handle_text, Flow};
+use crate::realtime::dispatch::handle_text;
 use crate::realtime::envelope::read_envelope;
+use crate::realtime::handlers::Flow;
 use crate::records::Direction;
 use crate::state::{outbox, Outbound, OutboxReader, Shared, State, StateView, Termination};
 

@@ -1,7 +1,7 @@
 //! Where invocations run, over the real devserver. Dispatch polls an
 //! invocation once where it stands (on the connection task) while its
 //! command's handler keeps finishing at once, and spawns it otherwise
-//! (`commands/pace.rs`). These pin what that must never cost: a handler
+//! (`framework/pace.rs`). These pin what that must never cost: a handler
 //! that blocks its thread holds up the connection at most once, not on
 //! every invocation; and an error hook that panics during that poll does
 //! not unwind through the connection task.

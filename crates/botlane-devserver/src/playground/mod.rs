@@ -19,7 +19,7 @@
 //!
 //! Every bot account joins the playground channel: those configured at start
 //! at once, those added later on the next request to either endpoint (the
-//! page polls the menus), so a bot made with [`DevServer::add_bot`] shows up
+//! page polls the menus), so a bot made with [`DevServer::add_bot`](crate::DevServer::add_bot) shows up
 //! without a reload.
 
 use std::sync::Arc;
@@ -37,7 +37,7 @@ use botlane_proto::payload::AccountKind;
 use serde_json::{json, Value};
 
 use crate::state::{new_token, Shared, State};
-use crate::{DevServer, DevServerConfig, DevServerError, StoredMenu};
+use crate::{DevServerConfig, DevServerError, StoredMenu};
 
 /// The name of the human account the page logs in as.
 pub(crate) const USER_NAME: &str = "you";
@@ -57,7 +57,7 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
 pub(crate) struct Playground {
     user_id: String,
     token: String,
-    channel_id: String,
+    pub(crate) channel_id: String,
 }
 
 impl std::fmt::Debug for Playground {
@@ -295,51 +295,6 @@ fn canonical_menu(menu: &StoredMenu) -> Value {
             json!([command.name, command.description, options])
         })
         .collect()
-}
-
-impl DevServer {
-    /// The playground page's URL, such as `http://127.0.0.1:40123/playground`,
-    /// when the service was started with
-    /// [`DevServerConfig::playground`]; `None` otherwise.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
-    /// use botlane_devserver::{DevServer, DevServerConfig};
-    ///
-    /// let server = DevServer::start(DevServerConfig::default().playground(true)).await?;
-    /// let url = server.playground_url().expect("the playground is on");
-    /// assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/playground"));
-    /// assert!(DevServer::start(Default::default()).await?.playground_url().is_none());
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn playground_url(&self) -> Option<String> {
-        self.playground.as_ref().map(|_| {
-            self.ws_url()
-                .replacen("ws", "http", 1)
-                .replace("/ws", "/playground")
-        })
-    }
-
-    /// The id of the playground's channel, where the page chats with every
-    /// bot; `None` when the playground is off.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
-    /// use botlane_devserver::{DevServer, DevServerConfig};
-    ///
-    /// let server = DevServer::start(DevServerConfig::default().playground(true)).await?;
-    /// let channel = server.playground_channel().expect("the playground is on");
-    /// let you = server.account_id("you").expect("the playground's human account");
-    /// assert_eq!(server.view(|s| s.members(&channel).to_vec()), [you]);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn playground_channel(&self) -> Option<String> {
-        self.playground.as_ref().map(|p| p.channel_id.clone())
-    }
 }
 
 #[cfg(test)]

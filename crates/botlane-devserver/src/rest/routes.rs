@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::time::Instant;
 
-use super::credentials::ExchangeRefusal;
 use super::{error, RestApp, BOT_REST_ALLOWLIST, VERIFICATION};
+use crate::state::rest::ExchangeRefusal;
 
 /// The exchange's request body.
 #[derive(Deserialize)]

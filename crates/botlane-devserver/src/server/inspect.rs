@@ -144,4 +144,47 @@ impl DevServer {
             }
         }
     }
+
+    /// The playground page's URL, such as `http://127.0.0.1:40123/playground`,
+    /// when the service was started with
+    /// [`DevServerConfig::playground`](crate::DevServerConfig::playground); `None` otherwise.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// use botlane_devserver::{DevServer, DevServerConfig};
+    ///
+    /// let server = DevServer::start(DevServerConfig::default().playground(true)).await?;
+    /// let url = server.playground_url().expect("the playground is on");
+    /// assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/playground"));
+    /// assert!(DevServer::start(Default::default()).await?.playground_url().is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn playground_url(&self) -> Option<String> {
+        self.playground.as_ref().map(|_| {
+            self.ws_url()
+                .replacen("ws", "http", 1)
+                .replace("/ws", "/playground")
+        })
+    }
+
+    /// The id of the playground's channel, where the page chats with every
+    /// bot; `None` when the playground is off.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// use botlane_devserver::{DevServer, DevServerConfig};
+    ///
+    /// let server = DevServer::start(DevServerConfig::default().playground(true)).await?;
+    /// let channel = server.playground_channel().expect("the playground is on");
+    /// let you = server.account_id("you").expect("the playground's human account");
+    /// assert_eq!(server.view(|s| s.members(&channel).to_vec()), [you]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn playground_channel(&self) -> Option<String> {
+        self.playground.as_ref().map(|p| p.channel_id.clone())
+    }
 }

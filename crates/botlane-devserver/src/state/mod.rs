@@ -5,6 +5,7 @@ mod channels;
 mod connections;
 pub(crate) mod menu;
 mod outbox;
+pub(crate) mod rest;
 mod view;
 
 use std::collections::{BTreeMap, HashMap};
@@ -20,10 +21,13 @@ pub use channels::Denial;
 pub(crate) use channels::{Channel, Server};
 pub(crate) use connections::{Connection, Termination};
 pub(crate) use outbox::{outbox, Backlog, Outbound, OutboxReader};
+pub(crate) use rest::RestState;
+pub use rest::{
+    StoredFile, DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW, DEFAULT_SESSION_LIFETIME, SECRET_LIFETIME,
+};
 pub use view::StateView;
 
 use crate::records::{FrameRecord, NotificationRecord, Ring};
-use crate::rest::RestState;
 use crate::throttle::Throttle;
 use crate::{DevServerConfig, DevServerError, Limits, StoredMenu};
 

@@ -1,8 +1,10 @@
 //! Dispatch: takes pushes in wire order, applies membership pushes, opens
 //! each message, decides by the spec's rule what it is and checks its
 //! arguments (`rule.rs`), runs the checks, the cooldown and the handler of
-//! an invocation (`handlers.rs`), reports failures and runs their error
-//! hooks (`failure.rs`), then the hooks after the command (`after.rs`).
+//! an invocation (`handlers/`: the runner, the invocation's own future in
+//! `run.rs`), reports failures and runs their error
+//! hooks (`failure.rs`), then the hooks after the command
+//! (`handlers/after.rs`).
 //!
 //! A push is dispatched on the connection task, on the spot, while nothing
 //! waits for dispatch ([`DispatchNow`]); otherwise the dispatch task takes
@@ -15,21 +17,18 @@
 //! ([`Commands::snapshot`]): the decision, the handler and the context's
 //! registry all come from the same one, and no lock is held.
 
-mod after;
 mod failure;
 mod handlers;
 mod rule;
-mod run;
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use tokio::sync::OwnedSemaphorePermit;
 
-pub(crate) use after::AfterState;
 use failure::EarlyFailure;
 use handlers::ConversionPanic;
-pub(crate) use handlers::{ClientHooks, Runner};
+pub(crate) use handlers::{AfterState, ClientHooks, Runner};
 
 use crate::commands::text::prefixes::Prefixes;
 use crate::commands::types::{same_bot_id, CommandSource};

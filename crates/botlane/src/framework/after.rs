@@ -1,7 +1,7 @@
 //! The hook after each command (poise's `post_command`): what it is given
 //! ([`CommandRan`]) and how it is kept. The client adds hooks
 //! (`Client::after_command`, `client/hooks.rs`); dispatch runs them at the
-//! end of an invocation's own future (`dispatch/run.rs`, `dispatch/after.rs`).
+//! end of an invocation's own future (`dispatch/handlers/run.rs`, `dispatch/handlers/after.rs`).
 
 use std::fmt;
 use std::future::Future;

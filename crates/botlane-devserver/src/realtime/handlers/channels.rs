@@ -4,7 +4,7 @@ use botlane_proto::payload::{AccountKind, CodeReply, JoinRequest, MembersReply, 
 use botlane_proto::{OpCode, ReplyCode};
 use serde_json::value::RawValue;
 
-use crate::realtime::dispatch::{decode, Handled, Refusal};
+use super::{decode, Handled, Refusal};
 use crate::state::{Channel, State};
 
 /// The channel, if it exists and `me` is a member.

@@ -8,7 +8,7 @@ use botlane_proto::{OpCode, ReplyCode};
 use serde_json::value::RawValue;
 
 use super::channels::member_channel;
-use crate::realtime::dispatch::{decode, Handled, Refusal};
+use super::{decode, Handled, Refusal};
 use crate::state::State;
 
 pub(crate) fn key_share(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {

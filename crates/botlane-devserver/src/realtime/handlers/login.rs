@@ -7,7 +7,7 @@ use botlane_proto::{OpCode, ReplyCode};
 use serde_json::value::RawValue;
 use tokio::time::Instant;
 
-use crate::realtime::dispatch::{decode, Flow, Refusal};
+use super::{decode, Flow, Refusal};
 use crate::state::State;
 
 /// The text a recorded login payload shows: `token` and `client` with

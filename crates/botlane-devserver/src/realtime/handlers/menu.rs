@@ -4,7 +4,7 @@ use botlane_proto::payload::{AccountKind, CodeReply, MenuPublish};
 use botlane_proto::{OpCode, ReplyCode};
 use serde_json::value::RawValue;
 
-use crate::realtime::dispatch::{decode, Handled, Refusal};
+use super::{decode, Handled, Refusal};
 use crate::state::menu::MenuRejection;
 use crate::state::State;
 use crate::StoredMenu;

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use uuid::Uuid;
 
 use super::channels::member_channel;
-use crate::realtime::dispatch::{decode, Handled, Refusal};
+use super::{decode, Handled, Refusal};
 use crate::realtime::MAX_FRAME_BYTES;
 use crate::records::NotificationRecord;
 use crate::state::State;

@@ -10,10 +10,15 @@
 //! comes from, so naming `crate::RestLane` depends on `rest`, not on the
 //! root. Intra-doc links are text, not paths, and are not followed.
 //!
-//! The nodes are the top-level modules (a directory module with all its
-//! children is one node); an edge `a → b` means some file of `a` names
-//! something defined in `b`. A cycle is reported with, for each edge, the
-//! file and the path that made it.
+//! There is one graph per folder (every module with children, the crate
+//! root first), so the list of folders comes from the tree itself. The
+//! nodes of a folder's graph are its children (a child folder with
+//! everything under it is one node); an edge `a → b` means some file of
+//! `a` names something defined in `b`. A module and its own ancestors (a
+//! `mod.rs` and its children) may name each other. Code under
+//! `#[cfg(test)]` is not followed: a unit test may set up with what sits
+//! above it. A cycle is reported with, for each edge, the file and the
+//! path that made it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

@@ -24,7 +24,7 @@ use pin_project_lite::pin_project;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Sleep;
 
-use super::handlers::{panic_text, HandlerPanic, Outcome, Runner};
+use super::{panic_text, HandlerPanic, Outcome, Runner};
 use crate::framework::after::CommandRan;
 use crate::framework::command_error::{CommandErrorReason, HandlerTimeout};
 use crate::framework::context::SharedParts;

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt as _;
 
-use super::handlers::Runner;
+use super::Runner;
 use crate::framework::after::CommandRan;
 use crate::throttle::{Throttle, WARN_INTERVAL};
 

@@ -7,7 +7,7 @@
 //!
 //! The future (`run.rs`) is polled once where dispatch stands, and spawned
 //! on a task of its own only if it waits, while its command's handler keeps
-//! finishing at once and quickly (`commands/pace.rs`); otherwise it is
+//! finishing at once and quickly (`framework/pace.rs`); otherwise it is
 //! spawned straight away. A handler that finishes at once then costs no task and
 //! no wake-up of another worker (docs/benchmarks.md, stage 6).
 //!
@@ -19,6 +19,9 @@
 //! instead of awaiting: no design interrupts that thread, and here its
 //! timeout is reported once it gives control back.
 
+mod after;
+mod run;
+
 use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -29,12 +32,12 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::after::AfterState;
-use super::run::{Run, RunParts};
 use crate::commands::argument_error::ArgumentError;
 use crate::commands::text::prefixes::Prefixes;
 use crate::commands::types::CommandSource;
 use crate::events::EventSender;
+use run::{Run, RunParts};
+
 use crate::framework::after::{AfterCommand, CommandRan};
 use crate::framework::answer::AnswerGate;
 use crate::framework::check::{run_checks, Check};
@@ -50,6 +53,7 @@ use crate::framework::settings::CommandSettings;
 use crate::framework::user_error::UserError;
 use crate::message::Message;
 use crate::throttle::Throttle;
+pub(crate) use after::AfterState;
 
 /// A handler panicked.
 #[derive(Debug, thiserror::Error)]
@@ -115,7 +119,7 @@ pub(crate) struct Runner<D> {
 
 /// A poll in place that runs this long is logged: its handler blocked the
 /// thread (past 50 µs, a poll in place only gives its command a task of
-/// its own for a while: `commands/pace.rs`).
+/// its own for a while: `framework/pace.rs`).
 const HELD_UP_WARNING: Duration = Duration::from_millis(10);
 
 /// How the checks, the cooldown and the handler of one invocation ended.
