@@ -126,8 +126,7 @@ impl Playground {
     /// Adds every bot account that is not yet a member to the channel.
     fn enlist_bots(&self, state: &mut State) {
         let mut bots: Vec<_> = state
-            .accounts
-            .values()
+            .accounts()
             .filter(|a| a.kind == AccountKind::Bot && !a.revoked)
             .map(|a| (a.created, a.id.clone()))
             .collect();
@@ -232,8 +231,7 @@ async fn session(headers: HeaderMap, AxumState(app): AxumState<App>) -> Response
     let body = app.shared.update(|state| {
         playground.enlist_bots(state);
         let channel_name = state
-            .channels
-            .get(&playground.channel_id)
+            .channel(&playground.channel_id)
             .map_or(CHANNEL_NAME, |c| c.name.as_str());
         json!({
             "token": playground.token,
@@ -262,19 +260,18 @@ async fn menus(headers: HeaderMap, AxumState(app): AxumState<App>) -> Response {
 /// channel in the order they joined, `menu` the canonical arrays or `null`.
 fn menus_json(state: &State, channel_id: &str) -> Value {
     let members = state
-        .channels
-        .get(channel_id)
+        .channel(channel_id)
         .map_or(&[][..], |c| c.members.as_slice());
     let bots: Vec<Value> = members
         .iter()
-        .filter_map(|id| state.accounts.get(id))
+        .filter_map(|id| state.account(id))
         .filter(|a| a.kind == AccountKind::Bot)
         .map(|bot| {
             json!({
                 "id": bot.id,
                 "name": bot.name,
                 "online": state.is_online(&bot.id),
-                "menu": state.menus.get(&bot.id).map(canonical_menu),
+                "menu": state.menu(&bot.id).map(canonical_menu),
             })
         })
         .collect();
@@ -363,10 +360,10 @@ mod tests {
         let playground = Playground::setup(&config, &shared).unwrap();
         assert_eq!(playground.token, "you-token");
         let state = shared.lock();
-        let members = &state.channels[&playground.channel_id].members;
+        let members = &state.channel(&playground.channel_id).unwrap().members;
         assert_eq!(members.len(), 2);
         assert_eq!(members[0], playground.user_id);
-        assert_eq!(state.accounts[&members[1]].name, "dicebot");
+        assert_eq!(state.account(&members[1]).unwrap().name, "dicebot");
         let menus = menus_json(&state, &playground.channel_id);
         assert_eq!(menus["bots"][0]["name"], "dicebot");
         assert_eq!(menus["bots"][0]["menu"], Value::Null);

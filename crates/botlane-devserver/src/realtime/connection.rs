@@ -133,7 +133,7 @@ pub(crate) async fn connection(
                             };
                             // The writer sends the close frame ahead of its queue.
                             shared.update(|s| {
-                                if let Some(connection) = s.connections.get(&conn) {
+                                if let Some(connection) = s.connection(conn) {
                                     connection.terminate(how.clone());
                                 }
                             });

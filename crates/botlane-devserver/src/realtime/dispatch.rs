@@ -33,9 +33,9 @@ fn payload(d: Option<&RawValue>) -> Result<&RawValue, Refusal> {
 /// Handles one text frame from a connection. What it queues for that
 /// connection counts as its own (backpressure, never an overflow).
 pub(crate) fn handle_text(state: &mut State, conn: u64, text: &str) -> Flow {
-    state.handling = Some(conn);
+    state.set_handling(Some(conn));
     let flow = handle(state, conn, text);
-    state.handling = None;
+    state.set_handling(None);
     flow
 }
 

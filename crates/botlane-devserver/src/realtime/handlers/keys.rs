@@ -28,11 +28,7 @@ pub(crate) fn key_share(state: &mut State, conn: u64, me: &str, d: &RawValue) ->
     };
     state.send(conn, op, &CodeReply::default());
     if !state.push(&request.to, OpCode::ChannelKey, &push) {
-        // One waiting key per channel and sender: a newer share replaces
-        // the older, so what waits stays bounded by the memberships.
-        let waiting = state.pending_keys.entry(request.to).or_default();
-        waiting.retain(|k| !(k.channel_id == push.channel_id && k.from == push.from));
-        waiting.push(push);
+        state.hold_key(request.to, push);
     }
     Ok(())
 }
@@ -41,8 +37,7 @@ pub(crate) fn public_key(state: &mut State, conn: u64, d: &RawValue) -> Handled 
     let op = OpCode::PublicKeyFetch;
     let request: PublicKeyRequest = decode(d)?;
     let account = state
-        .accounts
-        .get(&request.user_id)
+        .account(&request.user_id)
         .ok_or_else(|| Refusal::new(ReplyCode::BadRequest, "unknown account"))?;
     let reply = PublicKeyReply {
         code: 0,

@@ -83,13 +83,13 @@ pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue, recorded: (usize
             ReplyCode::RateLimited,
             format!(
                 "session pool full: {} sessions are logged in, the most this service allows",
-                state.limits.sessions
+                state.limits().sessions
             ),
         );
         state.send(conn, op, &refusal.reply());
         return Flow::Continue;
     }
-    if let Some(account) = state.accounts.get_mut(&id) {
+    if let Some(account) = state.account_mut(&id) {
         account.public_key = Some(request.public_key);
     }
     state.set_account(conn, &id);
@@ -110,15 +110,15 @@ pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue, recorded: (usize
         channels: state.channels_of(&id),
     };
     state.send(conn, OpCode::Ready, &ready);
-    for key in state.pending_keys.remove(&id).unwrap_or_default() {
+    for key in state.take_held_keys(&id) {
         state.send(conn, OpCode::ChannelKey, &key);
     }
     Flow::LoggedIn
 }
 
 pub(crate) fn rest_mint(state: &mut State, conn: u64, me: &str) {
-    let kind = state.accounts.get(me).map_or(AccountKind::User, |a| a.kind);
-    let reply = state.rest.mint(me, kind, Instant::now());
+    let kind = state.account(me).map_or(AccountKind::User, |a| a.kind);
+    let reply = state.rest_mut().mint(me, kind, Instant::now());
     let recorded = reply.secret.as_ref().map(|_| {
         let shown = RestMintReply {
             secret: Some("[REDACTED]".into()),

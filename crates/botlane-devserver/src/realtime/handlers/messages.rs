@@ -121,7 +121,7 @@ pub(crate) fn send(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Hand
         created_at,
     };
     channel.messages.push_back(message.clone());
-    let history = state.limits.channel_history;
+    let history = state.limits().channel_history;
     let channel = member_channel(state, &request.channel_id, me)?;
     while channel.messages.len() > history {
         channel.messages.pop_front();
@@ -152,7 +152,7 @@ pub(crate) fn send(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Hand
         // A reply notification pierces mutes: it goes out whatever the
         // recipient's settings (the dev service has no mutes to consult).
         let delivered = state.push(&author, OpCode::Notification, &notification);
-        state.notifications.push(NotificationRecord {
+        state.record_notification(NotificationRecord {
             account_id: author,
             notification,
             delivered,
