@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::MAX_HTTP_BODY_BYTES;
+/// The default of [`Limits::max_request_body`]: the largest request body a
+/// listener reads.
+pub const MAX_HTTP_BODY_BYTES: usize = 1024 * 1024;
 
 /// The service's budgets, with defaults sized for a developer machine.
 ///

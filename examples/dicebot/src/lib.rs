@@ -16,11 +16,9 @@
 
 use std::borrow::Cow;
 
-use botlane::rest::Method;
-use botlane::{
-    neutralise_answer_among, BoxError, Command, CommandChoice, CommandRegistry, DeclarationError,
-    RestError, RestLane,
-};
+use botlane::framework::neutralise_answer_among;
+use botlane::rest::{Method, RestLane};
+use botlane::{BoxError, Command, CommandChoice, CommandRegistry, DeclarationError, RestError};
 use rand_core::{OsRng, RngCore};
 use serde::Deserialize;
 

@@ -193,7 +193,7 @@ fn read<T: DeserializeOwned>(route: Route, body: &Bytes) -> Result<T, AdminError
         AdminError::bad_request(format!(
             "the body of {} is not what it takes: {}",
             route.name(),
-            crate::realtime::dispatch::describe(&e)
+            crate::realtime::handlers::describe(&e)
         ))
     })
 }

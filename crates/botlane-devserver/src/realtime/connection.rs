@@ -22,7 +22,8 @@ use hyper_util::rt::TokioIo;
 use tokio::sync::watch;
 use tokio_websockets::{CloseCode, Message, WebSocketStream};
 
-use super::dispatch::{handle_text, Flow};
+use super::dispatch::handle_text;
+use super::handlers::Flow;
 use super::written::{Unwritten, Written, MAX_PINGS_UNWRITTEN};
 use super::RealtimeApp;
 use crate::state::{Backlog, Outbound, OutboxReader, Termination};
@@ -122,7 +123,7 @@ pub(crate) async fn connection(
                             };
                             // The writer sends the close frame ahead of its queue.
                             shared.update(|s| {
-                                if let Some(connection) = s.connections.get(&conn) {
+                                if let Some(connection) = s.connection(conn) {
                                     connection.terminate(how.clone());
                                 }
                             });

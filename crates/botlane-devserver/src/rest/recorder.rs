@@ -79,8 +79,8 @@ pub(super) async fn record(
     };
     let (seq, redirect) = app.shared.update(|s| {
         (
-            s.rest.http.push(entry),
-            s.rest.redirect_for(&path).map(str::to_owned),
+            s.rest_mut().http.push(entry),
+            s.rest().redirect_for(&path).map(str::to_owned),
         )
     });
     let response = match read {
@@ -104,7 +104,7 @@ pub(super) async fn record(
     // the client's text and may hold credentials.
     tracing::debug!(method, status, body_size, "http request");
     app.shared.update(|s| {
-        if let Some(entry) = s.rest.http.get_mut(seq) {
+        if let Some(entry) = s.rest_mut().http.get_mut(seq) {
             entry.status = Some(status);
         }
     });

@@ -289,7 +289,7 @@ impl DevServer {
     /// # }
     /// ```
     pub fn redirect(&self, path: &str, to_url: &str) {
-        self.shared.update(|s| s.rest.redirect(path, to_url));
+        self.shared.update(|s| s.rest_mut().redirect(path, to_url));
     }
 
     /// Stores a file in a server, with a random IV, and returns its id.
@@ -312,10 +312,10 @@ impl DevServer {
         bytes: Vec<u8>,
     ) -> Result<String, DevServerError> {
         self.shared.update(|s| {
-            if !s.servers.contains_key(server_id) {
+            if !s.has_server(server_id) {
                 return Err(DevServerError::UnknownServer(server_id.to_owned()));
             }
-            s.rest
+            s.rest_mut()
                 .add_file(server_id, name, bytes, None)
                 .ok_or(DevServerError::Random)
         })

@@ -8,10 +8,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use botlane::framework::{CommandFailure, CommandSettings, NotAnOwner, OnError, UserId};
+
 use botlane::{
     BoxError, Client, Command, CommandChoice, CommandContext, CommandDeclaration, CommandError,
-    CommandErrorReason, CommandFailure, CommandSettings, CommandSource, Event, Events, Message,
-    NotAnOwner, OnError, UserId,
+    CommandErrorReason, CommandSource, Event, Events, Message,
 };
 use botlane_devserver::{Scene, SceneError, Sidecar};
 use tokio::sync::mpsc;
@@ -157,7 +158,10 @@ async fn a_typed_invoke_reaches_the_typed_handler_with_equal_values() {
         botlane::format_invocation_text(&Roll::declaration(), &sent.to_args(), None).unwrap();
     assert_eq!(echo.content, line);
     let data = echo.command.unwrap();
-    assert_eq!(data.bot_id, botlane::canonical_bot_id(scene.bot_id()));
+    assert_eq!(
+        data.bot_id,
+        botlane::framework::canonical_bot_id(scene.bot_id())
+    );
     assert_eq!(Roll::from_args(&data.args).unwrap(), sent);
 
     // Optional fields left out stay out, on the structured lane too.
@@ -286,7 +290,10 @@ async fn a_sidecar_for_another_bot_is_dropped_without_text_fallback() {
             label: None,
         })
         .for_another_bot();
-    assert_ne!(other.bot_id(), botlane::canonical_bot_id(scene.bot_id()));
+    assert_ne!(
+        other.bot_id(),
+        botlane::framework::canonical_bot_id(scene.bot_id())
+    );
 
     let (message, error) = send(&scene, &mut events, "/roll 2", &other).await;
     assert!(message.command.is_none(), "{:?}", message.command);
@@ -462,11 +469,13 @@ async fn start_bot_runs_the_client_the_test_built() {
                     }
                 },
             ));
-            client.commands().register_with(
+            client.commands().update(|registry| {
+                registry.register_with(
                 CommandDeclaration::new("reload", "Reload"),
                 CommandSettings::new().owners_only(),
                 |ctx: CommandContext<AtomicUsize>| async move { ctx.reply("reloaded").await },
-            )?;
+            ).map(drop)
+            })?;
             Ok::<_, BoxError>(client)
         })
         .await

@@ -5,9 +5,11 @@ use crate::common;
 
 use std::time::Duration;
 
+use botlane::framework::canonical_bot_id;
+
 use botlane::{
-    canonical_bot_id, decode_command_data, format_invocation_text, CommandArgValue, CommandArgs,
-    CommandDeclaration, CommandOption, CommandOptionType,
+    decode_command_data, format_invocation_text, CommandArgValue, CommandArgs, CommandDeclaration,
+    CommandOption, CommandOptionType,
 };
 use botlane_devserver::{
     Denial, DevServer, DevServerConfig, Limits, TestUser, TestUserError, MAX_KEPT_NOTIFICATIONS,

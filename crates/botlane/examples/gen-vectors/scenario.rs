@@ -143,7 +143,7 @@ pub(crate) async fn run() -> Result<Run, String> {
     known.add(&alice_account.token, "alice-token", "alice's token");
     known.add(&bot.id, "bot-id", "the bot's account id (a UUID v4)");
     known.add(
-        &botlane::canonical_bot_id(&bot.id),
+        &botlane::framework::canonical_bot_id(&bot.id),
         "bot-id-canonical",
         "the bot's id in canonical form, as a sidecar carries it: the UUID without dashes, lower-case",
     );

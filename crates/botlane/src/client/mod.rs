@@ -27,17 +27,26 @@ use futures_util::future::{BoxFuture, Shared};
 use tokio::sync::Semaphore;
 
 pub use info::{ChannelInfo, Emoji};
-pub use options::{ClientOptions, DEFAULT_HANDLER_TIMEOUT, DEFAULT_REST_URL};
+pub use options::{ClientOptions, DEFAULT_REST_URL};
 pub use stats::ClientStats;
 
-use crate::commands::{
-    AnswerGate, AnswerRate, Command, CommandArgs, CommandDeclaration, Commands, CooldownTracker,
-    Message, OnError, Outbound, OutgoingInvocation, Owners, PrefixChooser, Prefixes,
-    MAX_COMMAND_WIRE,
-};
+use crate::commands::data::OutgoingInvocation;
+use crate::commands::limits::MAX_COMMAND_WIRE;
+use crate::commands::text::prefixes::Prefixes;
+use crate::commands::types::{CommandArgs, CommandDeclaration};
 use crate::dispatch::{self, AfterState, ClientHooks, Runner};
 use crate::error::ClientError;
 use crate::events::{EventSender, Events};
+use crate::framework::answer::{AnswerGate, AnswerRate};
+use crate::framework::cooldown::CooldownTracker;
+use crate::framework::dynamic_prefix::PrefixChooser;
+use crate::framework::live::Commands;
+use crate::framework::on_error::OnError;
+use crate::framework::owners::Owners;
+use crate::framework::settings::DEFAULT_HANDLER_TIMEOUT;
+use crate::framework::typed::Command;
+use crate::message::outbound::Outbound;
+use crate::message::Message;
 use crate::rest::RestLane;
 use crate::session::{Counters, Session, SessionConfig};
 use crate::throttle::{Throttle, WARN_INTERVAL};
@@ -329,8 +338,8 @@ impl<D: Send + Sync + 'static> Client<D> {
 
     /// Subscribes to the client's events. Subscribe before `login` to see
     /// [`Event::Ready`](crate::Event::Ready). A subscriber holds at most
-    /// [`EVENT_CAPACITY`](crate::EVENT_CAPACITY) unread events, and at most
-    /// [`EVENT_BYTES`](crate::EVENT_BYTES) of them; when it falls further
+    /// [`Events::CAPACITY`](crate::Events::CAPACITY) unread events, and at most
+    /// [`Events::MAX_BYTES`](crate::Events::MAX_BYTES) of them; when it falls further
     /// behind it loses the oldest and is told how many
     /// ([`EventRecvError::Lagged`](crate::EventRecvError::Lagged)).
     pub fn events(&self) -> Events {

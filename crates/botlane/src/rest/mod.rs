@@ -35,14 +35,14 @@
 //! configuration; the client builds both.
 //!
 //! While the service's flag `BOT_REST_CREDENTIALS` is unset (its default),
-//! the first call fails with a [`ServiceActionError`] (opcode 638, code
+//! the first call fails with a [`ServiceActionError`](crate::ServiceActionError) (opcode 638, code
 //! `-7`); that is the service's choice, not a fault of the bot.
 
 mod address;
 mod config;
 mod credential;
-mod error;
-mod init;
+pub(crate) mod error;
+pub(crate) mod init;
 mod mint;
 mod response;
 
@@ -55,9 +55,9 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 pub use config::{DEFAULT_JSON_LIMIT, MAX_FILE_BYTES};
-pub use error::{RestError, ServiceActionError, ServiceRestError};
+pub(crate) use error::{RestError, ServiceRestError};
 pub use http::{HeaderMap, Method, StatusCode};
-pub use init::{BinaryResponse, RequestInit};
+pub(crate) use init::{BinaryResponse, RequestInit};
 pub use response::{BodyStream, Response};
 
 pub(crate) use config::{ConfigError, RestConfig};
@@ -167,7 +167,7 @@ impl RestLane {
     ///
     /// Fails with [`RestError::InvalidRestUrl`] or
     /// [`RestError::InvalidPath`] before anything is sent; with a
-    /// [`ServiceActionError`] when the mint is refused; with a
+    /// [`ServiceActionError`](crate::ServiceActionError) when the mint is refused; with a
     /// [`ServiceRestError`] on a non-2xx status (after the one re-mint and
     /// retry that a 401 gets) or when no response arrives (status 0).
     ///

@@ -34,9 +34,9 @@ pub(crate) use counters::Counters;
 pub(crate) use membership::Membership;
 pub(crate) use push_queue::{DispatchNow, PushQueue};
 
-use crate::commands::MenuFeed;
 use crate::error::ClientError;
 use crate::events::{Event, EventSender};
+use crate::framework::live::MenuFeed;
 use crate::keystore::{Saver, SaverOptions};
 use crate::sync::{read, stopped, Claim};
 use crate::throttle::{Throttle, WARN_INTERVAL};

@@ -14,10 +14,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use botlane::framework::{
+    Answered, CommandFailure, CommandSettings, Cooldown, CooldownError, OnError, UserError,
+    ANSWER_LIMIT_CAPACITY, DEFAULT_COOLDOWN_CAPACITY,
+};
+
 use botlane::{
-    Answered, Client, ClientOptions, CommandContext, CommandDeclaration, CommandFailure,
-    CommandSettings, Cooldown, CooldownError, Event, EventRecvError, OnError, UserError,
-    ANSWER_LIMIT_CAPACITY, DEFAULT_COOLDOWN_CAPACITY, EVENT_BYTES, EVENT_CAPACITY,
+    Client, ClientOptions, CommandContext, CommandDeclaration, Event, EventRecvError, Events,
 };
 use futures_util::{SinkExt, StreamExt};
 use peer::{serve, WAIT};
@@ -139,14 +142,18 @@ async fn a_full_cooldown_table_refuses_a_newcomer_and_evicts_nobody() {
         }));
     client
         .commands()
-        .register_with(
-            CommandDeclaration::new("cool", "Once an hour per user"),
-            settings,
-            move |_ctx: CommandContext| {
-                counter.fetch_add(1, Ordering::SeqCst);
-                async { Ok::<(), std::io::Error>(()) }
-            },
-        )
+        .update(|registry| {
+            registry
+                .register_with(
+                    CommandDeclaration::new("cool", "Once an hour per user"),
+                    settings,
+                    move |_ctx: CommandContext| {
+                        counter.fetch_add(1, Ordering::SeqCst);
+                        async { Ok::<(), std::io::Error>(()) }
+                    },
+                )
+                .map(drop)
+        })
         .unwrap();
     tokio::time::timeout(WAIT, client.login())
         .await
@@ -275,14 +282,14 @@ async fn a_subscriber_that_does_not_read_keeps_the_newest_events_and_counts_the_
         (0..plain).map(|_| ("u1".to_owned(), "hello")).collect();
     let dir = tempfile::tempdir().unwrap();
     let (client, mut idle) = unread_until_done(lines, &dir).await;
-    assert_eq!(idle.len(), EVENT_CAPACITY);
+    assert_eq!(idle.len(), Events::CAPACITY);
     let total = plain + 1;
-    let missed = u64::try_from(1 + total - EVENT_CAPACITY).unwrap();
+    let missed = u64::try_from(1 + total - Events::CAPACITY).unwrap();
     assert_eq!(
         idle.recv().await.unwrap_err(),
         EventRecvError::Lagged(missed)
     );
-    for i in total - EVENT_CAPACITY..total {
+    for i in total - Events::CAPACITY..total {
         match idle.recv().await.unwrap() {
             Event::Message(message) => assert_eq!(message.id, format!("m{i}")),
             other => panic!("{other:?}"),
@@ -293,14 +300,14 @@ async fn a_subscriber_that_does_not_read_keeps_the_newest_events_and_counts_the_
 }
 
 /// Large messages for a subscriber that does not read: it holds the
-/// newest that fit in `EVENT_BYTES`, not `EVENT_CAPACITY` of them (which
+/// newest that fit in `Events::MAX_BYTES`, not `Events::CAPACITY` of them (which
 /// would be a gigabyte of plaintext for messages of a frame each), and
 /// the rest are counted as missed.
 #[tokio::test]
 async fn a_subscriber_that_does_not_read_holds_at_most_event_bytes_of_large_messages() {
     const LARGE: usize = 512 * 1024;
     let large: &'static str = Box::leak("x".repeat(LARGE).into_boxed_str());
-    let count = 3 * EVENT_BYTES / (2 * LARGE);
+    let count = 3 * Events::MAX_BYTES / (2 * LARGE);
     let lines: Vec<(String, &'static str)> = (0..count).map(|_| ("u1".to_owned(), large)).collect();
     let dir = tempfile::tempdir().unwrap();
     let (client, mut idle) = unread_until_done(lines, &dir).await;
@@ -308,9 +315,9 @@ async fn a_subscriber_that_does_not_read_holds_at_most_event_bytes_of_large_mess
 
     let held = idle.len();
     let bytes = idle.unread_bytes();
-    assert!(bytes <= EVENT_BYTES, "{bytes} bytes held");
+    assert!(bytes <= Events::MAX_BYTES, "{bytes} bytes held");
     assert!(
-        bytes + LARGE > EVENT_BYTES,
+        bytes + LARGE > Events::MAX_BYTES,
         "only what did not fit was dropped: {held} events of {bytes} bytes"
     );
     assert!(held < count, "{held} of {count} large messages held");

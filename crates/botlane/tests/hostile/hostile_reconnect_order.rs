@@ -14,7 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use botlane::crypto::ChannelKey;
-use botlane::{CommandContext, CommandDeclaration, Event, OnError};
+use botlane::framework::OnError;
+use botlane::{CommandContext, CommandDeclaration, Event};
 use peer::busy::{
     channel_ids, client_with_dispatch_busy, client_with_dispatch_busy_and,
     first_session_keeping_dispatch_busy, message_push, message_push_in,

@@ -15,9 +15,11 @@ use crate::support;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use botlane::framework::{Check, CommandRan, CommandSettings, Cooldown};
+
 use botlane::{
-    match_command_name, BoxError, Check, Client, ClientOptions, CommandContext, CommandDeclaration,
-    CommandRan, CommandSettings, CommandSource, Cooldown,
+    match_command_name, BoxError, Client, ClientOptions, CommandContext, CommandDeclaration,
+    CommandSource,
 };
 use botlane_devserver::{Scene, Sidecar, TestUser};
 use support::fixtures::bounded_roll;
@@ -63,27 +65,31 @@ fn bot(options: ClientOptions) -> Result<Client<Seen>, BoxError> {
         .help_text(ROLL_HELP)
         .check(seen_by_check)
         .cooldown(Cooldown::per_user(Duration::from_secs(3600)));
-    client
-        .commands()
-        .register_with(roll, settings, |ctx: CommandContext<Seen>| async move {
-            let invoked = ctx.invoked_name().into_owned();
-            push(
-                &ctx.data().runs,
-                (ctx.name().to_owned(), invoked.clone(), ctx.source()),
-            );
-            let count = ctx.get_integer("count").unwrap_or_default();
-            ctx.reply(&format!("{count} dice by {invoked}")).await
-        })?
-        .register_with(
-            CommandDeclaration::new("boom", "Always fails"),
-            CommandSettings::new().aliases(["b"]),
-            |_ctx: CommandContext<Seen>| async { Err::<(), _>(std::io::Error::other("on fire")) },
-        )?
-        .register(
-            CommandDeclaration::new("ping", "Check the bot"),
-            |ctx: CommandContext<Seen>| async move { ctx.reply("pong").await },
-        )?
-        .enable_help()?;
+    client.commands().update(|registry| {
+        registry
+            .register_with(roll, settings, |ctx: CommandContext<Seen>| async move {
+                let invoked = ctx.invoked_name().into_owned();
+                push(
+                    &ctx.data().runs,
+                    (ctx.name().to_owned(), invoked.clone(), ctx.source()),
+                );
+                let count = ctx.get_integer("count").unwrap_or_default();
+                ctx.reply(&format!("{count} dice by {invoked}")).await
+            })?
+            .register_with(
+                CommandDeclaration::new("boom", "Always fails"),
+                CommandSettings::new().aliases(["b"]),
+                |_ctx: CommandContext<Seen>| async {
+                    Err::<(), _>(std::io::Error::other("on fire"))
+                },
+            )?
+            .register(
+                CommandDeclaration::new("ping", "Check the bot"),
+                |ctx: CommandContext<Seen>| async move { ctx.reply("pong").await },
+            )?
+            .enable_help()
+            .map(drop)
+    })?;
     client.after_command(|ran: CommandRan<Seen>| async move {
         let failure = ran.failure.map(|f| format!(" {}", f.as_str()));
         let invoked = Some(ran.invoked_name())
@@ -340,11 +346,15 @@ async fn a_command_added_after_login_may_not_take_an_alias_and_its_own_aliases_w
         "{err}"
     );
     let err = commands
-        .register_with(
-            CommandDeclaration::new("flip", "Flip a coin"),
-            CommandSettings::new().aliases(["coin", "r"]),
-            ok,
-        )
+        .update(|registry| {
+            registry
+                .register_with(
+                    CommandDeclaration::new("flip", "Flip a coin"),
+                    CommandSettings::new().aliases(["coin", "r"]),
+                    ok,
+                )
+                .map(drop)
+        })
         .unwrap_err();
     assert!(
         err.to_string()
@@ -352,11 +362,15 @@ async fn a_command_added_after_login_may_not_take_an_alias_and_its_own_aliases_w
         "{err}"
     );
     commands
-        .register_with(
-            CommandDeclaration::new("flip", "Flip a coin"),
-            CommandSettings::new().aliases(["coin"]),
-            ok,
-        )
+        .update(|registry| {
+            registry
+                .register_with(
+                    CommandDeclaration::new("flip", "Flip a coin"),
+                    CommandSettings::new().aliases(["coin"]),
+                    ok,
+                )
+                .map(drop)
+        })
         .unwrap();
     scene.say("/coin").await.unwrap();
     assert_eq!(scene.answer().await.unwrap().content, "flipped by coin");

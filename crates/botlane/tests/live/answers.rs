@@ -13,10 +13,11 @@ use crate::support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use botlane::framework::{Answered, CommandFailure, CommandSettings, OnError, UserError};
+
 use botlane::{
-    Answered, ArgumentRule, Client, CommandArgs, CommandContext, CommandDeclaration,
-    CommandErrorReason, CommandFailure, CommandOption, CommandOptionType, CommandSettings,
-    CommandSource, Event, OnError, UserError,
+    ArgumentRule, Client, CommandArgs, CommandContext, CommandDeclaration, CommandErrorReason,
+    CommandOption, CommandOptionType, CommandSource, Event,
 };
 use botlane_devserver::{Direction, TestUser};
 use botlane_proto::OpCode;
@@ -393,11 +394,15 @@ async fn answers_go_off_in_one_line_per_client_or_per_command_and_events_stay() 
     register(&client, &Arc::new(Mutex::new(Vec::new())));
     client
         .commands()
-        .register_with(
-            CommandDeclaration::new("quiet", "Fails without a word"),
-            CommandSettings::new().on_error(OnError::silent()),
-            |_ctx: CommandContext| async move { Err::<(), _>(UserError::from("unheard")) },
-        )
+        .update(|registry| {
+            registry
+                .register_with(
+                    CommandDeclaration::new("quiet", "Fails without a word"),
+                    CommandSettings::new().on_error(OnError::silent()),
+                    |_ctx: CommandContext| async move { Err::<(), _>(UserError::from("unheard")) },
+                )
+                .map(drop)
+        })
         .unwrap();
     let mut events = client.events();
     let alice = world.start(&client).await;

@@ -968,20 +968,24 @@ async fn a_handler_s_context_carries_the_prefix_the_server_and_the_registry() {
     let client = botlane::Client::new(world.options().command_prefix("!")).unwrap();
     client
         .commands()
-        .register(
-            CommandDeclaration::new("where", "Where am I"),
-            |ctx: CommandContext| async move {
-                let text = format!(
-                    "prefix={} server={:?} usage={:?}",
-                    ctx.prefix(),
-                    ctx.server_id(),
-                    ctx.usage()
-                );
-                ctx.reply(&text).await
-            },
-        )
-        .unwrap()
-        .enable_help()
+        .update(|registry| {
+            registry
+                .register(
+                    CommandDeclaration::new("where", "Where am I"),
+                    |ctx: CommandContext| async move {
+                        let text = format!(
+                            "prefix={} server={:?} usage={:?}",
+                            ctx.prefix(),
+                            ctx.server_id(),
+                            ctx.usage()
+                        );
+                        ctx.reply(&text).await
+                    },
+                )
+                .unwrap()
+                .enable_help()
+                .map(drop)
+        })
         .unwrap();
     let alice = world.start(&client).await;
     let server_id = client

@@ -13,10 +13,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use botlane::{
-    Client, ClientOptions, CommandContext, CommandDeclaration, CommandRan, CommandSettings,
-    PrefixRequest, UserError,
-};
+use botlane::framework::{CommandRan, CommandSettings, PrefixRequest, UserError};
+
+use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration};
 use botlane_devserver::{Scene, Sidecar};
 use support::fixtures::bounded_roll;
 use support::{command_error_event, WAIT};
@@ -65,30 +64,32 @@ fn bot(options: ClientOptions, chosen: &Chosen) -> (Result<Client, botlane::BoxE
     let build = || -> Result<Client, botlane::BoxError> {
         let client = Client::new(options)?;
         let roll = bounded_roll();
-        client
-            .commands()
-            .register_with(
-                roll,
-                CommandSettings::new().aliases(["r"]),
-                |ctx: CommandContext| async move {
-                    let count = ctx.get_integer("count").unwrap_or_default();
-                    let prefixes = ctx.prefixes().collect::<Vec<_>>().join(" ");
-                    let (invoked, prefix) = (ctx.invoked_name(), ctx.prefix());
-                    ctx.reply(&format!(
-                        "{count} dice by {invoked} under {prefix} of {prefixes}"
-                    ))
-                    .await
-                },
-            )?
-            .register(
-                CommandDeclaration::new("sulk", "Refuses"),
-                |_ctx: CommandContext| async { Err::<(), _>(UserError::new("dice says no")) },
-            )?
-            .register(
-                CommandDeclaration::new("ping", "Check the bot"),
-                |ctx: CommandContext| async move { ctx.reply("pong").await },
-            )?
-            .enable_help()?;
+        client.commands().update(|registry| {
+            registry
+                .register_with(
+                    roll,
+                    CommandSettings::new().aliases(["r"]),
+                    |ctx: CommandContext| async move {
+                        let count = ctx.get_integer("count").unwrap_or_default();
+                        let prefixes = ctx.prefixes().collect::<Vec<_>>().join(" ");
+                        let (invoked, prefix) = (ctx.invoked_name(), ctx.prefix());
+                        ctx.reply(&format!(
+                            "{count} dice by {invoked} under {prefix} of {prefixes}"
+                        ))
+                        .await
+                    },
+                )?
+                .register(
+                    CommandDeclaration::new("sulk", "Refuses"),
+                    |_ctx: CommandContext| async { Err::<(), _>(UserError::new("dice says no")) },
+                )?
+                .register(
+                    CommandDeclaration::new("ping", "Check the bot"),
+                    |ctx: CommandContext| async move { ctx.reply("pong").await },
+                )?
+                .enable_help()
+                .map(drop)
+        })?;
         client.after_command(move |ran: CommandRan| {
             let _ = ran_tx.send(ran.invoked_name().to_owned());
             async {}

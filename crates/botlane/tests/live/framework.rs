@@ -20,10 +20,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use botlane::framework::{Check, CommandRan, CommandSettings, Cooldown, NotAnOwner};
+
 use botlane::{
-    ArgumentRule, Check, Client, ClientOptions, Command, CommandArgs, CommandContext,
-    CommandDeclaration, CommandErrorReason, CommandOption, CommandOptionType, CommandRan,
-    CommandSettings, CommandSource, Cooldown, Event, Events, NotAnOwner,
+    ArgumentRule, Client, ClientOptions, Command, CommandArgs, CommandContext, CommandDeclaration,
+    CommandErrorReason, CommandOption, CommandOptionType, CommandSource, Event, Events,
 };
 use botlane_devserver::TestUser;
 use support::{bot_says, command_error_event, next_event, World, WAIT};
@@ -225,18 +226,22 @@ async fn arguments_then_client_checks_then_command_checks_then_cooldown_then_han
     let t = Arc::clone(&trail);
     client
         .commands()
-        .register_with(
-            CommandDeclaration::new("guarded", "Guarded").option(
-                CommandOption::new("word", "A word", CommandOptionType::String)
-                    .required(true)
-                    .max_length(12),
-            ),
-            settings,
-            move |ctx: CommandContext| {
-                t.lock().unwrap().push("handler");
-                async move { ctx.reply("done").await }
-            },
-        )
+        .update(|registry| {
+            registry
+                .register_with(
+                    CommandDeclaration::new("guarded", "Guarded").option(
+                        CommandOption::new("word", "A word", CommandOptionType::String)
+                            .required(true)
+                            .max_length(12),
+                    ),
+                    settings,
+                    move |ctx: CommandContext| {
+                        t.lock().unwrap().push("handler");
+                        async move { ctx.reply("done").await }
+                    },
+                )
+                .map(drop)
+        })
         .unwrap();
     let mut events = client.events();
     let alice = world.start(&client).await;
@@ -366,37 +371,41 @@ async fn a_timeout_aborts_the_handler_fails_the_command_and_frees_its_permit() {
     let flag = Arc::clone(&dropped);
     client
         .commands()
-        .register(
-            CommandDeclaration::new("stuck", "Never finishes"),
-            move |_ctx: CommandContext| {
-                let guard = DropFlag(Arc::clone(&flag));
-                async move {
-                    let _guard = guard;
-                    tokio::time::sleep(Duration::from_secs(3600)).await;
-                    Ok::<(), std::io::Error>(())
-                }
-            },
-        )
-        .unwrap()
-        // Its own timeout, shorter than the client's.
-        .register_with(
-            CommandDeclaration::new("hasty", "Must be quick"),
-            CommandSettings::new().timeout(Duration::from_millis(100)),
-            |_ctx: CommandContext| async move {
-                tokio::time::sleep(Duration::from_secs(3600)).await;
-                Ok::<(), std::io::Error>(())
-            },
-        )
-        .unwrap()
-        // Its own timeout, longer than the client's.
-        .register_with(
-            CommandDeclaration::new("patient", "Takes its time"),
-            CommandSettings::new().timeout(Duration::from_secs(30)),
-            |ctx: CommandContext| async move {
-                tokio::time::sleep(Duration::from_millis(600)).await;
-                ctx.reply("finally").await
-            },
-        )
+        .update(|registry| {
+            registry
+                .register(
+                    CommandDeclaration::new("stuck", "Never finishes"),
+                    move |_ctx: CommandContext| {
+                        let guard = DropFlag(Arc::clone(&flag));
+                        async move {
+                            let _guard = guard;
+                            tokio::time::sleep(Duration::from_secs(3600)).await;
+                            Ok::<(), std::io::Error>(())
+                        }
+                    },
+                )
+                .unwrap()
+                // Its own timeout, shorter than the client's.
+                .register_with(
+                    CommandDeclaration::new("hasty", "Must be quick"),
+                    CommandSettings::new().timeout(Duration::from_millis(100)),
+                    |_ctx: CommandContext| async move {
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                        Ok::<(), std::io::Error>(())
+                    },
+                )
+                .unwrap()
+                // Its own timeout, longer than the client's.
+                .register_with(
+                    CommandDeclaration::new("patient", "Takes its time"),
+                    CommandSettings::new().timeout(Duration::from_secs(30)),
+                    |ctx: CommandContext| async move {
+                        tokio::time::sleep(Duration::from_millis(600)).await;
+                        ctx.reply("finally").await
+                    },
+                )
+                .map(drop)
+        })
         .unwrap();
     let mut events = client.events();
     let alice = world.start(&client).await;
@@ -445,32 +454,36 @@ async fn help_answers_on_both_lanes_with_bounds_in_the_usage_lines() {
     let client = Client::new(options(&world).command_prefix("!")).unwrap();
     client
         .commands()
-        .register(
-            CommandDeclaration::new("remind", "Remind me")
-                .option(
-                    CommandOption::new(
-                        "minutes",
-                        "In how many minutes",
-                        CommandOptionType::Integer,
-                    )
-                    .required(true)
-                    .min(1)
-                    .max(3600),
+        .update(|registry| {
+            registry
+                .register(
+                    CommandDeclaration::new("remind", "Remind me")
+                        .option(
+                            CommandOption::new(
+                                "minutes",
+                                "In how many minutes",
+                                CommandOptionType::Integer,
+                            )
+                            .required(true)
+                            .min(1)
+                            .max(3600),
+                        )
+                        .option(
+                            CommandOption::new("note", "What about", CommandOptionType::String)
+                                .max_length(20),
+                        ),
+                    |ctx: CommandContext| async move { ctx.reply("ok").await },
                 )
-                .option(
-                    CommandOption::new("note", "What about", CommandOptionType::String)
-                        .max_length(20),
-                ),
-            |ctx: CommandContext| async move { ctx.reply("ok").await },
-        )
-        .unwrap()
-        .register_with(
-            CommandDeclaration::new("purge", "Forget every reminder"),
-            CommandSettings::new().hide_in_help(),
-            |ctx: CommandContext| async move { ctx.reply("purged").await },
-        )
-        .unwrap()
-        .enable_help()
+                .unwrap()
+                .register_with(
+                    CommandDeclaration::new("purge", "Forget every reminder"),
+                    CommandSettings::new().hide_in_help(),
+                    |ctx: CommandContext| async move { ctx.reply("purged").await },
+                )
+                .unwrap()
+                .enable_help()
+                .map(drop)
+        })
         .unwrap();
     let alice = world.start(&client).await;
 
@@ -536,9 +549,13 @@ async fn a_bot_sends_a_typed_command_another_bot_runs_it_typed() {
     let seen = Arc::clone(&got);
     dicebot
         .commands()
-        .command::<Roll>(move |ctx, roll: Roll| {
-            seen.lock().unwrap().push((ctx.source(), roll.clone()));
-            async move { ctx.reply(&format!("rolled {}", roll.count)).await }
+        .update(|registry| {
+            registry
+                .command::<Roll>(move |ctx, roll: Roll| {
+                    seen.lock().unwrap().push((ctx.source(), roll.clone()));
+                    async move { ctx.reply(&format!("rolled {}", roll.count)).await }
+                })
+                .map(drop)
         })
         .unwrap();
     dicebot.login().await.unwrap();
@@ -666,15 +683,19 @@ async fn a_typed_conversion_that_panics_is_a_handler_failure_and_the_bot_keeps_g
     let flag = Arc::clone(&ran);
     client
         .commands()
-        .command::<Fragile>(move |_ctx, _fragile: Fragile| {
-            flag.store(true, Ordering::SeqCst);
-            async { Ok::<(), std::io::Error>(()) }
+        .update(|registry| {
+            registry
+                .command::<Fragile>(move |_ctx, _fragile: Fragile| {
+                    flag.store(true, Ordering::SeqCst);
+                    async { Ok::<(), std::io::Error>(()) }
+                })
+                .unwrap()
+                .register(
+                    CommandDeclaration::new("ping", "Still here?"),
+                    |ctx: CommandContext| async move { ctx.reply("pong").await },
+                )
+                .map(drop)
         })
-        .unwrap()
-        .register(
-            CommandDeclaration::new("ping", "Still here?"),
-            |ctx: CommandContext| async move { ctx.reply("pong").await },
-        )
         .unwrap();
     let mut events = client.events();
     let alice = world.start(&client).await;
@@ -719,25 +740,29 @@ async fn a_user_error_made_from_an_argument_error_is_reported_as_one() {
     };
     client
         .commands()
-        .register(optional_n(), |ctx: CommandContext| async move {
-            let n: i64 = ctx.require("n")?;
-            ctx.reply(&format!("picked {n}"))
-                .await
-                .map_err(|_| botlane::UserError::from("could not answer"))
+        .update(|registry| {
+            registry
+                .register(optional_n(), |ctx: CommandContext| async move {
+                    let n: i64 = ctx.require("n")?;
+                    ctx.reply(&format!("picked {n}"))
+                        .await
+                        .map_err(|_| botlane::framework::UserError::from("could not answer"))
+                })
+                .unwrap()
+                .register_with(
+                    CommandDeclaration::new("guard", "Checks n").option(CommandOption::new(
+                        "n",
+                        "How many",
+                        CommandOptionType::Integer,
+                    )),
+                    CommandSettings::new().check(Check::sync(|ctx| {
+                        let _n: i64 = ctx.require("n")?;
+                        Ok(())
+                    })),
+                    |ctx: CommandContext| async move { ctx.reply("guarded").await },
+                )
+                .map(drop)
         })
-        .unwrap()
-        .register_with(
-            CommandDeclaration::new("guard", "Checks n").option(CommandOption::new(
-                "n",
-                "How many",
-                CommandOptionType::Integer,
-            )),
-            CommandSettings::new().check(Check::sync(|ctx| {
-                let _n: i64 = ctx.require("n")?;
-                Ok(())
-            })),
-            |ctx: CommandContext| async move { ctx.reply("guarded").await },
-        )
         .unwrap();
     let mut events = client.events();
     let alice = world.start(&client).await;
@@ -775,24 +800,28 @@ async fn the_hook_after_each_command_sees_every_invocation_that_ran_on_both_lane
         });
     client
         .commands()
-        .register(
-            CommandDeclaration::new("slow", "Takes a moment"),
-            |ctx: CommandContext<Tally>| async move {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                ctx.reply("done").await
-            },
-        )
-        .unwrap()
-        .register(
-            CommandDeclaration::new("boom", "Always fails"),
-            |_ctx: CommandContext<Tally>| async move { Err(std::io::Error::other("no")) },
-        )
-        .unwrap()
-        .register_with(
-            CommandDeclaration::new("guarded", "Nobody may"),
-            CommandSettings::new().check(Check::sync(|_ctx| Err("nobody may".into()))),
-            |ctx: CommandContext<Tally>| async move { ctx.reply("how?").await },
-        )
+        .update(|registry| {
+            registry
+                .register(
+                    CommandDeclaration::new("slow", "Takes a moment"),
+                    |ctx: CommandContext<Tally>| async move {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        ctx.reply("done").await
+                    },
+                )
+                .unwrap()
+                .register(
+                    CommandDeclaration::new("boom", "Always fails"),
+                    |_ctx: CommandContext<Tally>| async move { Err(std::io::Error::other("no")) },
+                )
+                .unwrap()
+                .register_with(
+                    CommandDeclaration::new("guarded", "Nobody may"),
+                    CommandSettings::new().check(Check::sync(|_ctx| Err("nobody may".into()))),
+                    |ctx: CommandContext<Tally>| async move { ctx.reply("how?").await },
+                )
+                .map(drop)
+        })
         .unwrap();
     let mut events = client.events();
     let alice = world.start(&client).await;
@@ -887,7 +916,7 @@ async fn the_hooks_after_a_command_run_when_its_error_hook_panics() {
     let client = Client::new(options(&world)).unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     client
-        .on_error(botlane::OnError::new(|_failure| async {
+        .on_error(botlane::framework::OnError::new(|_failure| async {
             panic!("the error hook's own bug");
         }))
         .after_command(move |ran: CommandRan| {
@@ -996,17 +1025,21 @@ async fn owned_bot(
     client.add_check(Check::sync(|_ctx| Err("closed for maintenance".into())));
     client
         .commands()
-        .register_with(
-            CommandDeclaration::new("reload", "Reload the word lists"),
-            CommandSettings::new().owners_only(),
-            |ctx: CommandContext| async move { ctx.reply("reloaded").await },
-        )
-        .unwrap()
-        .register_with(
-            CommandDeclaration::new("roll", "Roll a die"),
-            CommandSettings::new().cooldown(Cooldown::global(Duration::from_secs(60))),
-            |ctx: CommandContext| async move { ctx.reply("rolled").await },
-        )
+        .update(|registry| {
+            registry
+                .register_with(
+                    CommandDeclaration::new("reload", "Reload the word lists"),
+                    CommandSettings::new().owners_only(),
+                    |ctx: CommandContext| async move { ctx.reply("reloaded").await },
+                )
+                .unwrap()
+                .register_with(
+                    CommandDeclaration::new("roll", "Roll a die"),
+                    CommandSettings::new().cooldown(Cooldown::global(Duration::from_secs(60))),
+                    |ctx: CommandContext| async move { ctx.reply("rolled").await },
+                )
+                .map(drop)
+        })
         .unwrap();
     let events = client.events();
     let alice = world.start(&client).await;

@@ -1,7 +1,7 @@
 //! Where invocations run, over the real devserver. Dispatch polls an
 //! invocation once where it stands (on the connection task) while its
 //! command's handler keeps finishing at once, and spawns it otherwise
-//! (`commands/pace.rs`). These pin what that must never cost: a handler
+//! (`framework/pace.rs`). These pin what that must never cost: a handler
 //! that blocks its thread holds up the connection at most once, not on
 //! every invocation; and an error hook that panics during that poll does
 //! not unwind through the connection task.
@@ -14,7 +14,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use botlane::{Client, CommandContext, CommandDeclaration, CommandSettings, Event, OnError};
+use botlane::framework::{CommandSettings, OnError};
+
+use botlane::{Client, CommandContext, CommandDeclaration, Event};
 use support::{bot_says, next_event, World, WAIT};
 
 /// The first `/heavy` only blocks its thread for a moment (more than the
@@ -93,13 +95,19 @@ async fn an_error_hook_that_panics_leaves_the_connection_up() {
     let mut events = client.events();
     client
         .commands()
-        .register_with(
-            CommandDeclaration::new("broken", "Fails"),
-            CommandSettings::new().on_error(OnError::new(|_failure| async {
-                panic!("the error hook's own bug");
-            })),
-            |_ctx: CommandContext| async { Err::<(), _>(std::io::Error::other("handler failed")) },
-        )
+        .update(|registry| {
+            registry
+                .register_with(
+                    CommandDeclaration::new("broken", "Fails"),
+                    CommandSettings::new().on_error(OnError::new(|_failure| async {
+                        panic!("the error hook's own bug");
+                    })),
+                    |_ctx: CommandContext| async {
+                        Err::<(), _>(std::io::Error::other("handler failed"))
+                    },
+                )
+                .map(drop)
+        })
         .unwrap();
     client
         .commands()

@@ -20,11 +20,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use botlane::framework::{
+    Check, CommandFailure, CommandSettings, Cooldown, CooldownError, NotAnOwner, OnError,
+    UserError, UserId,
+};
 use botlane::rest::Method;
 use botlane::{
-    BoxError, Check, Client, ClientOptions, Command, CommandChoice, CommandContext,
-    CommandErrorReason, CommandFailure, CommandSettings, Cooldown, CooldownError, Event,
-    EventRecvError, Events, NotAnOwner, OnError, UserError, UserId,
+    BoxError, Client, ClientOptions, Command, CommandChoice, CommandContext, CommandErrorReason,
+    DeclarationError, Event, EventRecvError, Events,
 };
 use botlane_devserver::{DevServerConfig, Scene, TestUser, UserAccount};
 use serde::Deserialize;
@@ -215,133 +218,135 @@ fn modbot(options: ClientOptions, moderators: Vec<String>) -> Result<Client<ModD
     let moderation = CommandSettings::new().category("Moderation");
     let info = CommandSettings::new().category("Info");
     let mods = moderation.clone().check(moderators_only());
-    client
-        .commands()
-        .command::<Ping>(|ctx, _ping| async move { ctx.reply("pong").await })?
-        .command_with::<Roll>(
-            // poise's `aliases("r", "dice")`: on the text lane only.
-            fun.cooldown(Cooldown::per_user(Duration::from_secs(60)))
-                .aliases(["r", "dice"]),
-            |ctx, roll| async move {
-                ctx.data().commands_run.fetch_add(1, Ordering::Relaxed);
-                let sides = roll.sides.unwrap_or(6);
-                ctx.reply(&format!("rolling {}d{sides}", roll.count)).await
-            },
-        )?
-        .command_with::<Warn>(mods.clone(), |ctx, warn| async move {
-            let n = {
-                let mut all = ctx
-                    .data()
-                    .warnings
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner());
-                let theirs = all.entry(warn.user.to_string()).or_default();
-                theirs.push(warn.reason.clone());
-                theirs.len()
-            };
-            ctx.data().commands_run.fetch_add(1, Ordering::Relaxed);
-            let plural = if n == 1 { "" } else { "s" };
-            ctx.reply(&format!(
-                "warned {} for: {} ({n} warning{plural})",
-                warn.user, warn.reason
-            ))
-            .await
-        })?
-        .command_with::<Warnings>(
-            moderation.clone().check(clearing_needs_a_moderator()),
-            |ctx, w| async move {
-                let user = w.user.to_string();
-                let text = match w.action {
-                    WarningsAction::List => {
-                        let theirs = ctx.data().warnings_of(&user);
-                        if theirs.is_empty() {
-                            format!("{user} has no warnings")
-                        } else {
-                            format!("{user}: {}", theirs.join("; "))
-                        }
-                    }
-                    WarningsAction::Clear => {
-                        let mut all = ctx
-                            .data()
-                            .warnings
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner());
-                        let n = all.remove(&user).map_or(0, |w| w.len());
-                        format!("cleared {n} warnings of {user}")
-                    }
+    client.commands().update(|registry| {
+        registry
+            .command::<Ping>(|ctx, _ping| async move { ctx.reply("pong").await })?
+            .command_with::<Roll>(
+                // poise's `aliases("r", "dice")`: on the text lane only.
+                fun.cooldown(Cooldown::per_user(Duration::from_secs(60)))
+                    .aliases(["r", "dice"]),
+                |ctx, roll| async move {
+                    ctx.data().commands_run.fetch_add(1, Ordering::Relaxed);
+                    let sides = roll.sides.unwrap_or(6);
+                    ctx.reply(&format!("rolling {}d{sides}", roll.count)).await
+                },
+            )?
+            .command_with::<Warn>(mods.clone(), |ctx, warn| async move {
+                let n = {
+                    let mut all = ctx
+                        .data()
+                        .warnings
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner());
+                    let theirs = all.entry(warn.user.to_string()).or_default();
+                    theirs.push(warn.reason.clone());
+                    theirs.len()
                 };
                 ctx.data().commands_run.fetch_add(1, Ordering::Relaxed);
-                ctx.reply(&text).await
-            },
-        )?
-        .command_with::<Userinfo>(moderation, |ctx, info| async move {
-            let user = info
-                .user
-                .map_or_else(|| ctx.message().author_id.clone(), |u| u.to_string());
-            let warnings = ctx.data().warnings_of(&user).len();
-            let role = if ctx.data().is_moderator(&user) {
-                "moderator"
-            } else {
-                "member"
-            };
-            ctx.reply(&format!("{user}: {role}, {warnings} warnings"))
+                let plural = if n == 1 { "" } else { "s" };
+                ctx.reply(&format!(
+                    "warned {} for: {} ({n} warning{plural})",
+                    warn.user, warn.reason
+                ))
                 .await
-        })?
-        .command_with::<Files>(info.clone(), |ctx, _files| async move {
-            // A first answer at once, the result when the service answers.
-            ctx.reply("looking…").await?;
-            let list: FileList = ctx
-                .rest()?
-                .json(Method::GET, "/api/files/list", None)
-                .await?;
-            let names: Vec<String> = list
-                .files
-                .iter()
-                .map(|f| format!("{} ({} bytes)", f.name, f.size))
-                .collect();
-            ctx.say(&format!("files: {}", names.join(", "))).await?;
-            Ok::<(), BoxError>(())
-        })?
-        .command_with::<Audit>(mods.clone(), |ctx, _audit| async move {
-            let server = ctx.server_id().unwrap_or_default().to_owned();
-            // The service refuses this scope: a failure of the bot's own.
-            let log = ctx
-                .rest()?
-                .request(Method::GET, &format!("/api/audit-log/{server}"), None)
-                .await?;
-            let body = log.bytes().await?;
-            ctx.reply(&format!("{} bytes of audit log", body.len()))
-                .await?;
-            Ok::<(), BoxError>(())
-        })?
-        .command_with::<Stats>(
-            info.cooldown(Cooldown::global(Duration::from_secs(60))),
-            |ctx, _stats| async move {
-                let run = ctx.data().commands_run.load(Ordering::Relaxed);
-                let failed = ctx
-                    .data()
-                    .failures
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .len();
-                ctx.reply(&format!("{run} commands run, {failed} failures"))
+            })?
+            .command_with::<Warnings>(
+                moderation.clone().check(clearing_needs_a_moderator()),
+                |ctx, w| async move {
+                    let user = w.user.to_string();
+                    let text = match w.action {
+                        WarningsAction::List => {
+                            let theirs = ctx.data().warnings_of(&user);
+                            if theirs.is_empty() {
+                                format!("{user} has no warnings")
+                            } else {
+                                format!("{user}: {}", theirs.join("; "))
+                            }
+                        }
+                        WarningsAction::Clear => {
+                            let mut all = ctx
+                                .data()
+                                .warnings
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner());
+                            let n = all.remove(&user).map_or(0, |w| w.len());
+                            format!("cleared {n} warnings of {user}")
+                        }
+                    };
+                    ctx.data().commands_run.fetch_add(1, Ordering::Relaxed);
+                    ctx.reply(&text).await
+                },
+            )?
+            .command_with::<Userinfo>(moderation, |ctx, info| async move {
+                let user = info
+                    .user
+                    .map_or_else(|| ctx.message().author_id.clone(), |u| u.to_string());
+                let warnings = ctx.data().warnings_of(&user).len();
+                let role = if ctx.data().is_moderator(&user) {
+                    "moderator"
+                } else {
+                    "member"
+                };
+                ctx.reply(&format!("{user}: {role}, {warnings} warnings"))
                     .await
-            },
-        )?
-        .command_with::<Shutdown>(owner_only, move |ctx, _shutdown| {
-            let weak = weak.clone();
-            async move {
-                ctx.reply("shutting down").await?;
-                if let Some(client) = weak.upgrade() {
-                    client.close().await?;
-                }
-                ctx.data().stopped.store(true, Ordering::SeqCst);
+            })?
+            .command_with::<Files>(info.clone(), |ctx, _files| async move {
+                // A first answer at once, the result when the service answers.
+                ctx.reply("looking…").await?;
+                let list: FileList = ctx
+                    .rest()?
+                    .json(Method::GET, "/api/files/list", None)
+                    .await?;
+                let names: Vec<String> = list
+                    .files
+                    .iter()
+                    .map(|f| format!("{} ({} bytes)", f.name, f.size))
+                    .collect();
+                ctx.say(&format!("files: {}", names.join(", "))).await?;
                 Ok::<(), BoxError>(())
-            }
-        })?
-        .enable_help()?
-        // poise's `extra_text_at_bottom`.
-        .help_footer("Moderators: ask them in #help.");
+            })?
+            .command_with::<Audit>(mods.clone(), |ctx, _audit| async move {
+                let server = ctx.server_id().unwrap_or_default().to_owned();
+                // The service refuses this scope: a failure of the bot's own.
+                let log = ctx
+                    .rest()?
+                    .request(Method::GET, &format!("/api/audit-log/{server}"), None)
+                    .await?;
+                let body = log.bytes().await?;
+                ctx.reply(&format!("{} bytes of audit log", body.len()))
+                    .await?;
+                Ok::<(), BoxError>(())
+            })?
+            .command_with::<Stats>(
+                info.cooldown(Cooldown::global(Duration::from_secs(60))),
+                |ctx, _stats| async move {
+                    let run = ctx.data().commands_run.load(Ordering::Relaxed);
+                    let failed = ctx
+                        .data()
+                        .failures
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .len();
+                    ctx.reply(&format!("{run} commands run, {failed} failures"))
+                        .await
+                },
+            )?
+            .command_with::<Shutdown>(owner_only, move |ctx, _shutdown| {
+                let weak = weak.clone();
+                async move {
+                    ctx.reply("shutting down").await?;
+                    if let Some(client) = weak.upgrade() {
+                        client.close().await?;
+                    }
+                    ctx.data().stopped.store(true, Ordering::SeqCst);
+                    Ok::<(), BoxError>(())
+                }
+            })?
+            .enable_help()?
+            // poise's `extra_text_at_bottom`.
+            .help_footer("Moderators: ask them in #help.");
+        Ok::<(), DeclarationError>(())
+    })?;
     Ok(client)
 }
 

@@ -10,10 +10,9 @@ use crate::support;
 
 use std::time::Duration;
 
-use botlane::{
-    match_command_name, Client, ClientOptions, CommandContext, CommandDeclaration, CommandSettings,
-    UserError,
-};
+use botlane::framework::{CommandSettings, UserError};
+
+use botlane::{match_command_name, Client, ClientOptions, CommandContext, CommandDeclaration};
 use botlane_devserver::{Scene, Sidecar};
 use support::fixtures::bounded_roll;
 use support::{command_error_event, WAIT};
@@ -29,26 +28,28 @@ const OTHERS: [&str; 3] = ["!!", "?", "bot"];
 fn bot(options: ClientOptions) -> Result<Client, botlane::BoxError> {
     let client = Client::new(options.command_prefix(MAIN).additional_prefixes(OTHERS))?;
     let roll = bounded_roll();
-    client
-        .commands()
-        .register_with(
-            roll,
-            CommandSettings::new().aliases(["r"]),
-            |ctx: CommandContext| async move {
-                let count = ctx.get_integer("count").unwrap_or_default();
-                ctx.reply(&format!("{count} dice by {}", ctx.invoked_name()))
-                    .await
-            },
-        )?
-        .register(
-            CommandDeclaration::new("sulk", "Refuses"),
-            |_ctx: CommandContext| async { Err::<(), _>(UserError::new("bot says no")) },
-        )?
-        .register(
-            CommandDeclaration::new("ping", "Check the bot"),
-            |ctx: CommandContext| async move { ctx.reply("pong").await },
-        )?
-        .enable_help()?;
+    client.commands().update(|registry| {
+        registry
+            .register_with(
+                roll,
+                CommandSettings::new().aliases(["r"]),
+                |ctx: CommandContext| async move {
+                    let count = ctx.get_integer("count").unwrap_or_default();
+                    ctx.reply(&format!("{count} dice by {}", ctx.invoked_name()))
+                        .await
+                },
+            )?
+            .register(
+                CommandDeclaration::new("sulk", "Refuses"),
+                |_ctx: CommandContext| async { Err::<(), _>(UserError::new("bot says no")) },
+            )?
+            .register(
+                CommandDeclaration::new("ping", "Check the bot"),
+                |ctx: CommandContext| async move { ctx.reply("pong").await },
+            )?
+            .enable_help()
+            .map(drop)
+    })?;
     Ok(client)
 }
 
@@ -145,24 +146,26 @@ async fn a_help_whose_own_words_start_with_a_prefix_is_marked_where_they_do() {
                     .additional_prefixes(["D"])
                     .error_answer_limit(100, Duration::from_secs(1)),
             )?;
-            client
-                .commands()
-                .register_with(
-                    CommandDeclaration::new("roll", "Roll some dice"),
-                    CommandSettings::new()
-                        .category("Dice rolls")
-                        .help_text("Rolls.\nDon't roll twice."),
-                    |ctx: CommandContext| async move { ctx.reply("rolled").await },
-                )?
-                .register(
-                    // A description may hold line breaks: under `D`, its
-                    // second line would be the command `o`.
-                    CommandDeclaration::new("sulk", "Refuses\nDo not ask"),
-                    |_ctx: CommandContext| async {
-                        Err::<(), _>(UserError::new("no dice left\nCroll 2"))
-                    },
-                )?
-                .enable_help()?;
+            client.commands().update(|registry| {
+                registry
+                    .register_with(
+                        CommandDeclaration::new("roll", "Roll some dice"),
+                        CommandSettings::new()
+                            .category("Dice rolls")
+                            .help_text("Rolls.\nDon't roll twice."),
+                        |ctx: CommandContext| async move { ctx.reply("rolled").await },
+                    )?
+                    .register(
+                        // A description may hold line breaks: under `D`, its
+                        // second line would be the command `o`.
+                        CommandDeclaration::new("sulk", "Refuses\nDo not ask"),
+                        |_ctx: CommandContext| async {
+                            Err::<(), _>(UserError::new("no dice left\nCroll 2"))
+                        },
+                    )?
+                    .enable_help()
+                    .map(drop)
+            })?;
             Ok::<_, botlane::BoxError>(client)
         })
         .await

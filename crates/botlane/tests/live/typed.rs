@@ -9,13 +9,16 @@ use crate::support;
 
 use std::sync::{Arc, Mutex};
 
+use botlane::framework::{
+    usage_line, ArgValueKind, ChannelId, CommandOptionValue, CommandSettings, RoleId, UserId,
+};
+
 use botlane::{
     compute_menu_hash, decode_command_data, encode_command_data, format_invocation_text,
-    parse_invocation_text, usage_line, validate_declaration, ArgValueKind, ArgumentError,
-    ArgumentRule, ChannelId, Command, CommandArgValue, CommandArgs, CommandChoice, CommandContext,
-    CommandData, CommandDeclaration, CommandErrorReason, CommandInvocation, CommandOption,
-    CommandOptionType, CommandOptionValue, CommandRegistry, CommandSettings, CommandSource,
-    Message, RoleId, UserId,
+    parse_invocation_text, validate_declaration, ArgumentError, ArgumentRule, Command,
+    CommandArgValue, CommandArgs, CommandChoice, CommandContext, CommandData, CommandDeclaration,
+    CommandErrorReason, CommandInvocation, CommandOption, CommandOptionType, CommandRegistry,
+    CommandSource, Message,
 };
 use botlane_devserver::{Scene, StoredMenu};
 use support::{command_error_event, World, WAIT};
@@ -564,12 +567,16 @@ async fn typed_commands_run_on_both_lanes_through_the_client() {
     let client = world.client();
     client
         .commands()
-        .command::<Roll>(|ctx, roll: Roll| async move {
-            ctx.reply(&format!(
-                "{} x d{:?} {:?}",
-                roll.count, roll.sides, roll.mode
-            ))
-            .await
+        .update(|registry| {
+            registry
+                .command::<Roll>(|ctx, roll: Roll| async move {
+                    ctx.reply(&format!(
+                        "{} x d{:?} {:?}",
+                        roll.count, roll.sides, roll.mode
+                    ))
+                    .await
+                })
+                .map(drop)
         })
         .unwrap();
     let mut events = client.events();

@@ -10,7 +10,9 @@
 
 use crate::{capture, support};
 
-use botlane::{CommandContext, CommandDeclaration, CommandErrorReason, CommandSettings};
+use botlane::framework::CommandSettings;
+
+use botlane::{CommandContext, CommandDeclaration, CommandErrorReason};
 use capture::Capture;
 use support::{command_error_event, World, WAIT};
 
@@ -22,30 +24,34 @@ async fn other_failures_get_a_generic_answer_and_their_text_is_never_logged() {
     let client = world.client();
     client
         .commands()
-        .register(
-            CommandDeclaration::new("secret", "Fails privately"),
-            |_ctx: CommandContext| async move {
-                Err::<(), _>(std::io::Error::other(
-                    "db password hunter2 refused for alice's note",
-                ))
-            },
-        )
-        .unwrap()
-        .register(
-            CommandDeclaration::new("panic", "Panics"),
-            |_ctx: CommandContext| async move {
-                if true {
-                    panic!("the private state was hunter2");
-                }
-                Ok::<(), std::io::Error>(())
-            },
-        )
-        .unwrap()
-        .register_with(
-            CommandDeclaration::new("reload", "Owners only, and the client has none"),
-            CommandSettings::new().owners_only(),
-            |_ctx: CommandContext| async move { Ok::<(), std::io::Error>(()) },
-        )
+        .update(|registry| {
+            registry
+                .register(
+                    CommandDeclaration::new("secret", "Fails privately"),
+                    |_ctx: CommandContext| async move {
+                        Err::<(), _>(std::io::Error::other(
+                            "db password hunter2 refused for alice's note",
+                        ))
+                    },
+                )
+                .unwrap()
+                .register(
+                    CommandDeclaration::new("panic", "Panics"),
+                    |_ctx: CommandContext| async move {
+                        if true {
+                            panic!("the private state was hunter2");
+                        }
+                        Ok::<(), std::io::Error>(())
+                    },
+                )
+                .unwrap()
+                .register_with(
+                    CommandDeclaration::new("reload", "Owners only, and the client has none"),
+                    CommandSettings::new().owners_only(),
+                    |_ctx: CommandContext| async move { Ok::<(), std::io::Error>(()) },
+                )
+                .map(drop)
+        })
         .unwrap();
     let mut events = client.events();
     let alice = world.start(&client).await;
@@ -115,7 +121,7 @@ async fn other_failures_get_a_generic_answer_and_their_text_is_never_logged() {
     // its text not.
     let panicked = "an error hook panicked";
     assert!(!said(panicked));
-    client.on_error(botlane::OnError::new(|_failure| async {
+    client.on_error(botlane::framework::OnError::new(|_failure| async {
         panic!("the hook's private state was hunter2");
     }));
     let id = alice.send_text(&world.channel, "/secret").await.unwrap();

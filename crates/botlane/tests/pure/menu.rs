@@ -112,7 +112,7 @@ fn hash_is_sha256_of_the_json() {
 /// builds dicebot's menu from it), so the page follows the declaration.
 #[test]
 fn commands_md_gives_helps_menu_entry() {
-    let menu = canonical_menu_json(&[botlane::help_declaration()]);
+    let menu = canonical_menu_json(&[botlane::framework::help_declaration()]);
     let entry = &menu[1..menu.len() - 1];
     let page = include_str!("../../../../docs/commands.md");
     assert!(

@@ -4,9 +4,10 @@
 use std::cell::RefCell;
 
 use crate::proptest_cases::cases;
+use botlane::framework::canonical_bot_id;
 use botlane::{
-    canonical_bot_id, decode_command_data, encode_command_data, CommandArgValue as V, CommandArgs,
-    CommandData, CommandLookup, COMMAND_DATA_VERSION,
+    decode_command_data, encode_command_data, CommandArgValue as V, CommandArgs, CommandData,
+    CommandLookup, COMMAND_DATA_VERSION,
 };
 use proptest::prelude::*;
 
@@ -558,7 +559,7 @@ proptest! {
         let coerced = registry.coerce("all", args.clone());
         prop_assert_eq!(checked.as_ref().ok(), coerced.as_ref());
         if let Err(e) = checked {
-            let usage = format!("\nusage: {}", botlane::usage_line(&everything(), None));
+            let usage = format!("\nusage: {}", botlane::framework::usage_line(&everything(), None));
             prop_assert!(e.to_string().ends_with(&usage));
             prop_assert!(e.option() == "extra" || everything().find_option(e.option()).is_some());
         }

@@ -6,10 +6,12 @@
 //! and the parser and matcher never panic on any input.
 #![allow(clippy::unwrap_used)]
 
+use botlane::framework::CommandSettings;
+
 use botlane::{
     format_invocation_text, match_command_name, parse_invocation_text, CommandArgValue as V,
     CommandArgs, CommandDeclaration, CommandOption, CommandOptionType as T, CommandRegistry,
-    CommandSettings, TextParseResult,
+    TextParseResult,
 };
 
 use crate::fixtures::roll;

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use botlane::{render_help, usage_line, Command};
+use botlane::framework::{render_help, usage_line};
+
+use botlane::Command;
 use botlane_devserver::{DevServerConfig, Scene};
 use dicebot::{Echo, Files, Flip, Roll, Side, NO_COMMANDS, REST_LANE_OFF};
 

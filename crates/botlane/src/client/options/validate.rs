@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use super::ClientOptions;
-use crate::commands::{prefix_rule, MAX_ADDITIONAL_PREFIXES};
+use crate::commands::limits::MAX_ADDITIONAL_PREFIXES;
+use crate::commands::text::prefixes::prefix_rule;
 use crate::error::ClientError;
 use crate::loopback::is_exact_loopback;
 
