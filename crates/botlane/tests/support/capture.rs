@@ -1,6 +1,7 @@
 //! Every line a `tracing` subscriber writes, kept in memory, for the suites
 //! that install the global subscriber and search its output (each in a
-//! binary of its own).
+//! binary of its own), and for a test on one thread that sets its own
+//! subscriber (`tracing::subscriber::set_default`).
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
