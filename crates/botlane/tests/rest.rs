@@ -296,7 +296,7 @@ async fn a_purged_credential_gets_a_401_one_re_mint_and_a_successful_retry() {
     let client = w.client().await;
     let rest = client.rest();
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
-    assert_eq!(w.server.purge_rest_credentials(&w.bot.id), 1);
+    assert_eq!(w.server.purge_rest_credentials(&w.bot.id).unwrap(), 1);
 
     let list: Files = rest.json(Method::GET, LIST, None).await.unwrap();
     assert_eq!(list.files.len(), 1);
@@ -322,7 +322,7 @@ async fn the_retry_after_a_401_resends_the_body() {
     let client = w.client().await;
     let rest = client.rest();
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
-    w.server.purge_rest_credentials(&w.bot.id);
+    w.server.purge_rest_credentials(&w.bot.id).unwrap();
     let init = RequestInit::new()
         .header("x-trace", "t-1")
         .json(&serde_json::json!({"name": "new.txt"}));
@@ -624,7 +624,7 @@ async fn fifty_concurrent_401s_cause_one_re_mint() {
     let mut most_unauthorized = 0;
     for round in 1..=5 {
         let before = w.requests().len();
-        w.server.purge_rest_credentials(&w.bot.id);
+        w.server.purge_rest_credentials(&w.bot.id).unwrap();
         let calls: Vec<_> = (0..50)
             .map(|_| {
                 let rest = client.rest();
@@ -791,7 +791,7 @@ async fn the_credential_is_never_written_to_the_keystore() {
     let keystore = w.dir.path().join("bot.keystore");
     let rest = client.rest();
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
-    w.server.purge_rest_credentials(&w.bot.id);
+    w.server.purge_rest_credentials(&w.bot.id).unwrap();
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
     assert_eq!(w.server.mint_count(), 2);
 
