@@ -40,10 +40,10 @@ use tokio_websockets::{CloseCode, Message as WsMessage};
 use super::dial::Socket;
 use super::frames::{ByOpcode, MessageView, Routed};
 use super::pending::{Pending, Slot, MAX_UNANSWERED};
+use super::Warnings;
 use crate::deadline;
 use crate::error::ClientError;
 use crate::sync::stopped;
-use crate::throttle::Throttle;
 use crate::wire::{self, FrameError, OpCode};
 
 /// How long a closing handshake may take before the socket is dropped.
@@ -75,35 +75,6 @@ pub(crate) trait Inbound: Send + Sync + 'static {
     fn frame_received(&self);
     /// The client's rate-limited warnings of the connection.
     fn warnings(&self) -> &Warnings;
-}
-
-/// The connection's rate-limited warnings: one set per client, kept across
-/// reconnects, so a service that misbehaves again after a reconnect is not
-/// logged afresh.
-#[derive(Debug)]
-pub(crate) struct Warnings {
-    malformed_frame: Throttle,
-    unknown_opcode: Throttle,
-    unexpected_reply: Throttle,
-}
-
-impl Warnings {
-    pub(crate) const fn new() -> Self {
-        Self {
-            malformed_frame: Throttle::new("ignoring a malformed or binary frame"),
-            unknown_opcode: Throttle::new("ignoring a frame with an unknown opcode"),
-            unexpected_reply: Throttle::new("ignoring a reply nobody asked for"),
-        }
-    }
-
-    /// Each kind, for the client's stats and its line at shutdown.
-    pub(crate) fn throttles(&self) -> [&Throttle; 3] {
-        [
-            &self.malformed_frame,
-            &self.unknown_opcode,
-            &self.unexpected_reply,
-        ]
-    }
 }
 
 /// The timings of one connection.

@@ -283,7 +283,13 @@ fn prefix() -> BoxedStrategy<Option<String>> {
 /// A command name other than the built-in `help`, which a registry keeps
 /// for itself.
 fn command_name() -> impl Strategy<Value = String> {
-    "[a-z0-9_-]{1,32}".prop_map(|name| if name == "help" { "helq".to_owned() } else { name })
+    "[a-z0-9_-]{1,32}".prop_map(|name| {
+        if name == "help" {
+            "helq".to_owned()
+        } else {
+            name
+        }
+    })
 }
 
 #[derive(Debug, Clone)]
