@@ -141,8 +141,8 @@ impl Actions {
             .update(|s| s.rest_mut().set_session_lifetime(lifetime));
     }
 
-    pub(crate) fn purge_rest_credentials(&self, bot_id: &str) -> usize {
-        self.shared.update(|s| s.rest_mut().purge(bot_id))
+    pub(crate) fn purge_rest_credentials(&self, bot_id: &str) -> Result<usize, DevServerError> {
+        self.shared.update(|s| s.purge_rest_credentials(bot_id))
     }
 
     /// What the admin endpoint's `GET /admin/state` reports.

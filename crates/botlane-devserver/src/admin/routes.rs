@@ -179,7 +179,7 @@ impl Route {
             }
             Self::PurgeRestCredentials => {
                 let BotId { bot_id } = read(self, body)?;
-                Ok(json!({"purged": actions.purge_rest_credentials(&bot_id)}))
+                Ok(json!({"purged": actions.purge_rest_credentials(&bot_id)?}))
             }
         }
     }

@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::{error, RestApp};
 use crate::body::{read_body, BodyRefusal};
+use crate::listener::ConnectionNumber;
 use crate::records::HttpRecord;
 
 /// The method as logged: a standard one by name, anything else as `other`
@@ -76,6 +77,10 @@ pub(super) async fn record(
         body: body[..kept].to_vec(),
         body_size,
         status: None,
+        connection: parts
+            .extensions
+            .get::<ConnectionNumber>()
+            .map_or(0, |number| number.0),
     };
     let (seq, redirect) = app.shared.update(|s| {
         (

@@ -491,6 +491,118 @@ async fn a_foreign_host_is_refused_even_with_the_token_and_no_cors_is_offered() 
 }
 
 #[tokio::test]
+async fn a_repeated_host_or_a_foreign_absolute_target_is_refused() {
+    let (server, admin) = admin_server(DevServerConfig::default()).await;
+    let port = admin.addr.port();
+    let body = r#"{"name":"mallory"}"#;
+    // Its own Host first, a foreign one second: two parsers could each
+    // read another one (RFC 9112 §3.2).
+    let headers = [
+        ("Host", admin.host.as_str()),
+        ("Host", "evil.example"),
+        ("Authorization", admin.bearer.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    let answer = http(admin.addr, "POST", "/admin/add_user", &headers, body).await;
+    assert_eq!((answer.status, answer.error_code()), (400, "bad_request"));
+    assert!(
+        answer.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("one Host header"),
+        "{answer:?}"
+    );
+    // An absolute-form target's authority stands for the Host (RFC 9112
+    // §3.2.2): a foreign one is refused whatever the Host says...
+    let headers = [
+        ("Host", admin.host.as_str()),
+        ("Authorization", admin.bearer.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    let foreign = format!("http://evil.example:{port}/admin/add_user");
+    let answer = http(admin.addr, "POST", &foreign, &headers, body).await;
+    assert_eq!(
+        (answer.status, answer.error_code()),
+        (403, "host_not_allowed")
+    );
+    assert_eq!(server.account_id("mallory"), None);
+    // ...and its own is served.
+    let own = format!("http://127.0.0.1:{port}/admin/state");
+    let answer = http(admin.addr, "GET", &own, &headers, "").await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+}
+
+#[tokio::test]
+async fn every_route_naming_an_account_answers_an_unknown_one_with_404() {
+    let config = DevServerConfig::default()
+        .user(AccountConfig::new("alice", "admin-alice"))
+        .server(ServerConfig::new("lobby").channel(ChannelConfig::new("general")));
+    let (server, admin) = admin_server(config).await;
+    let lobby = server.server_id("lobby").unwrap();
+    let general = server.channel_id(&lobby, "general").unwrap();
+    let unknown = "no-such-account";
+    let membership = json!({"channel_id": general, "account_id": unknown});
+    // Every route, in the index's order, with a body naming an unknown
+    // account (everything else valid); `None` for a route that names none.
+    let routes: Vec<(&str, Option<Value>)> = vec![
+        ("/admin", None),
+        ("/admin/state", None),
+        ("/admin/add_bot", None),
+        ("/admin/add_user", None),
+        ("/admin/create_server", None),
+        ("/admin/create_channel", None),
+        ("/admin/add_member", Some(membership.clone())),
+        ("/admin/remove_member", Some(membership)),
+        ("/admin/deny_sends", None),
+        ("/admin/drop_connections", None),
+        ("/admin/revoke_bot", Some(json!({"bot_id": unknown}))),
+        ("/admin/set_rest_credentials", None),
+        ("/admin/set_mint_rate_limit", None),
+        ("/admin/fail_next_mints", None),
+        ("/admin/fail_next_requests", None),
+        ("/admin/set_session_lifetime", None),
+        (
+            "/admin/purge_rest_credentials",
+            Some(json!({"bot_id": unknown})),
+        ),
+    ];
+    let index = admin.call("GET", "/admin", None).await.body;
+    let listed: Vec<&str> = index["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|route| route["path"].as_str().unwrap())
+        .collect();
+    let covered: Vec<&str> = routes.iter().map(|(path, _)| *path).collect();
+    assert_eq!(
+        listed, covered,
+        "a route was added: say whether it names an account"
+    );
+    for (path, body) in routes {
+        let Some(body) = body else { continue };
+        let answer = admin.call("POST", path, Some(body)).await;
+        assert_eq!(
+            (answer.status, answer.error_code()),
+            (404, "unknown_account"),
+            "{path}: {answer:?}"
+        );
+        assert_eq!(answer.body["message"], format!("unknown account {unknown}"));
+    }
+    // A human where a bot is named is 400 not_a_bot, on both such routes.
+    let alice = server.account_id("alice").unwrap();
+    for path in ["/admin/revoke_bot", "/admin/purge_rest_credentials"] {
+        let answer = admin
+            .call("POST", path, Some(json!({"bot_id": alice})))
+            .await;
+        assert_eq!(
+            (answer.status, answer.error_code()),
+            (400, "not_a_bot"),
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn routes_methods_and_bodies_are_checked() {
     let config = DevServerConfig::default()
         .user(AccountConfig::new("alice", "admin-alice"))

@@ -114,6 +114,46 @@ async fn a_message_over_the_frame_limit_closes_with_1009() {
         .unwrap();
 }
 
+#[tokio::test]
+async fn a_1009_close_reaches_a_client_that_sends_more_right_after_the_oversize_message() {
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode as Ws};
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    let f = lobby().await;
+    let over = format!(
+        r#"{{"op":12,"d":{{"pad":"{}"}}}}"#,
+        "x".repeat(MAX_FRAME_BYTES)
+    );
+    let (first, second) = over.as_bytes().split_at(over.len() / 2);
+    for attempt in 0..24 {
+        let mut raw = logged_in(&f.url, ALICE).await;
+        if attempt % 2 == 0 {
+            raw.send_text(over.clone()).await;
+        } else {
+            // Two frames under the limit, one message over it.
+            for (part, opcode, last) in [
+                (first, Ws::Data(Data::Text), false),
+                (second, Ws::Data(Data::Continue), true),
+            ] {
+                let frame = Frame::message(part.to_vec(), opcode, last);
+                raw.ws.send(Message::Frame(frame)).await.unwrap();
+            }
+        }
+        // More behind it before the close can have arrived: the service
+        // reads and discards it rather than resetting the connection.
+        raw.send(OpCode::Heartbeat, json!({})).await;
+        assert_eq!(
+            raw.next().await,
+            Err(End::Closed(Some(1009))),
+            "attempt {attempt}"
+        );
+        assert_eq!(raw.close_reason.as_deref(), Some("max length: 1048576"));
+    }
+    f.server
+        .wait_for(|s| s.connection_count() == 0, common::WAIT)
+        .await
+        .unwrap();
+}
+
 /// Sends `bad` then `good` on opcode `op` without waiting, then reads the
 /// two replies of that opcode, in order.
 async fn bad_then_good(raw: &mut Raw, op: u16, bad: &str, good: Value) -> (Value, Value) {

@@ -1,5 +1,5 @@
-//! Two size bounds shown over real sockets: the bytes hyper buffers for a
-//! request's headers, on both listeners, and the messages a channel keeps.
+//! Two size bounds shown over real sockets: the bytes of a request's line
+//! and headers, on every listener, and the messages a channel keeps.
 #![allow(clippy::unwrap_used)]
 
 use crate::common;
@@ -17,7 +17,7 @@ use tokio::net::TcpStream;
 
 const ALICE: &str = "bounds-alice";
 
-/// What `listener.rs` lets hyper buffer for one request's headers.
+/// The most bytes of one request's line and headers (`listener/mod.rs`).
 const MAX_HEADER_BYTES: usize = 64 * 1024;
 
 async fn start(limits: Limits) -> DevServer {
@@ -100,6 +100,75 @@ async fn headers_over_64_kib_get_431_on_both_listeners_without_waiting_for_their
         alice.request(OpCode::Heartbeat, json!({})).await,
         json!({"code": 0})
     );
+}
+
+/// A whole request of exactly `len` bytes of line and headers: a request
+/// line of `line` bytes (its target padded), then padding headers.
+fn exact_head(path: &str, line: usize, len: usize) -> Vec<u8> {
+    let bare = format!("GET {path}?pad= HTTP/1.1\r\n").len();
+    let pad = "x".repeat(line.saturating_sub(bare));
+    let mut head = format!("GET {path}?pad={pad} HTTP/1.1\r\n");
+    head.push_str("Host: x\r\nConnection: close\r\n");
+    let end = "\r\n";
+    let fixed = "X-Pad: \r\n".len();
+    let mut left = len - head.len() - end.len();
+    while left > 0 {
+        let value = (left - fixed).min(1000);
+        head.push_str(&format!("X-Pad: {}\r\n", "p".repeat(value)));
+        left -= fixed + value;
+    }
+    head.push_str(end);
+    assert_eq!(head.len(), len, "the head is exactly {len} bytes");
+    head.into_bytes()
+}
+
+#[tokio::test]
+async fn the_head_limit_is_exact_when_the_head_arrives_in_one_write() {
+    let server = start(Limits::default()).await;
+    let admin = DevServer::start(DevServerConfig::default().admin(true))
+        .await
+        .unwrap();
+    let listeners = [
+        (server.local_addr(), "/ws"),
+        (server.rest_addr(), "/api/x"),
+        (admin.admin_addr().unwrap(), "/admin"),
+    ];
+    for (addr, path) in listeners {
+        for (what, head, refused) in [
+            (
+                "a 70 KiB request line",
+                exact_head(path, 70 * 1024, 71 * 1024),
+                true,
+            ),
+            ("a 100 KiB head", exact_head(path, 100, 100 * 1024), true),
+            (
+                "a head one byte over",
+                exact_head(path, 100, MAX_HEADER_BYTES + 1),
+                true,
+            ),
+            (
+                "a head at the limit",
+                exact_head(path, 100, MAX_HEADER_BYTES),
+                false,
+            ),
+        ] {
+            let mut tcp = TcpStream::connect(addr).await.unwrap();
+            tcp.write_all(&head).await.unwrap();
+            let answer = answer_until_closed(&mut tcp).await;
+            let refusal = "HTTP/1.1 431 Request Header Fields Too Large\r\n";
+            assert!(
+                answer.starts_with("HTTP/1.1 "),
+                "{path}, {what}: {answer:?}"
+            );
+            assert_eq!(
+                answer.starts_with(refusal),
+                refused,
+                "{path}, {what}: {answer:?}"
+            );
+        }
+    }
+    // Only the REST request at the limit reached the recorder.
+    assert_eq!(server.http_requests().len(), 1);
 }
 
 fn contents(messages: &Value) -> Vec<String> {

@@ -332,6 +332,68 @@ async fn the_http_connection_budget_holds_newcomers_until_a_slot_frees() {
     assert_eq!(server.http_requests().len(), 1);
 }
 
+/// One response on a keep-alive connection: its head and a body of its
+/// `content-length`, within [`WAIT`].
+async fn keep_alive_response(tcp: &mut TcpStream) -> String {
+    let mut got = Vec::new();
+    let mut byte = [0u8; 1];
+    tokio::time::timeout(WAIT, async {
+        while !got.ends_with(b"\r\n\r\n") {
+            assert_eq!(tcp.read(&mut byte).await.unwrap(), 1, "closed mid-head");
+            got.push(byte[0]);
+        }
+        let head = String::from_utf8_lossy(&got).to_ascii_lowercase();
+        let length: usize = head
+            .split("content-length: ")
+            .nth(1)
+            .and_then(|rest| rest.split("\r\n").next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        let mut body = vec![0u8; length];
+        tcp.read_exact(&mut body).await.unwrap();
+        got.extend_from_slice(&body);
+    })
+    .await
+    .expect("a whole response within the wait");
+    String::from_utf8_lossy(&got).into_owned()
+}
+
+#[tokio::test]
+async fn a_full_budget_closes_the_longest_idle_keep_alive_connection_for_a_newcomer() {
+    // The keep-alive timeout (the header-read timeout) is far longer than
+    // the wait: the newcomer is served because an idle connection made room.
+    let limits = small()
+        .http_connections(2)
+        .header_read_timeout(Duration::from_secs(600));
+    let (server, _) = start(limits).await;
+    let request = b"GET /api/files/list HTTP/1.1\r\nHost: x\r\n\r\n";
+    let mut idle = Vec::new();
+    for _ in 0..2 {
+        let mut tcp = TcpStream::connect(server.rest_addr()).await.unwrap();
+        tcp.write_all(request).await.unwrap();
+        assert!(keep_alive_response(&mut tcp)
+            .await
+            .starts_with("HTTP/1.1 401"));
+        idle.push(tcp);
+    }
+    let answer = http(
+        server.rest_addr(),
+        b"GET /api/files/list HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer:?}");
+    // The one idle longest was closed for it (which of them closes first
+    // is shown in `listener/idle.rs`).
+    assert!(closed_by_peer(&mut idle[0]).await);
+    let connections: Vec<u64> = server
+        .http_requests()
+        .iter()
+        .map(|r| r.connection)
+        .collect();
+    assert_eq!(connections, [1, 2, 3]);
+}
+
 #[tokio::test]
 async fn a_client_that_never_reads_is_closed_and_others_are_unaffected() {
     let limits = small()

@@ -336,7 +336,7 @@ async fn a_purge_without_revocation_lets_the_bot_mint_again() {
     let f = fixture().await;
     let mut bot = logged_in(&f.server.ws_url(), BOT).await;
     let v = f.credential_over(&mut bot).await;
-    assert_eq!(f.server.purge_rest_credentials(&f.bot), 1);
+    assert_eq!(f.server.purge_rest_credentials(&f.bot).unwrap(), 1);
     let got = refusal(f.get("/api/files/list", Some(&v)).await).await;
     assert_eq!(got, (StatusCode::UNAUTHORIZED, "session_expired".into()));
     let fresh = f.credential_over(&mut bot).await;

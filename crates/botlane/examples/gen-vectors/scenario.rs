@@ -265,7 +265,9 @@ pub(crate) async fn run() -> Result<Run, String> {
         }
     };
     list("first REST call").await?;
-    server.purge_rest_credentials(&bot.id);
+    server
+        .purge_rest_credentials(&bot.id)
+        .map_err(|e| format!("purge the REST credentials: {e}"))?;
     list("REST call after the purge").await?;
     if server.mint_count() != 2 {
         return Err(format!(

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::commands::text::prefixes::{prefix_rule, Prefixes};
-use crate::throttle::{Throttle, WARN_INTERVAL};
+use crate::throttle::Throttle;
 
 /// What a [dynamic prefix](crate::ClientOptions::dynamic_prefix) is told
 /// about one message, to choose that message's main prefix: where it was
@@ -101,7 +101,7 @@ impl fmt::Debug for DynamicPrefix {
 pub(crate) struct PrefixChooser {
     choose: DynamicPrefix,
     refused: AtomicU64,
-    warning: Throttle,
+    pub(crate) warning: Throttle,
 }
 
 impl PrefixChooser {
@@ -109,7 +109,7 @@ impl PrefixChooser {
         Self {
             choose,
             refused: AtomicU64::new(0),
-            warning: Throttle::new(WARN_INTERVAL),
+            warning: Throttle::new("the dynamic prefix was not used"),
         }
     }
 

@@ -14,6 +14,12 @@
 //! credential, mints once and retries once; a second 401 is an error. At most
 //! one mint is in flight; concurrent callers wait for it.
 //!
+//! A lane has at most
+//! [`rest_max_connections`](crate::ClientOptions::rest_max_connections)
+//! ([`DEFAULT_MAX_CONNECTIONS`]) requests in flight, the mint's exchange
+//! included: each holds one HTTP/1.1 connection until its response body is
+//! read or dropped, and further calls wait for one, within their timeout.
+//!
 //! Bodies are bounded: the ones the lane reads for itself (the exchange
 //! reply, a 401 or error body) up to 4 KiB, then the connection is dropped
 //! rather than drained; [`json`](RestLane::json) up to
@@ -42,6 +48,7 @@ mod address;
 mod config;
 mod credential;
 pub(crate) mod error;
+mod failure;
 pub(crate) mod init;
 mod mint;
 mod response;
@@ -54,7 +61,7 @@ use secrecy::ExposeSecret;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
-pub use config::{DEFAULT_JSON_LIMIT, MAX_FILE_BYTES};
+pub use config::{DEFAULT_JSON_LIMIT, DEFAULT_MAX_CONNECTIONS, MAX_FILE_BYTES};
 pub(crate) use error::{RestError, ServiceRestError};
 pub use http::{HeaderMap, Method, StatusCode};
 pub(crate) use init::{BinaryResponse, RequestInit};
@@ -63,7 +70,7 @@ pub use response::{BodyStream, Response};
 pub(crate) use config::{ConfigError, RestConfig};
 pub(crate) use mint::Mint;
 
-use config::LANE_BODY_LIMIT;
+use config::{Http, LANE_BODY_LIMIT};
 use credential::{Credential, CredentialCache};
 use error::strip_query;
 use response::read_capped;
@@ -77,10 +84,11 @@ const JSON_CAP: &str = "the client option rest_json_limit";
 /// The cap on an error body, as an error would name it.
 const ERROR_BODY_CAP: &str = "the lane's 4 KiB limit on the bodies it reads itself";
 
-/// Everything one lane owns: the HTTP client, built once, the
-/// configuration, the credential slot, and the handle that mints.
+/// Everything one lane owns: the HTTP client, built once, with the bound
+/// on its connections, the configuration, the credential slot, and the
+/// handle that mints.
 struct Lane {
-    http: Arc<reqwest::Client>,
+    http: Http,
     config: RestConfig,
     /// The checked `rest_url`, or why it was refused; checked on first use.
     base: OnceLock<Result<url::Url, RestError>>,
@@ -101,7 +109,7 @@ impl Lane {
 /// client builds this first (the fallible step), then binds the handle
 /// that needs the client's own state.
 pub(crate) struct PreparedLane {
-    http: Arc<reqwest::Client>,
+    http: Http,
     config: RestConfig,
 }
 
@@ -109,7 +117,7 @@ impl PreparedLane {
     /// Builds the HTTP client; fails on a root certificate it cannot use.
     pub(crate) fn new(config: RestConfig) -> Result<Self, ConfigError> {
         Ok(Self {
-            http: config.http_client()?,
+            http: Http::new(&config)?,
             config,
         })
     }
@@ -193,15 +201,13 @@ impl RestLane {
         let mut retried = false;
         loop {
             let credential = self.credential().await?;
-            let response = self
-                .send(&method, &url, &parts, &credential)
-                .await
-                .map_err(|e| ServiceRestError::network(shown, e))?;
+            let (response, slot) = self.send(&method, &url, &parts, &credential, shown).await?;
             let status = response.status();
             // The path stays out: it may carry ids taken from chat input.
             tracing::debug!(%method, status = status.as_u16(), "REST request");
             if status.is_success() {
-                return Ok(Response::new(response, shown, lane.config.binary_limit));
+                let limit = lane.config.binary_limit;
+                return Ok(Response::new(response, shown, limit, slot));
             }
             if status == StatusCode::UNAUTHORIZED {
                 lane.cache.invalidate(credential.generation);
@@ -289,7 +295,8 @@ impl RestLane {
         url: &url::Url,
         parts: &init::Parts,
         credential: &Credential,
-    ) -> Result<reqwest::Response, reqwest::Error> {
+        shown: &str,
+    ) -> Result<(reqwest::Response, config::Slot), ServiceRestError> {
         let mut headers = parts.headers.clone();
         // Checked when the credential was minted, so this always succeeds;
         // without a valid value the request goes out without the header and
@@ -298,9 +305,9 @@ impl RestLane {
             value.set_sensitive(true);
             headers.insert(VERIFICATION, value);
         }
-        let mut request = self
-            .inner
-            .http
+        let http = &self.inner.http;
+        let mut request = http
+            .client
             .request(method.clone(), url.clone())
             .headers(headers);
         if let Some(body) = &parts.body {
@@ -309,7 +316,7 @@ impl RestLane {
         if let Some(timeout) = parts.timeout {
             request = request.timeout(timeout);
         }
-        request.send().await
+        http.send(shown, request, parts.timeout).await
     }
 }
 

@@ -6,7 +6,7 @@
 
 use super::frames::{ByOpcode, MessageView, Push, Routed};
 use super::pending::Pending;
-use crate::throttle::{Throttle, WARN_INTERVAL};
+use crate::throttle::Throttle;
 use crate::wire::{self, FrameError, OpCode};
 
 /// Where a connection hands what it reads. Implementations never wait.
@@ -34,10 +34,19 @@ pub(crate) struct Warnings {
 impl Warnings {
     pub(crate) const fn new() -> Self {
         Self {
-            malformed_frame: Throttle::new(WARN_INTERVAL),
-            unknown_opcode: Throttle::new(WARN_INTERVAL),
-            unexpected_reply: Throttle::new(WARN_INTERVAL),
+            malformed_frame: Throttle::new("ignoring a malformed or binary frame"),
+            unknown_opcode: Throttle::new("ignoring a frame with an unknown opcode"),
+            unexpected_reply: Throttle::new("ignoring a reply nobody asked for"),
         }
+    }
+
+    /// Each kind, for the client's stats and its line at shutdown.
+    pub(crate) fn throttles(&self) -> [&Throttle; 3] {
+        [
+            &self.malformed_frame,
+            &self.unknown_opcode,
+            &self.unexpected_reply,
+        ]
     }
 }
 

@@ -930,3 +930,253 @@ async fn an_origin_that_never_answers_times_out_with_status_0() {
     assert!(err.to_string().contains("timed out"), "{err}");
     client.close().await.unwrap();
 }
+
+/// How a broken origin ends its answer to every request.
+#[derive(Clone, Copy, Debug)]
+enum Breakage {
+    /// A header line of 1 MiB.
+    HugeHeader,
+    /// Header lines without end.
+    EndlessHeaders,
+    /// A status line that is not HTTP.
+    Malformed,
+    /// Half a head, then a reset.
+    ResetMidHead,
+    /// A head announcing 1,000 bytes, ten of them, then a reset.
+    ResetMidBody,
+}
+
+/// An origin that reads each request's head and answers with `breakage`.
+async fn broken_origin(breakage: Breakage) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if !matches!(socket.read(&mut byte).await, Ok(1)) {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                // The exchange's body too: a close with it unread would be a
+                // reset, whatever the breakage.
+                let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+                let length = head
+                    .split("content-length: ")
+                    .nth(1)
+                    .and_then(|rest| rest.split("\r\n").next())
+                    .map_or(0, |n| n.parse().unwrap());
+                let mut body = vec![0u8; length];
+                if socket.read_exact(&mut body).await.is_err() {
+                    return;
+                }
+                let reset = |socket: tokio::net::TcpStream| {
+                    // Linger 0: the close is a reset, not a FIN.
+                    socket.set_zero_linger().unwrap();
+                    drop(socket);
+                };
+                match breakage {
+                    Breakage::HugeHeader => {
+                        let line = format!("x-big: {}\r\n\r\n", "a".repeat(1 << 20));
+                        let _ = socket.write_all(b"HTTP/1.1 200 OK\r\n").await;
+                        let _ = socket.write_all(line.as_bytes()).await;
+                    }
+                    Breakage::EndlessHeaders => {
+                        let _ = socket.write_all(b"HTTP/1.1 200 OK\r\n").await;
+                        while socket.write_all(b"x-more: yes\r\n").await.is_ok() {}
+                    }
+                    Breakage::Malformed => {
+                        let _ = socket.write_all(b"HTTP/1.1 2x0 Nope\r\n\r\n").await;
+                    }
+                    Breakage::ResetMidHead => {
+                        let _ = socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-").await;
+                        reset(socket);
+                        return;
+                    }
+                    Breakage::ResetMidBody => {
+                        let head = "HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n0123456789";
+                        let _ = socket.write_all(head.as_bytes()).await;
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        reset(socket);
+                        return;
+                    }
+                }
+                // Open until the client hangs up.
+                while matches!(socket.read(&mut byte).await, Ok(1)) {}
+            });
+        }
+    });
+    url
+}
+
+#[tokio::test]
+async fn each_way_an_answer_breaks_is_named_in_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for (breakage, says) in [
+        (
+            Breakage::HugeHeader,
+            "the response's status line and headers are larger than the HTTP client reads",
+        ),
+        (
+            Breakage::EndlessHeaders,
+            "the response's status line and headers are larger than the HTTP client reads",
+        ),
+        (
+            Breakage::Malformed,
+            "the response is not valid HTTP/1.1 (a malformed status line or header)",
+        ),
+        (
+            Breakage::ResetMidHead,
+            "the connection was closed or reset before the response's head was complete",
+        ),
+        (
+            Breakage::ResetMidBody,
+            "the connection was closed or reset while the body was read",
+        ),
+    ] {
+        let origin = Hostile {
+            url: broken_origin(breakage).await,
+            sent: Arc::default(),
+            requests: Arc::default(),
+        };
+        let (_server, client) = hostile_client(&origin, &dir, |o| o).await;
+        let err = client
+            .rest()
+            .request(Method::GET, "/api/files/list", None)
+            .await
+            .unwrap_err();
+        let RestError::Rest(e) = &err else {
+            panic!("{breakage:?}: expected a ServiceRestError, got {err:?}");
+        };
+        assert_eq!((e.status, e.path.as_str()), (0, "/auth/verify-session"));
+        let text = err.to_string();
+        assert!(
+            text.starts_with("no response from the REST service for /auth/verify-session: ")
+                && text.contains(says),
+            "{breakage:?}: {text}"
+        );
+        // The HTTP client's own error stays behind `source()`, unrepeated.
+        let source = std::error::Error::source(&err).unwrap().to_string();
+        assert!(!text.contains(&source), "{breakage:?}: {text} / {source}");
+        client.close().await.unwrap();
+    }
+}
+
+/// A well-behaved origin that answers each request after `delay`, counting
+/// the connections open and the requests in flight at once.
+struct Counting {
+    url: String,
+    open_peak: Arc<AtomicUsize>,
+    in_flight_peak: Arc<AtomicUsize>,
+    connections: Arc<AtomicUsize>,
+}
+
+async fn counting_origin(delay: Duration) -> Counting {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let counting = Counting {
+        url: format!("http://{}", listener.local_addr().unwrap()),
+        open_peak: Arc::default(),
+        in_flight_peak: Arc::default(),
+        connections: Arc::default(),
+    };
+    let (open_peak, in_flight_peak, connections) = (
+        counting.open_peak.clone(),
+        counting.in_flight_peak.clone(),
+        counting.connections.clone(),
+    );
+    let (open, in_flight) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            connections.fetch_add(1, Ordering::SeqCst);
+            let now = open.fetch_add(1, Ordering::SeqCst) + 1;
+            open_peak.fetch_max(now, Ordering::SeqCst);
+            let (open, in_flight, in_flight_peak) =
+                (open.clone(), in_flight.clone(), in_flight_peak.clone());
+            tokio::spawn(async move {
+                let (read, mut write) = socket.into_split();
+                let mut read = BufReader::new(read);
+                'requests: loop {
+                    let (mut first, mut length) = (String::new(), 0);
+                    loop {
+                        let mut line = String::new();
+                        match read.read_line(&mut line).await {
+                            Ok(0) | Err(_) => break 'requests,
+                            Ok(_) if line == "\r\n" => break,
+                            Ok(_) if first.is_empty() => first = line,
+                            Ok(_) => {
+                                let line = line.to_ascii_lowercase();
+                                if let Some(n) = line.strip_prefix("content-length:") {
+                                    length = n.trim().parse().unwrap();
+                                }
+                            }
+                        }
+                    }
+                    let mut body = vec![0u8; length];
+                    if read.read_exact(&mut body).await.is_err() {
+                        break;
+                    }
+                    let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                    in_flight_peak.fetch_max(now, Ordering::SeqCst);
+                    tokio::time::sleep(delay).await;
+                    in_flight.fetch_sub(1, Ordering::SeqCst);
+                    let body = if first.starts_with("POST /auth/verify-session") {
+                        r#"{"verification":"counting-origin-credential"}"#
+                    } else {
+                        r#"{"files":[]}"#
+                    };
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if write.write_all(answer.as_bytes()).await.is_err() {
+                        break;
+                    }
+                }
+                open.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    });
+    counting
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lane_has_at_most_rest_max_connections_requests_in_flight() {
+    let origin = counting_origin(Duration::from_millis(20)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = Hostile {
+        url: origin.url.clone(),
+        sent: Arc::default(),
+        requests: Arc::default(),
+    };
+    let (_server, client) = hostile_client(&hostile, &dir, |o| o.rest_max_connections(4)).await;
+    let calls: Vec<_> = (0..200)
+        .map(|_| {
+            let rest = client.rest();
+            tokio::spawn(async move {
+                rest.json::<serde_json::Value>(Method::GET, "/api/files/list", None)
+                    .await
+            })
+        })
+        .collect();
+    for call in futures_util::future::join_all(calls).await {
+        call.unwrap().unwrap();
+    }
+    // Never more than four requests at once, and connections are reused:
+    // the HTTP client may open one while another is on its way back to its
+    // pool, never one per call.
+    assert_eq!(origin.in_flight_peak.load(Ordering::SeqCst), 4);
+    let (open, opened) = (
+        origin.open_peak.load(Ordering::SeqCst),
+        origin.connections.load(Ordering::SeqCst),
+    );
+    assert!(
+        open <= 8 && opened <= 8,
+        "{open} open at once, {opened} opened"
+    );
+    client.close().await.unwrap();
+}

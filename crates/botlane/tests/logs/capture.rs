@@ -1,5 +1,6 @@
 //! Every line the process's global `tracing` subscriber writes, kept in
-//! memory, for the suites that search the log.
+//! memory, for the suites that search the log; also behind a subscriber a
+//! test on one thread sets for itself (`tracing::subscriber::set_default`).
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};

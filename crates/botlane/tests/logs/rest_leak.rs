@@ -71,7 +71,7 @@ async fn no_secret_reaches_a_log_line_a_debug_output_an_error_or_an_http_header(
         .unwrap();
     shown.push(format!("{raw:?}"));
     // A 401, a re-mint and a retry.
-    server.purge_rest_credentials(&bot.id);
+    server.purge_rest_credentials(&bot.id).unwrap();
     rest.request(Method::GET, "/api/files/list", None)
         .await
         .unwrap();
@@ -88,7 +88,7 @@ async fn no_secret_reaches_a_log_line_a_debug_output_an_error_or_an_http_header(
             .await
             .unwrap_err(),
     );
-    server.purge_rest_credentials(&bot.id);
+    server.purge_rest_credentials(&bot.id).unwrap();
     server.set_mint_rate_limit(0, Duration::from_secs(60));
     errors.push(
         rest.request(Method::GET, "/api/files/list", None)

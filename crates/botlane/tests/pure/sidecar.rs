@@ -448,8 +448,12 @@ fn arg_value() -> impl Strategy<Value = V> {
         any::<String>().prop_map(V::String),
         "\\PC{0,20}".prop_map(V::String),
         any::<i64>().prop_map(V::Integer),
-        any::<f64>()
-            .prop_filter("finite", |n| n.is_finite())
+        // Every finite value, built as such rather than filtered.
+        (prop::num::f64::POSITIVE
+            | prop::num::f64::NEGATIVE
+            | prop::num::f64::NORMAL
+            | prop::num::f64::SUBNORMAL
+            | prop::num::f64::ZERO)
             .prop_map(V::Number),
         any::<bool>().prop_map(V::Boolean),
     ]

@@ -194,7 +194,10 @@ async fn files_lists_the_shared_files_through_the_rest_lane() {
     // the command only: the credential is purged (the next call gets 401
     // and mints again) and no mint is allowed.
     scene.server.set_mint_rate_limit(0, Duration::from_secs(60));
-    assert_eq!(scene.server.purge_rest_credentials(scene.bot_id()), 1);
+    assert_eq!(
+        scene.server.purge_rest_credentials(scene.bot_id()).unwrap(),
+        1
+    );
     scene.say("/files").await.unwrap();
     assert_eq!(
         scene.answer().await.unwrap().content,

@@ -172,6 +172,12 @@ pub struct ClientOptions {
     /// bytes; [`MAX_FILE_BYTES`](crate::rest::MAX_FILE_BYTES) (100 MiB) by
     /// default. Stream larger bodies with `Response::chunk`.
     pub rest_binary_limit: usize,
+    /// The most REST requests in flight at once, each on an HTTP/1.1
+    /// connection of its own to `rest_url`;
+    /// [`DEFAULT_MAX_CONNECTIONS`](crate::rest::DEFAULT_MAX_CONNECTIONS)
+    /// (32) by default. Further calls wait for a free one, within their
+    /// timeout; see [`rest_max_connections`](Self::rest_max_connections).
+    pub rest_max_connections: usize,
     /// The bot's owners' user ids (none by default); see
     /// [`owners`](Self::owners).
     pub owners: Vec<String>,
@@ -220,6 +226,7 @@ impl ClientOptions {
             rest_refresh_margin: Duration::from_secs(60),
             rest_json_limit: crate::rest::DEFAULT_JSON_LIMIT,
             rest_binary_limit: crate::rest::MAX_FILE_BYTES,
+            rest_max_connections: crate::rest::DEFAULT_MAX_CONNECTIONS,
             owners: Vec::new(),
             skip_checks_for_owners: false,
         }
@@ -484,6 +491,24 @@ impl ClientOptions {
         self
     }
 
+    /// Sets the most REST requests in flight at once, hence the most
+    /// connections the lane opens to `rest_url`. A request holds its
+    /// connection until its response body is read or dropped (a
+    /// [`Response`](crate::rest::Response) kept unread keeps it), and the
+    /// mint's exchange takes one too; a call that finds none free within
+    /// its timeout fails with status 0. Connections are kept open between
+    /// requests and reused.
+    ///
+    /// ```
+    /// let options = botlane::ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws").rest_max_connections(8);
+    /// assert_eq!(options.rest_max_connections, 8);
+    /// ```
+    #[must_use]
+    pub fn rest_max_connections(mut self, connections: usize) -> Self {
+        self.rest_max_connections = connections;
+        self
+    }
+
     /// Sets the bot's owners (poise's `FrameworkOptions::owners`), replacing
     /// any set before: the only users who may run a command set to
     /// [`owners_only`](crate::framework::CommandSettings::owners_only), and those who
@@ -592,6 +617,7 @@ mod tests {
             ),
             (base().rest_json_limit(0), "rest_json_limit"),
             (base().rest_binary_limit(0), "rest_binary_limit"),
+            (base().rest_max_connections(0), "rest_max_connections"),
             (
                 base().heartbeat_interval(Duration::ZERO),
                 "heartbeat_interval",

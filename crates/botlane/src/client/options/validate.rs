@@ -43,6 +43,16 @@ impl ClientOptions {
         if self.rest_binary_limit == 0 {
             return Err(invalid("rest_binary_limit", "must be above zero".into()));
         }
+        if self.rest_max_connections == 0 {
+            return Err(invalid("rest_max_connections", "must be above zero".into()));
+        }
+        // Each is a permit of a tokio semaphore, which holds no more.
+        if self.rest_max_connections > tokio::sync::Semaphore::MAX_PERMITS {
+            return Err(invalid(
+                "rest_max_connections",
+                format!("must be at most {}", tokio::sync::Semaphore::MAX_PERMITS),
+            ));
+        }
         for (option, value) in [
             ("heartbeat_interval", self.heartbeat_interval),
             ("request_timeout", self.request_timeout),

@@ -20,7 +20,7 @@ use futures_util::FutureExt as _;
 
 use super::Runner;
 use crate::framework::after::CommandRan;
-use crate::throttle::{Throttle, WARN_INTERVAL};
+use crate::throttle::Throttle;
 
 /// Whether hooks after the command are set, and the warnings about them.
 pub(crate) struct AfterState {
@@ -41,8 +41,14 @@ impl AfterState {
         Self {
             set: AtomicBool::new(false),
             fallback,
-            trouble: Throttle::new(WARN_INTERVAL),
+            trouble: Throttle::new("a hook after the command panicked or ran past its bound"),
         }
+    }
+
+    /// The warning of a hook in trouble, for the client's stats and its
+    /// line at shutdown.
+    pub(crate) fn throttle(&self) -> &Throttle {
+        &self.trouble
     }
 
     /// Says that a hook was added to the client's hooks.
