@@ -2,14 +2,16 @@
 // inputs stored in each file, every computed value of menus.json (canonical
 // bytes and SHA-256) and crypto.json (sealed payloads, wrapped keys with
 // their intermediate values, and the kind of every refusal), with node's
-// WebCrypto and the reference code of lib.mjs.
+// WebCrypto and the reference code of lib.mjs; and checks that every
+// placeholder (`<name>`) a transcript's events use is explained under its
+// `placeholders`.
 //
 //     node docs/vectors/check.mjs
 //
 // node >= 20, no packages. Exits with status 1 and one line per mismatch.
 // scripts/test runs it when node is installed.
 
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -69,9 +71,31 @@ for (const f of crypto.unwrap_failures) {
   expectEqual(`crypto.json unwrap_failures "${f.name}"`, error, f.error);
 }
 
+// Every `<name>` in a transcript's events, anywhere in a string (a header
+// such as `Bearer <admin-token>` too), is listed under `placeholders`.
+const transcripts = readdirSync(join(here, "transcripts")).filter((name) => name.endsWith(".json")).sort();
+for (const name of transcripts) {
+  const file = load(join("transcripts", name));
+  const used = new Set();
+  const walk = (value) => {
+    if (typeof value === "string") {
+      for (const match of value.matchAll(/<[a-z][a-z0-9-]*>/g)) used.add(match[0]);
+    } else if (value !== null && typeof value === "object") {
+      for (const [key, inner] of Object.entries(value)) {
+        walk(key);
+        walk(inner);
+      }
+    }
+  };
+  walk(file.events);
+  for (const placeholder of [...used].sort()) {
+    expectEqual(`transcripts/${name} lists ${placeholder} under placeholders`, placeholder in file.placeholders, true);
+  }
+}
+
 if (problems.length > 0) {
   for (const p of problems) console.error(p);
   console.error(`docs/vectors/check.mjs: ${problems.length} of ${checked} checks failed`);
   process.exit(1);
 }
-console.log(`docs/vectors/check.mjs: ${checked} checks passed (menus.json, crypto.json)`);
+console.log(`docs/vectors/check.mjs: ${checked} checks passed (menus.json, crypto.json, the transcripts' placeholders)`);

@@ -12,8 +12,9 @@ use tokio::sync::watch;
 use tower::ServiceExt as _;
 
 use crate::config::{AccountConfig, ChannelConfig, DevServerConfig, FileConfig, ServerConfig};
-use crate::realtime::dispatch::{handle_text, Flow};
+use crate::realtime::dispatch::handle_text;
 use crate::realtime::envelope::read_envelope;
+use crate::realtime::handlers::Flow;
 use crate::records::Direction;
 use crate::state::{outbox, Outbound, OutboxReader, Shared, State, StateView, Termination};
 
@@ -165,7 +166,7 @@ pub fn check_realtime_frames(input: &[u8]) -> FramesRun {
     run.secrets = secrets.len();
     let tokens = [FUZZ_BOT_TOKEN, FUZZ_USER_TOKEN].map(str::to_owned);
     let minted: Vec<String> = secrets.into_iter().collect();
-    for record in state.frames.items() {
+    for record in state.frames().items() {
         // Other payloads are recorded as the client sent them: a token a
         // client puts in a message, or in a 638 request, is its own doing.
         let guarded: &[String] = match (record.direction, record.opcode) {
@@ -208,7 +209,7 @@ fn world() -> State {
 
 /// A new connection in the pre-login pool.
 fn connect(state: &mut State) -> Peer {
-    let (queue, reader, _backlog) = outbox(state.limits.outbound_queue_bytes);
+    let (queue, reader, _backlog) = outbox(state.limits().outbound_queue_bytes);
     let (kill, watched) = watch::channel(None);
     let id = state
         .connect(queue, kill)
@@ -335,8 +336,8 @@ pub fn check_rest_requests(input: &[u8]) -> RequestsRun {
     let mut state = world();
     let now = tokio::time::Instant::now();
     let (used, unused) = (
-        state.rest.mint(FUZZ_BOT_ID, AccountKind::Bot, now),
-        state.rest.mint(FUZZ_BOT_ID, AccountKind::Bot, now),
+        state.rest_mut().mint(FUZZ_BOT_ID, AccountKind::Bot, now),
+        state.rest_mut().mint(FUZZ_BOT_ID, AccountKind::Bot, now),
     );
     let (Some(used_secret), Some(used_row)) = (used.secret, used.row_id) else {
         panic!("the fuzz world mints (code {})", used.code);
@@ -345,10 +346,10 @@ pub fn check_rest_requests(input: &[u8]) -> RequestsRun {
         panic!("the fuzz world mints twice (code {})", unused.code);
     };
     let (verification, _) = state
-        .rest
+        .rest_mut()
         .exchange(&used_secret, &used_row, now)
         .unwrap_or_else(|_| panic!("the fuzz world's first secret exchanges"));
-    let limits = state.limits.clone();
+    let limits = state.limits().clone();
     let router = crate::rest::router(Arc::new(Shared::new(state)), limits);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()

@@ -289,18 +289,19 @@ pub use config::{
 };
 pub use error::{DevServerError, WaitTimeout};
 pub use limits::Limits;
+pub use limits::MAX_HTTP_BODY_BYTES;
 pub use realtime::{
     DEFAULT_HISTORY, EMOJI_CATALOG, MAX_CONTENT_BYTES, MAX_FRAME_BYTES, MAX_HISTORY,
 };
 pub use records::{Direction, FrameRecord, HttpRecord, NotificationRecord};
-pub use rest::{
-    StoredFile, BOT_REST_ALLOWLIST, DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW,
-    DEFAULT_SESSION_LIFETIME, MAX_HTTP_BODY_BYTES, SECRET_LIFETIME,
-};
+pub use rest::BOT_REST_ALLOWLIST;
 pub use scene::{BotSetup, Scene, SceneBuilder, SceneError, ANSWER_TIMEOUT};
 pub use server::DevServer;
 pub use state::menu::{MenuRejection, StoredCommand, StoredMenu, StoredOption};
-pub use state::{BotAccount, Denial, StateView, UserAccount};
+pub use state::{
+    BotAccount, Denial, StateView, StoredFile, UserAccount, DEFAULT_MINT_LIMIT,
+    DEFAULT_MINT_WINDOW, DEFAULT_SESSION_LIFETIME, SECRET_LIFETIME,
+};
 pub use test_user::{
     ReceivedMessage, Sidecar, TestUser, TestUserError, CONNECT_TIMEOUT, MAX_KEPT_NOTIFICATIONS,
     MAX_QUEUED_MESSAGES, MAX_UNSENT_BYTES, REQUEST_TIMEOUT,

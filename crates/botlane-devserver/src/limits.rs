@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::MAX_HTTP_BODY_BYTES;
+/// The default of [`Limits::max_request_body`]: the largest request body a
+/// listener reads.
+pub const MAX_HTTP_BODY_BYTES: usize = 1024 * 1024;
 
 /// The service's budgets, with defaults sized for a developer machine.
 ///
@@ -14,8 +16,10 @@ use crate::MAX_HTTP_BODY_BYTES;
 ///
 /// * **HTTP connections** ([`http_connections`](Self::http_connections) per
 ///   listener): a TCP connection counts until it is upgraded to a WebSocket
-///   or closed. When the pool is full the listener stops accepting; new
-///   connections wait in the kernel's backlog. [`header_read_timeout`](Self::header_read_timeout)
+///   or closed. When the pool is full, the next connection is accepted and
+///   waits while the keep-alive connections idle longest (for at least
+///   1 s, up to 32 at a time) are closed to make room, or until one ends;
+///   the ones after it wait in the kernel's backlog (1,024). [`header_read_timeout`](Self::header_read_timeout)
 ///   closes a connection that does not finish its TLS handshake or a
 ///   request's headers in time (a slowloris), and an idle keep-alive one.
 /// * **Pre-login WebSockets** ([`prelogin_connections`](Self::prelogin_connections)):

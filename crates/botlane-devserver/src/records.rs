@@ -169,6 +169,11 @@ pub struct HttpRecord {
     pub body_size: usize,
     /// The response status; `None` while the request is being handled.
     pub status: Option<u16>,
+    /// The REST listener's number for the TCP connection the request came
+    /// on (1 for the first it accepted): requests on one keep-alive
+    /// connection share it, so a test can count the connections a client
+    /// used.
+    pub connection: u64,
 }
 
 impl fmt::Debug for HttpRecord {
@@ -186,6 +191,7 @@ impl fmt::Debug for HttpRecord {
             .field("headers", &headers)
             .field("body_size", &self.body_size)
             .field("status", &self.status)
+            .field("connection", &self.connection)
             .finish()
     }
 }
@@ -289,6 +295,7 @@ mod tests {
             body: b"sekrit-b".to_vec(),
             body_size: 8,
             status: Some(200),
+            connection: 1,
         };
         let shown = format!("{record:?}");
         assert!(!shown.contains("sekrit"), "{shown}");

@@ -304,7 +304,8 @@ impl SceneBuilder {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// use botlane::{BoxError, Check, Client, ClientOptions, CommandContext, CommandDeclaration, CommandSettings};
+    /// use botlane::framework::{Check, CommandSettings};
+    /// use botlane::{BoxError, Client, ClientOptions, CommandContext, CommandDeclaration};
     /// use botlane_devserver::Scene;
     ///
     /// /// The bot as its `main` would build it.
@@ -313,8 +314,12 @@ impl SceneBuilder {
     ///     client.add_check(Check::sync(|_ctx| Err("closed for the night".into())));
     ///     let reload = CommandDeclaration::new("reload", "Reload the word lists");
     ///     let owners_only = CommandSettings::new().owners_only();
-    ///     client.commands().register_with(reload, owners_only, |ctx: CommandContext| async move {
-    ///         ctx.reply("reloaded").await
+    ///     client.commands().update(|registry| {
+    ///         registry
+    ///             .register_with(reload, owners_only, |ctx: CommandContext| async move {
+    ///                 ctx.reply("reloaded").await
+    ///             })
+    ///             .map(drop)
     ///     })?;
     ///     Ok(client)
     /// }

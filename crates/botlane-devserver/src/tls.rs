@@ -1,5 +1,5 @@
 //! TLS for the listeners: a root and a `localhost` certificate made at start
-//! (the accept loop in `listener.rs` does the handshakes).
+//! (the accept loop in `listener/` does the handshakes).
 
 use std::sync::Arc;
 

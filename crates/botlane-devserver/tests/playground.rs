@@ -20,10 +20,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
+use botlane::framework::OnError;
 use botlane::{
     canonical_menu_json, decode_command_data, format_invocation_text, Client, ClientOptions,
     CommandArgValue, CommandArgs, CommandContext, CommandDeclaration, CommandErrorReason,
-    CommandOption, CommandOptionType, Event, FormatError, OnError,
+    CommandOption, CommandOptionType, Event, FormatError,
 };
 use botlane_devserver::{Denial, DevServer, DevServerConfig};
 use botlane_proto::crypto::{wrap_channel_key, ChannelKey, IdentityKeyPair, PublicKey, WrappedKey};

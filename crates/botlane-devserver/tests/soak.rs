@@ -310,7 +310,7 @@ fn http_requests_of_every_kind_leave_nothing_behind() {
             let status = match kind {
                 0 => {
                     if cycle % 20 == 0 {
-                        server.purge_rest_credentials(&bot_id);
+                        server.purge_rest_credentials(&bot_id).unwrap();
                     }
                     let response = rest
                         .request(Method::GET, "/api/files/list", None)

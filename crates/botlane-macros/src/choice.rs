@@ -100,7 +100,7 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     let variants: Vec<_> = data.variants.iter().map(|v| &v.ident).collect();
     Ok(quote! {
         #[automatically_derived]
-        impl ::botlane::CommandChoice for #ident {
+        impl ::botlane::__private::CommandChoice for #ident {
             const CHOICES: &'static [&'static str] = &[#(#names),*];
 
             fn as_choice(&self) -> &'static str {

@@ -427,9 +427,9 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     });
     Ok(quote! {
         #[automatically_derived]
-        impl ::botlane::Command for #ident {
-            fn declaration() -> ::botlane::CommandDeclaration {
-                let mut declaration = ::botlane::CommandDeclaration::new(#name, #description);
+        impl ::botlane::__private::Command for #ident {
+            fn declaration() -> ::botlane::__private::CommandDeclaration {
+                let mut declaration = ::botlane::__private::CommandDeclaration::new(#name, #description);
                 #( declaration.options.push(#options); )*
                 declaration
             }
@@ -437,15 +437,15 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             #help_text
 
             fn from_args(
-                args: &::botlane::CommandArgs,
-            ) -> ::core::result::Result<Self, ::botlane::ArgsError> {
-                ::botlane::check_arg_names(args, &[#(#names),*])?;
+                args: &::botlane::__private::CommandArgs,
+            ) -> ::core::result::Result<Self, ::botlane::__private::ArgumentError> {
+                ::botlane::__private::check_arg_names(args, &[#(#names),*])?;
                 ::core::result::Result::Ok(Self { #(#reads),* })
             }
 
-            fn to_args(&self) -> ::botlane::CommandArgs {
+            fn to_args(&self) -> ::botlane::__private::CommandArgs {
                 #[allow(unused_mut)]
-                let mut args = ::botlane::CommandArgs::new();
+                let mut args = ::botlane::__private::CommandArgs::new();
                 #( #writes; )*
                 args
             }
@@ -465,7 +465,7 @@ fn declare_option(spec: &OptionSpec<'_>) -> TokenStream {
     let kind = match spec.kind_attr {
         Some(kind) => kind.tokens(),
         None => {
-            quote_spanned!(value_ty.span()=> <#value_ty as ::botlane::CommandOptionValue>::KIND)
+            quote_spanned!(value_ty.span()=> <#value_ty as ::botlane::__private::CommandOptionValue>::KIND)
         }
     };
     let choices = match &spec.choices {
@@ -473,12 +473,12 @@ fn declare_option(spec: &OptionSpec<'_>) -> TokenStream {
             ::core::option::Option::Some(::std::vec![#(::std::string::String::from(#lits)),*])
         },
         None => {
-            quote_spanned!(value_ty.span()=> <#value_ty as ::botlane::CommandOptionValue>::choices())
+            quote_spanned!(value_ty.span()=> <#value_ty as ::botlane::__private::CommandOptionValue>::choices())
         }
     };
     let bounds = spec.bounds.tokens();
     quote! {{
-        let mut option = ::botlane::CommandOption::new(#name, #description, #kind)
+        let mut option = ::botlane::__private::CommandOption::new(#name, #description, #kind)
             .required(#required);
         option.choices = #choices;
         #bounds
@@ -498,7 +498,7 @@ fn write_field(spec: &OptionSpec<'_>) -> TokenStream {
     } else {
         quote!(::core::option::Option::Some(&self.#ident))
     };
-    quote_spanned!(value_ty.span()=> ::botlane::put_arg::<#value_ty>(&mut args, #name, #value))
+    quote_spanned!(value_ty.span()=> ::botlane::__private::put_arg::<#value_ty>(&mut args, #name, #value))
 }
 
 fn read_field(spec: &OptionSpec<'_>) -> TokenStream {
@@ -509,9 +509,9 @@ fn read_field(spec: &OptionSpec<'_>) -> TokenStream {
         ..
     } = spec;
     let read = if spec.optional {
-        quote_spanned!(value_ty.span()=> ::botlane::optional_arg::<#value_ty>)
+        quote_spanned!(value_ty.span()=> ::botlane::__private::optional_arg::<#value_ty>)
     } else {
-        quote_spanned!(value_ty.span()=> ::botlane::required_arg::<#value_ty>)
+        quote_spanned!(value_ty.span()=> ::botlane::__private::required_arg::<#value_ty>)
     };
     quote!(#ident: #read(args, #name)?)
 }

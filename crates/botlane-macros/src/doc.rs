@@ -363,7 +363,8 @@ mod tests {
     /// in the same words.
     #[test]
     fn agrees_with_registration() {
-        use botlane::{CommandDeclaration, CommandRegistry, CommandSettings};
+        use botlane::framework::CommandSettings;
+        use botlane::{CommandDeclaration, CommandRegistry};
 
         let long = "h".repeat(MAX_HELP_TEXT_CHARS + 1);
         let fits = "h".repeat(MAX_HELP_TEXT_CHARS);
@@ -371,7 +372,7 @@ mod tests {
             "", " ", "\n", "x", "a\nb", "a\n\nb", "a\r\nb", "a\tb", "\u{85}", "\u{2028}",
             "\u{2029}", "\u{200b}", "\u{7f}", "é", "•", &long, &fits,
         ];
-        assert_eq!(MAX_HELP_TEXT_CHARS, botlane::MAX_HELP_TEXT_CHARS);
+        assert_eq!(MAX_HELP_TEXT_CHARS, botlane::framework::MAX_HELP_TEXT_CHARS);
         for text in texts {
             let mut registry = CommandRegistry::new();
             let registered = registry.register_with(

@@ -157,13 +157,13 @@ impl Kind {
 
     pub(crate) fn tokens(self) -> TokenStream {
         match self {
-            Self::String => quote!(::botlane::CommandOptionType::String),
-            Self::Integer => quote!(::botlane::CommandOptionType::Integer),
-            Self::Boolean => quote!(::botlane::CommandOptionType::Boolean),
-            Self::User => quote!(::botlane::CommandOptionType::User),
-            Self::Channel => quote!(::botlane::CommandOptionType::Channel),
-            Self::Role => quote!(::botlane::CommandOptionType::Role),
-            Self::Number => quote!(::botlane::CommandOptionType::Number),
+            Self::String => quote!(::botlane::__private::CommandOptionType::String),
+            Self::Integer => quote!(::botlane::__private::CommandOptionType::Integer),
+            Self::Boolean => quote!(::botlane::__private::CommandOptionType::Boolean),
+            Self::User => quote!(::botlane::__private::CommandOptionType::User),
+            Self::Channel => quote!(::botlane::__private::CommandOptionType::Channel),
+            Self::Role => quote!(::botlane::__private::CommandOptionType::Role),
+            Self::Number => quote!(::botlane::__private::CommandOptionType::Number),
         }
     }
 
@@ -296,7 +296,10 @@ mod tests {
         let kind = |ty: Type| Kind::of_type(&ty);
         assert_eq!(kind(syn::parse_quote!(u8)), Some(Kind::Integer));
         assert_eq!(kind(syn::parse_quote!(f64)), Some(Kind::Number));
-        assert_eq!(kind(syn::parse_quote!(botlane::UserId)), Some(Kind::User));
+        assert_eq!(
+            kind(syn::parse_quote!(botlane::framework::UserId)),
+            Some(Kind::User)
+        );
         assert_eq!(kind(syn::parse_quote!(Color)), None);
         assert_eq!(kind(syn::parse_quote!(Vec<String>)), None);
         let opt: Type = syn::parse_quote!(std::option::Option<i64>);
@@ -317,7 +320,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("Kind has no variant for {option_type}"));
             assert_eq!(
                 kind.tokens().to_string(),
-                format!(":: botlane :: CommandOptionType :: {option_type:?}")
+                format!(":: botlane :: __private :: CommandOptionType :: {option_type:?}")
             );
         }
     }

@@ -96,18 +96,20 @@ async fn main() -> Result<(), Box<dyn Error>> {
         &keystore,
         server.ws_url(),
     ))?;
-    client
-        .commands()
-        .register(roll(), roll_handler)?
-        .register(echo(), |ctx: CommandContext| async move {
-            let text = ctx.get_string("text").unwrap_or_default();
-            ctx.message().channel().send(&text).await
-        })?
-        .register(
-            CommandDeclaration::new("ping", "Check that the bot is alive"),
-            |ctx: CommandContext| async move { ctx.reply("pong").await },
-        )?
-        .enable_help()?;
+    client.commands().update(|registry| {
+        registry
+            .register(roll(), roll_handler)?
+            .register(echo(), |ctx: CommandContext| async move {
+                let text = ctx.get_string("text").unwrap_or_default();
+                ctx.message().channel().send(&text).await
+            })?
+            .register(
+                CommandDeclaration::new("ping", "Check that the bot is alive"),
+                |ctx: CommandContext| async move { ctx.reply("pong").await },
+            )?
+            .enable_help()
+            .map(drop)
+    })?;
     client.login().await?;
     let registry = client.commands().snapshot();
     let names: Vec<_> = registry.list().map(|d| d.name.clone()).collect();

@@ -7,12 +7,13 @@
 
 use crate::commands::coerce::{coerce_for_option, fits};
 use crate::commands::limits::is_valid_name;
-use crate::commands::Prefixes;
+use crate::commands::text::prefixes::Prefixes;
+use crate::framework::{canonical_bot_id, usage_line};
 use crate::{
-    canonical_bot_id, decode_command_data, encode_command_data, format_invocation_text,
-    match_command_name, parse_invocation_text, usage_line, BoxError, CommandArgs,
-    CommandDeclaration, CommandHandler, CommandLookup, CommandOption, CommandOptionType,
-    CommandRegistry, CommandSource, TextParseResult,
+    decode_command_data, encode_command_data, format_invocation_text, match_command_name,
+    parse_invocation_text, BoxError, CommandArgs, CommandDeclaration, CommandHandler,
+    CommandLookup, CommandOption, CommandOptionType, CommandRegistry, CommandSource,
+    TextParseResult,
 };
 
 /// The prefixes every text check runs with: the default, a one-byte one, and

@@ -51,11 +51,14 @@
 //!
 //! ## Where things are
 //!
-//! - The command area (declarations, [`validate_declaration`], the canonical
-//!   menu and [`compute_menu_hash`], the text grammar
-//!   ([`parse_invocation_text`], [`format_invocation_text`]), the sidecar
-//!   codec ([`encode_command_data`], [`decode_command_data`]) and
-//!   [`CommandRegistry`]) is re-exported here from [`commands`].
+//! - Here, at the root: the spec's command area (declarations,
+//!   [`validate_declaration`], the canonical menu and
+//!   [`compute_menu_hash`], the text grammar ([`parse_invocation_text`],
+//!   [`format_invocation_text`]), the sidecar codec
+//!   ([`encode_command_data`], [`decode_command_data`]), [`CommandRegistry`]
+//!   and [`CommandContext`]), the client, the events, the REST types and
+//!   the errors. Every public name has one path; [`prelude`] gathers the
+//!   common ones a second time.
 //! - [`Client`] runs the realtime session and reports [`Event`]s through
 //!   [`Events`]; [`crypto`] and [`keystore`] are the end-to-end encryption
 //!   (`docs/crypto.md`). The opcode wire (`docs/protocol.md`) is a crate
@@ -65,17 +68,19 @@
 //! - Typed commands: [`Command`](derive@Command) and
 //!   [`CommandChoice`](derive@CommandChoice) derive a declaration from a
 //!   struct or an enum, and `registry.command::<T>(..)` hands the handler
-//!   the value; checks ([`Check`]), cooldowns ([`Cooldown`]), shared state
-//!   ([`Client::with_data`]), error answers ([`OnError`]) and the generated
-//!   help are the rest of the framework (`docs/guide.md`; coming from
+//!   the value; checks ([`Check`](framework::Check)), cooldowns
+//!   ([`Cooldown`](framework::Cooldown)), shared state
+//!   ([`Client::with_data`]), error answers ([`OnError`](framework::OnError))
+//!   and the generated help are the rest of the [`framework`] (`docs/guide.md`; coming from
 //!   poise: `docs/coming-from-poise.md`).
 #![deny(missing_docs)]
 
-// The parts, bottom to top (`docs/architecture.md`; `tests/architecture.rs`
-// fails on any cycle between them): shared helpers, telemetry and errors; the wire,
-// the crypto and the keystore; the command area and the REST lane; the
-// events; the transport; the session; dispatch; and the client, which
-// wires them together.
+// The parts, bottom to top (`docs/architecture.md`; `tests/pure/architecture.rs`
+// fails on any cycle between them, and between the concept folders inside
+// each): shared helpers, telemetry and errors; the wire, the crypto and the
+// keystore; the spec's command area and the REST lane; messages; the
+// command framework; the events; the transport; the session; dispatch; and
+// the client, which wires them together.
 mod deadline;
 mod human;
 mod loopback;
@@ -85,12 +90,14 @@ mod telemetry;
 mod throttle;
 
 mod client;
-pub mod commands;
+mod commands;
 pub mod crypto;
 mod dispatch;
 mod error;
 mod events;
+pub mod framework;
 pub mod keystore;
+mod message;
 pub mod rest;
 mod session;
 mod transport;
@@ -101,16 +108,65 @@ pub mod wire;
 #[doc(hidden)]
 pub mod fuzzing;
 
+pub mod prelude;
+
+// The root: the spec's command area as `api.md` spells it, the client,
+// REST, event and error types, and the derives; every name once
+// (`tests/pure/architecture/surface.rs` holds the list). The rest of the
+// framework is in `framework`, the REST lane's responses in `rest`.
+
 // The derives share their names with the traits they implement, as serde's do.
 #[cfg(feature = "macros")]
 pub use botlane_macros::{Command, CommandChoice};
 pub use client::{
-    ChannelInfo, Client, ClientOptions, ClientStats, Emoji, WeakClient, DEFAULT_HANDLER_TIMEOUT,
-    DEFAULT_REST_URL,
+    ChannelInfo, Client, ClientOptions, ClientStats, Emoji, WeakClient, DEFAULT_REST_URL,
 };
-pub use commands::*;
+pub use commands::argument_error::{ArgumentError, ArgumentRule};
+pub use commands::data::{
+    decode_command_data, encode_command_data, CommandLookup, OutgoingInvocation,
+};
+pub use commands::limits::{
+    COMMAND_DATA_VERSION, DEFAULT_COMMAND_PREFIX, MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN,
+    MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT, MAX_COMMAND_DESC, MAX_COMMAND_WIRE,
+    MAX_OPTIONS_PER_COMMAND, MAX_OPTION_LENGTH,
+};
+pub use commands::menu::{
+    canonical_menu_json, canonicalize_menu, compute_menu_hash, CanonicalCommand, CanonicalMenu,
+    CanonicalOption,
+};
+pub use commands::option::CommandOption;
+pub use commands::option_type::{CommandOptionType, UnknownOptionType, COMMAND_OPTION_TYPE_CODES};
+pub use commands::text::error::{FormatError, ParseError, ParseErrorKind};
+pub use commands::text::format::format_invocation_text;
+pub use commands::text::{match_command_name, parse_invocation_text, TextParseResult};
+pub use commands::types::{
+    CommandArgValue, CommandArgs, CommandData, CommandDeclaration, CommandInvocation, CommandSource,
+};
+pub use commands::validate::checks::validate_declaration;
+pub use commands::validate::{DeclarationError, DeclarationRule, Violation};
 pub use error::{ClientError, ConnectError, ConnectErrorKind};
-pub use events::{Event, EventRecvError, Events, SendRejected, EVENT_BYTES, EVENT_CAPACITY};
-pub use rest::{
-    BinaryResponse, RequestInit, RestError, RestLane, ServiceActionError, ServiceRestError,
-};
+pub use events::{Event, EventRecvError, Events, SendRejected};
+pub use framework::command_error::{CommandError, CommandErrorReason};
+pub use framework::context::CommandContext;
+pub use framework::handler::{BoxError, CommandHandler};
+pub use framework::live::Commands;
+pub use framework::registered::RegisteredCommand;
+pub use framework::registry::CommandRegistry;
+pub use framework::typed::{Command, CommandChoice};
+pub use message::{Channel, Message};
+pub use rest::error::{RestError, ServiceActionError, ServiceRestError};
+pub use rest::init::{BinaryResponse, RequestInit};
+
+/// What generated code names (`#[derive(Command)]`, `#[derive(CommandChoice)]`):
+/// outside the stability promise, and not for hand-written code.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::commands::argument_error::ArgumentError;
+    pub use crate::commands::option::CommandOption;
+    pub use crate::commands::option_type::CommandOptionType;
+    pub use crate::commands::types::{CommandArgs, CommandDeclaration};
+    pub use crate::framework::typed::{
+        check_arg_names, optional_arg, put_arg, required_arg, Command, CommandChoice,
+        CommandOptionValue,
+    };
+}

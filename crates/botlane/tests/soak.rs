@@ -420,7 +420,7 @@ fn rest_credentials_minted_again_and_again_leave_nothing_behind() {
         for cycle in 0..REST_CYCLES {
             match cycle % 3 {
                 0 => {
-                    server.purge_rest_credentials(&bot.id);
+                    server.purge_rest_credentials(&bot.id).unwrap();
                 }
                 1 => server.fail_next_mints(1),
                 _ => {}

@@ -2,9 +2,9 @@
 //! generated help.
 //!
 //! The binary (`src/main.rs`) connects them to a service; the tests use them
-//! in a devserver `Scene` (`tests/commands.rs`) and through the binary
-//! against the devserver's binary (`tests/standing.rs`). Register them all
-//! with [`commands`]:
+//! in a devserver `Scene` (`tests/live/commands.rs`) and through the
+//! binary against the devserver's binary (`tests/live/standing.rs`).
+//! Register them all with [`commands`]:
 //!
 //! ```
 //! let mut registry = botlane::CommandRegistry::new();
@@ -16,11 +16,9 @@
 
 use std::borrow::Cow;
 
-use botlane::rest::Method;
-use botlane::{
-    neutralise_answer_among, BoxError, Command, CommandChoice, CommandRegistry, CommandSettings,
-    DeclarationError, RestError, RestLane,
-};
+use botlane::framework::{neutralise_answer_among, CommandSettings};
+use botlane::rest::{Method, RestLane};
+use botlane::{BoxError, Command, CommandChoice, CommandRegistry, DeclarationError, RestError};
 use rand_core::{OsRng, RngCore};
 use serde::Deserialize;
 

@@ -100,8 +100,7 @@ impl Actions {
     ) -> Result<(), DevServerError> {
         self.shared.update(|s| {
             let channel = s
-                .channels
-                .get_mut(channel_id)
+                .channel_mut(channel_id)
                 .ok_or_else(|| DevServerError::UnknownChannel(channel_id.to_owned()))?;
             channel.denial = denial;
             Ok(())
@@ -117,34 +116,33 @@ impl Actions {
     }
 
     pub(crate) fn set_rest_credentials(&self, on: bool) {
-        self.shared.update(|s| s.rest.enabled = on);
+        self.shared.update(|s| s.rest_mut().enabled = on);
     }
 
     pub(crate) fn set_mint_rate_limit(&self, max: u32, window: Duration) {
         self.shared
-            .update(|s| s.rest.set_mint_rate_limit(max, window));
+            .update(|s| s.rest_mut().set_mint_rate_limit(max, window));
     }
 
     pub(crate) fn fail_next_mints(&self, count: u32) {
-        self.shared.update(|s| s.rest.fail_next_mints(count));
+        self.shared.update(|s| s.rest_mut().fail_next_mints(count));
     }
 
     pub(crate) fn fail_next_requests(&self, op: u16, count: u32) -> Result<(), DevServerError> {
         if !FAILABLE.iter().any(|failable| failable.code() == op) {
             return Err(DevServerError::NotFailable(op));
         }
-        self.shared
-            .update(|s| s.injected_failures.insert(op, count));
+        self.shared.update(|s| s.fail_next_requests(op, count));
         Ok(())
     }
 
     pub(crate) fn set_session_lifetime(&self, lifetime: Duration) {
         self.shared
-            .update(|s| s.rest.set_session_lifetime(lifetime));
+            .update(|s| s.rest_mut().set_session_lifetime(lifetime));
     }
 
-    pub(crate) fn purge_rest_credentials(&self, bot_id: &str) -> usize {
-        self.shared.update(|s| s.rest.purge(bot_id))
+    pub(crate) fn purge_rest_credentials(&self, bot_id: &str) -> Result<usize, DevServerError> {
+        self.shared.update(|s| s.purge_rest_credentials(bot_id))
     }
 
     /// What `read` makes of the state, under its lock: for the endpoint's
@@ -158,7 +156,7 @@ impl Actions {
         let state = self.shared.lock();
         let view = StateView { state: &state };
         Summary {
-            rest_credentials: state.rest.enabled,
+            rest_credentials: state.rest().enabled,
             mint_count: view.mint_count(),
             exchange_count: view.exchange_count(),
             connection_count: view.connection_count(),

@@ -5,7 +5,7 @@
 use std::fmt;
 
 use axum::http::header::{AUTHORIZATION, HOST};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, Uri};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use rand_core::{OsRng, RngCore};
@@ -63,13 +63,40 @@ impl fmt::Debug for AdminToken {
     }
 }
 
-/// Whether `Host` is exactly `127.0.0.1:<port>`, `[::1]:<port>` or
+/// Why a request is not taken as addressed to this listener.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum HostRefusal {
+    /// More than one `Host` header, which RFC 9112 §3.2 answers with 400:
+    /// two parsers could each read another.
+    Repeated,
+    /// The host named is another one, or none is.
+    Foreign,
+}
+
+/// Whether the request names this listener: the authority of an
+/// absolute-form request line (which RFC 9112 §3.2.2 puts in place of
+/// `Host`), else the one `Host` header.
+pub(crate) fn addressed_here(uri: &Uri, headers: &HeaderMap, port: u16) -> Result<(), HostRefusal> {
+    let mut hosts = headers.get_all(HOST).iter();
+    let host = hosts.next();
+    if hosts.next().is_some() {
+        return Err(HostRefusal::Repeated);
+    }
+    let named = match uri.authority() {
+        Some(authority) => Some(authority.as_str()),
+        None => host.and_then(|h| h.to_str().ok()),
+    };
+    if named.is_some_and(|named| is_this_listener(named, port)) {
+        Ok(())
+    } else {
+        Err(HostRefusal::Foreign)
+    }
+}
+
+/// Whether `host` is exactly `127.0.0.1:<port>`, `[::1]:<port>` or
 /// `localhost:<port>` (the name case-insensitively): the names a client on
 /// this machine uses, with this listener's port.
-pub(crate) fn host_allowed(headers: &HeaderMap, port: u16) -> bool {
-    let Some(host) = headers.get(HOST).and_then(|h| h.to_str().ok()) else {
-        return false;
-    };
+fn is_this_listener(host: &str, port: u16) -> bool {
     let Some((name, given)) = host.rsplit_once(':') else {
         return false;
     };
@@ -100,6 +127,10 @@ mod tests {
         headers
     }
 
+    fn host_allowed(headers: &HeaderMap, port: u16) -> bool {
+        addressed_here(&Uri::from_static("/admin"), headers, port).is_ok()
+    }
+
     #[test]
     fn only_loopback_names_with_this_port_are_allowed() {
         for ok in [
@@ -125,6 +156,26 @@ mod tests {
             assert!(!host_allowed(&headers(HOST, bad), 7702), "{bad}");
         }
         assert!(!host_allowed(&HeaderMap::new(), 7702));
+    }
+
+    #[test]
+    fn a_repeated_host_is_refused_and_an_absolute_target_names_the_host() {
+        let mut twice = headers(HOST, "127.0.0.1:7702");
+        twice.append(HOST, HeaderValue::from_static("evil.example"));
+        let origin_form = Uri::from_static("/admin");
+        assert_eq!(
+            addressed_here(&origin_form, &twice, 7702),
+            Err(HostRefusal::Repeated)
+        );
+        let ours = headers(HOST, "127.0.0.1:7702");
+        let foreign = Uri::from_static("http://evil.example:7702/admin");
+        assert_eq!(
+            addressed_here(&foreign, &ours, 7702),
+            Err(HostRefusal::Foreign)
+        );
+        let own = Uri::from_static("http://localhost:7702/admin");
+        let elsewhere = headers(HOST, "evil.example");
+        assert_eq!(addressed_here(&own, &elsewhere, 7702), Ok(()));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 
 use super::AdminApp;
@@ -14,8 +14,8 @@ use crate::state::{Refused, State as ServiceState};
 use crate::StateView;
 
 /// Answers a scrape: the exposition, or the admin endpoint's refusal.
-pub(super) async fn scrape(State(app): State<AdminApp>, headers: HeaderMap) -> Response {
-    if let Err(refusal) = super::admit(&app, &headers) {
+pub(super) async fn scrape(State(app): State<AdminApp>, uri: Uri, headers: HeaderMap) -> Response {
+    if let Err(refusal) = super::admit(&app, &uri, &headers) {
         return refusal.into_response();
     }
     let text = app.actions.read(render);
@@ -32,7 +32,7 @@ pub(super) async fn scrape(State(app): State<AdminApp>, headers: HeaderMap) -> R
 /// The exposition of `state`.
 pub(crate) fn render(state: &ServiceState) -> String {
     let view = StateView { state };
-    let meters = &state.meters;
+    let meters = state.meters();
     let mut out = String::new();
     let mut family = |name: &str, kind: &str, help: &str, samples: &[(&str, u64)]| {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
@@ -117,9 +117,9 @@ mod tests {
     fn every_family_has_help_type_and_its_samples() {
         let mut state = ServiceState::from_config(&DevServerConfig::default())
             .unwrap_or_else(|e| panic!("the default config is valid: {e}"));
-        state.meters.refuse(Refused::Evicted);
-        state.meters.refuse(Refused::Evicted);
-        state.meters.messages = 3;
+        state.meters_mut().refuse(Refused::Evicted);
+        state.meters_mut().refuse(Refused::Evicted);
+        state.meters_mut().messages = 3;
         let text = render(&state);
         assert!(text.contains("botlane_devserver_logins_refused_total{reason=\"evicted\"} 2\n"));
         assert!(text.contains("botlane_devserver_logins_refused_total{reason=\"pool_full\"} 0\n"));

@@ -10,7 +10,9 @@
 //! loop as the other listeners (header-read timeout, connection budget,
 //! bounded bodies).
 //!
-//! A request passes, in order: the `Host` check (`403 host_not_allowed`),
+//! A request passes, in order: the `Host` check (`400 bad_request` for
+//! more than one `Host`, `403 host_not_allowed` for another host; the
+//! authority of an absolute-form request line counts as its `Host`),
 //! the token (`401 unauthorized`), the route (`404 not_found`, `405
 //! method_not_allowed`), the body (`413`, `408`, `415`, `400`), then the
 //! action. No CORS header is ever sent, so a page in a browser can neither
@@ -29,13 +31,14 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
 pub(crate) use actions::Actions;
 pub(crate) use guard::AdminToken;
+use guard::HostRefusal;
 
 use crate::body::{read_body, BodyRefusal};
 use routes::Route;
@@ -116,7 +119,7 @@ pub(crate) fn router(
 
 async fn handle(State(app): State<AdminApp>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let (route, answer) = serve(&app, &parts.method, &parts.headers, parts.uri.path(), body).await;
+    let (route, answer) = serve(&app, &parts.method, &parts.headers, &parts.uri, body).await;
     let mut response = match answer {
         Ok(value) => Json(value).into_response(),
         Err(e) => e.into_response(),
@@ -135,15 +138,24 @@ async fn handle(State(app): State<AdminApp>, request: Request) -> Response {
 }
 
 /// The `Host` check, then the token: what every request passes first.
-fn admit(app: &AdminApp, headers: &HeaderMap) -> Result<(), AdminError> {
-    if !guard::host_allowed(headers, app.port) {
-        // The port is left out: the message is the same on every run.
-        return Err(AdminError::new(
-            StatusCode::FORBIDDEN,
-            "host_not_allowed",
-            "the admin endpoint answers only requests whose Host header names it as \
-             127.0.0.1, [::1] or localhost with its own port",
-        ));
+fn admit(app: &AdminApp, uri: &Uri, headers: &HeaderMap) -> Result<(), AdminError> {
+    match guard::addressed_here(uri, headers, app.port) {
+        Ok(()) => {}
+        Err(HostRefusal::Repeated) => {
+            return Err(AdminError::bad_request(
+                "a request carries one Host header (RFC 9112 section 3.2); this one carries \
+                 several",
+            ));
+        }
+        Err(HostRefusal::Foreign) => {
+            // The port is left out: the message is the same on every run.
+            return Err(AdminError::new(
+                StatusCode::FORBIDDEN,
+                "host_not_allowed",
+                "the admin endpoint answers only requests whose Host header names it as \
+                 127.0.0.1, [::1] or localhost with its own port",
+            ));
+        }
     }
     if !guard::bearer(headers).is_some_and(|t| app.token.matches(t)) {
         return Err(AdminError::new(
@@ -160,13 +172,13 @@ async fn serve(
     app: &AdminApp,
     method: &Method,
     headers: &HeaderMap,
-    path: &str,
+    uri: &Uri,
     body: Body,
 ) -> (Option<Route>, Result<Value, AdminError>) {
-    if let Err(refusal) = admit(app, headers) {
+    if let Err(refusal) = admit(app, uri, headers) {
         return (None, Err(refusal));
     }
-    let Some(route) = Route::find(path) else {
+    let Some(route) = Route::find(uri.path()) else {
         let refusal = AdminError::new(
             StatusCode::NOT_FOUND,
             "not_found",

@@ -179,7 +179,7 @@ impl Route {
             }
             Self::PurgeRestCredentials => {
                 let BotId { bot_id } = read(self, body)?;
-                Ok(json!({"purged": actions.purge_rest_credentials(&bot_id)}))
+                Ok(json!({"purged": actions.purge_rest_credentials(&bot_id)?}))
             }
         }
     }
@@ -193,7 +193,7 @@ fn read<T: DeserializeOwned>(route: Route, body: &Bytes) -> Result<T, AdminError
         AdminError::bad_request(format!(
             "the body of {} is not what it takes: {}",
             route.name(),
-            crate::realtime::dispatch::describe(&e)
+            crate::realtime::handlers::describe(&e)
         ))
     })
 }

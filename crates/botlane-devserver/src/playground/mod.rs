@@ -19,7 +19,7 @@
 //!
 //! Every bot account joins the playground channel: those configured at start
 //! at once, those added later on the next request to either endpoint (the
-//! page polls the menus), so a bot made with [`DevServer::add_bot`] shows up
+//! page polls the menus), so a bot made with [`DevServer::add_bot`](crate::DevServer::add_bot) shows up
 //! without a reload.
 
 use std::sync::Arc;
@@ -37,7 +37,7 @@ use botlane_proto::payload::AccountKind;
 use serde_json::{json, Value};
 
 use crate::state::{new_token, Shared, State};
-use crate::{DevServer, DevServerConfig, DevServerError, StoredMenu};
+use crate::{DevServerConfig, DevServerError, StoredMenu};
 
 /// The name of the human account the page logs in as.
 pub(crate) const USER_NAME: &str = "you";
@@ -57,7 +57,7 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
 pub(crate) struct Playground {
     user_id: String,
     token: String,
-    channel_id: String,
+    pub(crate) channel_id: String,
 }
 
 impl std::fmt::Debug for Playground {
@@ -126,8 +126,7 @@ impl Playground {
     /// Adds every bot account that is not yet a member to the channel.
     fn enlist_bots(&self, state: &mut State) {
         let mut bots: Vec<_> = state
-            .accounts
-            .values()
+            .accounts()
             .filter(|a| a.kind == AccountKind::Bot && !a.revoked)
             .map(|a| (a.created, a.id.clone()))
             .collect();
@@ -232,8 +231,7 @@ async fn session(headers: HeaderMap, AxumState(app): AxumState<App>) -> Response
     let body = app.shared.update(|state| {
         playground.enlist_bots(state);
         let channel_name = state
-            .channels
-            .get(&playground.channel_id)
+            .channel(&playground.channel_id)
             .map_or(CHANNEL_NAME, |c| c.name.as_str());
         json!({
             "token": playground.token,
@@ -262,19 +260,18 @@ async fn menus(headers: HeaderMap, AxumState(app): AxumState<App>) -> Response {
 /// channel in the order they joined, `menu` the canonical arrays or `null`.
 fn menus_json(state: &State, channel_id: &str) -> Value {
     let members = state
-        .channels
-        .get(channel_id)
+        .channel(channel_id)
         .map_or(&[][..], |c| c.members.as_slice());
     let bots: Vec<Value> = members
         .iter()
-        .filter_map(|id| state.accounts.get(id))
+        .filter_map(|id| state.account(id))
         .filter(|a| a.kind == AccountKind::Bot)
         .map(|bot| {
             json!({
                 "id": bot.id,
                 "name": bot.name,
                 "online": state.is_online(&bot.id),
-                "menu": state.menus.get(&bot.id).map(canonical_menu),
+                "menu": state.menu(&bot.id).map(canonical_menu),
             })
         })
         .collect();
@@ -295,51 +292,6 @@ fn canonical_menu(menu: &StoredMenu) -> Value {
             json!([command.name, command.description, options])
         })
         .collect()
-}
-
-impl DevServer {
-    /// The playground page's URL, such as `http://127.0.0.1:40123/playground`,
-    /// when the service was started with
-    /// [`DevServerConfig::playground`]; `None` otherwise.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
-    /// use botlane_devserver::{DevServer, DevServerConfig};
-    ///
-    /// let server = DevServer::start(DevServerConfig::default().playground(true)).await?;
-    /// let url = server.playground_url().expect("the playground is on");
-    /// assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/playground"));
-    /// assert!(DevServer::start(Default::default()).await?.playground_url().is_none());
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn playground_url(&self) -> Option<String> {
-        self.playground.as_ref().map(|_| {
-            self.ws_url()
-                .replacen("ws", "http", 1)
-                .replace("/ws", "/playground")
-        })
-    }
-
-    /// The id of the playground's channel, where the page chats with every
-    /// bot; `None` when the playground is off.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
-    /// use botlane_devserver::{DevServer, DevServerConfig};
-    ///
-    /// let server = DevServer::start(DevServerConfig::default().playground(true)).await?;
-    /// let channel = server.playground_channel().expect("the playground is on");
-    /// let you = server.account_id("you").expect("the playground's human account");
-    /// assert_eq!(server.view(|s| s.members(&channel).to_vec()), [you]);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn playground_channel(&self) -> Option<String> {
-        self.playground.as_ref().map(|p| p.channel_id.clone())
-    }
 }
 
 #[cfg(test)]
@@ -408,10 +360,10 @@ mod tests {
         let playground = Playground::setup(&config, &shared).unwrap();
         assert_eq!(playground.token, "you-token");
         let state = shared.lock();
-        let members = &state.channels[&playground.channel_id].members;
+        let members = &state.channel(&playground.channel_id).unwrap().members;
         assert_eq!(members.len(), 2);
         assert_eq!(members[0], playground.user_id);
-        assert_eq!(state.accounts[&members[1]].name, "dicebot");
+        assert_eq!(state.account(&members[1]).unwrap().name, "dicebot");
         let menus = menus_json(&state, &playground.channel_id);
         assert_eq!(menus["bots"][0]["name"], "dicebot");
         assert_eq!(menus["bots"][0]["menu"], Value::Null);

@@ -5,6 +5,8 @@
 //! after the replies, or ahead of them when the client is not reading) gets
 //! [`Limits::flush_timeout`](crate::Limits::flush_timeout) to leave, and the
 //! closing handshake as long again to complete; then the socket is dropped.
+//! A frame the WebSocket layer refuses (a message over the limit, a
+//! protocol error) ends the same way, with the layer's close code.
 //! A client that sends more pings than [`PingBudget`] answers is closed
 //! with 1008 (the WebSocket layer queues a pong for each, read or not), as
 //! is one that sends more than [`MAX_PINGS_UNWRITTEN`] while its socket
@@ -19,10 +21,13 @@ use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use hyper::upgrade::Upgraded;
 use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
+use tokio::task::JoinHandle;
 use tokio_websockets::{CloseCode, Message, WebSocketStream};
 
-use super::dispatch::{handle_text, Flow};
+use super::dispatch::handle_text;
+use super::handlers::Flow;
 use super::written::{Unwritten, Written, MAX_PINGS_UNWRITTEN};
 use super::RealtimeApp;
 use crate::state::{Backlog, Outbound, OutboxReader, Termination};
@@ -30,13 +35,19 @@ use crate::state::{Backlog, Outbound, OutboxReader, Termination};
 /// The socket of one connection, counting what it writes.
 pub(crate) type Socket = WebSocketStream<Written<TokioIo<Upgraded>>>;
 
+/// The write half, which the writer task hands back when it ends.
+type Sink = SplitSink<Socket, Message>;
+
 /// How a connection's reader loop ended.
 enum Ending {
     /// Ended by the service: drop or close the socket.
     Terminated(Termination),
-    /// The peer sent a close frame, or broke the protocol in a way the
-    /// WebSocket layer answers itself (1009 for an oversize message).
+    /// The peer sent a close frame.
     PeerClosed,
+    /// The WebSocket layer refused a frame: a protocol error, whose close
+    /// frame it queued itself, or a message over the limit, which gets
+    /// `close` when the layer queued none (a message of many frames).
+    Refused { close: Option<Message> },
     /// The peer went away or the socket failed.
     Gone,
     /// The writer stopped first (the socket failed while writing).
@@ -122,7 +133,7 @@ pub(crate) async fn connection(
                             };
                             // The writer sends the close frame ahead of its queue.
                             shared.update(|s| {
-                                if let Some(connection) = s.connections.get(&conn) {
+                                if let Some(connection) = s.connection(conn) {
                                     connection.terminate(how.clone());
                                 }
                             });
@@ -132,9 +143,14 @@ pub(crate) async fn connection(
                         break Ending::PeerClosed;
                     }
                 }
-                Some(Err(tokio_websockets::Error::PayloadTooLong { len, .. })) => {
-                    tracing::debug!(connection = conn, size = len, "oversize message: closed with 1009");
-                    break Ending::PeerClosed;
+                Some(Err(tokio_websockets::Error::PayloadTooLong { len, max_len })) => {
+                    tracing::debug!(connection = conn, size = len, "oversize message: closing with 1009");
+                    let close = Message::close(Some(CloseCode::MESSAGE_TOO_BIG), &format!("max length: {max_len}"));
+                    break Ending::Refused { close: Some(close) };
+                }
+                Some(Err(tokio_websockets::Error::Protocol(e))) => {
+                    tracing::debug!(connection = conn, error = %e, "protocol error: closing");
+                    break Ending::Refused { close: None };
                 }
                 Some(Err(e)) => {
                     tracing::debug!(connection = conn, error = %e, "socket failed");
@@ -144,7 +160,7 @@ pub(crate) async fn connection(
             },
             _ = tokio::time::sleep_until(login_deadline), if !logged_in => {
                 tracing::debug!(connection = conn, "no login in time: closing with 1008");
-                shared.update(|s| s.meters.refuse(crate::state::Refused::LoginTimeout));
+                shared.update(|s| s.meters_mut().refuse(crate::state::Refused::LoginTimeout));
                 break Ending::Terminated(Termination::Close {
                     code: 1008,
                     reason: format!("no login within {}", crate::limits::seconds(limits.login_timeout)),
@@ -188,6 +204,18 @@ pub(crate) async fn connection(
             let _ = writer.await;
             drain(&mut stream, &mut pings, limits.flush_timeout).await;
         }
+        Ending::Refused { close } => {
+            // Gone from the state, the connection's queue is closed: the
+            // writer ends once it has written what is left, and hands back
+            // the write half for the close frame.
+            shared.update(|s| s.disconnect(conn));
+            let sink = finish_writer(&mut writer, limits.flush_timeout).await;
+            if let Some(socket) = sink.and_then(|sink| stream.reunite(sink).ok()) {
+                refuse(socket, close, limits.flush_timeout).await;
+            }
+            tracing::info!(connection = conn, "disconnected");
+            return;
+        }
         Ending::Terminated(Termination::Abrupt) | Ending::Gone => {
             shared.update(|s| s.disconnect(conn));
             writer.abort();
@@ -203,18 +231,51 @@ pub(crate) async fn connection(
     tracing::info!(connection = conn, "disconnected");
 }
 
-/// Gives the writer `timeout` to send what it still has, then stops it.
-async fn finish_writer(writer: &mut tokio::task::JoinHandle<()>, timeout: Duration) {
-    if tokio::time::timeout(timeout, &mut *writer).await.is_err() {
-        writer.abort();
-        let _ = (&mut *writer).await;
+/// Gives the writer `timeout` to send what it still has, then stops it;
+/// the write half when the writer ended by itself.
+async fn finish_writer(writer: &mut JoinHandle<Sink>, timeout: Duration) -> Option<Sink> {
+    match tokio::time::timeout(timeout, &mut *writer).await {
+        Ok(ended) => ended.ok(),
+        Err(_) => {
+            writer.abort();
+            let _ = (&mut *writer).await;
+            None
+        }
     }
+}
+
+/// Ends a connection whose frame the WebSocket layer refused: the close
+/// frame (`close`, unless the layer queued its own), then our FIN, then
+/// whatever the client still sends (the rest of an oversize message, more
+/// frames, the echo of the close) is read and discarded until it closes
+/// its side, within `timeout` for each step. The layer reads no more
+/// frames after such an error, so this reads the bytes under it: closing
+/// with them unread would answer with a reset, which can cost the client
+/// the close frame.
+async fn refuse(mut socket: Socket, close: Option<Message>, timeout: Duration) {
+    if let Some(close) = close {
+        // Refused (`AlreadyClosed`) when the layer queued a close itself.
+        let _ = socket.start_send_unpin(close);
+    }
+    let sent = tokio::time::timeout(timeout, async {
+        socket.flush().await.is_ok() && socket.get_mut().shutdown().await.is_ok()
+    })
+    .await;
+    if sent != Ok(true) {
+        return;
+    }
+    let mut io = socket.into_inner();
+    let mut discard = vec![0u8; 16 * 1024];
+    let _ = tokio::time::timeout(timeout, async {
+        while matches!(io.read(&mut discard).await, Ok(n) if n > 0) {}
+    })
+    .await;
 }
 
 /// Completes the closing handshake: reads (and discards) until the peer's
 /// close or the end of the stream, within `timeout`. Reading also flushes a
 /// close frame the WebSocket layer queued itself (the echo of a peer's
-/// close, or 1009), and leaves no unread bytes that would turn our FIN into
+/// close), and leaves no unread bytes that would turn our FIN into
 /// a reset, which could cost the peer our close frame. A ping over the
 /// budget ends it: until our close frame is out, the WebSocket layer still
 /// queues a pong for every ping it reads.
@@ -262,7 +323,7 @@ enum Burst {
 /// [`BURST_FRAMES`]), then flushes once. `taken` holds `first`'s bytes and
 /// gets those of every frame taken after it, as they are taken.
 async fn write_burst(
-    sink: &mut SplitSink<Socket, Message>,
+    sink: &mut Sink,
     outbox: &mut OutboxReader,
     first: Bytes,
     taken: &AtomicUsize,
@@ -293,11 +354,11 @@ async fn write_burst(
 }
 
 async fn write_loop(
-    mut sink: SplitSink<Socket, Message>,
+    mut sink: Sink,
     mut outbox: OutboxReader,
     mut kill: watch::Receiver<Option<Termination>>,
     flush_timeout: Duration,
-) {
+) -> Sink {
     loop {
         let out = tokio::select! {
             biased;
@@ -305,12 +366,12 @@ async fn write_loop(
             out = outbox.recv() => out,
         };
         let first = match out {
-            None => return,
+            None => return sink,
             Some(Outbound::Frame(text)) => text,
             Some(Outbound::Close { code, reason }) => {
                 let close = sink.send(close_message(code, &reason));
                 let _ = tokio::time::timeout(flush_timeout, close).await;
-                return;
+                return sink;
             }
         };
         // Bytes taken from the queue, released whichever way the burst ends.
@@ -326,11 +387,11 @@ async fn write_loop(
         outbox.release(taken.load(Ordering::Relaxed));
         match burst {
             Burst::Written => {}
-            Burst::Failed => return,
+            Burst::Failed => return sink,
             Burst::ThenClose { code, reason } => {
                 let close = sink.send(close_message(code, &reason));
                 let _ = tokio::time::timeout(flush_timeout, close).await;
-                return;
+                return sink;
             }
         }
     }
@@ -341,4 +402,5 @@ async fn write_loop(
         let close = sink.send(close_message(code, &reason));
         let _ = tokio::time::timeout(flush_timeout, close).await;
     }
+    sink
 }

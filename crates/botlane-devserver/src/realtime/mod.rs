@@ -5,7 +5,7 @@ pub(crate) mod connection;
 pub(crate) mod dispatch;
 pub(crate) mod emoji;
 pub(crate) mod envelope;
-mod handlers;
+pub(crate) mod handlers;
 mod upgrade;
 mod written;
 

@@ -2,8 +2,6 @@
 //! everything, the exchange, the `/api` routes behind the `verification`
 //! check and the `bot-rest` allowlist), the credential rows and the files.
 
-mod credentials;
-mod files;
 mod recorder;
 mod routes;
 
@@ -15,12 +13,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::{Json, Router};
 use serde_json::json;
-
-pub(crate) use credentials::RestState;
-pub use credentials::{
-    DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW, DEFAULT_SESSION_LIFETIME, SECRET_LIFETIME,
-};
-pub use files::StoredFile;
 
 use crate::state::Shared;
 use crate::Limits;
@@ -37,10 +29,6 @@ pub const BOT_REST_ALLOWLIST: &[(&str, &str)] = &[
     ("GET", "/api/files/list"),
     ("GET", "/api/files/{file_id}/download"),
 ];
-
-/// The default of [`Limits::max_request_body`]: the largest request body a
-/// listener reads.
-pub const MAX_HTTP_BODY_BYTES: usize = 1024 * 1024;
 
 /// The name of the header that carries the credential.
 const VERIFICATION: &str = "verification";

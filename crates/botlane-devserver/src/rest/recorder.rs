@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::{error, RestApp};
 use crate::body::{read_body, BodyRefusal};
+use crate::listener::ConnectionNumber;
 use crate::records::HttpRecord;
 
 /// The method as logged: a standard one by name, anything else as `other`
@@ -76,11 +77,15 @@ pub(super) async fn record(
         body: body[..kept].to_vec(),
         body_size,
         status: None,
+        connection: parts
+            .extensions
+            .get::<ConnectionNumber>()
+            .map_or(0, |number| number.0),
     };
     let (seq, redirect) = app.shared.update(|s| {
         (
-            s.rest.http.push(entry),
-            s.rest.redirect_for(&path).map(str::to_owned),
+            s.rest_mut().http.push(entry),
+            s.rest().redirect_for(&path).map(str::to_owned),
         )
     });
     let response = match read {
@@ -104,7 +109,7 @@ pub(super) async fn record(
     // the client's text and may hold credentials.
     tracing::debug!(method, status, body_size, "http request");
     app.shared.update(|s| {
-        if let Some(entry) = s.rest.http.get_mut(seq) {
+        if let Some(entry) = s.rest_mut().http.get_mut(seq) {
             entry.status = Some(status);
         }
     });

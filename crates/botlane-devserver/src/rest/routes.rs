@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::time::Instant;
 
-use super::credentials::ExchangeRefusal;
 use super::{error, RestApp, BOT_REST_ALLOWLIST, VERIFICATION};
+use crate::state::rest::ExchangeRefusal;
 
 /// The exchange's request body.
 #[derive(Deserialize)]
@@ -34,7 +34,7 @@ pub(super) async fn exchange(
     let now = Instant::now();
     match app
         .shared
-        .update(|s| s.rest.exchange(&request.secret, &request.row_id, now))
+        .update(|s| s.rest_mut().exchange(&request.secret, &request.row_id, now))
     {
         Ok((verification, expires_in)) => (
             [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
@@ -61,7 +61,7 @@ pub(super) async fn authorize(
         .get(VERIFICATION)
         .and_then(|v| v.to_str().ok());
     let now = Instant::now();
-    if let Err(refusal) = app.shared.update(|s| s.rest.authenticate(value, now)) {
+    if let Err(refusal) = app.shared.update(|s| s.rest_mut().authenticate(value, now)) {
         return error(StatusCode::UNAUTHORIZED, refusal.error_code());
     }
     let allowed = BOT_REST_ALLOWLIST
@@ -86,7 +86,7 @@ pub(super) async fn files_list(AxumState(app): AxumState<RestApp>) -> Response {
     let files: Vec<_> = app
         .shared
         .lock()
-        .rest
+        .rest()
         .files
         .iter()
         .map(|f| {
@@ -126,7 +126,7 @@ pub(super) async fn file_download(
     }
     let state = app.shared.lock();
     let Some(file) = state
-        .rest
+        .rest()
         .file(&file_id)
         .filter(|f| rooms.contains(&f.server_id))
     else {

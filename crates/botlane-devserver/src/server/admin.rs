@@ -260,18 +260,21 @@ impl DevServer {
     /// Purges a bot's REST rows (pending secrets and sessions) without
     /// revoking its token, so its next `/api` call gets 401
     /// `session_expired` and it can mint again; returns how many rows there
-    /// were. [`revoke_bot`](Self::revoke_bot) purges them too.
+    /// were. [`revoke_bot`](Self::revoke_bot) purges them too. An unknown
+    /// account is [`DevServerError::UnknownAccount`], a human one
+    /// [`DevServerError::NotABot`], as for `revoke_bot`.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
     /// let server = botlane_devserver::DevServer::start(Default::default()).await?;
     /// let bot = server.add_bot("dicebot");
-    /// assert_eq!(server.purge_rest_credentials(&bot.id), 0);
+    /// assert_eq!(server.purge_rest_credentials(&bot.id)?, 0);
+    /// assert!(server.purge_rest_credentials("no-such-bot").is_err());
     /// # Ok(())
     /// # }
     /// ```
-    pub fn purge_rest_credentials(&self, bot_id: &str) -> usize {
+    pub fn purge_rest_credentials(&self, bot_id: &str) -> Result<usize, DevServerError> {
         self.actions().purge_rest_credentials(bot_id)
     }
 
@@ -289,7 +292,7 @@ impl DevServer {
     /// # }
     /// ```
     pub fn redirect(&self, path: &str, to_url: &str) {
-        self.shared.update(|s| s.rest.redirect(path, to_url));
+        self.shared.update(|s| s.rest_mut().redirect(path, to_url));
     }
 
     /// Stores a file in a server, with a random IV, and returns its id.
@@ -312,10 +315,10 @@ impl DevServer {
         bytes: Vec<u8>,
     ) -> Result<String, DevServerError> {
         self.shared.update(|s| {
-            if !s.servers.contains_key(server_id) {
+            if !s.has_server(server_id) {
                 return Err(DevServerError::UnknownServer(server_id.to_owned()));
             }
-            s.rest
+            s.rest_mut()
                 .add_file(server_id, name, bytes, None)
                 .ok_or(DevServerError::Random)
         })

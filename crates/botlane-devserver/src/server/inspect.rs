@@ -11,17 +11,17 @@ use crate::{FrameRecord, HttpRecord, StateView, StoredFile, StoredMenu, WaitTime
 impl DevServer {
     /// Whether the server flag `BOT_REST_CREDENTIALS` is on.
     pub fn rest_credentials(&self) -> bool {
-        self.shared.lock().rest.enabled
+        self.shared.lock().rest().enabled
     }
 
     /// The number of opcode 638 requests that minted a secret (code 0).
     pub fn mint_count(&self) -> u64 {
-        self.shared.lock().rest.mints
+        self.shared.lock().rest().mints
     }
 
     /// The number of secrets exchanged at `/auth/verify-session`.
     pub fn exchange_count(&self) -> u64 {
-        self.shared.lock().rest.exchanges
+        self.shared.lock().rest().exchanges
     }
 
     /// The HTTP requests the REST listener recorded, in order of arrival,
@@ -34,14 +34,14 @@ impl DevServer {
 
     /// A stored file, with its IV.
     pub fn file(&self, file_id: &str) -> Option<StoredFile> {
-        self.shared.lock().rest.file(file_id).cloned()
+        self.shared.lock().rest().file(file_id).cloned()
     }
 
     /// The files of a server, in the order they were added.
     pub fn files(&self, server_id: &str) -> Vec<StoredFile> {
         let state = self.shared.lock();
         state
-            .rest
+            .rest()
             .files
             .iter()
             .filter(|f| f.server_id == server_id)
@@ -52,7 +52,7 @@ impl DevServer {
     /// The id of the account with this name (the first one, if several share it).
     pub fn account_id(&self, name: &str) -> Option<String> {
         let state = self.shared.lock();
-        let mut matching: Vec<_> = state.accounts.values().filter(|a| a.name == name).collect();
+        let mut matching: Vec<_> = state.accounts().filter(|a| a.name == name).collect();
         // Ids are random: order by creation, which the config order follows.
         matching.sort_by_key(|a| a.created);
         matching.first().map(|a| a.id.clone())
@@ -61,21 +61,21 @@ impl DevServer {
     /// The id of the server with this name.
     pub fn server_id(&self, name: &str) -> Option<String> {
         let state = self.shared.lock();
-        state
-            .servers
-            .iter()
+        let id = state
+            .servers()
             .find(|(_, s)| s.name == name)
-            .map(|(id, _)| id.clone())
+            .map(|(id, _)| id.to_owned());
+        id
     }
 
     /// The id of the channel with this name in a server.
     pub fn channel_id(&self, server_id: &str, name: &str) -> Option<String> {
         let state = self.shared.lock();
-        state
-            .channels
-            .values()
+        let id = state
+            .channels()
             .find(|c| c.server_id == server_id && c.name == name)
-            .map(|c| c.id.clone())
+            .map(|c| c.id.clone());
+        id
     }
 
     /// The messages of a channel, oldest first, exactly as stored (sealed).
@@ -143,5 +143,48 @@ impl DevServer {
                 return Err(WaitTimeout(timeout));
             }
         }
+    }
+
+    /// The playground page's URL, such as `http://127.0.0.1:40123/playground`,
+    /// when the service was started with
+    /// [`DevServerConfig::playground`](crate::DevServerConfig::playground); `None` otherwise.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// use botlane_devserver::{DevServer, DevServerConfig};
+    ///
+    /// let server = DevServer::start(DevServerConfig::default().playground(true)).await?;
+    /// let url = server.playground_url().expect("the playground is on");
+    /// assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/playground"));
+    /// assert!(DevServer::start(Default::default()).await?.playground_url().is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn playground_url(&self) -> Option<String> {
+        self.playground.as_ref().map(|_| {
+            self.ws_url()
+                .replacen("ws", "http", 1)
+                .replace("/ws", "/playground")
+        })
+    }
+
+    /// The id of the playground's channel, where the page chats with every
+    /// bot; `None` when the playground is off.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), botlane_devserver::DevServerError> {
+    /// use botlane_devserver::{DevServer, DevServerConfig};
+    ///
+    /// let server = DevServer::start(DevServerConfig::default().playground(true)).await?;
+    /// let channel = server.playground_channel().expect("the playground is on");
+    /// let you = server.account_id("you").expect("the playground's human account");
+    /// assert_eq!(server.view(|s| s.members(&channel).to_vec()), [you]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn playground_channel(&self) -> Option<String> {
+        self.playground.as_ref().map(|p| p.channel_id.clone())
     }
 }

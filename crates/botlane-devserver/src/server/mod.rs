@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 use axum::Router;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -62,13 +62,27 @@ struct RootCertificate {
     pem: String,
 }
 
-async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), DevServerError> {
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|source| DevServerError::Bind { addr, source })?;
-    let local = listener
-        .local_addr()
-        .map_err(|source| DevServerError::Bind { addr, source })?;
+/// Connections the kernel completes and queues for a listener before it
+/// accepts them (capped by `net.core.somaxconn`). Beyond it, new
+/// connections' SYNs are dropped and retried after 1 s, 3 s, 7 s…: the
+/// default of 128 made a burst of 1,000 connections from one client wait
+/// seconds.
+const LISTEN_BACKLOG: u32 = 1024;
+
+fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), DevServerError> {
+    let failed = |source| DevServerError::Bind { addr, source };
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()
+    } else {
+        TcpSocket::new_v6()
+    }
+    .map_err(failed)?;
+    // As `TcpListener::bind`: a restarted service binds its port at once.
+    #[cfg(unix)]
+    socket.set_reuseaddr(true).map_err(failed)?;
+    socket.bind(addr).map_err(failed)?;
+    let listener = socket.listen(LISTEN_BACKLOG).map_err(failed)?;
+    let local = listener.local_addr().map_err(failed)?;
     Ok((listener, local))
 }
 
@@ -99,8 +113,8 @@ impl DevServer {
             )));
         }
         let state = State::from_config(&config)?;
-        let (realtime_tcp, local_addr) = bind(config.listen).await?;
-        let (rest_tcp, rest_addr) = bind(config.rest_listen).await?;
+        let (realtime_tcp, local_addr) = bind(config.listen)?;
+        let (rest_tcp, rest_addr) = bind(config.rest_listen)?;
         let shared = Arc::new(Shared::new(state));
         let playground = if config.playground {
             Some(Playground::setup(&config, &shared)?)
@@ -140,7 +154,7 @@ impl DevServer {
             name: "rest",
         };
         let admin = if config.admin {
-            let (tcp, addr) = bind(config.admin_listen).await?;
+            let (tcp, addr) = bind(config.admin_listen)?;
             let token = Arc::new(AdminToken::generate()?);
             let router = admin_router(
                 Actions::new(Arc::clone(&shared)),

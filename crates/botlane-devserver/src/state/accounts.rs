@@ -118,7 +118,8 @@ impl State {
         self.accounts.get(id).filter(|a| !a.revoked)
     }
 
-    pub(crate) fn revoke_bot(&mut self, bot_id: &str) -> Result<(), DevServerError> {
+    /// The bot account `bot_id`: unknown, or not a bot, is an error.
+    fn bot_mut(&mut self, bot_id: &str) -> Result<&mut Account, DevServerError> {
         let account = self
             .accounts
             .get_mut(bot_id)
@@ -126,8 +127,20 @@ impl State {
         if account.kind != AccountKind::Bot {
             return Err(DevServerError::NotABot(bot_id.to_owned()));
         }
+        Ok(account)
+    }
+
+    /// Deletes a bot's REST rows; how many there were.
+    pub(crate) fn purge_rest_credentials(&mut self, bot_id: &str) -> Result<usize, DevServerError> {
+        self.bot_mut(bot_id)?;
+        Ok(self.rest.purge(bot_id))
+    }
+
+    pub(crate) fn revoke_bot(&mut self, bot_id: &str) -> Result<(), DevServerError> {
+        let account = self.bot_mut(bot_id)?;
         account.revoked = true;
-        self.tokens.remove(&account.token_hash);
+        let token = account.token_hash;
+        self.tokens.remove(&token);
         self.rest.purge(bot_id);
         for id in self.connections_of(bot_id) {
             if let Some(connection) = self.connections.get(id) {

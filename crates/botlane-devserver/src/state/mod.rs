@@ -6,6 +6,7 @@ mod connections;
 pub(crate) mod menu;
 mod meters;
 mod outbox;
+pub(crate) mod rest;
 mod view;
 
 use std::collections::{BTreeMap, HashMap};
@@ -22,10 +23,13 @@ pub(crate) use channels::{Channel, Server};
 pub(crate) use connections::{Connection, Termination};
 pub(crate) use meters::{Meters, Refused};
 pub(crate) use outbox::{outbox, Backlog, Outbound, OutboxReader};
+pub(crate) use rest::RestState;
+pub use rest::{
+    StoredFile, DEFAULT_MINT_LIMIT, DEFAULT_MINT_WINDOW, DEFAULT_SESSION_LIFETIME, SECRET_LIFETIME,
+};
 pub use view::StateView;
 
 use crate::records::{FrameRecord, NotificationRecord, Ring};
-use crate::rest::RestState;
 use crate::throttle::Throttle;
 use crate::{DevServerConfig, DevServerError, Limits, StoredMenu};
 
@@ -61,14 +65,14 @@ impl Shared {
 
 /// The whole state.
 pub(crate) struct State {
-    pub(crate) accounts: HashMap<String, Account>,
+    accounts: HashMap<String, Account>,
     tokens: HashMap<TokenHash, String>,
-    pub(crate) servers: HashMap<String, Server>,
-    pub(crate) channels: HashMap<String, Channel>,
+    servers: HashMap<String, Server>,
+    channels: HashMap<String, Channel>,
     channel_order: Vec<String>,
-    pub(crate) menus: HashMap<String, StoredMenu>,
-    pub(crate) pending_keys: HashMap<String, Vec<ChannelKeyPush>>,
-    pub(crate) connections: BTreeMap<u64, Connection>,
+    menus: HashMap<String, StoredMenu>,
+    pending_keys: HashMap<String, Vec<ChannelKeyPush>>,
+    connections: BTreeMap<u64, Connection>,
     /// The logged-in connections of each account: a message to a channel
     /// pushes to each member's connections, which a scan of every
     /// connection per member made cost members × connections.
@@ -76,23 +80,23 @@ pub(crate) struct State {
     next_connection: u64,
     /// The connection whose frame is being handled: frames queued for it are
     /// its own (see `outbox`).
-    pub(crate) handling: Option<u64>,
+    handling: Option<u64>,
     /// Connections in the pre-login pool and in the session pool.
     prelogin: usize,
     sessions: usize,
-    pub(crate) frames: Ring<FrameRecord>,
-    pub(crate) notifications: Ring<NotificationRecord>,
-    pub(crate) rest: RestState,
-    pub(crate) limits: Limits,
+    frames: Ring<FrameRecord>,
+    notifications: Ring<NotificationRecord>,
+    rest: RestState,
+    limits: Limits,
     /// Connections closed because their queue overflowed.
-    pub(crate) queue_overflows: u64,
+    queue_overflows: u64,
     /// Frames, messages and logins counted for `GET /metrics`.
-    pub(crate) meters: Meters,
+    meters: Meters,
     overflow_warnings: Throttle,
     envelope_warnings: Throttle,
     /// Requests still to fail with `-2`, by opcode
     /// ([`DevServer::fail_next_requests`](crate::DevServer::fail_next_requests)).
-    pub(crate) injected_failures: HashMap<u16, u32>,
+    injected_failures: HashMap<u16, u32>,
 }
 
 impl State {
@@ -177,6 +181,125 @@ impl State {
             }
         }
         Ok(state)
+    }
+
+    /// The budgets the service runs with.
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The REST lane's part (credentials, files, HTTP records).
+    pub(crate) fn rest(&self) -> &RestState {
+        &self.rest
+    }
+
+    /// The REST lane's part, to change.
+    pub(crate) fn rest_mut(&mut self) -> &mut RestState {
+        &mut self.rest
+    }
+
+    /// The counters `GET /metrics` shows.
+    pub(crate) fn meters(&self) -> &Meters {
+        &self.meters
+    }
+
+    /// The counters `GET /metrics` shows, to count.
+    pub(crate) fn meters_mut(&mut self) -> &mut Meters {
+        &mut self.meters
+    }
+
+    /// Every account, in no order.
+    pub(crate) fn accounts(&self) -> impl Iterator<Item = &Account> {
+        self.accounts.values()
+    }
+
+    /// The account with id `id`.
+    pub(crate) fn account(&self, id: &str) -> Option<&Account> {
+        self.accounts.get(id)
+    }
+
+    /// The account with id `id`, to change.
+    pub(crate) fn account_mut(&mut self, id: &str) -> Option<&mut Account> {
+        self.accounts.get_mut(id)
+    }
+
+    /// Every server with its id, in no order.
+    pub(crate) fn servers(&self) -> impl Iterator<Item = (&str, &Server)> {
+        self.servers
+            .iter()
+            .map(|(id, server)| (id.as_str(), server))
+    }
+
+    /// Whether a server has id `id`.
+    pub(crate) fn has_server(&self, id: &str) -> bool {
+        self.servers.contains_key(id)
+    }
+
+    /// Every channel, in no order.
+    pub(crate) fn channels(&self) -> impl Iterator<Item = &Channel> {
+        self.channels.values()
+    }
+
+    /// The channel with id `id`.
+    pub(crate) fn channel(&self, id: &str) -> Option<&Channel> {
+        self.channels.get(id)
+    }
+
+    /// The channel with id `id`, to change.
+    pub(crate) fn channel_mut(&mut self, id: &str) -> Option<&mut Channel> {
+        self.channels.get_mut(id)
+    }
+
+    /// The menu bot `bot` published last.
+    pub(crate) fn menu(&self, bot: &str) -> Option<&StoredMenu> {
+        self.menus.get(bot)
+    }
+
+    /// Stores the menu bot `bot` published, replacing its last.
+    pub(crate) fn set_menu(&mut self, bot: &str, menu: StoredMenu) {
+        self.menus.insert(bot.to_owned(), menu);
+    }
+
+    /// Keeps a channel key for `to`, who is offline, until it logs in
+    /// ([`take_held_keys`](Self::take_held_keys)). One waiting key per
+    /// channel and sender: a newer share replaces the older, so what waits
+    /// stays bounded by the memberships.
+    pub(crate) fn hold_key(&mut self, to: String, key: ChannelKeyPush) {
+        let waiting = self.pending_keys.entry(to).or_default();
+        waiting.retain(|k| !(k.channel_id == key.channel_id && k.from == key.from));
+        waiting.push(key);
+    }
+
+    /// The channel keys held for `account` while it was offline.
+    pub(crate) fn take_held_keys(&mut self, account: &str) -> Vec<ChannelKeyPush> {
+        self.pending_keys.remove(account).unwrap_or_default()
+    }
+
+    /// The connection with number `conn`.
+    pub(crate) fn connection(&self, conn: u64) -> Option<&Connection> {
+        self.connections.get(&conn)
+    }
+
+    /// Says whose frame is being handled (`None` once it is): what is
+    /// queued for that connection meanwhile is its own (see `outbox`).
+    pub(crate) fn set_handling(&mut self, conn: Option<u64>) {
+        self.handling = conn;
+    }
+
+    /// The frames recorded, oldest first.
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn frames(&self) -> &Ring<FrameRecord> {
+        &self.frames
+    }
+
+    /// Records a notification sent (or not) to its account.
+    pub(crate) fn record_notification(&mut self, record: NotificationRecord) {
+        self.notifications.push(record);
+    }
+
+    /// Makes the next `count` requests of opcode `op` fail with `-2`.
+    pub(crate) fn fail_next_requests(&mut self, op: u16, count: u32) {
+        self.injected_failures.insert(op, count);
     }
 
     /// Whether this request of opcode `op` is to fail with `-2`; counts it.

@@ -3,8 +3,9 @@
 
 use std::fmt;
 
+use botlane::framework::canonical_bot_id;
 use botlane::{
-    canonical_bot_id, Command, CommandArgValue, CommandArgs, CommandDeclaration, CommandOptionType,
+    Command, CommandArgValue, CommandArgs, CommandDeclaration, CommandOptionType,
     COMMAND_DATA_VERSION,
 };
 

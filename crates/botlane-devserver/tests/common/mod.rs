@@ -1,11 +1,18 @@
-//! A raw WebSocket client for the tests: frames in, frames out, nothing else.
+//! What the devserver's suites share: a raw WebSocket client (frames in,
+//! frames out, nothing else), an HTTP client for the REST listener, and the
+//! two services they run against: the `Lobby` of fixed accounts for raw
+//! clients, and the `World` of two connected `TestUser`s.
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
 use std::time::Duration;
 
-use botlane_devserver::{DevServer, DevServerConfig, Limits, TestUser};
+use botlane_devserver::{
+    AccountConfig, ChannelConfig, DevServer, DevServerConfig, FileConfig, Limits, ServerConfig,
+    TestUser,
+};
 use botlane_proto::OpCode;
 use futures_util::{SinkExt, StreamExt};
+use reqwest::{redirect, StatusCode};
 use serde_json::{json, Value};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
@@ -202,5 +209,152 @@ pub async fn world_with(limits: Limits) -> World {
         channel,
         alice,
         bob,
+    }
+}
+
+/// The tokens of the [`Lobby`]'s accounts.
+pub const BOT: &str = "lobby-bot-token";
+pub const OTHER_BOT: &str = "lobby-other-bot-token";
+pub const ALICE: &str = "lobby-alice-token";
+pub const BOB: &str = "lobby-bob-token";
+pub const CAROL: &str = "lobby-carol-token";
+/// The text of the lobby's `notes.txt`.
+pub const NOTES: &str = "hello, world";
+
+/// The accounts and servers of a [`Lobby`]: the bots dicebot and otherbot,
+/// the users alice, bob and carol; the server `lobby` with `general`
+/// (dicebot, alice, bob), `quiet` (bob), `closed` (nobody) and the file
+/// `notes.txt`; the server `attic` with the file `plans.md` and no channel.
+pub fn lobby_config() -> DevServerConfig {
+    DevServerConfig::default()
+        .bot(AccountConfig::new("dicebot", BOT))
+        .bot(AccountConfig::new("otherbot", OTHER_BOT))
+        .user(AccountConfig::new("alice", ALICE))
+        .user(AccountConfig::new("bob", BOB))
+        .user(AccountConfig::new("carol", CAROL))
+        .server(
+            ServerConfig::new("lobby")
+                .channel(
+                    ChannelConfig::new("general")
+                        .member("dicebot")
+                        .member("alice")
+                        .member("bob"),
+                )
+                .channel(ChannelConfig::new("quiet").member("bob"))
+                .channel(ChannelConfig::new("closed"))
+                .file(FileConfig::new("notes.txt", NOTES)),
+        )
+        .server(ServerConfig::new("attic").file(FileConfig::new("plans.md", "# plans")))
+}
+
+/// A devserver of fixed accounts ([`lobby_config`]) for the raw clients,
+/// with the ids of what it holds, and an HTTP client that never follows
+/// redirects (as the REST lane's client must not).
+pub struct Lobby {
+    pub server: DevServer,
+    /// The realtime URL.
+    pub url: String,
+    pub lobby: String,
+    pub attic: String,
+    pub general: String,
+    pub quiet: String,
+    pub closed: String,
+    /// The file ids of `notes.txt` and `plans.md`.
+    pub notes: String,
+    pub plans: String,
+    /// The account ids.
+    pub bot: String,
+    pub alice: String,
+    pub bob: String,
+    pub carol: String,
+    pub http: reqwest::Client,
+}
+
+/// A [`Lobby`] as [`lobby_config`] makes it.
+pub async fn lobby() -> Lobby {
+    lobby_with(lobby_config()).await
+}
+
+/// A [`Lobby`] from `config`, which is [`lobby_config`] with changes.
+pub async fn lobby_with(config: DevServerConfig) -> Lobby {
+    let server = DevServer::start(config).await.unwrap();
+    let lobby = server.server_id("lobby").unwrap();
+    let attic = server.server_id("attic").unwrap();
+    let account = |name: &str| server.account_id(name).unwrap();
+    Lobby {
+        url: server.ws_url(),
+        general: server.channel_id(&lobby, "general").unwrap(),
+        quiet: server.channel_id(&lobby, "quiet").unwrap(),
+        closed: server.channel_id(&lobby, "closed").unwrap(),
+        notes: server.files(&lobby)[0].id.clone(),
+        plans: server.files(&attic)[0].id.clone(),
+        bot: account("dicebot"),
+        alice: account("alice"),
+        bob: account("bob"),
+        carol: account("carol"),
+        http: http_client(),
+        lobby,
+        attic,
+        server,
+    }
+}
+
+/// An HTTP client that never follows redirects.
+pub fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// The `code` of a reply.
+pub fn code(reply: &Value) -> i64 {
+    reply["code"].as_i64().unwrap()
+}
+
+/// Opcode 638 over `raw`: the reply.
+pub async fn mint(raw: &mut Raw) -> Value {
+    raw.request(OpCode::RestMint, json!({})).await
+}
+
+impl Lobby {
+    /// `path` on the REST listener.
+    pub fn rest(&self, path: &str) -> String {
+        format!("{}{path}", self.server.rest_url())
+    }
+
+    pub async fn exchange(&self, body: &Value) -> reqwest::Response {
+        self.http
+            .post(self.rest("/auth/verify-session"))
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Mints over `raw` and exchanges: the `verification` value.
+    pub async fn credential_over(&self, raw: &mut Raw) -> String {
+        let minted = mint(raw).await;
+        assert_eq!(minted["code"], 0, "{minted}");
+        let response = self
+            .exchange(&json!({"secret": minted["secret"], "row_id": minted["row_id"]}))
+            .await;
+        assert_eq!(response.status(), StatusCode::OK);
+        let body: Value = response.json().await.unwrap();
+        body["verification"].as_str().unwrap().to_owned()
+    }
+
+    /// A credential of dicebot's.
+    pub async fn credential(&self) -> String {
+        let mut bot = logged_in(&self.url, BOT).await;
+        self.credential_over(&mut bot).await
+    }
+
+    pub async fn get(&self, path: &str, verification: Option<&str>) -> reqwest::Response {
+        let mut request = self.http.get(self.rest(path));
+        if let Some(value) = verification {
+            request = request.header("verification", value);
+        }
+        request.send().await.unwrap()
     }
 }

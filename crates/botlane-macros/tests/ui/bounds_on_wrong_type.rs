@@ -1,6 +1,7 @@
 // Bounds on an option type they do not apply to, or on a field whose type
 // the macro cannot tell.
-use botlane::{Command, CommandChoice, UserId};
+use botlane::framework::UserId;
+use botlane::{Command, CommandChoice};
 
 #[derive(CommandChoice)]
 enum Mode {

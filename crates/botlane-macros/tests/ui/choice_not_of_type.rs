@@ -1,4 +1,5 @@
-use botlane::{Command, UserId};
+use botlane::framework::UserId;
+use botlane::Command;
 
 /// Roll some dice
 #[derive(Command)]

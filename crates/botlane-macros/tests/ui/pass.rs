@@ -1,6 +1,7 @@
 // Everything the derives accept at the limits: 25 options, 25 choices of 100
 // characters, every value type, every attribute, bounds at their limits.
-use botlane::{ChannelId, Command, CommandChoice, RoleId, UserId};
+use botlane::framework::{ChannelId, RoleId, UserId};
+use botlane::{Command, CommandChoice};
 
 #[derive(CommandChoice)]
 enum Mode {

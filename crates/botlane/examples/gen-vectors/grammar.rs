@@ -4,9 +4,11 @@
 
 use std::collections::BTreeMap;
 
+use botlane::framework::usage_line;
+
 use botlane::{
-    format_invocation_text, match_command_name, parse_invocation_text, usage_line,
-    CommandDeclaration, FormatError, ParseError, ParseErrorKind,
+    format_invocation_text, match_command_name, parse_invocation_text, CommandDeclaration,
+    FormatError, ParseError, ParseErrorKind,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

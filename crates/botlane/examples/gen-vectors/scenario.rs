@@ -143,7 +143,7 @@ pub(crate) async fn run() -> Result<Run, String> {
     known.add(&alice_account.token, "alice-token", "alice's token");
     known.add(&bot.id, "bot-id", "the bot's account id (a UUID v4)");
     known.add(
-        &botlane::canonical_bot_id(&bot.id),
+        &botlane::framework::canonical_bot_id(&bot.id),
         "bot-id-canonical",
         "the bot's id in canonical form, as a sidecar carries it: the UUID without dashes, lower-case",
     );
@@ -265,7 +265,9 @@ pub(crate) async fn run() -> Result<Run, String> {
         }
     };
     list("first REST call").await?;
-    server.purge_rest_credentials(&bot.id);
+    server
+        .purge_rest_credentials(&bot.id)
+        .map_err(|e| format!("purge the REST credentials: {e}"))?;
     list("REST call after the purge").await?;
     if server.mint_count() != 2 {
         return Err(format!(

@@ -437,6 +437,14 @@ pub(crate) fn render(
         }
         sealed.insert(placeholder, shown);
     }
+    // A known value may show inside a longer string, such as a header's
+    // `Bearer <admin-token>`: every placeholder that shows is explained.
+    let shown = serde_json::to_string(&out).map_err(|e| format!("events: {e}"))?;
+    for (_, placeholder, about) in &known.values {
+        if shown.contains(placeholder.as_str()) {
+            p.note_use(placeholder, about);
+        }
+    }
     let mut placeholders: BTreeMap<String, String> = p.used.into_iter().collect();
     if p.created_at {
         placeholders.insert(CREATED_AT.to_owned(), CREATED_AT_ABOUT.to_owned());

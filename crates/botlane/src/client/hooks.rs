@@ -6,8 +6,10 @@
 use std::future::Future;
 
 use super::Client;
-use crate::commands::{after_command, Check, CommandRan, OnError};
 use crate::dispatch::ClientHooks;
+use crate::framework::after::{after_command, CommandRan};
+use crate::framework::check::Check;
+use crate::framework::on_error::OnError;
 
 impl<D: Send + Sync + 'static> Client<D> {
     /// Adds a check that every command runs before its own checks (in the
@@ -19,7 +21,7 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let client = botlane::Client::new(botlane::ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws")).unwrap();
-    /// use botlane::Check;
+    /// use botlane::framework::Check;
     /// client
     ///     .add_check(Check::allowed_channels(["c1", "c2"]))
     ///     .add_check(Check::sync(|ctx| {
@@ -34,14 +36,14 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// Sets what to do when a command fails, beside emitting
     /// [`Event::CommandError`](crate::Event::CommandError): by default
     /// ([`OnError::answer`]) the user who invoked gets an answer saying
-    /// why. A command's own [`CommandSettings::on_error`](crate::CommandSettings::on_error)
+    /// why. A command's own [`CommandSettings::on_error`](crate::framework::CommandSettings::on_error)
     /// replaces it for that command. Usable before and after login;
     /// chainable.
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let client = botlane::Client::new(botlane::ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws")).unwrap();
-    /// use botlane::OnError;
+    /// use botlane::framework::OnError;
     /// // Error answers off, in one line.
     /// client.on_error(OnError::silent());
     /// // Or: answer, except argument errors of the text lane.
@@ -69,7 +71,7 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// It runs on the invocation's own future, after everything else, under
     /// its handler permit, for at most the command's timeout (its own, else
     /// [`handler_timeout`](crate::ClientOptions::handler_timeout); with
-    /// timeouts off, [`DEFAULT_HANDLER_TIMEOUT`](crate::DEFAULT_HANDLER_TIMEOUT)):
+    /// timeouts off, [`DEFAULT_HANDLER_TIMEOUT`](crate::framework::DEFAULT_HANDLER_TIMEOUT)):
     /// a hook that never finishes holds its permit that long, then is
     /// dropped. A hook that panics is caught, like a hook past its bound
     /// (both logged at WARN, at most once per 10 s), and the next one runs.
@@ -79,7 +81,8 @@ impl<D: Send + Sync + 'static> Client<D> {
     ///
     /// ```
     /// use std::sync::atomic::{AtomicU64, Ordering};
-    /// use botlane::{Client, ClientOptions, CommandRan};
+    /// use botlane::framework::CommandRan;
+    /// use botlane::{Client, ClientOptions};
     ///
     /// #[derive(Default)]
     /// struct Metrics {
@@ -121,7 +124,7 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// Whether `user_id` is one of the bot's
     /// [`owners`](crate::ClientOptions::owners), compared in canonical
     /// form: for a check or a handler that treats the owners apart beyond
-    /// [`owners_only`](crate::CommandSettings::owners_only) (poise's
+    /// [`owners_only`](crate::framework::CommandSettings::owners_only) (poise's
     /// `ctx.framework().options().owners`), through a
     /// [`WeakClient`](crate::WeakClient) it holds.
     ///

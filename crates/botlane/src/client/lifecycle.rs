@@ -136,6 +136,7 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// [`rest`](Self::rest) lane or [`events`](Self::events)) does the same.
     pub fn shutdown(&self) {
         shut_down(&self.inner.session);
+        self.inner.report_swallowed();
     }
 
     /// [`shutdown`](Self::shutdown), then waits until every connection has
@@ -168,6 +169,7 @@ impl<D: Send + Sync + 'static> Client<D> {
 impl<D> Drop for Inner<D> {
     fn drop(&mut self) {
         shut_down(&self.session);
+        self.report_swallowed();
     }
 }
 

@@ -26,6 +26,7 @@ pub(crate) fn prepare_lane(
         refresh_margin: options.rest_refresh_margin,
         json_limit: options.rest_json_limit,
         binary_limit: options.rest_binary_limit,
+        max_connections: options.rest_max_connections,
     })
     .map_err(|e| ClientError::InvalidOption {
         option: e.option,

@@ -27,21 +27,30 @@ use futures_util::future::{BoxFuture, Shared};
 use tokio::sync::Semaphore;
 
 pub use info::{ChannelInfo, Emoji};
-pub use options::{ClientOptions, DEFAULT_HANDLER_TIMEOUT, DEFAULT_REST_URL};
+pub use options::{ClientOptions, DEFAULT_REST_URL};
 pub use stats::ClientStats;
 
-use crate::commands::{
-    AnswerGate, AnswerRate, Command, CommandArgs, CommandDeclaration, Commands, CooldownTracker,
-    Message, OnError, Outbound, OutgoingInvocation, Owners, PrefixChooser, Prefixes,
-    MAX_COMMAND_WIRE,
-};
+use crate::commands::data::OutgoingInvocation;
+use crate::commands::limits::MAX_COMMAND_WIRE;
+use crate::commands::text::prefixes::Prefixes;
+use crate::commands::types::{CommandArgs, CommandDeclaration};
 use crate::dispatch::{self, AfterState, ClientHooks, Runner};
 use crate::error::ClientError;
 use crate::events::{EventSender, Events};
+use crate::framework::answer::{AnswerGate, AnswerRate};
+use crate::framework::cooldown::CooldownTracker;
+use crate::framework::dynamic_prefix::PrefixChooser;
+use crate::framework::live::Commands;
+use crate::framework::on_error::OnError;
+use crate::framework::owners::Owners;
+use crate::framework::settings::DEFAULT_HANDLER_TIMEOUT;
+use crate::framework::typed::Command;
+use crate::message::outbound::Outbound;
+use crate::message::Message;
 use crate::rest::RestLane;
 use crate::session::{Counters, Session, SessionConfig};
 use crate::telemetry::Telemetry;
-use crate::throttle::{Throttle, WARN_INTERVAL};
+use crate::throttle::Throttle;
 use crate::transport::{self, tls};
 use crate::wire::{self, OpCode};
 use outbound::SessionOutbound;
@@ -220,7 +229,12 @@ impl<D: Send + Sync + 'static> Client<D> {
             option: "url",
             rule: format!("is not a valid url ({e})"),
         })?;
-        if url.scheme() == "ws" && options.allow_insecure_ws {
+        // Only where the option is what lets the url in: cleartext to an
+        // exact loopback host is allowed without it.
+        let loopback = url
+            .host()
+            .is_some_and(|h| crate::loopback::is_exact_loopback(&h));
+        if url.scheme() == "ws" && options.allow_insecure_ws && !loopback {
             tracing::warn!(
                 endpoint = %transport::endpoint(&url),
                 "allow_insecure_ws: the realtime wire, token included, may travel in cleartext"
@@ -281,8 +295,8 @@ impl<D: Send + Sync + 'static> Client<D> {
             cooldowns: CooldownTracker::default(),
             answers: Arc::new(AnswerGate::new(Arc::clone(&prefixes), rate)),
             handler_timeout: options.handler_timeout,
-            held_up: Throttle::new(WARN_INTERVAL),
-            hook_panicked: Throttle::new(WARN_INTERVAL),
+            held_up: Throttle::new("a handler held up the reading of the connection"),
+            hook_panicked: Throttle::new("an error hook panicked"),
             after: AfterState::new(DEFAULT_HANDLER_TIMEOUT),
             owners: Owners::new(&options.owners, options.skip_checks_for_owners),
             prefixes,
@@ -338,8 +352,8 @@ impl<D: Send + Sync + 'static> Client<D> {
 
     /// Subscribes to the client's events. Subscribe before `login` to see
     /// [`Event::Ready`](crate::Event::Ready). A subscriber holds at most
-    /// [`EVENT_CAPACITY`](crate::EVENT_CAPACITY) unread events, and at most
-    /// [`EVENT_BYTES`](crate::EVENT_BYTES) of them; when it falls further
+    /// [`Events::CAPACITY`](crate::Events::CAPACITY) unread events, and at most
+    /// [`Events::MAX_BYTES`](crate::Events::MAX_BYTES) of them; when it falls further
     /// behind it loses the oldest and is told how many
     /// ([`EventRecvError::Lagged`](crate::EventRecvError::Lagged)).
     pub fn events(&self) -> Events {
@@ -500,7 +514,29 @@ impl<D: Send + Sync + 'static> Client<D> {
                 .chooser
                 .as_ref()
                 .map_or(0, |chooser| chooser.refused()),
+            messages_without_key: inner.session.membership.messages_without_key(),
+            warnings_swallowed: inner.throttles().map(Throttle::swallowed).sum(),
         }
+    }
+}
+
+impl<D> Inner<D> {
+    /// Every rate-limited warning of the client.
+    fn throttles(&self) -> impl Iterator<Item = &Throttle> {
+        let runner = &self.runner;
+        self.session
+            .throttles()
+            .chain([
+                &runner.held_up,
+                &runner.hook_panicked,
+                runner.after.throttle(),
+            ])
+            .chain(runner.chooser.as_ref().map(|chooser| &chooser.warning))
+    }
+
+    /// Writes what each rate-limited warning swallowed since its last line.
+    fn report_swallowed(&self) {
+        self.throttles().for_each(Throttle::report_swallowed);
     }
 }
 
@@ -560,5 +596,24 @@ mod tests {
                 && logged.contains("ws://host.docker.internal:9000"),
             "{logged}"
         );
+        // Where cleartext is allowed anyway, the option changes nothing and
+        // is not warned about.
+        lock(&buffer.0).clear();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            for url in [
+                "ws://127.0.0.1:9000/ws",
+                "ws://[::1]:9000/ws",
+                "ws://localhost:9000/ws",
+            ] {
+                Client::new(ClientOptions::new("t", "k", url).allow_insecure_ws(true)).unwrap();
+            }
+        });
+        let logged = String::from_utf8(lock(&buffer.0).clone()).unwrap();
+        assert!(!logged.contains("WARN"), "{logged}");
     }
 }

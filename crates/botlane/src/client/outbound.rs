@@ -6,8 +6,8 @@ use std::sync::{Arc, Weak};
 
 use futures_util::future::BoxFuture;
 
-use crate::commands::Outbound;
 use crate::error::ClientError;
+use crate::message::outbound::Outbound;
 use crate::rest::RestLane;
 use crate::session::Session;
 

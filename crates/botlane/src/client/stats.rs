@@ -32,4 +32,12 @@ pub struct ClientStats {
     /// [dynamic prefix](crate::ClientOptions::dynamic_prefix) gave a prefix
     /// that breaks its rules, or panicked.
     pub dynamic_prefixes_refused: u64,
+    /// Message pushes dropped because the bot holds no key for their
+    /// channel (each is also a rate-limited warning).
+    pub messages_without_key: u64,
+    /// Occurrences of rate-limited warnings that wrote no line of their
+    /// own, every kind together: a kind writes one line per 10 s with the
+    /// count it swallowed since its last, and the client writes what is
+    /// still untold at shutdown.
+    pub warnings_swallowed: u64,
 }

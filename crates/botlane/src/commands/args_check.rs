@@ -13,7 +13,7 @@ use super::argument_error::{ArgumentError, ArgumentRule};
 use super::bounds::check_value;
 use super::coerce::coerce_value;
 use super::coerce::in_choices;
-use super::text::usage_line;
+use super::text::format::usage_line;
 use super::types::{CommandArgs, CommandDeclaration};
 
 impl CommandDeclaration {
@@ -29,7 +29,8 @@ impl CommandDeclaration {
     /// [`DEFAULT_COMMAND_PREFIX`](crate::DEFAULT_COMMAND_PREFIX)).
     ///
     /// ```
-    /// use botlane::{ArgValueKind, ArgumentRule, CommandArgValue, CommandArgs, CommandDeclaration, CommandOption, CommandOptionType};
+    /// use botlane::framework::ArgValueKind;
+    /// use botlane::{ArgumentRule, CommandArgValue, CommandArgs, CommandDeclaration, CommandOption, CommandOptionType};
     ///
     /// let roll = CommandDeclaration::new("roll", "Roll dice")
     ///     .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true))
@@ -176,7 +177,8 @@ mod tests {
     use super::*;
     use crate::commands::argument_error::ArgValueKind;
     use crate::commands::option::CommandOption;
-    use crate::commands::types::{CommandArgValue as V, CommandOptionType as T};
+    use crate::commands::option_type::CommandOptionType as T;
+    use crate::commands::types::CommandArgValue as V;
 
     fn args<const N: usize>(pairs: [(&str, V); N]) -> CommandArgs {
         pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()

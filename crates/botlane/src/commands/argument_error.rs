@@ -4,13 +4,15 @@
 use std::fmt;
 
 use super::excerpt::Excerpt;
-use super::types::{format_number, CommandArgValue, CommandOptionType};
+use super::option_type::CommandOptionType;
+use super::types::{format_number, CommandArgValue};
 
 /// The type of an argument value as it was given. An argument error names
 /// this, never the value itself, which may be private.
 ///
 /// ```
-/// use botlane::{ArgValueKind, CommandArgValue};
+/// use botlane::framework::ArgValueKind;
+/// use botlane::CommandArgValue;
 /// assert_eq!(CommandArgValue::from("two").value_kind(), ArgValueKind::String);
 /// assert_eq!(ArgValueKind::Integer.to_string(), "an integer");
 /// ```
@@ -41,7 +43,8 @@ impl CommandArgValue {
     /// The type of this value.
     ///
     /// ```
-    /// use botlane::{ArgValueKind, CommandArgValue};
+    /// use botlane::framework::ArgValueKind;
+    /// use botlane::CommandArgValue;
     /// assert_eq!(CommandArgValue::Number(0.5).value_kind(), ArgValueKind::Number);
     /// ```
     pub fn value_kind(&self) -> ArgValueKind {
@@ -210,7 +213,8 @@ impl ArgumentError {
     /// Records the type of the value given (builder style).
     ///
     /// ```
-    /// use botlane::{ArgValueKind, ArgumentError, ArgumentRule, CommandOptionType};
+    /// use botlane::framework::ArgValueKind;
+    /// use botlane::{ArgumentError, ArgumentRule, CommandOptionType};
     /// let err = ArgumentError::new("count", ArgumentRule::WrongType { expected: CommandOptionType::Integer })
     ///     .with_value_kind(ArgValueKind::Boolean);
     /// assert_eq!(err.to_string(), "option \"count\" expects an integer, got a boolean");

@@ -1,6 +1,7 @@
 //! Local option bounds (`min_value`, `max_value`, `min_length`,
-//! `max_length`): their consistency rules at register time, their
-//! enforcement on one value, and their words in usage lines and help.
+//! `max_length`): their enforcement on one value and their words in usage
+//! lines and help (their consistency rules at register time are
+//! `validate/bounds.rs`).
 //!
 //! Bounds are botlane's own: the service never sees them, the canonical menu
 //! leaves them out, and the spec's helpers (`accepts`, the text grammar, the
@@ -10,111 +11,14 @@
 use std::fmt::Write as _;
 
 use super::argument_error::ArgumentRule;
-use super::coerce::coerce_text;
-use super::limits::{MAX_OPTION_LENGTH, MAX_SAFE_INTEGER};
 use super::option::CommandOption;
-use super::types::{format_number, CommandArgValue, CommandOptionType};
-use super::validate::{DeclarationRule, Violation};
+use super::types::{format_number, CommandArgValue};
 
 /// The JSON name of each bound, as rules and messages name them.
 pub(crate) const MIN_VALUE: &str = "min_value";
 pub(crate) const MAX_VALUE: &str = "max_value";
 pub(crate) const MIN_LENGTH: &str = "min_length";
 pub(crate) const MAX_LENGTH: &str = "max_length";
-
-/// Every violation of the bound rules by option `i` of command `cmd`:
-/// bounds only on the types they apply to, numeric bounds of the option's
-/// type, lengths within [`MAX_OPTION_LENGTH`], each minimum at most its
-/// maximum, and every choice within the bounds.
-pub(crate) fn bound_violations(
-    cmd: &str,
-    i: usize,
-    option: &CommandOption,
-    out: &mut Vec<Violation>,
-) {
-    let at = |rule| Violation::at_option(cmd, i, option, rule);
-    let numeric = matches!(
-        option.kind,
-        CommandOptionType::Integer | CommandOptionType::Number
-    );
-    let textual = option.kind == CommandOptionType::String;
-    for (bound, value) in [(MIN_VALUE, option.min_value), (MAX_VALUE, option.max_value)] {
-        let Some(value) = value else { continue };
-        if !numeric {
-            out.push(at(DeclarationRule::BoundNotForType {
-                bound,
-                kind: option.kind,
-            }));
-        } else if !bound_fits_kind(option.kind, value) {
-            out.push(at(DeclarationRule::BoundNotOfType {
-                bound,
-                value,
-                kind: option.kind,
-            }));
-        }
-    }
-    if let (Some(min), Some(max)) = (option.min_value, option.max_value) {
-        if numeric && min > max {
-            out.push(at(DeclarationRule::MinAboveMax { min, max }));
-        }
-    }
-    for (bound, length) in [
-        (MIN_LENGTH, option.min_length),
-        (MAX_LENGTH, option.max_length),
-    ] {
-        let Some(length) = length else { continue };
-        if !textual {
-            out.push(at(DeclarationRule::BoundNotForType {
-                bound,
-                kind: option.kind,
-            }));
-        } else if length > MAX_OPTION_LENGTH {
-            out.push(at(DeclarationRule::LengthTooLarge { bound, length }));
-        }
-    }
-    if let (Some(min_length), Some(max_length)) = (option.min_length, option.max_length) {
-        if textual && min_length > max_length {
-            out.push(at(DeclarationRule::MinLengthAboveMaxLength {
-                min_length,
-                max_length,
-            }));
-        }
-    }
-    // Choices are checked against bounds that apply to the type; a bound on
-    // another type is already reported above.
-    if !(numeric || textual) {
-        return;
-    }
-    for (j, choice) in option.choices.iter().flatten().enumerate() {
-        let Some(value) = coerce_text(option.kind, choice) else {
-            continue;
-        };
-        if let Err(broken) = check_value(option, &value) {
-            out.push(Violation::at_choice(
-                cmd,
-                i,
-                option,
-                j,
-                DeclarationRule::ChoiceOutOfBounds {
-                    choice: choice.clone(),
-                    broken,
-                },
-            ));
-        }
-    }
-}
-
-/// Whether `value` is a numeric bound an option of `kind` can have: finite,
-/// and for `integer` whole and within ±(2^53 − 1).
-fn bound_fits_kind(kind: CommandOptionType, value: f64) -> bool {
-    // Exact: the limit is below 2^53.
-    #[allow(clippy::cast_precision_loss)]
-    let limit = MAX_SAFE_INTEGER as f64;
-    match kind {
-        CommandOptionType::Integer => value.fract() == 0.0 && value.abs() <= limit,
-        _ => value.is_finite(),
-    }
-}
 
 /// Checks one coerced value against its option's bounds.
 pub(crate) fn check_value(
@@ -189,8 +93,8 @@ pub(crate) fn bounds_phrase(option: &CommandOption) -> Option<String> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::commands::option_type::CommandOptionType as T;
     use CommandArgValue as V;
-    use CommandOptionType as T;
 
     #[test]
     fn numeric_bounds_are_inclusive() {
@@ -268,16 +172,5 @@ mod tests {
             o(|o| o.min(1).max_length(2)).as_deref(),
             Some("at least 1, up to 2 characters")
         );
-    }
-
-    #[test]
-    fn integer_bounds_must_be_whole_and_safe() {
-        assert!(bound_fits_kind(T::Integer, -9_007_199_254_740_991.0));
-        assert!(!bound_fits_kind(T::Integer, 9_007_199_254_740_992.0));
-        assert!(!bound_fits_kind(T::Integer, 1.5));
-        assert!(!bound_fits_kind(T::Integer, f64::NAN));
-        assert!(bound_fits_kind(T::Number, 1.5));
-        assert!(!bound_fits_kind(T::Number, f64::INFINITY));
-        assert!(!bound_fits_kind(T::Number, f64::NAN));
     }
 }

@@ -9,7 +9,8 @@ pub(crate) use botlane_proto::numbers::{parse_integer, parse_number};
 
 use super::limits::MAX_SAFE_INTEGER;
 use super::option::CommandOption;
-use super::types::{CommandArgValue, CommandOptionType};
+use super::option_type::CommandOptionType;
+use super::types::CommandArgValue;
 
 /// Coerces the text of one token to `kind`, or `None` when the text is not
 /// acceptable for that type.
@@ -191,7 +192,7 @@ pub(crate) fn fits(option: &CommandOption, value: &CommandArgValue) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::types::COMMAND_OPTION_TYPE_CODES;
+    use crate::commands::option_type::COMMAND_OPTION_TYPE_CODES;
     use CommandArgValue as V;
     use CommandOptionType as T;
 

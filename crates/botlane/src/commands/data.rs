@@ -20,11 +20,23 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Serialize;
 
 use super::limits::COMMAND_DATA_VERSION;
-use super::registry::CommandLookup;
-use super::text::{format_invocation_text, FormatError};
-use super::types::{
-    canonical_bot_id, CommandArgValue, CommandArgs, CommandData, CommandDeclaration,
-};
+use super::text::error::FormatError;
+use super::text::format::format_invocation_text;
+use super::types::CommandDeclaration;
+use super::types::{canonical_bot_id, CommandArgValue, CommandArgs, CommandData};
+
+/// Something that can tell whether an invocation fits a set of declarations.
+pub trait CommandLookup {
+    /// True when `name` is registered, every arg key is a declared option,
+    /// every value fits its type and choices, and every required option is present.
+    fn accepts(&self, name: &str, args: &CommandArgs) -> bool;
+
+    /// Coerces structured-lane `args` to the declared types; `None` when they
+    /// do not fit. The default accepts the args unchanged when [`accepts`](Self::accepts) does.
+    fn coerce(&self, name: &str, args: CommandArgs) -> Option<CommandArgs> {
+        self.accepts(name, &args).then_some(args)
+    }
+}
 
 /// The wire shape written by [`encode_command_data`]; field order is the
 /// order on the wire.

@@ -32,12 +32,12 @@ pub const MAX_COMMAND_PREFIX_CHARS: usize = 32;
 pub const MAX_ADDITIONAL_PREFIXES: usize = 8;
 
 /// The most aliases one command may have
-/// ([`CommandSettings::aliases`](crate::CommandSettings::aliases)): a few
+/// ([`CommandSettings::aliases`](crate::framework::CommandSettings::aliases)): a few
 /// short names for people who type, not a second menu.
 pub const MAX_ALIASES_PER_COMMAND: usize = 10;
 
 /// The most characters a command's help text may have
-/// ([`CommandSettings::help_text`](crate::CommandSettings::help_text)):
+/// ([`CommandSettings::help_text`](crate::framework::CommandSettings::help_text)):
 /// a few paragraphs, as much as a whole Discord message, so that with
 /// the rest of the explanation (bounded by the menu's
 /// [`MAX_COMMANDS_PAYLOAD`]) it fits in one message of the service

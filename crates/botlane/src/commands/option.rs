@@ -6,7 +6,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
-use super::types::CommandOptionType;
+use super::option_type::CommandOptionType;
 
 /// One typed option of a [`CommandDeclaration`](crate::CommandDeclaration).
 ///

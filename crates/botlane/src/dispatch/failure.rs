@@ -10,8 +10,9 @@ use tokio::sync::OwnedSemaphorePermit;
 use tracing::Instrument;
 
 use super::handlers::Runner;
-use crate::commands::{CommandError, CommandFailure, OnError};
 use crate::events::Event;
+use crate::framework::command_error::CommandError;
+use crate::framework::on_error::{CommandFailure, OnError};
 
 /// A failure of the argument step, already reported, with its hook.
 pub(super) struct EarlyFailure<D> {

@@ -1,8 +1,10 @@
 //! Dispatch: takes pushes in wire order, applies membership pushes, opens
 //! each message, decides by the spec's rule what it is and checks its
 //! arguments (`rule.rs`), runs the checks, the cooldown and the handler of
-//! an invocation (`handlers.rs`), reports failures and runs their error
-//! hooks (`failure.rs`), then the hooks after the command (`after.rs`).
+//! an invocation (`handlers/`: the runner, the invocation's own future in
+//! `run.rs`), reports failures and runs their error
+//! hooks (`failure.rs`), then the hooks after the command
+//! (`handlers/after.rs`).
 //!
 //! A push is dispatched on the connection task, on the spot, while nothing
 //! waits for dispatch ([`DispatchNow`]); otherwise the dispatch task takes
@@ -15,27 +17,29 @@
 //! ([`Commands::snapshot`]): the decision, the handler and the context's
 //! registry all come from the same one, and no lock is held.
 
-mod after;
 mod failure;
 mod handlers;
 mod rule;
-mod run;
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use tokio::sync::OwnedSemaphorePermit;
 
-pub(crate) use after::AfterState;
 use failure::EarlyFailure;
 use handlers::{lane, outcome, ConversionPanic};
-pub(crate) use handlers::{ClientHooks, Runner};
+pub(crate) use handlers::{AfterState, ClientHooks, Runner};
 
-use crate::commands::{
-    same_bot_id, CommandContext, CommandError, CommandErrorReason, CommandRegistry, CommandSource,
-    Commands, Message, Outbound, PrefixRequest, Prefixes,
-};
+use crate::commands::text::prefixes::Prefixes;
+use crate::commands::types::{same_bot_id, CommandSource};
 use crate::events::Event;
+use crate::framework::command_error::{CommandError, CommandErrorReason};
+use crate::framework::context::CommandContext;
+use crate::framework::dynamic_prefix::PrefixRequest;
+use crate::framework::live::Commands;
+use crate::framework::registry::CommandRegistry;
+use crate::message::outbound::Outbound;
+use crate::message::Message;
 use crate::session::{DispatchNow, Membership, Session};
 use crate::telemetry::{end_span, invocation_span, Lane};
 use crate::transport::{MessageView, Push};
@@ -57,7 +61,7 @@ pub(crate) struct Dispatcher<D> {
 enum Step<D> {
     Done,
     /// An invocation, to run under a handler permit.
-    Invoke(CommandContext<D>),
+    Invoke(CommandContext<D>, Arc<CommandRegistry<D>>),
     /// A failure of the argument step, reported; its hook to run under a
     /// handler permit. Boxed: rare, and several times an invocation's size.
     Hook(Box<EarlyFailure<D>>),
@@ -113,13 +117,13 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     fn start(&self, step: Step<D>, permit: OwnedSemaphorePermit) {
         match step {
             Step::Done => {}
-            Step::Invoke(ctx) => {
+            Step::Invoke(ctx, registry) => {
                 let span = self.span(ctx.name(), lane(ctx.source()));
                 // Boxed, and only when a subscriber wants it: a disabled
                 // span inline would make every invocation's future 40
                 // bytes larger.
                 let span = (!span.is_disabled()).then(|| Box::new(span));
-                self.runner.start(ctx, permit, span);
+                self.runner.start(ctx, registry, permit, span);
             }
             Step::Hook(failure) => self.runner.start_hook(failure, permit),
         }
@@ -201,12 +205,12 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 let data = Arc::clone(&self.runner.data);
                 let mut ctx = CommandContext::dispatched(invocation, message(), data)
                     .with_prefixes(self.runner.shared_prefixes(dynamic))
-                    .with_registry(registry);
+                    .with_registry(Arc::clone(&registry));
                 self.emit(|| Event::Message(ctx.message().clone()));
                 if let Some(server) = membership.server_of(&ctx.message().channel_id) {
                     ctx = ctx.with_server(server);
                 }
-                Step::Invoke(ctx)
+                Step::Invoke(ctx, registry)
             }
             Verdict::ParseFailed { name, error } => {
                 let message = message();

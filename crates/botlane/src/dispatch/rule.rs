@@ -21,10 +21,15 @@
 //! a typed command, its conversion. A failure is one [`ArgumentError`] with
 //! the usage line; a conversion that panics is caught here.
 
-use crate::commands::{
-    decode_command_data, same_bot_id, usage_line, ArgumentError, CommandInvocation,
-    CommandRegistry, CommandSource, ParseError, PrefixSet, RegisteredCommand, TextParseResult,
-};
+use crate::commands::argument_error::ArgumentError;
+use crate::commands::data::decode_command_data;
+use crate::commands::text::error::ParseError;
+use crate::commands::text::format::usage_line;
+use crate::commands::text::prefixes::PrefixSet;
+use crate::commands::text::TextParseResult;
+use crate::commands::types::{same_bot_id, CommandInvocation, CommandSource};
+use crate::framework::registered::RegisteredCommand;
+use crate::framework::registry::CommandRegistry;
 
 use super::handlers::panic_text;
 

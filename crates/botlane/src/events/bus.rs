@@ -7,8 +7,8 @@
 //! [`Event`] per client at construction). Each event is shared between the
 //! subscribers as one `Arc`.
 //!
-//! **Lag policy**: a subscriber holds at most [`EVENT_CAPACITY`] unread
-//! events, holding at most [`EVENT_BYTES`] between them. When one more
+//! **Lag policy**: a subscriber holds at most [`Events::CAPACITY`] unread
+//! events, holding at most [`Events::MAX_BYTES`] between them. When one more
 //! arrives and either is exceeded, the oldest are dropped and counted; the
 //! next [`Events::recv`] then returns [`EventRecvError::Lagged`] with the
 //! count, and the one after it the oldest event still held. Sending never
@@ -28,22 +28,15 @@ use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::Notify;
 
 use super::Event;
-use crate::commands::{CommandArgValue, CommandInvocation, Message};
+use crate::commands::types::{CommandArgValue, CommandInvocation};
+use crate::message::Message;
 use crate::sync::lock;
-
-/// How many unread events a subscriber holds before it loses the oldest.
-pub const EVENT_CAPACITY: usize = 1024;
-
-/// How many bytes of unread events (their strings and fixed size) a
-/// subscriber holds before it loses the oldest: 16 MiB, as the push
-/// queue's default budget.
-pub const EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// Why [`Events::recv`] returned no event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum EventRecvError {
-    /// The subscriber fell more than [`EVENT_CAPACITY`] events (or
-    /// [`EVENT_BYTES`]) behind: this many of the oldest were dropped. The next `recv` returns the
+    /// The subscriber fell more than [`Events::CAPACITY`] events (or
+    /// [`Events::MAX_BYTES`]) behind: this many of the oldest were dropped. The next `recv` returns the
     /// oldest event still held.
     #[error("the subscriber fell behind and missed {0} events")]
     Lagged(u64),
@@ -164,8 +157,8 @@ impl EventSender {
             }
             queue.bytes += weight;
             queue.events.push_back((event.clone(), weight));
-            while queue.events.len() > EVENT_CAPACITY
-                || (queue.bytes > EVENT_BYTES && queue.events.len() > 1)
+            while queue.events.len() > Events::CAPACITY
+                || (queue.bytes > Events::MAX_BYTES && queue.events.len() > 1)
             {
                 if let Some((_, dropped)) = queue.events.pop_front() {
                     queue.bytes -= dropped;
@@ -208,8 +201,16 @@ impl fmt::Debug for Events {
 }
 
 impl Events {
+    /// How many unread events a subscriber holds before it loses the oldest.
+    pub const CAPACITY: usize = 1024;
+
+    /// How many bytes of unread events (their strings and fixed size) a
+    /// subscriber holds before it loses the oldest: 16 MiB, as the push
+    /// queue's default budget.
+    pub const MAX_BYTES: usize = 16 * 1024 * 1024;
+
     /// The next event, waiting for one. See the lag policy on
-    /// [`EVENT_CAPACITY`] and [`EventRecvError`].
+    /// [`Events::CAPACITY`] and [`EventRecvError`].
     pub async fn recv(&mut self) -> Result<Event, EventRecvError> {
         loop {
             match self.try_recv() {
@@ -253,13 +254,13 @@ impl Events {
     }
 
     /// How many bytes the events waiting to be read hold, as counted
-    /// against [`EVENT_BYTES`] (their strings and fixed size).
+    /// against [`Events::MAX_BYTES`] (their strings and fixed size).
     pub fn unread_bytes(&self) -> usize {
         lock(&self.subscriber.queue).bytes
     }
 }
 
-/// What an event holds, as counted against [`EVENT_BYTES`]: its fixed
+/// What an event holds, as counted against [`Events::MAX_BYTES`]: its fixed
 /// size and its strings. The texts of a parse or argument error (names and
 /// a usage line, bounded by the declaration) and a handler's error are
 /// counted as their fixed size only.
@@ -353,14 +354,14 @@ mod tests {
         let sender = EventSender::default();
         let mut slow = sender.subscribe();
         let mut fast = sender.subscribe();
-        for n in 0..EVENT_CAPACITY + 5 {
+        for n in 0..Events::CAPACITY + 5 {
             sender.send(ready(n));
             assert_eq!(id(fast.recv().await.unwrap()), n.to_string());
         }
-        assert_eq!(slow.len(), EVENT_CAPACITY, "bounded per subscriber");
+        assert_eq!(slow.len(), Events::CAPACITY, "bounded per subscriber");
         assert_eq!(slow.recv().await.unwrap_err(), EventRecvError::Lagged(5));
         assert_eq!(id(slow.recv().await.unwrap()), "5", "then the oldest kept");
-        assert_eq!(slow.len(), EVENT_CAPACITY - 1);
+        assert_eq!(slow.len(), Events::CAPACITY - 1);
     }
 
     fn large(n: usize, bytes: usize) -> Event {
@@ -383,7 +384,7 @@ mod tests {
     async fn a_subscriber_holds_at_most_event_bytes_and_loses_the_oldest() {
         let sender = EventSender::default();
         let mut slow = sender.subscribe();
-        let quarter = EVENT_BYTES / 4;
+        let quarter = Events::MAX_BYTES / 4;
         for n in 0..6 {
             sender.send(large(n, quarter));
         }
@@ -402,7 +403,7 @@ mod tests {
         let sender = EventSender::default();
         let mut slow = sender.subscribe();
         sender.send(ready(1));
-        sender.send(large(2, EVENT_BYTES + 1));
+        sender.send(large(2, Events::MAX_BYTES + 1));
         assert_eq!(slow.len(), 1, "the newest is kept, the older dropped");
         assert_eq!(slow.recv().await.unwrap_err(), EventRecvError::Lagged(1));
         assert_eq!(reason(slow.recv().await.unwrap()), "2");

@@ -4,11 +4,12 @@
 mod bus;
 
 pub(crate) use bus::EventSender;
-pub use bus::{EventRecvError, Events, EVENT_BYTES, EVENT_CAPACITY};
+pub use bus::{EventRecvError, Events};
 
 use std::time::Duration;
 
-use crate::commands::{CommandError, Message};
+use crate::framework::command_error::CommandError;
+use crate::message::Message;
 
 /// Everything the client reports. Subscribe with
 /// [`Client::events`](crate::Client::events).
@@ -50,7 +51,7 @@ pub enum Event {
     /// A command failed: its text line did not parse, its arguments did
     /// not fit, a check refused it, it was cooling down, or its handler
     /// returned an error, panicked or timed out. Emitted whatever the
-    /// error hook ([`OnError`](crate::OnError)) does.
+    /// error hook ([`OnError`](crate::framework::OnError)) does.
     CommandError(CommandError),
     /// The service denied a message sent with `reply`, `send` or `send_command`.
     SendRejected(SendRejected),

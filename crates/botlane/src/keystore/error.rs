@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::crypto::CryptoError;
 
-use super::format::KEYSTORE_VERSION;
+use super::KEYSTORE_VERSION;
 
 /// Why a keystore could not be opened, created or saved.
 ///

@@ -17,11 +17,8 @@ use zeroize::{Zeroize, Zeroizing};
 
 use super::error::KeystoreError;
 use super::integrity::{self, TAG_LEN};
+use super::KEYSTORE_VERSION;
 use crate::crypto::{ChannelKey, IdentityKeyPair, PublicKey, X25519_KEY_LEN};
-
-/// The keystore format version this build writes. Version 1 files are
-/// still read, and rewritten as version 2 by the next save.
-pub const KEYSTORE_VERSION: u64 = 2;
 
 /// The format version without an integrity tag.
 const VERSION_1: u64 = 1;

@@ -1,10 +1,15 @@
 //! What the REST lane is configured with, its limits, and the HTTP client it
-//! builds from them. The client copies its `rest_*` options in here, so that
-//! the lane never reads the client's options or state.
+//! builds from them, under the lane's bound on connections in use at once.
+//! The client copies its `rest_*` options in here, so that the lane never
+//! reads the client's options or state.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::error::ServiceRestError;
+use super::failure;
 use crate::share::ShareByKey;
 
 /// What an HTTP client is built from besides constants: the TLS
@@ -50,6 +55,16 @@ pub const MAX_FILE_BYTES: usize = 100 * 1024 * 1024;
 /// ```
 pub const DEFAULT_JSON_LIMIT: usize = 16 * 1024 * 1024;
 
+/// The default of the client option `rest_max_connections`: the most
+/// requests (hence HTTP/1.1 connections) one lane has in flight at once.
+/// Six times what a browser opens per origin, far below what a service or
+/// a proxy in front of it serves.
+///
+/// ```
+/// assert_eq!(botlane::rest::DEFAULT_MAX_CONNECTIONS, 32);
+/// ```
+pub const DEFAULT_MAX_CONNECTIONS: usize = 32;
+
 /// How much of a body the lane reads for itself (the exchange reply, a 401
 /// body, an error body) before it drops the connection: these bodies are a
 /// few dozen bytes from an honest service.
@@ -71,6 +86,8 @@ pub(crate) struct RestConfig {
     pub(crate) json_limit: usize,
     /// The cap of a body read whole (`binary`, `Response::bytes`).
     pub(crate) binary_limit: usize,
+    /// The most requests in flight at once.
+    pub(crate) max_connections: usize,
 }
 
 /// A setting the HTTP client cannot be built with.
@@ -105,11 +122,12 @@ impl RestConfig {
             // Verbose mode makes hyper-util log every byte read and written
             // through `log` at TRACE: the `verification` header and the
             // exchange's secret and reply. An application's TRACE logger must
-            // never see them, so this stays off (pinned by tests/rest_leak.rs).
+            // never see them, so this stays off (pinned by tests/logs/rest_leak.rs).
             .connection_verbose(false)
             .referer(false)
             .timeout(self.timeout)
             .user_agent(concat!("botlane/", env!("CARGO_PKG_VERSION")))
+            .dns_resolver(failure::resolver())
             .use_preconfigured_tls((*self.tls).clone());
         if no_proxy {
             builder = builder.no_proxy();
@@ -120,6 +138,71 @@ impl RestConfig {
                 "the REST lane's HTTP client cannot be built with the TLS configuration ({e})"
             ),
         })
+    }
+}
+
+/// One of the lane's connections, held while a request and its body use
+/// it.
+pub(crate) type Slot = OwnedSemaphorePermit;
+
+/// The lane's HTTP client and its bound on requests in flight. Each HTTP/1.1
+/// request in flight holds a connection of its own, and the client opens
+/// one whenever none of its pool is free: without a bound, 1,000
+/// concurrent calls opened 1,000 connections to one origin, which a
+/// service or a proxy that caps connections makes wait.
+pub(crate) struct Http {
+    pub(crate) client: Arc<reqwest::Client>,
+    slots: Arc<Semaphore>,
+    max: usize,
+    timeout: Duration,
+}
+
+impl Http {
+    pub(crate) fn new(config: &RestConfig) -> Result<Self, ConfigError> {
+        Ok(Self {
+            client: config.http_client()?,
+            slots: Arc::new(Semaphore::new(config.max_connections)),
+            max: config.max_connections,
+            timeout: config.timeout,
+        })
+    }
+
+    /// Sends `request` once one of the lane's connections is free, waiting
+    /// at most the attempt's timeout (`timeout`, or the lane's) for it;
+    /// the response with the slot its body keeps busy. `path` is what an
+    /// error names.
+    pub(crate) async fn send(
+        &self,
+        path: &str,
+        request: reqwest::RequestBuilder,
+        timeout: Option<Duration>,
+    ) -> Result<(reqwest::Response, Slot), ServiceRestError> {
+        let wait = timeout.unwrap_or(self.timeout);
+        let slot = tokio::time::timeout(wait, Arc::clone(&self.slots).acquire_owned())
+            .await
+            .ok()
+            // The semaphore is never closed: `Err` cannot come.
+            .and_then(Result::ok)
+            .ok_or_else(|| ServiceRestError::no_connection(path, self.max))?;
+        let response = request
+            .send()
+            .await
+            .map_err(|e| ServiceRestError::network(path, e))?;
+        Ok((response, slot))
+    }
+}
+
+#[cfg(test)]
+impl Http {
+    /// A default HTTP client with one connection, for tests that never
+    /// reach a service.
+    pub(crate) fn for_tests() -> Self {
+        Self {
+            client: Arc::new(reqwest::Client::new()),
+            slots: Arc::new(Semaphore::new(1)),
+            max: 1,
+            timeout: Duration::from_secs(5),
+        }
     }
 }
 
@@ -136,6 +219,7 @@ mod tests {
             refresh_margin: Duration::from_secs(1),
             json_limit: DEFAULT_JSON_LIMIT,
             binary_limit: MAX_FILE_BYTES,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 

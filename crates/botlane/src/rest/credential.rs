@@ -201,7 +201,7 @@ mod tests {
     use secrecy::ExposeSecret;
 
     use super::*;
-    use crate::rest::ServiceActionError;
+    use crate::rest::error::ServiceActionError;
 
     const MARGIN: Duration = Duration::from_secs(60);
     const LIFETIME: Option<u64> = Some(900);

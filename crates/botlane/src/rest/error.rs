@@ -6,10 +6,11 @@
 //! paths and botlane's own descriptions only, and a wrapped `reqwest` error
 //! has its URL removed. Each `Display` is complete on its own; `source()` is
 //! only the HTTP client's error behind a status 0, whose text `Display` does
-//! not repeat.
+//! not repeat: it says instead what kind of failure that was (`failure.rs`).
 
 use std::sync::Arc;
 
+use super::failure::Failure;
 use crate::wire::OpCode;
 
 /// The service refused an opcode request; for the REST lane, the credential
@@ -81,7 +82,9 @@ impl ServiceActionError {
 }
 
 /// The REST service answered outside 2xx, or no answer came at all
-/// (`status` 0: a network, DNS or TLS failure, or the lane's timeout).
+/// (`status` 0). A status 0 says what happened instead: a timeout, a DNS or
+/// TLS failure, a refused connection, a response head too large or not
+/// HTTP, a connection cut before the response's head or body was whole.
 ///
 /// `path` is the origin-relative path of the request with its query string
 /// stripped. A redirect (3xx) is reported here too: the lane never follows
@@ -112,6 +115,8 @@ pub struct ServiceRestError {
     /// What failed underneath when no response arrived (URL removed).
     #[source]
     source: Option<Arc<reqwest::Error>>,
+    /// What kind of failure a status 0 was.
+    failure: Option<Failure>,
 }
 
 impl ServiceRestError {
@@ -133,6 +138,7 @@ impl ServiceRestError {
             path: path.to_owned(),
             error_code,
             source: None,
+            failure: None,
         }
     }
 
@@ -141,23 +147,19 @@ impl ServiceRestError {
             status: 0,
             path: path.to_owned(),
             error_code: None,
+            failure: Some(Failure::of(&err)),
             source: Some(Arc::new(err.without_url())),
         }
     }
 
-    /// What kind of failure a status 0 was, as far as the HTTP client tells.
-    fn failure(&self) -> &'static str {
-        match self.source.as_deref() {
-            Some(e) if e.is_timeout() => {
-                "the request timed out (rest_timeout or the request's own timeout)"
-            }
-            Some(e) if e.is_connect() => {
-                "the connection could not be opened (network, DNS or TLS failure)"
-            }
-            Some(e) if e.is_body() || e.is_decode() => {
-                "the connection failed while the body was read"
-            }
-            _ => "the request failed (network, DNS or TLS failure, or timeout)",
+    /// No connection of the lane's `max` came free within the timeout.
+    pub(crate) fn no_connection(path: &str, max: usize) -> Self {
+        Self {
+            status: 0,
+            path: path.to_owned(),
+            error_code: None,
+            source: None,
+            failure: Some(Failure::NoConnection { max }),
         }
     }
 
@@ -166,7 +168,7 @@ impl ServiceRestError {
             0 => format!(
                 "no response from the REST service for {}: {}",
                 self.path,
-                self.failure()
+                self.failure.unwrap_or(Failure::Other).describe()
             ),
             s @ 300..=399 => format!(
                 "the REST service answered {s} to {}: a redirect, which the lane never \

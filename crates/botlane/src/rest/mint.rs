@@ -11,9 +11,9 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
 use super::address;
-use super::config::LANE_BODY_LIMIT;
+use super::config::{Http, LANE_BODY_LIMIT};
 use super::credential::Minted;
-use super::error::{RestError, ServiceActionError, ServiceRestError};
+use super::error::{RestError, ServiceActionError};
 use super::response::read_capped;
 use crate::wire;
 
@@ -49,7 +49,7 @@ struct ExchangeReply {
 /// Both phases of a mint. Runs as its own task (see `credential.rs`).
 pub(crate) async fn run(
     source: &dyn Mint,
-    http: &reqwest::Client,
+    http: &Http,
     base: &url::Url,
 ) -> Result<Minted, RestError> {
     tracing::debug!("minting a REST credential (opcode 638)");
@@ -74,13 +74,13 @@ pub(crate) async fn run(
         rule: "the exchange body does not serialize".into(),
     })?;
     let url = address::endpoint(base, EXCHANGE_PATH, &[])?;
-    let response = http
+    let request = http
+        .client
         .post(url)
         .header(CONTENT_TYPE, "application/json")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| ServiceRestError::network(EXCHANGE_PATH, e))?;
+        .body(body);
+    // The slot is held until the reply's body is read.
+    let (response, _slot) = http.send(EXCHANGE_PATH, request, None).await?;
     drop(secret);
     if !response.status().is_success() {
         return Err(super::status_error(response, EXCHANGE_PATH).await.into());
@@ -139,8 +139,7 @@ mod tests {
     /// before the exchange.
     async fn run_with(source: Scripted) -> RestError {
         let base = url::Url::parse("http://127.0.0.1:9").unwrap();
-        let http = reqwest::Client::new();
-        match run(&source, &http, &base).await {
+        match run(&source, &Http::for_tests(), &base).await {
             Err(e) => e,
             Ok(_) => panic!("a mint without a service succeeded"),
         }

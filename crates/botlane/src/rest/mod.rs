@@ -14,6 +14,12 @@
 //! credential, mints once and retries once; a second 401 is an error. At most
 //! one mint is in flight; concurrent callers wait for it.
 //!
+//! A lane has at most
+//! [`rest_max_connections`](crate::ClientOptions::rest_max_connections)
+//! ([`DEFAULT_MAX_CONNECTIONS`]) requests in flight, the mint's exchange
+//! included: each holds one HTTP/1.1 connection until its response body is
+//! read or dropped, and further calls wait for one, within their timeout.
+//!
 //! Bodies are bounded: the ones the lane reads for itself (the exchange
 //! reply, a 401 or error body) up to 4 KiB, then the connection is dropped
 //! rather than drained; [`json`](RestLane::json) up to
@@ -35,14 +41,15 @@
 //! configuration; the client builds both.
 //!
 //! While the service's flag `BOT_REST_CREDENTIALS` is unset (its default),
-//! the first call fails with a [`ServiceActionError`] (opcode 638, code
+//! the first call fails with a [`ServiceActionError`](crate::ServiceActionError) (opcode 638, code
 //! `-7`); that is the service's choice, not a fault of the bot.
 
 mod address;
 mod config;
 mod credential;
-mod error;
-mod init;
+pub(crate) mod error;
+mod failure;
+pub(crate) mod init;
 mod mint;
 mod response;
 
@@ -54,17 +61,17 @@ use secrecy::ExposeSecret;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
-pub use config::{DEFAULT_JSON_LIMIT, MAX_FILE_BYTES};
-pub use error::{RestError, ServiceActionError, ServiceRestError};
+pub use config::{DEFAULT_JSON_LIMIT, DEFAULT_MAX_CONNECTIONS, MAX_FILE_BYTES};
+pub(crate) use error::{RestError, ServiceRestError};
 pub use http::{HeaderMap, Method, StatusCode};
-pub use init::{BinaryResponse, RequestInit};
+pub(crate) use init::{BinaryResponse, RequestInit};
 pub use response::{BodyStream, Response};
 
 pub(crate) use config::{ConfigError, RestConfig};
 pub(crate) use mint::Mint;
 
 use crate::telemetry::Telemetry;
-use config::LANE_BODY_LIMIT;
+use config::{Http, LANE_BODY_LIMIT};
 use credential::{Credential, CredentialCache};
 use error::strip_query;
 use response::read_capped;
@@ -78,10 +85,11 @@ const JSON_CAP: &str = "the client option rest_json_limit";
 /// The cap on an error body, as an error would name it.
 const ERROR_BODY_CAP: &str = "the lane's 4 KiB limit on the bodies it reads itself";
 
-/// Everything one lane owns: the HTTP client, built once, the
-/// configuration, the credential slot, and the handle that mints.
+/// Everything one lane owns: the HTTP client, built once, with the bound
+/// on its connections, the configuration, the credential slot, and the
+/// handle that mints.
 struct Lane {
-    http: Arc<reqwest::Client>,
+    http: Http,
     config: RestConfig,
     /// The checked `rest_url`, or why it was refused; checked on first use.
     base: OnceLock<Result<url::Url, RestError>>,
@@ -104,7 +112,7 @@ impl Lane {
 /// client builds this first (the fallible step), then binds the handle
 /// that needs the client's own state.
 pub(crate) struct PreparedLane {
-    http: Arc<reqwest::Client>,
+    http: Http,
     config: RestConfig,
 }
 
@@ -112,7 +120,7 @@ impl PreparedLane {
     /// Builds the HTTP client; fails on a root certificate it cannot use.
     pub(crate) fn new(config: RestConfig) -> Result<Self, ConfigError> {
         Ok(Self {
-            http: config.http_client()?,
+            http: Http::new(&config)?,
             config,
         })
     }
@@ -171,7 +179,7 @@ impl RestLane {
     ///
     /// Fails with [`RestError::InvalidRestUrl`] or
     /// [`RestError::InvalidPath`] before anything is sent; with a
-    /// [`ServiceActionError`] when the mint is refused; with a
+    /// [`ServiceActionError`](crate::ServiceActionError) when the mint is refused; with a
     /// [`ServiceRestError`] on a non-2xx status (after the one re-mint and
     /// retry that a 401 gets) or when no response arrives (status 0).
     ///
@@ -197,15 +205,16 @@ impl RestLane {
         let mut retried = false;
         loop {
             let credential = self.credential().await?;
-            let sent = self.send(&method, &url, &parts, &credential).await;
+            let sent = self.send(&method, &url, &parts, &credential, shown).await;
             lane.telemetry
-                .rest_request(sent.as_ref().ok().map(|r| r.status().as_u16()));
-            let response = sent.map_err(|e| ServiceRestError::network(shown, e))?;
+                .rest_request(sent.as_ref().ok().map(|(r, _)| r.status().as_u16()));
+            let (response, slot) = sent?;
             let status = response.status();
             // The path stays out: it may carry ids taken from chat input.
             tracing::debug!(%method, status = status.as_u16(), "REST request");
             if status.is_success() {
-                return Ok(Response::new(response, shown, lane.config.binary_limit));
+                let limit = lane.config.binary_limit;
+                return Ok(Response::new(response, shown, limit, slot));
             }
             if status == StatusCode::UNAUTHORIZED {
                 lane.cache.invalidate(credential.generation);
@@ -296,7 +305,8 @@ impl RestLane {
         url: &url::Url,
         parts: &init::Parts,
         credential: &Credential,
-    ) -> Result<reqwest::Response, reqwest::Error> {
+        shown: &str,
+    ) -> Result<(reqwest::Response, config::Slot), ServiceRestError> {
         let mut headers = parts.headers.clone();
         // Checked when the credential was minted, so this always succeeds;
         // without a valid value the request goes out without the header and
@@ -305,9 +315,9 @@ impl RestLane {
             value.set_sensitive(true);
             headers.insert(VERIFICATION, value);
         }
-        let mut request = self
-            .inner
-            .http
+        let http = &self.inner.http;
+        let mut request = http
+            .client
             .request(method.clone(), url.clone())
             .headers(headers);
         if let Some(body) = &parts.body {
@@ -316,7 +326,7 @@ impl RestLane {
         if let Some(timeout) = parts.timeout {
             request = request.timeout(timeout);
         }
-        request.send().await
+        http.send(shown, request, parts.timeout).await
     }
 }
 

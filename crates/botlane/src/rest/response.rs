@@ -11,6 +11,7 @@ use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use http::{HeaderMap, StatusCode};
 
+use super::config::Slot;
 use super::error::{RestError, ServiceRestError};
 
 /// What [`RestLane::request`](super::RestLane::request) resolves with: a 2xx
@@ -22,7 +23,8 @@ use super::error::{RestError, ServiceRestError};
 /// [`into_stream`](Self::into_stream), which hold one chunk at a time and
 /// have no cap. The request's timeout covers the body too. Dropping the
 /// response before the end of its body closes the connection instead of
-/// reading the rest.
+/// reading the rest. The response holds one of the lane's
+/// `rest_max_connections` until its body is read or it is dropped.
 ///
 /// ```no_run
 /// # async fn demo(client: botlane::Client) -> Result<(), botlane::RestError> {
@@ -42,6 +44,7 @@ pub struct Response {
     path: String,
     binary_limit: usize,
     body: reqwest::Response,
+    _slot: Slot,
 }
 
 /// The most reserved up front for a body of a declared length: the length
@@ -54,13 +57,19 @@ const MAX_RESERVE: usize = 8 * 1024 * 1024;
 const BINARY_CAP: &str = "the client option rest_binary_limit";
 
 impl Response {
-    pub(crate) fn new(mut body: reqwest::Response, path: &str, binary_limit: usize) -> Self {
+    pub(crate) fn new(
+        mut body: reqwest::Response,
+        path: &str,
+        binary_limit: usize,
+        slot: Slot,
+    ) -> Self {
         Self {
             status: body.status(),
             headers: std::mem::take(body.headers_mut()),
             path: path.to_owned(),
             binary_limit,
             body,
+            _slot: slot,
         }
     }
 
@@ -299,7 +308,9 @@ mod tests {
             "set-cookie",
             http::HeaderValue::from_static("session=hunter2"),
         );
-        let response = Response::new(reqwest::Response::from(raw), "/api/x", 100);
+        let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(1));
+        let slot = slots.try_acquire_owned().unwrap();
+        let response = Response::new(reqwest::Response::from(raw), "/api/x", 100, slot);
         assert_eq!(response.status(), StatusCode::OK);
         assert_eq!(response.header("X-File-IV"), Some("aXY="));
         assert_eq!(response.content_length(), Some(4));

@@ -13,13 +13,14 @@
 //! the runtime's workers, coalesced.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use crate::crypto::{ChannelKey, WrappedKey};
 use crate::error::ClientError;
 use crate::keystore::{Saver, MAX_CHANNEL_ID_BYTES};
 use crate::sync::{read_lock, write, write_lock};
-use crate::throttle::{Throttle, WARN_INTERVAL};
+use crate::throttle::Throttle;
 use crate::wire;
 
 /// The most channels a session keeps: the keystore's default cap on channel
@@ -116,6 +117,8 @@ pub(crate) struct Membership {
     channel_refused: Throttle,
     no_key: Throttle,
     undecryptable: Throttle,
+    /// Messages dropped because their channel had no key.
+    without_key: AtomicU64,
 }
 
 impl Membership {
@@ -124,11 +127,30 @@ impl Membership {
             channels: RwLock::new(Channels::default()),
             keys: RwLock::new(HashMap::new()),
             keystore: OnceLock::new(),
-            key_refused: Throttle::new(WARN_INTERVAL),
-            channel_refused: Throttle::new(WARN_INTERVAL),
-            no_key: Throttle::new(WARN_INTERVAL),
-            undecryptable: Throttle::new(WARN_INTERVAL),
+            key_refused: Throttle::new(
+                "refusing a channel key for a channel the bot is not a member of",
+            ),
+            channel_refused: Throttle::new("channels from the service not kept"),
+            no_key: Throttle::new("dropping a message: no key for its channel"),
+            undecryptable: Throttle::new("dropping a message whose content does not decrypt"),
+            without_key: AtomicU64::new(0),
         }
+    }
+
+    /// Its rate-limited warnings, for the client's stats and its line at
+    /// shutdown.
+    pub(crate) fn throttles(&self) -> [&Throttle; 4] {
+        [
+            &self.key_refused,
+            &self.channel_refused,
+            &self.no_key,
+            &self.undecryptable,
+        ]
+    }
+
+    /// How many messages were dropped because their channel had no key.
+    pub(crate) fn messages_without_key(&self) -> u64 {
+        self.without_key.load(Ordering::Relaxed)
     }
 
     /// The keystore, once a login opened it.
@@ -179,6 +201,7 @@ impl Membership {
         sealed: &str,
     ) -> Option<(String, Arc<ChannelKey>)> {
         let Ok(key) = self.key(channel_id) else {
+            self.without_key.fetch_add(1, Ordering::Relaxed);
             if let Some(swallowed) = self.no_key.allow() {
                 tracing::warn!(channel = %channel_id, swallowed, "dropping a message: no key for its channel");
             }

@@ -34,13 +34,13 @@ pub(crate) use counters::Counters;
 pub(crate) use membership::Membership;
 pub(crate) use push_queue::{DispatchNow, PushQueue};
 
-use crate::commands::MenuFeed;
 use crate::error::ClientError;
 use crate::events::{Event, EventSender};
+use crate::framework::live::MenuFeed;
 use crate::keystore::{Saver, SaverOptions};
 use crate::sync::{read, stopped, Claim};
 use crate::telemetry::{ConnectionState, Telemetry};
-use crate::throttle::{Throttle, WARN_INTERVAL};
+use crate::throttle::Throttle;
 use crate::transport::{self, Connection};
 
 /// What a session needs of the client's options, checked by the client.
@@ -117,6 +117,16 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// Its rate-limited warnings (the connection's, the membership's, the
+    /// push queue's), for the client's stats and its line at shutdown.
+    pub(crate) fn throttles(&self) -> impl Iterator<Item = &Throttle> {
+        self.membership
+            .throttles()
+            .into_iter()
+            .chain(self.transport_warnings.throttles())
+            .chain([&self.pushes_dropped])
+    }
+
     pub(crate) fn new(
         config: SessionConfig,
         menu: MenuFeed,
@@ -136,7 +146,9 @@ impl Session {
             counters: Arc::new(Counters::default()),
             membership: Membership::new(),
             transport_warnings: Arc::new(transport::Warnings::new()),
-            pushes_dropped: Throttle::new(WARN_INTERVAL),
+            pushes_dropped: Throttle::new(
+                "dropping a message push: dispatch is behind and the push queue is full",
+            ),
             bot_id: RwLock::new(None),
             publishing: tokio::sync::Mutex::new(()),
             published_hash: Mutex::new(None),

@@ -13,8 +13,20 @@ use serde::de::{Deserializer, IgnoredAny};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::connection::Push;
 use crate::wire::{self, OpCode, PayloadSeed};
+
+/// A push from the service.
+#[derive(Debug)]
+pub(crate) enum Push {
+    /// Op 11, and its connection's number (0 as read; [`Inbound::push`] sets it).
+    Ready(wire::Ready, u64),
+    Message(wire::WireMessage),
+    ChannelKey(wire::ChannelKeyPush),
+    ChannelAdded(wire::ChannelInfo),
+    ChannelRemoved(String),
+    /// Op 33, checked for shape; the client takes no action on it.
+    Notification,
+}
 
 /// What a frame turned out to be. Small, as it is handed up through
 /// every layer of the envelope's reading: a message push's view (152

@@ -1,9 +1,9 @@
 //! The realtime transport: opening a WebSocket (`dial.rs`: DNS, TCP, TLS,
 //! the bounded upgrade; `tls.rs`: the rustls configuration both lanes
 //! share) and running it (`connection.rs`: one task that reads every
-//! frame, writes requests and heartbeats, routes each reply to its caller
-//! by position within its opcode and hands each push to the session;
-//! `frames.rs`: reading a frame and its payload in one pass).
+//! frame and writes requests and heartbeats; `route.rs`: each reply to its
+//! caller by position within its opcode (`pending.rs`), each push to the
+//! session; `frames.rs`: reading a frame and its payload in one pass).
 //!
 //! Its handle, [`Connection`], is the client's requester:
 //! `request(op, payload)` resolves with the reply. The transport names
@@ -14,12 +14,12 @@ mod connection;
 mod dial;
 mod frames;
 mod pending;
+mod route;
 pub(crate) mod tls;
 
-pub(crate) use connection::{
-    Closed, Connection, Ended, Inbound, Push, Settings, Warnings, CLOSE_GRACE,
-};
+pub(crate) use connection::{Closed, Connection, Ended, Settings, CLOSE_GRACE};
 pub(crate) use dial::{dial, endpoint};
 #[cfg(feature = "fuzzing")]
 pub(crate) use frames::read_message;
-pub(crate) use frames::MessageView;
+pub(crate) use frames::{MessageView, Push};
+pub(crate) use route::{Inbound, Warnings};

@@ -1,9 +1,8 @@
 //! Guide, "When a command fails": what the user sees, and how to change it.
 
-use botlane::{
-    BoxError, Command, CommandErrorReason, CommandFailure, CommandRegistry, CommandSettings,
-    DeclarationError, OnError, UserError,
-};
+use botlane::framework::{CommandFailure, CommandSettings, OnError, UserError};
+
+use botlane::{BoxError, Command, CommandErrorReason, CommandRegistry, DeclarationError};
 
 /// Divide two whole numbers
 #[derive(Command)]
@@ -63,7 +62,7 @@ pub fn patient_answers() -> OnError {
 mod tests {
     use std::time::Duration;
 
-    use botlane::{neutralise_answer, Answered};
+    use botlane::framework::{neutralise_answer, Answered};
     use botlane_devserver::{Scene, Sidecar};
     use tokio::sync::mpsc;
 

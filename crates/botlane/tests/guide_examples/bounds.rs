@@ -46,9 +46,10 @@ pub fn commands(registry: &mut CommandRegistry) -> Result<(), DeclarationError> 
 
 #[cfg(test)]
 mod tests {
+    use botlane::framework::usage_line;
     use botlane::{
-        canonical_menu_json, usage_line, ArgumentRule, CommandArgs, CommandOption,
-        CommandOptionType, DeclarationRule,
+        canonical_menu_json, ArgumentRule, CommandArgs, CommandOption, CommandOptionType,
+        DeclarationRule,
     };
     use botlane_devserver::{Scene, Sidecar};
 

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use botlane::{
-    Check, Command, CommandRegistry, CommandSettings, Cooldown, DeclarationError, UserError,
-};
+use botlane::framework::{Check, CommandSettings, Cooldown, UserError};
+
+use botlane::{Command, CommandRegistry, DeclarationError};
 
 /// Roll some dice
 #[derive(Command)]
@@ -45,10 +45,9 @@ pub fn commands(
 mod tests {
     use std::time::Duration;
 
-    use botlane::{
-        CommandArgs, CommandContext, CommandInvocation, CommandSource, Cooldown, CooldownError,
-        CooldownTracker, Message,
-    };
+    use botlane::framework::{Cooldown, CooldownError, CooldownTracker};
+
+    use botlane::{CommandArgs, CommandContext, CommandInvocation, CommandSource, Message};
     use botlane_devserver::Scene;
 
     use super::*;

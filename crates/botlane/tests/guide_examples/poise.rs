@@ -4,10 +4,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use botlane::{
-    BoxError, Check, Client, ClientOptions, Command, CommandContext, CommandSettings, Cooldown,
-    UserError,
-};
+use botlane::framework::{Check, CommandSettings, Cooldown, UserError};
+
+use botlane::{BoxError, Client, ClientOptions, Command, CommandContext};
 
 /// What every handler shares.
 #[derive(Default)]
@@ -44,15 +43,17 @@ pub fn dicebot(options: ClientOptions, library: String) -> Result<Client<Data>, 
     let roll = CommandSettings::new()
         .check(not_in_the_library(library))
         .cooldown(Cooldown::per_user(Duration::from_secs(5)));
-    client
-        .commands()
-        .command_with::<Roll>(roll, |ctx, roll| async move {
-            let n = ctx.data().rolls.fetch_add(1, Ordering::Relaxed) + 1;
-            let sides = roll.sides.unwrap_or(6);
-            ctx.reply(&format!("roll #{n}: {}d{sides}", roll.count))
-                .await
-        })?
-        .enable_help()?;
+    client.commands().update(|registry| {
+        registry
+            .command_with::<Roll>(roll, |ctx, roll| async move {
+                let n = ctx.data().rolls.fetch_add(1, Ordering::Relaxed) + 1;
+                let sides = roll.sides.unwrap_or(6);
+                ctx.reply(&format!("roll #{n}: {}d{sides}", roll.count))
+                    .await
+            })?
+            .enable_help()
+            .map(drop)
+    })?;
     Ok(client)
 }
 

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use botlane::{
-    CommandContext, CommandDeclaration, CommandRegistry, CommandSettings, DeclarationError,
-};
+use botlane::framework::CommandSettings;
+
+use botlane::{CommandContext, CommandDeclaration, CommandRegistry, DeclarationError};
 
 /// Registers `forecast`, which asks a slow weather service, with a timeout
 /// of its own (the client's default is 300 s).
@@ -25,7 +25,8 @@ async fn ask_the_weather_service() -> String {
 
 #[cfg(test)]
 mod tests {
-    use botlane::{CommandErrorReason, HandlerTimeout};
+    use botlane::framework::HandlerTimeout;
+    use botlane::CommandErrorReason;
     use botlane_devserver::Scene;
 
     use super::*;

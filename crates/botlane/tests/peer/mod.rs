@@ -28,7 +28,7 @@ use tokio_tungstenite::WebSocketStream;
 
 pub type Ws = WebSocketStream<TcpStream>;
 
-/// A stream a WebSocket runs on: TCP here, TLS in `tests/wss.rs`.
+/// A stream a WebSocket runs on: TCP here, TLS in `tests/hostile/wss.rs`.
 pub trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin {}
 impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin> Io for T {}
 

@@ -1,15 +1,22 @@
-//! One-way dependencies between the library's parts (issue 10, item 1): no
-//! cycle between its top-level modules (`client`, `session`, `transport`,
-//! `dispatch`, `events`, `rest`, `commands`, `keystore`, `crypto`, `wire`,
-//! `error`, `sync`…); a directory module and its own children may refer to
-//! each other. `checker.rs` builds the graph from the sources with `syn`;
+//! One-way dependencies (issue 10, item 1; issue 31, item 3): in every
+//! crate of the workspace, no cycle between the concepts of a folder, at
+//! every level: the crate's top-level modules (`client`, `session`,
+//! `dispatch`, `framework`, `commands`…), then the files and folders inside
+//! each folder (`commands/`, `framework/`, `session/`, `dispatch/`, the
+//! devserver's `state/`…). A `mod.rs` and its own children may refer to
+//! each other. `checker.rs` builds the graphs from the sources with `syn`;
 //! the synthetic cases below prove it sees what it must (the old
-//! client ↔ rest ↔ message cycle, inline paths, re-exports, globs, `super`,
-//! macro tokens).
+//! client ↔ rest ↔ message cycle, the old registry → handler → context →
+//! registry loop inside `commands/`, inline paths, re-exports, globs,
+//! `super`, macro tokens).
 //!
 //! Files by concept (issue 10, item 9): `file_size.rs` counts the lines of
 //! every workspace crate's sources outside their tests and fails on a file
 //! over 600 that is not on its allow-list with a reason in its header.
+//!
+//! One path to each public item (issue 31, item 1): `surface.rs` reads the
+//! public API listing; the root holds exactly its allow-list, and no name
+//! is at two public paths but through the prelude.
 
 #![allow(clippy::unwrap_used)]
 
@@ -17,24 +24,43 @@
 mod checker;
 #[path = "architecture/file_size.rs"]
 mod file_size;
+#[path = "architecture/surface.rs"]
+mod surface;
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use checker::{graph, Source};
 
-fn library_sources() -> Vec<Source> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// The workspace root.
+fn workspace() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The library sources of the workspace member at `member` (its `src/`,
+/// paths relative to it). A `main.rs` beside a `lib.rs`, and `src/bin/`,
+/// are crates of their own: binaries, which only use the library.
+fn crate_sources(member: &str) -> Vec<Source> {
+    let root = workspace().join(member).join("src");
+    let has_lib = root.join("lib.rs").exists();
     let mut sources = Vec::new();
     let mut dirs = vec![root.clone()];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
+            let relative = path
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            if has_lib && (relative == "main.rs" || relative == "bin") {
+                continue;
+            }
             if path.is_dir() {
                 dirs.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {
-                let relative = path.strip_prefix(&root).unwrap();
                 sources.push(Source {
-                    path: relative.to_string_lossy().replace('\\', "/"),
+                    path: relative,
                     text: std::fs::read_to_string(&path).unwrap(),
                 });
             }
@@ -42,6 +68,24 @@ fn library_sources() -> Vec<Source> {
     }
     sources.sort_by(|a, b| a.path.cmp(&b.path));
     sources
+}
+
+fn library_sources() -> Vec<Source> {
+    crate_sources("crates/botlane")
+}
+
+/// The workspace's members, as the root `Cargo.toml` lists them.
+fn members() -> Vec<String> {
+    let manifest = std::fs::read_to_string(workspace().join("Cargo.toml")).unwrap();
+    let list = manifest
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("members = ["))
+        .and_then(|rest| rest.strip_suffix(']'))
+        .expect("the workspace manifest lists its members on one line");
+    list.split(',')
+        .map(|m| m.trim().trim_matches('"').to_owned())
+        .filter(|m| !m.is_empty())
+        .collect()
 }
 
 fn sources(files: &[(&str, &str)]) -> Vec<Source> {
@@ -59,14 +103,42 @@ fn cycles(files: &[(&str, &str)]) -> Vec<String> {
 }
 
 #[test]
-fn the_library_has_no_cycle_between_its_parts() {
-    let graph = graph(&library_sources()).unwrap();
-    let cycles = graph.cycles();
+fn no_folder_of_any_crate_has_a_cycle_between_its_concepts() {
+    let mut problems = Vec::new();
+    let mut checked = BTreeSet::new();
+    for member in members() {
+        let graphs = checker::graphs(&crate_sources(&member)).unwrap();
+        for (folder, graph) in graphs {
+            for cycle in graph.cycles() {
+                problems.push(format!("{member}/src/{folder}: {cycle}"));
+            }
+            checked.insert(format!("{member}/src/{folder}"));
+        }
+    }
     assert!(
-        cycles.is_empty(),
-        "dependency cycles between the library's parts:\n{}",
-        cycles.join("\n")
+        problems.is_empty(),
+        "dependency cycles between the concepts of a folder:\n{}",
+        problems.join("\n")
     );
+    // The folders come from the tree, so a new one is checked by itself;
+    // these are the ones the layout is built around.
+    for folder in [
+        "crates/botlane/src/",
+        "crates/botlane/src/commands",
+        "crates/botlane/src/framework",
+        "crates/botlane/src/session",
+        "crates/botlane/src/dispatch",
+        "crates/botlane-devserver/src/",
+        "crates/botlane-devserver/src/state",
+        "crates/botlane-devserver/src/realtime",
+        "crates/botlane-proto/src/",
+        "crates/botlane-macros/src/",
+    ] {
+        assert!(
+            checked.contains(folder),
+            "{folder} was not checked: {checked:?}"
+        );
+    }
 }
 
 #[test]
@@ -77,12 +149,16 @@ fn the_library_graph_has_the_seams_it_is_built_around() {
         ("client", "session"),
         ("client", "dispatch"),
         ("dispatch", "session"),
+        ("dispatch", "framework"),
         ("dispatch", "commands"),
         ("session", "transport"),
-        ("session", "commands"),
+        ("session", "framework"),
         ("transport", "wire"),
-        ("commands", "rest"),
-        ("commands", "error"),
+        ("framework", "commands"),
+        ("framework", "message"),
+        ("message", "rest"),
+        ("message", "commands"),
+        ("events", "framework"),
         ("error", "crypto"),
     ] {
         assert!(graph.depends(from, to), "{from} → {to} is missing");
@@ -91,9 +167,17 @@ fn the_library_graph_has_the_seams_it_is_built_around() {
     for (from, to) in [
         ("rest", "client"),
         ("rest", "session"),
+        ("commands", "framework"),
+        ("commands", "message"),
+        ("commands", "rest"),
         ("commands", "client"),
         ("commands", "session"),
         ("commands", "dispatch"),
+        ("framework", "client"),
+        ("framework", "session"),
+        ("framework", "dispatch"),
+        ("framework", "events"),
+        ("message", "framework"),
         ("transport", "session"),
         ("session", "dispatch"),
         ("session", "client"),
@@ -137,6 +221,97 @@ fn the_old_client_rest_message_cycle_is_caught() {
     ] {
         assert!(all.contains(evidence), "missing {evidence:?} in {all}");
     }
+}
+
+#[test]
+fn the_old_registry_handler_context_circle_is_caught_inside_its_folder() {
+    // The command area before the framework had its own folder, reduced
+    // to the loop: the registry holds handlers, a handler takes a
+    // context, a context held the registry.
+    let files = sources(&[
+        ("lib.rs", "mod client; mod commands; pub use commands::*;"),
+        (
+            "client/mod.rs",
+            "use crate::CommandRegistry; pub struct Client(CommandRegistry);",
+        ),
+        (
+            "commands/mod.rs",
+            "mod context; mod handler; mod registry; mod types;
+             pub use context::*; pub use handler::*; pub use registry::*; pub use types::*;",
+        ),
+        ("commands/types.rs", "pub struct CommandDeclaration;"),
+        (
+            "commands/registry.rs",
+            "use super::handler::CommandHandler; use super::types::CommandDeclaration;
+             pub struct CommandRegistry { commands: Vec<(CommandDeclaration, CommandHandler)> }",
+        ),
+        (
+            "commands/handler.rs",
+            "use super::context::CommandContext; pub struct CommandHandler(fn(CommandContext));",
+        ),
+        (
+            "commands/context.rs",
+            "use std::sync::Arc; use super::registry::CommandRegistry;
+             pub struct CommandContext { registry: Option<Arc<CommandRegistry>> }",
+        ),
+    ]);
+    let graphs = checker::graphs(&files).unwrap();
+    // One level down it is invisible: `commands` is one node there.
+    assert_eq!(graphs[""].cycles(), Vec::<String>::new());
+    let found = graphs["commands"].cycles();
+    assert_eq!(found.len(), 1, "{found:?}");
+    for evidence in [
+        "commands/registry → commands/handler: commands/registry.rs names super::handler::CommandHandler",
+        "commands/handler → commands/context: commands/handler.rs names super::context::CommandContext",
+        "commands/context → commands/registry: commands/context.rs names super::registry::CommandRegistry",
+    ] {
+        assert!(found[0].contains(evidence), "missing {evidence:?} in {}", found[0]);
+    }
+    // Cut at a narrow trait the context holds instead, the loop is gone.
+    let mut cut = files;
+    let context = cut
+        .iter_mut()
+        .find(|s| s.path == "commands/context.rs")
+        .unwrap();
+    context.text = "use std::sync::Arc; pub trait RegistryView {}
+        pub struct CommandContext { registry: Option<Arc<dyn RegistryView>> }"
+        .to_owned();
+    let graphs = checker::graphs(&cut).unwrap();
+    assert_eq!(graphs["commands"].cycles(), Vec::<String>::new());
+}
+
+#[test]
+fn every_folder_gets_its_graph_and_test_code_names_no_dependency() {
+    let graphs = checker::graphs(&sources(&[
+        ("lib.rs", "mod a; mod b;"),
+        ("a/mod.rs", "mod x; mod y; mod deep;"),
+        ("a/x.rs", "use super::y::Y; pub struct X;"),
+        (
+            "a/y.rs",
+            "pub struct Y;
+             #[cfg(test)] mod tests { use super::super::x::X; use crate::b::B; }",
+        ),
+        ("a/deep/mod.rs", "mod p; mod q;"),
+        ("a/deep/p.rs", "use super::q::Q; pub struct P;"),
+        ("a/deep/q.rs", "use super::p::P; pub struct Q;"),
+        ("b.rs", "use crate::a::Thing; pub struct B;"),
+    ]))
+    .unwrap();
+    let folders: Vec<&str> = graphs.keys().map(String::as_str).collect();
+    assert_eq!(folders, ["", "a", "a/deep"], "a test module is no folder");
+    // `a/y`'s tests name `x` and `b`, which name it: no cycle, they are tests.
+    assert_eq!(graphs[""].cycles(), Vec::<String>::new());
+    assert_eq!(graphs["a"].cycles(), Vec::<String>::new());
+    assert!(graphs["a"].depends("a/x", "a/y"));
+    assert!(!graphs["a"].depends("a/y", "a/x"));
+    // Three levels down, found all the same.
+    let deep = graphs["a/deep"].cycles();
+    assert_eq!(deep.len(), 1, "{deep:?}");
+    assert!(
+        deep[0].starts_with("a/deep/p → a/deep/q → a/deep/p"),
+        "{}",
+        deep[0]
+    );
 }
 
 #[test]
@@ -348,4 +523,87 @@ fn the_rule_names_what_is_over_and_keeps_its_allow_list_honest() {
     assert!(problems[1].contains("no_reason.rs is on ALLOWED but its header does not say why"));
     assert!(problems[2].contains("shrunk.rs is on ALLOWED but has 10 lines"));
     assert!(problems[3].contains("gone.rs is on ALLOWED but does not exist"));
+}
+
+fn botlane_listing() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/api/botlane.txt");
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn the_root_holds_exactly_its_allow_list() {
+    let items = surface::items(&botlane_listing(), "botlane");
+    let root = surface::root_names(&items, "botlane");
+    let allowed: BTreeSet<String> = surface::ROOT.iter().map(|n| (*n).to_owned()).collect();
+    assert_eq!(
+        allowed.len(),
+        surface::ROOT.len(),
+        "ROOT names a name twice"
+    );
+    assert!(
+        allowed.len() <= surface::MAX_ROOT,
+        "{} names at the root, more than {}",
+        allowed.len(),
+        surface::MAX_ROOT
+    );
+    let extra: Vec<&String> = root.difference(&allowed).collect();
+    let missing: Vec<&String> = allowed.difference(&root).collect();
+    assert!(
+        extra.is_empty() && missing.is_empty(),
+        "the root of docs/api/botlane.txt differs from surface::ROOT: \
+         at the root but not listed {extra:?}, listed but not at the root {missing:?}"
+    );
+}
+
+#[test]
+fn every_public_name_has_one_path_but_through_the_prelude() {
+    let items = surface::items(&botlane_listing(), "botlane");
+    // The listing was read: the root alone has dozens of names.
+    assert!(items.len() > 150, "only {} items", items.len());
+    let problems = surface::second_paths(&items, "botlane::prelude");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn a_second_path_and_a_root_name_are_seen_in_a_listing() {
+    let listing = "\
+pub mod botlane
+pub mod botlane::prelude
+pub use botlane::prelude::Client
+pub struct botlane::Client<D>
+pub fn botlane::Client<D>::new(botlane::ClientOptions) -> Self
+pub const botlane::MAX_X: usize
+pub const botlane::Events::CAPACITY: usize
+pub use botlane::Command // re-exports botlane_macros::Command
+pub trait botlane::Command
+pub fn botlane::canonicalize_menu(&[botlane::CommandDeclaration]) -> botlane::CanonicalMenu
+pub mod botlane::framework
+#[non_exhaustive] pub struct botlane::framework::Check<D>
+pub type botlane::framework::Check = botlane::Other
+impl botlane::framework::CommandOptionValue for bool
+pub const bool::KIND: botlane::CommandOptionType
+pub fn botlane::framework::canonicalize_menu(&[botlane::CommandDeclaration])
+pub use botlane::prelude::Lonely
+pub use botlane::crypto::<<botlane_proto::crypto::*>> // re-exports botlane_proto::crypto
+";
+    let items = surface::items(listing, "botlane");
+    let root: Vec<String> = surface::root_names(&items, "botlane").into_iter().collect();
+    assert_eq!(
+        root,
+        [
+            "Client",
+            "Command",
+            "MAX_X",
+            "canonicalize_menu",
+            "framework",
+            "prelude"
+        ]
+    );
+    assert_eq!(
+        surface::second_paths(&items, "botlane::prelude"),
+        [
+            "Lonely is in the prelude only",
+            "canonicalize_menu is at botlane, botlane::framework",
+        ]
+    );
 }

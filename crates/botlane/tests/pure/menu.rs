@@ -19,6 +19,8 @@ use botlane::{
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use crate::fixtures::roll_with_choices as roll;
+
 #[derive(Deserialize)]
 struct VectorFile {
     cases: Vec<Vector>,
@@ -110,21 +112,13 @@ fn hash_is_sha256_of_the_json() {
 /// builds dicebot's menu from it), so the page follows the declaration.
 #[test]
 fn commands_md_gives_helps_menu_entry() {
-    let menu = canonical_menu_json(&[botlane::help_declaration()]);
+    let menu = canonical_menu_json(&[botlane::framework::help_declaration()]);
     let entry = &menu[1..menu.len() - 1];
     let page = include_str!("../../../../docs/commands.md");
     assert!(
         page.contains(&format!("`{entry}`")),
         "docs/commands.md (\"Help\") must give help's menu entry as `{entry}`"
     );
-}
-
-fn roll() -> CommandDeclaration {
-    CommandDeclaration::new("roll", "Roll dice")
-        .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true))
-        .option(
-            CommandOption::new("sides", "Sides", CommandOptionType::Integer).choices(["6", "20"]),
-        )
 }
 
 #[test]
@@ -147,11 +141,18 @@ fn option_array_layout() {
                 required: false,
                 choices: vec!["6".into(), "20".into()],
             },
+            CanonicalOption {
+                name: "label".into(),
+                type_code: 1,
+                description: "Label".into(),
+                required: false,
+                choices: vec![],
+            },
         ]
     );
     assert_eq!(
         canonical_menu_json(&[roll()]),
-        r#"[["roll","Roll dice",[["count",2,"How many",true,[]],["sides",2,"Sides",false,["6","20"]]]]]"#
+        r#"[["roll","Roll dice",[["count",2,"How many",true,[]],["sides",2,"Sides",false,["6","20"]],["label",1,"Label",false,[]]]]]"#
     );
 }
 

@@ -6,9 +6,10 @@
 
 use std::borrow::Cow;
 
+use botlane::framework::neutralise_answer_among;
+
 use botlane::{
-    match_command_name, neutralise_answer_among, CommandArgs, CommandContext, CommandInvocation,
-    CommandSource, Message,
+    match_command_name, CommandArgs, CommandContext, CommandInvocation, CommandSource, Message,
 };
 
 use crate::proptest_cases::cases;

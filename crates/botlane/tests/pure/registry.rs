@@ -4,12 +4,14 @@
 //! `coerce`. `parse_from_text` is tested in `registry_text.rs`.
 #![allow(clippy::unwrap_used)]
 
+use botlane::framework::{help_declaration, ArgValueKind};
+
 use botlane::{
     canonical_menu_json, canonicalize_menu, compute_menu_hash, decode_command_data,
-    encode_command_data, help_declaration, ArgValueKind, ArgumentRule, CommandArgValue as V,
-    CommandArgs, CommandData, CommandDeclaration, CommandHandler, CommandLookup, CommandOption,
-    CommandOptionType as T, CommandRegistry, DeclarationError, DeclarationRule as R,
-    MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT,
+    encode_command_data, ArgumentRule, CommandArgValue as V, CommandArgs, CommandData,
+    CommandDeclaration, CommandHandler, CommandLookup, CommandOption, CommandOptionType as T,
+    CommandRegistry, DeclarationError, DeclarationRule as R, MAX_COMMANDS_PAYLOAD,
+    MAX_COMMANDS_PER_BOT,
 };
 
 use crate::fixtures::roll_with_choices as roll;
@@ -685,7 +687,7 @@ fn check_args_says_why_where_coerce_says_none() {
             (option, &rule, kind),
             "{given:?}"
         );
-        let usage = botlane::usage_line(decl, None);
+        let usage = botlane::framework::usage_line(decl, None);
         assert_eq!(err.usage(), Some(usage.as_str()));
         assert!(
             err.to_string().ends_with(&format!("\nusage: {usage}")),

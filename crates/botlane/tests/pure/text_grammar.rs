@@ -2,8 +2,10 @@
 //! example row, both format examples, and each bullet of §1–§6.
 #![allow(clippy::unwrap_used)]
 
+use botlane::framework::usage_line;
+
 use botlane::{
-    format_invocation_text, match_command_name, parse_invocation_text, usage_line, CommandArgValue,
+    format_invocation_text, match_command_name, parse_invocation_text, CommandArgValue,
     CommandArgs, CommandDeclaration, CommandOption, CommandOptionType as T, FormatError,
     ParseError, ParseErrorKind as K,
 };
@@ -1151,7 +1153,8 @@ fn bounds_do_not_change_what_parses_and_are_checked_after() {
 
 #[test]
 fn a_parse_error_about_one_value_has_argument_detail() {
-    use botlane::{ArgValueKind, ArgumentRule};
+    use botlane::framework::ArgValueKind;
+    use botlane::ArgumentRule;
     let e = err(&roll(), "/roll");
     let detail = e.argument_error().unwrap();
     assert_eq!(

@@ -5,7 +5,7 @@
 //! are compared, as values, with the recorded ones. The files are written by
 //! `cargo run -p botlane --example gen-vectors` (text grammar, sidecars,
 //! transcripts) and by node (`docs/vectors/gen-menus.mjs`,
-//! `gen-crypto.mjs`); the menu vectors are checked by `tests/menu.rs`.
+//! `gen-crypto.mjs`); the menu vectors are checked by `menu.rs`.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
@@ -13,10 +13,11 @@ use std::collections::BTreeMap;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use botlane::crypto::{ChannelKey, CryptoError, IdentityKeyPair, WrappedKey};
+use botlane::framework::usage_line;
 use botlane::{
     decode_command_data, encode_command_data, format_invocation_text, match_command_name,
-    parse_invocation_text, usage_line, CommandArgValue, CommandArgs, CommandData,
-    CommandDeclaration, CommandRegistry, FormatError, ParseError, ParseErrorKind,
+    parse_invocation_text, CommandArgValue, CommandArgs, CommandData, CommandDeclaration,
+    CommandRegistry, FormatError, ParseError, ParseErrorKind,
 };
 use serde_json::Value;
 

@@ -1,12 +1,15 @@
 //! A world for client tests: a real devserver on loopback, one bot, one
-//! human (a `TestUser`), one channel they share.
+//! human (a `TestUser`), one server with a channel they share and a file;
+//! and the shared declarations (`fixtures.rs`).
 
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
+
+pub mod fixtures;
 
 use std::time::Duration;
 
 use botlane::Events;
-use botlane::{Client, ClientOptions, Event};
+use botlane::{encode_command_data, Client, ClientOptions, CommandArgs, CommandData, Event};
 use botlane_devserver::{
     BotAccount, DevServer, DevServerConfig, ReceivedMessage, TestUser, UserAccount,
 };
@@ -17,34 +20,54 @@ pub struct World {
     pub server: DevServer,
     pub bot: BotAccount,
     pub user: UserAccount,
+    /// The server the channel and the file are in.
+    pub space: String,
     pub channel: String,
+    /// `notes.txt` (`hello, world`), for the REST lane.
+    pub file: String,
     pub dir: tempfile::TempDir,
 }
 
 impl World {
     pub async fn new() -> Self {
-        let server = DevServer::start(DevServerConfig::default()).await.unwrap();
+        Self::with(DevServerConfig::default()).await
+    }
+
+    pub async fn with(config: DevServerConfig) -> Self {
+        let server = DevServer::start(config).await.unwrap();
         let bot = server.add_bot("dicebot");
         let user = server.add_user("alice");
         let space = server.create_server("playground");
         let channel = server.create_channel(&space, "general").unwrap();
         server.add_member(&channel, &bot.id).unwrap();
         server.add_member(&channel, &user.id).unwrap();
+        let file = server
+            .add_file(&space, "notes.txt", b"hello, world".to_vec())
+            .unwrap();
         Self {
             server,
             bot,
             user,
+            space,
             channel,
+            file,
             dir: tempfile::tempdir().unwrap(),
         }
     }
 
+    /// The bot's options, the REST lane pointed at the devserver (and
+    /// trusting its certificate when it serves https).
     pub fn options(&self) -> ClientOptions {
-        ClientOptions::new(
+        let options = ClientOptions::new(
             self.bot.token.clone(),
             self.dir.path().join("bot.keystore"),
             self.server.ws_url(),
         )
+        .rest_url(self.server.rest_url());
+        match self.server.rest_root_certificate_der() {
+            Some(der) => options.root_certificate(der),
+            None => options,
+        }
     }
 
     pub fn client(&self) -> Client {
@@ -59,6 +82,15 @@ impl World {
             .unwrap();
         alice.open_channel(&self.channel).await.unwrap();
         alice
+    }
+
+    /// The sidecar of an invocation of this world's bot.
+    pub fn sidecar(&self, name: &str, args: CommandArgs) -> String {
+        encode_command_data(&CommandData {
+            bot_id: self.bot.id.clone(),
+            name: name.into(),
+            args,
+        })
     }
 
     /// Logs `client` in, then connects alice with the channel key shared.

@@ -4,7 +4,7 @@ use botlane_proto::payload::{AccountKind, CodeReply, JoinRequest, MembersReply, 
 use botlane_proto::{OpCode, ReplyCode};
 use serde_json::value::RawValue;
 
-use crate::realtime::dispatch::{decode, Handled, Refusal};
+use super::{decode, Handled, Refusal};
 use crate::state::{Channel, State};
 
 /// The channel, if it exists and `me` is a member.
@@ -14,8 +14,7 @@ pub(crate) fn member_channel<'a>(
     me: &str,
 ) -> Result<&'a mut Channel, Refusal> {
     state
-        .channels
-        .get_mut(channel_id)
+        .channel_mut(channel_id)
         .filter(|c| c.members.iter().any(|m| m == me))
         .ok_or_else(|| Refusal::new(ReplyCode::UnknownChannel, "unknown channel or not a member"))
 }
@@ -23,13 +22,13 @@ pub(crate) fn member_channel<'a>(
 pub(crate) fn join(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {
     let op = OpCode::ChannelJoin;
     let request: JoinRequest = decode(d)?;
-    if state.accounts.get(me).map(|a| a.kind) != Some(AccountKind::User) {
+    if state.account(me).map(|a| a.kind) != Some(AccountKind::User) {
         return Err(Refusal::new(
             ReplyCode::NoPermission,
             "bots are added to channels by the service's admins",
         ));
     }
-    if !state.channels.contains_key(&request.channel_id) {
+    if state.channel(&request.channel_id).is_none() {
         return Err(Refusal::new(ReplyCode::UnknownChannel, "unknown channel"));
     }
     state.send(conn, op, &CodeReply::default());

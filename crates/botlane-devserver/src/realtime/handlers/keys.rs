@@ -8,7 +8,7 @@ use botlane_proto::{OpCode, ReplyCode};
 use serde_json::value::RawValue;
 
 use super::channels::member_channel;
-use crate::realtime::dispatch::{decode, Handled, Refusal};
+use super::{decode, Handled, Refusal};
 use crate::state::State;
 
 pub(crate) fn key_share(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {
@@ -24,11 +24,7 @@ pub(crate) fn key_share(state: &mut State, conn: u64, me: &str, d: &RawValue) ->
     let push = ChannelKeyPush::new(request.channel_id, me, request.wrapped);
     state.send(conn, op, &CodeReply::default());
     if !state.push(&request.to, OpCode::ChannelKey, &push) {
-        // One waiting key per channel and sender: a newer share replaces
-        // the older, so what waits stays bounded by the memberships.
-        let waiting = state.pending_keys.entry(request.to).or_default();
-        waiting.retain(|k| !(k.channel_id == push.channel_id && k.from == push.from));
-        waiting.push(push);
+        state.hold_key(request.to, push);
     }
     Ok(())
 }
@@ -37,8 +33,7 @@ pub(crate) fn public_key(state: &mut State, conn: u64, d: &RawValue) -> Handled 
     let op = OpCode::PublicKeyFetch;
     let request: PublicKeyRequest = decode(d)?;
     let account = state
-        .accounts
-        .get(&request.user_id)
+        .account(&request.user_id)
         .ok_or_else(|| Refusal::new(ReplyCode::BadRequest, "unknown account"))?;
     let mut reply = PublicKeyReply::new(0);
     reply.public_key.clone_from(&account.public_key);

@@ -7,7 +7,7 @@ use botlane_proto::{OpCode, ReplyCode};
 use serde_json::value::RawValue;
 use tokio::time::Instant;
 
-use crate::realtime::dispatch::{decode, Flow, Refusal};
+use super::{decode, Flow, Refusal};
 use crate::state::{Refused, State};
 
 /// The text a recorded login payload shows: `token` and `client` with
@@ -63,7 +63,7 @@ pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue, recorded: (usize
     };
     let Some(account) = state.account_by_token(&request.token) else {
         tracing::info!(connection = conn, "login refused: unknown or revoked token");
-        state.meters.refuse(Refused::Unauthorized);
+        state.meters_mut().refuse(Refused::Unauthorized);
         let reply = LoginReply::new(ReplyCode::Unauthorized.code());
         state.send(conn, op, &reply);
         return Flow::Close {
@@ -78,41 +78,41 @@ pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue, recorded: (usize
         return Flow::Continue;
     }
     if let Err(why) = check_public_key(&request.public_key) {
-        state.meters.refuse(Refused::BadPublicKey);
+        state.meters_mut().refuse(Refused::BadPublicKey);
         state.send(conn, op, &Refusal::new(ReplyCode::BadRequest, why).reply());
         return Flow::Continue;
     }
     if !state.session_room() {
-        state.meters.refuse(Refused::SessionsFull);
+        state.meters_mut().refuse(Refused::SessionsFull);
         let refusal = Refusal::new(
             ReplyCode::RateLimited,
             format!(
                 "session pool full: {} sessions are logged in, the most this service allows",
-                state.limits.sessions
+                state.limits().sessions
             ),
         );
         state.send(conn, op, &refusal.reply());
         return Flow::Continue;
     }
-    if let Some(account) = state.accounts.get_mut(&id) {
+    if let Some(account) = state.account_mut(&id) {
         account.public_key = Some(request.public_key);
     }
     state.set_account(conn, &id);
     state.record_login(conn, recorded.0, recorded.1);
-    state.meters.logins += 1;
+    state.meters_mut().logins += 1;
     tracing::info!(connection = conn, account = %id, ?kind, "logged in");
     state.send(conn, op, &LoginReply::new(0).with_user_id(id.clone()));
     let ready = Ready::new(id.clone(), name, kind, state.channels_of(&id));
     state.send(conn, OpCode::Ready, &ready);
-    for key in state.pending_keys.remove(&id).unwrap_or_default() {
+    for key in state.take_held_keys(&id) {
         state.send(conn, OpCode::ChannelKey, &key);
     }
     Flow::LoggedIn
 }
 
 pub(crate) fn rest_mint(state: &mut State, conn: u64, me: &str) {
-    let kind = state.accounts.get(me).map_or(AccountKind::User, |a| a.kind);
-    let reply = state.rest.mint(me, kind, Instant::now());
+    let kind = state.account(me).map_or(AccountKind::User, |a| a.kind);
+    let reply = state.rest_mut().mint(me, kind, Instant::now());
     let recorded = reply.secret.as_ref().map(|_| {
         let shown = reply.clone().with_secret("[REDACTED]");
         serde_json::to_string(&shown).expect("wire payloads always serialize")

@@ -4,7 +4,7 @@ use botlane_proto::payload::{AccountKind, CodeReply, MenuPublish};
 use botlane_proto::{OpCode, ReplyCode};
 use serde_json::value::RawValue;
 
-use crate::realtime::dispatch::{decode, Handled, Refusal};
+use super::{decode, Handled, Refusal};
 use crate::state::menu::MenuRejection;
 use crate::state::State;
 use crate::StoredMenu;
@@ -12,7 +12,7 @@ use crate::StoredMenu;
 pub(crate) fn menu_publish(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Handled {
     let op = OpCode::MenuPublish;
     let request: MenuPublish = decode(d)?;
-    if state.accounts.get(me).map(|a| a.kind) != Some(AccountKind::Bot) {
+    if state.account(me).map(|a| a.kind) != Some(AccountKind::Bot) {
         return Err(Refusal::new(ReplyCode::NotBot, "only bots publish menus"));
     }
     let value: serde_json::Value = serde_json::from_str(request.menu.get())
@@ -22,7 +22,7 @@ pub(crate) fn menu_publish(state: &mut State, conn: u64, me: &str, d: &RawValue)
         _ => Refusal::new(ReplyCode::BadRequest, rejection.to_string()),
     })?;
     tracing::info!(connection = conn, account = %me, commands = menu.commands.len(), "menu stored");
-    state.menus.insert(me.to_owned(), menu);
+    state.set_menu(me, menu);
     state.send(conn, op, &CodeReply::default());
     Ok(())
 }

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use uuid::Uuid;
 
 use super::channels::member_channel;
-use crate::realtime::dispatch::{decode, Handled, Refusal};
+use super::{decode, Handled, Refusal};
 use crate::realtime::MAX_FRAME_BYTES;
 use crate::records::NotificationRecord;
 use crate::state::State;
@@ -121,13 +121,13 @@ pub(crate) fn send(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Hand
     message.command = request.command;
     message.reply_to = request.reply_to;
     channel.messages.push_back(message.clone());
-    let history = state.limits.channel_history;
+    let history = state.limits().channel_history;
     let channel = member_channel(state, &request.channel_id, me)?;
     while channel.messages.len() > history {
         channel.messages.pop_front();
     }
     let members = channel.members.clone();
-    state.meters.messages += 1;
+    state.meters_mut().messages += 1;
     state.send(
         conn,
         op,
@@ -149,7 +149,7 @@ pub(crate) fn send(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Hand
         // A reply notification pierces mutes: it goes out whatever the
         // recipient's settings (the dev service has no mutes to consult).
         let delivered = state.push(&author, OpCode::Notification, &notification);
-        state.notifications.push(NotificationRecord {
+        state.record_notification(NotificationRecord {
             account_id: author,
             notification,
             delivered,

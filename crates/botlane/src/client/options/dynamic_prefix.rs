@@ -1,7 +1,7 @@
 //! The dynamic prefix option, apart: its rules take a page of their own.
 
 use super::ClientOptions;
-use crate::commands::{DynamicPrefix, PrefixRequest};
+use crate::framework::dynamic_prefix::{DynamicPrefix, PrefixRequest};
 
 impl ClientOptions {
     /// Lets the application choose, per message, the main text-lane prefix
@@ -19,7 +19,7 @@ impl ClientOptions {
     /// and [`prefixes`](crate::CommandContext::prefixes), the usage lines
     /// of argument errors, the help, the invoked names of the context, of
     /// [`CommandError`](crate::CommandError) and of
-    /// [`CommandRan`](crate::CommandRan); error answers are made safe
+    /// [`CommandRan`](crate::framework::CommandRan); error answers are made safe
     /// against its prefixes and the client's.
     ///
     /// `f` runs on the dispatch path, once for every message from someone
@@ -31,7 +31,7 @@ impl ClientOptions {
     ///
     /// A `p` that [`command_prefix`](Self::command_prefix)'s rules refuse
     /// (empty, with whitespace, over
-    /// [`MAX_COMMAND_PREFIX_CHARS`](crate::MAX_COMMAND_PREFIX_CHARS)
+    /// [`MAX_COMMAND_PREFIX_CHARS`](crate::framework::MAX_COMMAND_PREFIX_CHARS)
     /// characters), and a panic in `f`, leave `command_prefix` for that
     /// message: each is counted in
     /// [`ClientStats::dynamic_prefixes_refused`](crate::ClientStats::dynamic_prefixes_refused)
@@ -42,7 +42,8 @@ impl ClientOptions {
     /// ```
     /// use std::collections::HashMap;
     /// use std::sync::{Arc, RwLock};
-    /// use botlane::{ClientOptions, PrefixRequest};
+    /// use botlane::framework::PrefixRequest;
+    /// use botlane::ClientOptions;
     ///
     /// // Channel id → prefix, held by the application too (which updates
     /// // it from a `setprefix` command, say).

@@ -5,18 +5,15 @@ use std::time::Duration;
 
 use secrecy::SecretString;
 
-use crate::commands::{DynamicPrefix, DEFAULT_COMMAND_PREFIX};
+use crate::commands::limits::DEFAULT_COMMAND_PREFIX;
+use crate::framework::dynamic_prefix::DynamicPrefix;
+use crate::framework::settings::DEFAULT_HANDLER_TIMEOUT;
 
 mod dynamic_prefix;
 mod validate;
 
 /// The service's public REST origin, used when `rest_url` is not set.
 pub const DEFAULT_REST_URL: &str = "https://rest.botlane.chat";
-
-/// How long a command's checks and handler may run by default: generous,
-/// so that only a handler that is stuck is cut, but bounded, so that a stuck
-/// one cannot hold a handler permit for ever.
-pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// How a [`Client`](crate::Client) connects. Built with [`ClientOptions::new`]
 /// and the builder methods; checked by [`Client::new`](crate::Client::new).
@@ -63,7 +60,7 @@ pub struct ClientOptions {
     /// (opcodes, sizes, decisions; never payloads). Secrets are never logged either way.
     pub debug: bool,
     /// The text-lane prefix; non-empty, without whitespace, at most
-    /// [`MAX_COMMAND_PREFIX_CHARS`](crate::MAX_COMMAND_PREFIX_CHARS) (32)
+    /// [`MAX_COMMAND_PREFIX_CHARS`](crate::framework::MAX_COMMAND_PREFIX_CHARS) (32)
     /// characters.
     pub command_prefix: String,
     /// Other text-lane prefixes the client also reads (none by default;
@@ -149,7 +146,7 @@ pub struct ClientOptions {
     /// handler's task is aborted and the failure reported with reason
     /// [`Timeout`](crate::CommandErrorReason::Timeout), its permit released
     /// (5 minutes; `None`: no limit). A command's own
-    /// [`CommandSettings::timeout`](crate::CommandSettings::timeout) replaces it.
+    /// [`CommandSettings::timeout`](crate::framework::CommandSettings::timeout) replaces it.
     /// Error hooks run under the same limit.
     pub handler_timeout: Option<Duration>,
     /// How many error answers one user gets in one channel in a burst (3);
@@ -175,6 +172,12 @@ pub struct ClientOptions {
     /// bytes; [`MAX_FILE_BYTES`](crate::rest::MAX_FILE_BYTES) (100 MiB) by
     /// default. Stream larger bodies with `Response::chunk`.
     pub rest_binary_limit: usize,
+    /// The most REST requests in flight at once, each on an HTTP/1.1
+    /// connection of its own to `rest_url`;
+    /// [`DEFAULT_MAX_CONNECTIONS`](crate::rest::DEFAULT_MAX_CONNECTIONS)
+    /// (32) by default. Further calls wait for a free one, within their
+    /// timeout; see [`rest_max_connections`](Self::rest_max_connections).
+    pub rest_max_connections: usize,
     /// The bot's owners' user ids (none by default); see
     /// [`owners`](Self::owners).
     pub owners: Vec<String>,
@@ -219,13 +222,14 @@ impl ClientOptions {
             control_queue_bytes: 64 * 1024 * 1024,
             max_concurrent_handlers: 64,
             handler_timeout: Some(DEFAULT_HANDLER_TIMEOUT),
-            error_answer_burst: crate::commands::DEFAULT_ANSWER_BURST,
-            error_answer_interval: crate::commands::DEFAULT_ANSWER_INTERVAL,
+            error_answer_burst: crate::framework::answer::DEFAULT_ANSWER_BURST,
+            error_answer_interval: crate::framework::answer::DEFAULT_ANSWER_INTERVAL,
             root_certificates: Vec::new(),
             rest_timeout: Duration::from_secs(30),
             rest_refresh_margin: Duration::from_secs(60),
             rest_json_limit: crate::rest::DEFAULT_JSON_LIMIT,
             rest_binary_limit: crate::rest::MAX_FILE_BYTES,
+            rest_max_connections: crate::rest::DEFAULT_MAX_CONNECTIONS,
             owners: Vec::new(),
             skip_checks_for_owners: false,
             metrics_bot_label: None,
@@ -261,7 +265,7 @@ impl ClientOptions {
     /// the help) uses `command_prefix`; the help's list names the others
     /// once, and error answers are made safe against all of them. Each
     /// follows `command_prefix`'s rules; at most
-    /// [`MAX_ADDITIONAL_PREFIXES`](crate::MAX_ADDITIONAL_PREFIXES) (8),
+    /// [`MAX_ADDITIONAL_PREFIXES`](crate::framework::MAX_ADDITIONAL_PREFIXES) (8),
     /// none twice nor equal to `command_prefix`, as
     /// [`Client::new`](crate::Client::new) checks.
     ///
@@ -491,13 +495,31 @@ impl ClientOptions {
         self
     }
 
+    /// Sets the most REST requests in flight at once, hence the most
+    /// connections the lane opens to `rest_url`. A request holds its
+    /// connection until its response body is read or dropped (a
+    /// [`Response`](crate::rest::Response) kept unread keeps it), and the
+    /// mint's exchange takes one too; a call that finds none free within
+    /// its timeout fails with status 0. Connections are kept open between
+    /// requests and reused.
+    ///
+    /// ```
+    /// let options = botlane::ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws").rest_max_connections(8);
+    /// assert_eq!(options.rest_max_connections, 8);
+    /// ```
+    #[must_use]
+    pub fn rest_max_connections(mut self, connections: usize) -> Self {
+        self.rest_max_connections = connections;
+        self
+    }
+
     /// Sets the bot's owners (poise's `FrameworkOptions::owners`), replacing
     /// any set before: the only users who may run a command set to
-    /// [`owners_only`](crate::CommandSettings::owners_only), and those who
+    /// [`owners_only`](crate::framework::CommandSettings::owners_only), and those who
     /// skip the checks with
     /// [`skip_checks_for_owners`](Self::skip_checks_for_owners). Ids are
     /// compared in canonical form (dashes removed, ASCII lower-case), as
-    /// [`Check::allowed_users`](crate::Check::allowed_users) compares them.
+    /// [`Check::allowed_users`](crate::framework::Check::allowed_users) compares them.
     /// [`Client::new`](crate::Client::new) refuses an id that is empty or
     /// only dashes (it would match no one), or one with whitespace (a list
     /// pasted whole, `"u1, u2"`), naming it and its place. Owners are
@@ -635,6 +657,7 @@ mod tests {
             ),
             (base().rest_json_limit(0), "rest_json_limit"),
             (base().rest_binary_limit(0), "rest_binary_limit"),
+            (base().rest_max_connections(0), "rest_max_connections"),
             (
                 base().heartbeat_interval(Duration::ZERO),
                 "heartbeat_interval",

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use super::ClientOptions;
-use crate::commands::{prefix_rule, MAX_ADDITIONAL_PREFIXES};
+use crate::commands::limits::MAX_ADDITIONAL_PREFIXES;
+use crate::commands::text::prefixes::prefix_rule;
 use crate::error::ClientError;
 use crate::loopback::is_exact_loopback;
 
@@ -44,6 +45,16 @@ impl ClientOptions {
         }
         if self.rest_binary_limit == 0 {
             return Err(invalid("rest_binary_limit", "must be above zero".into()));
+        }
+        if self.rest_max_connections == 0 {
+            return Err(invalid("rest_max_connections", "must be above zero".into()));
+        }
+        // Each is a permit of a tokio semaphore, which holds no more.
+        if self.rest_max_connections > tokio::sync::Semaphore::MAX_PERMITS {
+            return Err(invalid(
+                "rest_max_connections",
+                format!("must be at most {}", tokio::sync::Semaphore::MAX_PERMITS),
+            ));
         }
         for (option, value) in [
             ("heartbeat_interval", self.heartbeat_interval),

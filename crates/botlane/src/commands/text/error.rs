@@ -5,7 +5,7 @@ use std::fmt;
 use std::ops::Range;
 
 use crate::commands::argument_error::{expectation, ArgValueKind, ArgumentError, ArgumentRule};
-use crate::commands::types::CommandOptionType;
+use crate::commands::option_type::CommandOptionType;
 
 /// What went wrong while parsing a line (text-grammar §6).
 ///

@@ -7,10 +7,10 @@ use super::error::FormatError;
 use super::lexer::{has_whitespace, named_option, starts_with_open_quote};
 use crate::commands::bounds::bounds_phrase;
 use crate::commands::coerce::in_choices;
-use crate::commands::limits::{DEFAULT_COMMAND_PREFIX, MAX_SAFE_INTEGER};
-use crate::commands::types::{
-    format_number, CommandArgValue, CommandArgs, CommandDeclaration, CommandOptionType,
-};
+use crate::commands::limits::DEFAULT_COMMAND_PREFIX;
+use crate::commands::limits::MAX_SAFE_INTEGER;
+use crate::commands::option_type::CommandOptionType;
+use crate::commands::types::{format_number, CommandArgValue, CommandArgs, CommandDeclaration};
 
 /// The usage line of a command with the given prefix (`None` means
 /// [`DEFAULT_COMMAND_PREFIX`]): the prefix and name, then each option in
@@ -19,7 +19,8 @@ use crate::commands::types::{
 /// `<minutes (1 to 3600)>`, `[note (up to 200 characters)]`.
 ///
 /// ```
-/// use botlane::{usage_line, CommandDeclaration, CommandOption, CommandOptionType};
+/// use botlane::framework::usage_line;
+/// use botlane::{CommandDeclaration, CommandOption, CommandOptionType};
 ///
 /// let roll = CommandDeclaration::new("roll", "Roll dice")
 ///     .option(CommandOption::new("count", "How many", CommandOptionType::Integer).required(true))

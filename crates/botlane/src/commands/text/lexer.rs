@@ -355,7 +355,7 @@ impl<'a, 'o> Lexer<'a, 'o> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::commands::types::CommandOptionType;
+    use crate::commands::option_type::CommandOptionType;
 
     fn options() -> Vec<CommandOption> {
         vec![

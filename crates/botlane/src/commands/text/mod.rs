@@ -5,28 +5,26 @@
 //! [`match_command_name`], [`parse_invocation_text`] and
 //! [`format_invocation_text`] states it rule by rule.
 
-mod dynamic;
-mod error;
-mod format;
+pub(crate) mod error;
+pub(crate) mod format;
 mod lexer;
-mod prefixes;
+pub(crate) mod prefixes;
 
 use std::ops::Range;
 
-pub use dynamic::PrefixRequest;
-pub(crate) use dynamic::{DynamicPrefix, PrefixChooser};
-pub use error::{FormatError, ParseError, ParseErrorKind};
-pub use format::{format_invocation_text, usage_line};
-pub(crate) use prefixes::{prefix_rule, PrefixSet, Prefixes};
+pub(crate) use error::{ParseError, ParseErrorKind};
+pub(crate) use format::usage_line;
+pub(crate) use prefixes::PrefixSet;
 
 use self::lexer::{run_len, space_len};
 use self::lexer::{Lexer, Token};
-use super::coerce::{coerce_text, in_parsed_choices, ParsedChoices};
-use super::limits::{is_valid_name, DEFAULT_COMMAND_PREFIX};
-use super::option::CommandOption;
-use super::types::{
-    CommandArgValue, CommandArgs, CommandDeclaration, CommandInvocation, CommandOptionType,
-    CommandSource,
+use super::limits::is_valid_name;
+use crate::commands::coerce::{coerce_text, in_parsed_choices, ParsedChoices};
+use crate::commands::limits::DEFAULT_COMMAND_PREFIX;
+use crate::commands::option::CommandOption;
+use crate::commands::option_type::CommandOptionType;
+use crate::commands::types::{
+    CommandArgValue, CommandArgs, CommandDeclaration, CommandInvocation, CommandSource,
 };
 
 /// The outcome of running the text grammar over a line against a registry.
@@ -130,7 +128,7 @@ fn names(raw_name: &str, name: &str) -> bool {
 /// requires a non-empty prefix, and an empty one would turn every chat line
 /// into an invocation); leading whitespace of the prefix is ignored like the
 /// line's, so a prefix such as `" !"` still reads back the lines
-/// [`format_invocation_text`] writes with it (a whitespace-only prefix thus
+/// [`format_invocation_text`](crate::format_invocation_text) writes with it (a whitespace-only prefix thus
 /// matches a bare name at the start of the line).
 ///
 /// ```
@@ -155,7 +153,7 @@ pub fn match_command_name(text: &str, prefix: Option<&str>) -> Option<String> {
 /// A line that invokes another command, or none (see [`match_command_name`]),
 /// is an error of kind [`ParseErrorKind::NotThisCommand`]. So is a line
 /// naming one of the command's aliases
-/// ([`CommandSettings::aliases`](crate::CommandSettings::aliases)): they are
+/// ([`CommandSettings::aliases`](crate::framework::CommandSettings::aliases)): they are
 /// settings of a registry's command, not part of the declaration, and only
 /// the registry's [`parse_from_text`](crate::CommandRegistry::parse_from_text)
 /// resolves them (to the same arguments this gives for the line under the

@@ -180,7 +180,8 @@ mod tests {
 
     #[test]
     fn a_shorter_prefix_is_no_fallback_for_a_name_the_longest_leaves_invalid() {
-        use crate::{CommandDeclaration, CommandRegistry, CommandSettings, TextParseResult};
+        use crate::framework::CommandSettings;
+        use crate::{CommandDeclaration, CommandRegistry, TextParseResult};
         let ok = |_ctx| async { Ok::<(), std::io::Error>(()) };
         let mut registry = CommandRegistry::<()>::new();
         registry

@@ -4,14 +4,15 @@
 //! `validate/mod.rs`; the rules that need the other commands or the
 //! settings are the registry's.
 
-use crate::commands::bounds::bound_violations;
+use super::bounds::bound_violations;
 use crate::commands::coerce::{coerce_text, parse_integer, parse_number};
 use crate::commands::limits::{
     is_valid_name, MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN, MAX_COMMAND_DESC,
     MAX_OPTIONS_PER_COMMAND,
 };
 use crate::commands::option::CommandOption;
-use crate::commands::types::{CommandDeclaration, CommandOptionType};
+use crate::commands::option_type::CommandOptionType;
+use crate::commands::types::CommandDeclaration;
 
 use super::{DeclarationError, DeclarationRule, Violation};
 

@@ -16,19 +16,19 @@
 
 use std::fmt::Write as _;
 
-use super::argument_error::ArgumentRule;
-use super::excerpt::{excerpt_raw, Excerpt};
 use super::limits::{
-    MAX_ALIASES_PER_COMMAND, MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN, MAX_COMMANDS_PAYLOAD,
-    MAX_COMMANDS_PER_BOT, MAX_COMMAND_DESC, MAX_OPTIONS_PER_COMMAND, MAX_OPTION_LENGTH,
+    MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN, MAX_COMMANDS_PAYLOAD, MAX_COMMANDS_PER_BOT,
+    MAX_COMMAND_DESC, MAX_OPTIONS_PER_COMMAND, MAX_OPTION_LENGTH,
 };
-use super::option::CommandOption;
-use super::types::{format_number, CommandOptionType};
+use crate::commands::argument_error::ArgumentRule;
+use crate::commands::excerpt::{excerpt_raw, Excerpt};
+use crate::commands::limits::{MAX_ALIASES_PER_COMMAND, MAX_HELP_TEXT_CHARS};
+use crate::commands::option::CommandOption;
+use crate::commands::option_type::CommandOptionType;
+use crate::commands::types::format_number;
 
-mod checks;
-
-pub use checks::validate_declaration;
-pub(crate) use checks::violations_of;
+mod bounds;
+pub(crate) mod checks;
 
 /// A declaration the service would reject, with every rule it breaks.
 ///
@@ -337,7 +337,7 @@ pub enum DeclarationRule {
          command may be named \"help\"; rename this one or do not enable the built-in help"
     )]
     HelpClash,
-    /// A command's [`category`](crate::CommandSettings::category) is blank,
+    /// A command's [`category`](crate::framework::CommandSettings::category) is blank,
     /// longer than 100 characters, or holds a line break (U+2028 and
     /// U+2029 included) or another control character: it is a heading of
     /// the built-in help.
@@ -350,7 +350,7 @@ pub enum DeclarationRule {
         /// The category.
         category: String,
     },
-    /// An alias ([`CommandSettings::aliases`](crate::CommandSettings::aliases))
+    /// An alias ([`CommandSettings::aliases`](crate::framework::CommandSettings::aliases))
     /// that does not match `^[a-z0-9_-]{1,32}$`, the rule of command names.
     #[error("alias {} must match ^[a-z0-9_-]{{1,32}}$", Excerpt(.alias))]
     InvalidAlias {
@@ -380,12 +380,12 @@ pub enum DeclarationRule {
         /// The command that already answers to it.
         command: String,
     },
-    /// A command's [`help_text`](crate::CommandSettings::help_text) the
+    /// A command's [`help_text`](crate::framework::CommandSettings::help_text) the
     /// built-in help cannot show as it is.
     #[error("help text {fault}")]
     InvalidHelpText {
         /// What is wrong with it.
-        fault: super::help::HelpTextFault,
+        fault: HelpTextFault,
     },
     /// A command's name is already an alias of a registered command.
     #[error("this name is already an alias of command {}", Excerpt(.command))]
@@ -410,6 +410,44 @@ pub enum DeclarationRule {
     PayloadTooLarge {
         /// The size the canonical menu's compact JSON would have.
         bytes: usize,
+    },
+}
+
+/// What is wrong with a command's
+/// [`help_text`](crate::framework::CommandSettings::help_text), in a
+/// [`DeclarationRule::InvalidHelpText`](crate::DeclarationRule::InvalidHelpText).
+///
+/// ```
+/// use botlane::framework::HelpTextFault;
+/// let fault = HelpTextFault::Character { line: 2, character: '\u{2028}' };
+/// assert_eq!(
+///     fault.to_string(),
+///     "line 2 holds '\\u{2028}': lines break with \\n only, and no other control character is allowed"
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HelpTextFault {
+    /// Empty or whitespace only.
+    #[error("must not be blank")]
+    Blank,
+    /// Longer than [`MAX_HELP_TEXT_CHARS`](crate::framework::MAX_HELP_TEXT_CHARS).
+    #[error("is {chars} characters, more than MAX_HELP_TEXT_CHARS ({MAX_HELP_TEXT_CHARS})")]
+    TooLong {
+        /// Its length in characters.
+        chars: usize,
+    },
+    /// A line break other than `\n` (`\r`, U+2028, U+2029, U+0085…) or
+    /// another control character (a tab too), on line `line`.
+    #[error(
+        "line {line} holds {character:?}: lines break with \\n only, \
+         and no other control character is allowed"
+    )]
+    Character {
+        /// The line it is on, from 1 (lines split at `\n`).
+        line: usize,
+        /// The character.
+        character: char,
     },
 }
 

@@ -10,10 +10,15 @@
 //! comes from, so naming `crate::RestLane` depends on `rest`, not on the
 //! root. Intra-doc links are text, not paths, and are not followed.
 //!
-//! The nodes are the top-level modules (a directory module with all its
-//! children is one node); an edge `a → b` means some file of `a` names
-//! something defined in `b`. A cycle is reported with, for each edge, the
-//! file and the path that made it.
+//! There is one graph per folder (every module with children, the crate
+//! root first), so the list of folders comes from the tree itself. The
+//! nodes of a folder's graph are its children (a child folder with
+//! everything under it is one node); an edge `a → b` means some file of
+//! `a` names something defined in `b`. A module and its own ancestors (a
+//! `mod.rs` and its children) may name each other. Code under
+//! `#[cfg(test)]` is not followed: a unit test may set up with what sits
+//! above it. A cycle is reported with, for each edge, the file and the
+//! path that made it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -75,8 +80,13 @@ struct Crate {
     paths: Vec<(ModPath, String, Vec<String>)>,
 }
 
-/// Builds the graph; fails naming a file that does not parse.
-pub(crate) fn graph(sources: &[Source]) -> Result<Graph, String> {
+/// The graphs of a crate, one per folder: every module with child modules
+/// (the crate root is `""`, then `commands`, `commands/text`, …). Each
+/// holds the edges between that folder's children, so every path is an
+/// edge of exactly one graph, its two ends' closest common folder's; a
+/// path between a module and one of its own ancestors (a `mod.rs` and its
+/// children) is none.
+pub(crate) fn graphs(sources: &[Source]) -> Result<BTreeMap<String, Graph>, String> {
     let mut krate = Crate::default();
     for source in sources {
         let file = syn::parse_file(&source.text)
@@ -91,30 +101,43 @@ pub(crate) fn graph(sources: &[Source]) -> Result<Graph, String> {
         };
         collector.visit_file(&file);
     }
-    let mut graph = Graph::default();
+    let mut graphs: BTreeMap<String, Graph> = krate
+        .modules
+        .keys()
+        .filter_map(|module| module.split_last().map(|(_, parent)| name(parent)))
+        .map(|folder| (folder, Graph::default()))
+        .collect();
     for (module, file, segments) in &krate.paths {
         let Some(place) = krate.resolve(module, segments, &mut BTreeSet::new()) else {
             continue;
         };
-        // The root itself (`crate`, `super` from a top-level module) is
-        // looked through: what it re-exports is resolved to its source.
-        if place == Place::Module(Vec::new()) {
+        let to = place.module();
+        let common = module.iter().zip(to).take_while(|(a, b)| a == b).count();
+        // One end holds the other (the root, a `mod.rs` and its children).
+        if common == module.len() || common == to.len() {
             continue;
         }
-        let (from, to) = (node(module), node(place.module()));
-        if from != to {
-            graph
-                .edges
-                .entry(from)
-                .or_default()
-                .entry(to)
-                .or_insert_with(|| Evidence {
-                    file: file.clone(),
-                    path: segments.join("::"),
-                });
-        }
+        let folder = name(&module[..common]);
+        let (from, to) = (name(&module[..=common]), name(&to[..=common]));
+        graphs
+            .entry(folder)
+            .or_default()
+            .edges
+            .entry(from)
+            .or_default()
+            .entry(to)
+            .or_insert_with(|| Evidence {
+                file: file.clone(),
+                path: segments.join("::"),
+            });
     }
-    Ok(graph)
+    Ok(graphs)
+}
+
+/// The graph of the crate's top-level modules (a directory module with all
+/// its children is one node); fails naming a file that does not parse.
+pub(crate) fn graph(sources: &[Source]) -> Result<Graph, String> {
+    Ok(graphs(sources)?.remove("").unwrap_or_default())
 }
 
 /// `client/session.rs` → `[client, session]`; `lib.rs` → `[]`.
@@ -130,11 +153,9 @@ fn module_of(path: &str) -> ModPath {
     parts
 }
 
-fn node(module: &ModPath) -> String {
-    module
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "crate".to_owned())
+/// `[commands, text]` → `commands/text`; the root is `""`.
+fn name(module: &[String]) -> String {
+    module.join("/")
 }
 
 impl Crate {
@@ -356,7 +377,30 @@ impl Collector<'_> {
     }
 }
 
+/// Whether `attrs` hold `#[cfg(test)]`.
+fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Ident>()
+                .is_ok_and(|ident| ident == "test")
+    })
+}
+
 impl<'ast> Visit<'ast> for Collector<'_> {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let attrs = match item {
+            syn::Item::Mod(i) => &i.attrs,
+            syn::Item::Fn(i) => &i.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            syn::Item::Use(i) => &i.attrs,
+            _ => return visit::visit_item(self, item),
+        };
+        if is_test(attrs) {
+            return;
+        }
+        visit::visit_item(self, item);
+    }
+
     fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
         let module = child(&self.here(), &item.ident.to_string());
         self.krate.modules.entry(module.clone()).or_default();
