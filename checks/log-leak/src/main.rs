@@ -136,10 +136,10 @@ async fn session(server: &DevServer, debug: bool) -> Result<String, Failure> {
     rest.binary(Method::GET, &format!("/api/files/{file}/download"), Some(init))
         .await?;
     // A revoked credential: 401, re-mint, retry.
-    server.purge_rest_credentials(&bot.id);
+    server.purge_rest_credentials(&bot.id)?;
     rest.request(Method::GET, "/api/files/list", None).await?;
     // Flag off: the mint is refused.
-    server.purge_rest_credentials(&bot.id);
+    server.purge_rest_credentials(&bot.id)?;
     server.set_rest_credentials(false);
     if rest.request(Method::GET, "/api/files/list", None).await.is_ok() {
         return Err("a REST call succeeded with the service flag off".into());
