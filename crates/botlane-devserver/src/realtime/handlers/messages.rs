@@ -127,6 +127,7 @@ pub(crate) fn send(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Hand
         channel.messages.pop_front();
     }
     let members = channel.members.clone();
+    state.meters_mut().messages += 1;
     state.send(
         conn,
         op,
