@@ -200,6 +200,64 @@ impl Clock for TokioClock {
     }
 }
 
+/// A clock that moves only when told: for a test that lets a cooldown (or
+/// the error answers' rate limit) run out without waiting, through a
+/// running client ([`ClientOptions::clock`](crate::ClientOptions::clock)).
+/// Clones share the time.
+///
+/// ```
+/// use std::time::Duration;
+/// use botlane::framework::{Clock, ManualClock};
+///
+/// let clock = ManualClock::new();
+/// let start = clock.now();
+/// clock.clone().advance(Duration::from_secs(30));
+/// assert_eq!(clock.now() - start, Duration::from_secs(30));
+/// ```
+#[derive(Debug, Clone)]
+pub struct ManualClock(Arc<Mutex<Instant>>);
+
+impl ManualClock {
+    /// A clock standing at the current instant.
+    pub fn new() -> Self {
+        Self(Arc::new(Mutex::new(Instant::now())))
+    }
+
+    /// Moves the clock (and every clone) forward by `by`.
+    pub fn advance(&self, by: Duration) {
+        let mut now = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        *now += by;
+    }
+}
+
+impl Default for ManualClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Instant {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The clock a client's cooldowns and error answers read, shared.
+#[derive(Clone)]
+pub(crate) struct SharedClock(pub(crate) Arc<dyn Clock>);
+
+impl Default for SharedClock {
+    fn default() -> Self {
+        Self(Arc::new(TokioClock))
+    }
+}
+
+impl std::fmt::Debug for SharedClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Clock(..)")
+    }
+}
+
 /// The live cooldowns of every command, in memory and bounded.
 ///
 /// At most `capacity` live cooldowns per command and at most
@@ -278,9 +336,13 @@ impl CooldownTracker {
     /// # let _ = tracker;
     /// ```
     pub fn with_clock(capacity: usize, clock: impl Clock) -> Self {
+        Self::with_shared_clock(capacity, SharedClock(Arc::new(clock)))
+    }
+
+    pub(crate) fn with_shared_clock(capacity: usize, clock: SharedClock) -> Self {
         Self {
             capacity,
-            clock: Arc::new(clock),
+            clock: clock.0,
             commands: Mutex::new(HashMap::new()),
         }
     }
