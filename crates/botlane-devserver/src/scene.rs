@@ -1,6 +1,7 @@
 //! [`Scene`]: a devserver, a logged-in bot and a human member sharing one
 //! channel, made in one line for a bot's tests.
 
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::time::Duration;
 
 use botlane::framework::Clock;
@@ -306,7 +307,7 @@ impl<D: Send + Sync + 'static> SceneBuilder<D> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn clock(self, clock: impl Clock) -> Self {
+    pub fn clock(self, clock: impl Clock + RefUnwindSafe + UnwindSafe) -> Self {
         self.client_options(move |options| options.clock(clock))
     }
 

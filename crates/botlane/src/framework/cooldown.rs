@@ -10,6 +10,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -242,9 +243,10 @@ impl Clock for ManualClock {
     }
 }
 
-/// The clock a client's cooldowns and error answers read, shared.
+/// The clock a client's cooldowns and error answers read, shared. Unwind
+/// safe, as the options that hold it are.
 #[derive(Clone)]
-pub(crate) struct SharedClock(pub(crate) Arc<dyn Clock>);
+pub(crate) struct SharedClock(pub(crate) Arc<dyn Clock + RefUnwindSafe + UnwindSafe>);
 
 impl Default for SharedClock {
     fn default() -> Self {
@@ -336,7 +338,11 @@ impl CooldownTracker {
     /// # let _ = tracker;
     /// ```
     pub fn with_clock(capacity: usize, clock: impl Clock) -> Self {
-        Self::with_shared_clock(capacity, SharedClock(Arc::new(clock)))
+        Self {
+            capacity,
+            clock: Arc::new(clock),
+            commands: Mutex::new(HashMap::new()),
+        }
     }
 
     pub(crate) fn with_shared_clock(capacity: usize, clock: SharedClock) -> Self {

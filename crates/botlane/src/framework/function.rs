@@ -84,6 +84,7 @@ pub trait ContextParam {
     type Data: Send + Sync + 'static;
 }
 
+#[doc(hidden)]
 impl<D: Send + Sync + 'static> ContextParam for CommandContext<D> {
     type Data = D;
 }
@@ -98,12 +99,14 @@ pub trait IntoCheck<D> {
     fn into_check(self) -> Check<D>;
 }
 
+#[doc(hidden)]
 impl<D> IntoCheck<D> for Check<D> {
     fn into_check(self) -> Check<D> {
         self
     }
 }
 
+#[doc(hidden)]
 impl<D: 'static, F> IntoCheck<D> for F
 where
     F: Fn(&CommandContext<D>) -> Result<(), UserError> + Send + Sync + 'static,

@@ -1,5 +1,6 @@
 //! Client options: the spec's table plus the timings botlane needs.
 
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -500,7 +501,7 @@ impl ClientOptions {
     /// # let _ = options;
     /// ```
     #[must_use]
-    pub fn clock(mut self, clock: impl Clock) -> Self {
+    pub fn clock(mut self, clock: impl Clock + RefUnwindSafe + UnwindSafe) -> Self {
         self.clock = SharedClock(Arc::new(clock));
         self
     }

@@ -12,11 +12,11 @@ impl<D: Send + Sync + 'static> CommandRegistry<D> {
     /// Registers the typed command `C` with a handler that takes the
     /// converted arguments; otherwise like [`register`](Self::register).
     ///
-    /// The conversion is [`CommandContext::args_as`]. Dispatch runs it with
+    /// The conversion is [`CommandContext::args_as`](crate::CommandContext::args_as). Dispatch runs it with
     /// the argument checks, before the command's checks and cooldown: when
     /// the arguments do not convert (300 for a `u8` field), the invocation
     /// fails with reason [`Arguments`](crate::CommandErrorReason::Arguments)
-    /// and the [`ArgumentError`] (with the usage line), the handler is not
+    /// and the [`ArgumentError`](crate::ArgumentError) (with the usage line), the handler is not
     /// called and no cooldown starts.
     ///
     /// ```
@@ -80,7 +80,7 @@ impl<D: Send + Sync + 'static> CommandRegistry<D> {
     }
 
     /// Registers a command written as a function with
-    /// [`#[command]`](crate::command), as it declares itself.
+    /// [`#[command]`](crate::framework::command), as it declares itself.
     ///
     /// ```
     /// use botlane::prelude::*;
