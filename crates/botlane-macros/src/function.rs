@@ -98,7 +98,13 @@ pub(crate) fn command(attr: TokenStream, item: TokenStream) -> syn::Result<Token
         .iter()
         .filter(|a| a.path().is_ident("doc"))
         .collect();
-    let others = func.attrs.iter().filter(|a| !a.path().is_ident("doc"));
+    // The function's other attributes (`#[allow]`, `#[cfg]`…) go on both
+    // the function left behind and the body's own.
+    let others: Vec<&Attribute> = func
+        .attrs
+        .iter()
+        .filter(|a| !a.path().is_ident("doc"))
+        .collect();
     // The derive's input: the parameters as fields, spanned as written, so
     // every declaration error points at the parameter at fault.
     let args: DeriveInput = syn::parse2(quote! {
@@ -133,6 +139,7 @@ pub(crate) fn command(attr: TokenStream, item: TokenStream) -> syn::Result<Token
             #[allow(non_camel_case_types)]
             struct #name { #(#idents: #tys),* }
             #impl_command
+            #(#others)*
             async fn #run(#first_pat: #ctx_ty, #(#params),*) -> #output #body
             ::botlane::__private::fn_command::<#name, #data>(
                 ::std::vec![#(::botlane::__private::IntoCheck::into_check(#checks)),*],
