@@ -1,8 +1,10 @@
 //! [`Scene`]: a devserver, a logged-in bot and a human member sharing one
 //! channel, made in one line for a bot's tests.
 
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::time::Duration;
 
+use botlane::framework::Clock;
 use botlane::{
     BoxError, Client, ClientError, ClientOptions, Command, CommandRegistry, DeclarationError,
 };
@@ -266,8 +268,47 @@ impl<D: Send + Sync + 'static> SceneBuilder<D> {
         mut self,
         change: impl FnOnce(ClientOptions) -> ClientOptions + Send + 'static,
     ) -> Self {
-        self.options = Box::new(change);
+        let before = self.options;
+        self.options = Box::new(move |options| change(before(options)));
         self
+    }
+
+    /// Gives the bot `clock` for its cooldowns and error answers
+    /// ([`ClientOptions::clock`]); with a [`ManualClock`](botlane::framework::ManualClock)
+    /// the test moves time itself, and sees a cooldown run out through
+    /// the running bot without waiting for it. Composes with
+    /// [`client_options`](Self::client_options).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use botlane::framework::{CommandSettings, Cooldown, ManualClock};
+    /// use botlane::{CommandContext, CommandDeclaration};
+    /// use botlane_devserver::Scene;
+    ///
+    /// let clock = ManualClock::new();
+    /// let scene = Scene::builder()
+    ///     .clock(clock.clone())
+    ///     .start(|commands| {
+    ///         let hug = CommandDeclaration::new("hug", "Hug");
+    ///         let slow = CommandSettings::new().cooldown(Cooldown::per_user(Duration::from_secs(60)));
+    ///         commands.register_with(hug, slow, |ctx: CommandContext| async move { ctx.reply("hug").await })?;
+    ///         Ok(())
+    ///     })
+    ///     .await?;
+    /// scene.say("/hug").await?;
+    /// assert_eq!(scene.answer().await?.content, "hug");
+    /// scene.say("/hug").await?;
+    /// assert!(scene.answer().await?.content.contains("cooling down"));
+    /// clock.advance(Duration::from_secs(60));
+    /// scene.say("/hug").await?;
+    /// assert_eq!(scene.answer().await?.content, "hug");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn clock(self, clock: impl Clock + RefUnwindSafe + UnwindSafe) -> Self {
+        self.client_options(move |options| options.clock(clock))
     }
 
     /// Sets the scene up with the commands `commands` registers (in one

@@ -4,33 +4,23 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::ext::IdentExt;
-use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Attribute, Data, DeriveInput, Field, Fields, Ident, LitStr, Token, Type};
+use syn::{Attribute, Data, DeriveInput, Expr, Field, Fields, Ident, LitStr, Type};
 
-use crate::bounds::{parse_length, parse_number, Bounds};
+use crate::attrs::{command_attrs, declared_settings, option_attrs, CommandAttrs, Form};
+use crate::bounds::Bounds;
 use crate::doc::{command_doc, doc_text, help_text_problem, HelpText};
 use crate::rules::{
     description_problem, is_valid_name, kebab_case, name_rule_message, option_inner, quoted,
     Errors, Kind, MAX_CHOICES_PER_OPTION, MAX_CHOICE_LEN, MAX_OPTIONS_PER_COMMAND,
 };
 
-/// The keys of `#[command(...)]`.
-#[derive(Default)]
-struct CommandAttrs {
-    name: Option<LitStr>,
-    description: Option<LitStr>,
-    help_text: Option<LitStr>,
-}
-
-/// The keys of `#[option(...)]`.
-#[derive(Default)]
-struct OptionAttrs {
-    name: Option<LitStr>,
-    description: Option<LitStr>,
-    kind: Option<LitStr>,
-    choices: Option<(Span, Vec<LitStr>)>,
-    bounds: Bounds,
+/// What the expander gives: the `Command` impl, and for a function the
+/// checks its attribute names (they read the bot's state, which only the
+/// function's context parameter knows).
+pub(crate) struct Expanded {
+    pub(crate) tokens: TokenStream,
+    pub(crate) checks: Vec<Expr>,
 }
 
 /// One field, read and checked.
@@ -47,97 +37,13 @@ struct OptionSpec<'a> {
     bounds: Bounds,
 }
 
-fn set_once<T>(
-    slot: &mut Option<T>,
-    value: T,
-    meta: &syn::meta::ParseNestedMeta<'_>,
-) -> syn::Result<()> {
-    if slot.is_some() {
-        let key = meta
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        return Err(meta.error(format!("`{key}` is given twice")));
-    }
-    *slot = Some(value);
-    Ok(())
-}
-
-fn command_attrs(attrs: &[Attribute], errors: &mut Errors) -> CommandAttrs {
-    let mut out = CommandAttrs::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("command")) {
-        let parsed = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("name") {
-                set_once(&mut out.name, meta.value()?.parse()?, &meta)
-            } else if meta.path.is_ident("description") {
-                set_once(&mut out.description, meta.value()?.parse()?, &meta)
-            } else if meta.path.is_ident("help_text") {
-                set_once(&mut out.help_text, meta.value()?.parse()?, &meta)
-            } else {
-                Err(meta.error(
-                    "unknown command attribute: expected `name`, `description` or `help_text`",
-                ))
-            }
-        });
-        if let Err(e) = parsed {
-            errors.push(e);
-        }
-    }
-    out
-}
-
-fn option_attrs(attrs: &[Attribute], errors: &mut Errors) -> OptionAttrs {
-    let mut out = OptionAttrs::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("option")) {
-        let parsed = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("name") {
-                set_once(&mut out.name, meta.value()?.parse()?, &meta)
-            } else if meta.path.is_ident("description") {
-                set_once(&mut out.description, meta.value()?.parse()?, &meta)
-            } else if meta.path.is_ident("kind") {
-                set_once(&mut out.kind, meta.value()?.parse()?, &meta)
-            } else if meta.path.is_ident("choices") {
-                let content;
-                syn::parenthesized!(content in meta.input);
-                let list = Punctuated::<LitStr, Token![,]>::parse_terminated(&content)?;
-                let span = meta.path.span();
-                set_once(&mut out.choices, (span, list.into_iter().collect()), &meta)
-            } else if meta.path.is_ident("min") {
-                set_once(&mut out.bounds.min, parse_number(meta.value()?)?, &meta)
-            } else if meta.path.is_ident("max") {
-                set_once(&mut out.bounds.max, parse_number(meta.value()?)?, &meta)
-            } else if meta.path.is_ident("min_length") {
-                set_once(
-                    &mut out.bounds.min_length,
-                    parse_length(meta.value()?)?,
-                    &meta,
-                )
-            } else if meta.path.is_ident("max_length") {
-                set_once(
-                    &mut out.bounds.max_length,
-                    parse_length(meta.value()?)?,
-                    &meta,
-                )
-            } else {
-                Err(meta.error(
-                    "unknown option attribute: expected `name`, `description`, `kind`, `choices`, \
-                     `min`, `max`, `min_length` or `max_length`",
-                ))
-            }
-        });
-        if let Err(e) = parsed {
-            errors.push(e);
-        }
-    }
-    out
-}
-
-/// The description from the attribute, else from the doc comment; checked.
+/// The description from the attribute, else from the doc comment (a
+/// parameter's `#[description = "..."]` is one); checked.
 fn description(
     attrs: &[Attribute],
     explicit: Option<&LitStr>,
     fallback: Span,
+    form: Form,
     errors: &mut Errors,
 ) -> String {
     let (text, span) = match explicit {
@@ -145,7 +51,15 @@ fn description(
         None => match doc_text(attrs) {
             Some(found) => found,
             None => {
-                errors.at(fallback, "add a doc comment: it is the description");
+                errors.at(
+                    fallback,
+                    match form {
+                        Form::Struct => "add a doc comment: it is the description",
+                        Form::Function => {
+                            "add #[description = \"...\"]: it is the option's description"
+                        }
+                    },
+                );
                 return String::new();
             }
         },
@@ -199,7 +113,7 @@ fn command_texts(
     (description, help)
 }
 
-fn option_spec<'a>(field: &'a Field, errors: &mut Errors) -> Option<OptionSpec<'a>> {
+fn option_spec<'a>(field: &'a Field, form: Form, errors: &mut Errors) -> Option<OptionSpec<'a>> {
     let ident = field.ident.as_ref()?;
     let attrs = option_attrs(&field.attrs, errors);
     let (value_ty, optional) = match option_inner(&field.ty) {
@@ -222,6 +136,7 @@ fn option_spec<'a>(field: &'a Field, errors: &mut Errors) -> Option<OptionSpec<'
         &field.attrs,
         attrs.description.as_ref(),
         ident.span(),
+        form,
         errors,
     );
     let type_kind = Kind::of_type(value_ty);
@@ -366,6 +281,12 @@ fn check_options(specs: &[OptionSpec<'_>], errors: &mut Errors) {
 }
 
 pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
+    expand(input, Form::Struct).map(|expanded| expanded.tokens)
+}
+
+/// The `Command` impl of `input`: a struct deriving it, or the struct a
+/// `#[command]` function's parameters make (`function.rs`).
+pub(crate) fn expand(input: &DeriveInput, form: Form) -> syn::Result<Expanded> {
     let fields: Vec<&Field> =
         match &input.data {
             Data::Struct(data) => match &data.fields {
@@ -391,11 +312,12 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             "derive(Command) does not support generic structs",
         ));
     }
-    let attrs = command_attrs(&input.attrs, &mut errors);
+    let attrs = command_attrs(&input.attrs, form, &mut errors);
     let ident = &input.ident;
-    let (name, name_span) = match &attrs.name {
-        Some(lit) => (lit.value(), lit.span()),
-        None => (kebab_case(&ident.unraw().to_string()), ident.span()),
+    let (name, name_span) = match (&attrs.name, form) {
+        (Some(lit), _) => (lit.value(), lit.span()),
+        (None, Form::Struct) => (kebab_case(&ident.unraw().to_string()), ident.span()),
+        (None, Form::Function) => (ident.unraw().to_string(), ident.span()),
     };
     if !is_valid_name(&name) {
         let hint = if attrs.name.is_some() {
@@ -408,7 +330,7 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     let (description, help_text) = command_texts(&input.attrs, &attrs, ident.span(), &mut errors);
     let specs: Vec<OptionSpec<'_>> = fields
         .iter()
-        .filter_map(|f| option_spec(f, &mut errors))
+        .filter_map(|f| option_spec(f, form, &mut errors))
         .collect();
     check_options(&specs, &mut errors);
     errors.finish()?;
@@ -425,7 +347,8 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
         }
     });
-    Ok(quote! {
+    let settings = declared_settings(&attrs);
+    let tokens = quote! {
         #[automatically_derived]
         impl ::botlane::__private::Command for #ident {
             fn declaration() -> ::botlane::__private::CommandDeclaration {
@@ -435,6 +358,8 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
 
             #help_text
+
+            #settings
 
             fn from_args(
                 args: &::botlane::__private::CommandArgs,
@@ -450,6 +375,10 @@ pub(crate) fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
                 args
             }
         }
+    };
+    Ok(Expanded {
+        tokens,
+        checks: attrs.checks,
     })
 }
 

@@ -8,10 +8,12 @@
 use proc_macro::TokenStream;
 use syn::{parse_macro_input, DeriveInput};
 
+mod attrs;
 mod bounds;
 mod choice;
 mod command;
 mod doc;
+mod function;
 mod rules;
 
 /// Derives `botlane::Command` for a struct with named fields: its
@@ -87,6 +89,41 @@ pub fn derive_command(input: TokenStream) -> TokenStream {
 pub fn derive_command_choice(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     choice::derive(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Makes an `async fn` a command: `#[command] async fn roll(ctx:
+/// CommandContext<D>, count: u8) -> Result<(), E>` becomes `fn roll() ->
+/// FnCommand<D>`, registered with `CommandRegistry::add(roll())`.
+///
+/// The first parameter is the context; its type (or an alias of it) gives
+/// the bot's state type. The others are the options, in declared order,
+/// read exactly as `derive(Command)` reads a struct's fields (the function's
+/// parameters become one, handed to the same expander): `Option<T>` is
+/// optional; `#[description = "..."]` describes one; `#[option(...)]` gives
+/// it a name, a kind, choices or bounds; an enum deriving `CommandChoice`
+/// brings its choices; the last `String` takes the rest of the text line,
+/// as the grammar says (so there is no `#[rest]`). The doc comment and
+/// `#[command(...)]` give the command's name, description and help text
+/// as on the derive, and its settings: `aliases("r")`, `category = "..."`,
+/// `hide_in_help`, `owners_only`, a cooldown (`user_cooldown = 30`,
+/// `channel_cooldown`, `server_cooldown`, `global_cooldown`, in seconds),
+/// and `check = ...` (repeatable: a `Check<D>` or a
+/// `fn(&CommandContext<D>) -> Result<(), UserError>`).
+///
+/// ```text
+/// /// Ban a user
+/// #[command(check = is_admin)]
+/// async fn ban(
+///     ctx: Ctx,
+///     #[description = "Who"] user: UserId,
+///     #[description = "Why"] #[option(max_length = 200)] reason: String,
+/// ) -> Result<(), BoxError> { ... }
+/// ```
+#[proc_macro_attribute]
+pub fn command(attr: TokenStream, item: TokenStream) -> TokenStream {
+    function::command(attr.into(), item.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

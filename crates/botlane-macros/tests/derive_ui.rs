@@ -1,4 +1,5 @@
-//! The compile errors of `#[derive(Command)]` and `#[derive(CommandChoice)]`:
+//! The compile errors of `#[derive(Command)]`, `#[derive(CommandChoice)]`
+//! and `#[command]` on a function (`fn_*`):
 //! one file per declaration rule under `tests/ui/`, each with the expected
 //! compiler output checked in beside it (regenerate with `TRYBUILD=overwrite`).
 
@@ -6,6 +7,7 @@
 fn derive_errors_point_at_the_field_or_attribute_at_fault() {
     let cases = trybuild::TestCases::new();
     cases.pass("tests/ui/pass.rs");
+    cases.pass("tests/ui/fn_pass.rs");
     for rule in [
         "command_name",
         "option_name",
@@ -29,6 +31,8 @@ fn derive_errors_point_at_the_field_or_attribute_at_fault() {
         "choice_out_of_bounds",
         "bounds_syntax",
         "help_text",
+        "fn_rules",
+        "fn_misuse",
     ] {
         cases.compile_fail(format!("tests/ui/{rule}.rs"));
     }

@@ -165,6 +165,9 @@ pub mod __private {
     pub use crate::commands::option::CommandOption;
     pub use crate::commands::option_type::CommandOptionType;
     pub use crate::commands::types::{CommandArgs, CommandDeclaration};
+    pub use crate::framework::cooldown::Cooldown;
+    pub use crate::framework::function::{fn_command, ContextParam, IntoCheck};
+    pub use crate::framework::settings::CommandSettings;
     pub use crate::framework::typed::{
         check_arg_names, optional_arg, put_arg, required_arg, Command, CommandChoice,
         CommandOptionValue,

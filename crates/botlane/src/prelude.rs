@@ -4,6 +4,8 @@
 //! is also at its own path (the crate root or [`framework`](crate::framework)),
 //! the one other way to reach it.
 
+#[cfg(feature = "macros")]
+pub use crate::framework::command;
 pub use crate::framework::{Check, CommandSettings, Cooldown, OnError, UserError};
 pub use crate::{
     Client, ClientError, ClientOptions, Command, CommandChoice, CommandContext, CommandDeclaration,

@@ -242,8 +242,8 @@ pub fn commands(registry: &mut CommandRegistry) -> Result<(), DeclarationError> 
         .command::<Files>(|ctx, _files| async move {
             let answer = match Files::names(&ctx.rest()?).await {
                 Ok(names) => Files::answer(&names),
-                // The mint refused with -7: the service keeps the lane off.
-                Err(RestError::Action(refused)) if refused.code == -7 => REST_LANE_OFF.to_owned(),
+                // The service keeps the lane off (its default).
+                Err(error) if error.is_lane_off() => REST_LANE_OFF.to_owned(),
                 Err(e) => return Err(BoxError::from(e)),
             };
             ctx.reply(&answer).await?;

@@ -7,6 +7,17 @@ mod sidecar;
 mod socket;
 
 pub use error::TestUserError;
+
+/// A channel's history as a [`TestUser`] reads it ([`TestUser::history`]).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct History {
+    /// The messages it could open, oldest first.
+    pub messages: Vec<ReceivedMessage>,
+    /// How many it could not: no key for them, or not sealed as the
+    /// protocol says.
+    pub unreadable: usize,
+}
 use inbox::{await_slot, check, on_frame, parse, Inner, Shared};
 pub use sidecar::Sidecar;
 pub use socket::CONNECT_TIMEOUT;
@@ -457,12 +468,22 @@ impl TestUser {
         self.shared.lock().notifications_dropped
     }
 
-    /// A channel's history (op 40, up to the service's cap), decrypted, oldest first.
-    pub async fn history(&self, channel_id: &str) -> Result<Vec<ReceivedMessage>, TestUserError> {
+    /// A channel's history (op 40, up to the service's cap), oldest first:
+    /// the messages this user can open, and how many it cannot (sealed to
+    /// a key it never had, as a newcomer's older messages are). Fails only
+    /// when the request does.
+    pub async fn history(&self, channel_id: &str) -> Result<History, TestUserError> {
         let request = HistoryRequest::new(channel_id);
         let reply: HistoryReply = self.request(OpCode::HistoryFetch, &request).await?;
         check(OpCode::HistoryFetch, reply.code, None)?;
-        reply.messages.into_iter().map(|m| self.open(m)).collect()
+        let mut history = History::default();
+        for message in reply.messages {
+            match self.open(message) {
+                Ok(opened) => history.messages.push(opened),
+                Err(_) => history.unreadable += 1,
+            }
+        }
+        Ok(history)
     }
 
     /// Sends a heartbeat (op 12) and waits for its reply.

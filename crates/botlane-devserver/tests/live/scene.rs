@@ -151,6 +151,7 @@ async fn a_typed_invoke_reaches_the_typed_handler_with_equal_values() {
         .history(&scene.channel)
         .await
         .unwrap()
+        .messages
         .into_iter()
         .find(|m| m.author_id == scene.user_account.id)
         .unwrap();

@@ -74,8 +74,40 @@ async fn two_users_talk_through_sealed_messages() {
     assert_eq!(notifications[0].from, w.bob.user_id());
 
     let history = w.bob.history(&w.channel).await.unwrap();
-    let contents: Vec<_> = history.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(history.unreadable, 0);
+    let contents: Vec<_> = history
+        .messages
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect();
     assert_eq!(contents, ["hello bob 👋", "hi alice"]);
+}
+
+/// A member who never had the key the older messages are sealed with
+/// reads the history all the same: those it can open, and a count of the
+/// others, never one failure for the whole call.
+#[tokio::test]
+async fn history_counts_what_a_newcomer_cannot_open() {
+    let w = world().await;
+    w.alice.open_channel(&w.channel).await.unwrap();
+    w.alice.send_text(&w.channel, "before carol").await.unwrap();
+    let c = w.server.add_user("carol");
+    w.server.add_member(&w.channel, &c.id).unwrap();
+    let carol = TestUser::connect(&w.server.ws_url(), &c.token)
+        .await
+        .unwrap();
+
+    let history = carol.history(&w.channel).await.unwrap();
+    assert_eq!((history.messages.len(), history.unreadable), (0, 1));
+
+    w.alice
+        .share_key_with(&w.channel, carol.user_id())
+        .await
+        .unwrap();
+    carol.wait_for_key(&w.channel, WAIT).await.unwrap();
+    let history = carol.history(&w.channel).await.unwrap();
+    assert_eq!(history.unreadable, 0);
+    assert_eq!(history.messages[0].content, "before carol");
 }
 
 #[tokio::test]
@@ -337,7 +369,7 @@ async fn a_user_that_never_reads_holds_the_bound_and_its_requests_still_get_repl
         .expect("a full message queue held up a reply")
         .unwrap();
     assert_eq!(w.bob.messages_dropped(), extra as u64);
-    let newest = w.bob.history(&w.channel).await.unwrap();
+    let newest = w.bob.history(&w.channel).await.unwrap().messages;
     assert_eq!(newest.last().unwrap().content, (total - 1).to_string());
     // alice never reads either: her own messages were bounded the same way.
     w.alice.heartbeat().await.unwrap();

@@ -68,6 +68,12 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// line that does not parse, arguments out of bounds) never started and
     /// is not seen: it is only the event and the error hook.
     ///
+    /// **It runs after the handler has returned**, so after any reply the
+    /// handler sent is on its way: the user may read the reply, and send
+    /// the next command, before the hook has run. A count that another
+    /// command's answer must include (a `/stats` right after a `/roll`) is
+    /// made in the handler, or in a check, not here.
+    ///
     /// It runs on the invocation's own future, after everything else, under
     /// its handler permit, for at most the command's timeout (its own, else
     /// [`handler_timeout`](crate::ClientOptions::handler_timeout); with

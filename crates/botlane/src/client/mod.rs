@@ -38,7 +38,7 @@ use crate::dispatch::{self, AfterState, ClientHooks, Runner};
 use crate::error::ClientError;
 use crate::events::{EventSender, Events};
 use crate::framework::answer::{AnswerGate, AnswerRate};
-use crate::framework::cooldown::CooldownTracker;
+use crate::framework::cooldown::{CooldownTracker, DEFAULT_COOLDOWN_CAPACITY};
 use crate::framework::dynamic_prefix::PrefixChooser;
 use crate::framework::live::Commands;
 use crate::framework::on_error::OnError;
@@ -292,8 +292,15 @@ impl<D: Send + Sync + 'static> Client<D> {
                 on_error: OnError::answer(),
                 after: Vec::new(),
             }),
-            cooldowns: CooldownTracker::default(),
-            answers: Arc::new(AnswerGate::new(Arc::clone(&prefixes), rate)),
+            cooldowns: CooldownTracker::with_shared_clock(
+                DEFAULT_COOLDOWN_CAPACITY,
+                options.clock.clone(),
+            ),
+            answers: Arc::new(AnswerGate::new(
+                Arc::clone(&prefixes),
+                rate,
+                options.clock.clone(),
+            )),
             handler_timeout: options.handler_timeout,
             held_up: Throttle::new("a handler held up the reading of the connection"),
             hook_panicked: Throttle::new("an error hook panicked"),

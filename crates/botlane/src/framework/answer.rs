@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::cooldown::{Clock, TokioClock};
+use super::cooldown::{Clock, SharedClock};
 use crate::commands::text::prefixes::{PrefixSet, Prefixes};
 use crate::commands::types::canonical_bot_id;
 use crate::deadline::NEVER;
@@ -239,10 +239,10 @@ pub(crate) struct AnswerGate {
 }
 
 impl AnswerGate {
-    pub(crate) fn new(prefixes: Arc<Prefixes>, rate: AnswerRate) -> Self {
+    pub(crate) fn new(prefixes: Arc<Prefixes>, rate: AnswerRate, clock: SharedClock) -> Self {
         Self {
             prefixes,
-            limiter: AnswerLimiter::new(rate),
+            limiter: AnswerLimiter::with_clock(rate, ANSWER_LIMIT_CAPACITY, clock),
         }
     }
 
@@ -297,15 +297,11 @@ struct Table {
 }
 
 impl AnswerLimiter {
-    pub(crate) fn new(rate: AnswerRate) -> Self {
-        Self::with_clock(rate, ANSWER_LIMIT_CAPACITY, TokioClock)
-    }
-
-    fn with_clock(rate: AnswerRate, capacity: usize, clock: impl Clock) -> Self {
+    fn with_clock(rate: AnswerRate, capacity: usize, clock: SharedClock) -> Self {
         Self {
             rate,
             capacity,
-            clock: Arc::new(clock),
+            clock: clock.0,
             table: Mutex::new(Table::default()),
         }
     }
@@ -388,7 +384,7 @@ mod tests {
                 interval: 10 * SECOND,
             },
             capacity,
-            TokioClock,
+            SharedClock::default(),
         )
     }
 
@@ -401,7 +397,7 @@ mod tests {
                     interval: Duration::MAX,
                 },
                 100,
-                TokioClock,
+                SharedClock::default(),
             );
             let t0 = Instant::now();
             let shown = burst.min(5);

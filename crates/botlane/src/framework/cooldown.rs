@@ -10,6 +10,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -200,6 +201,65 @@ impl Clock for TokioClock {
     }
 }
 
+/// A clock that moves only when told: for a test that lets a cooldown (or
+/// the error answers' rate limit) run out without waiting, through a
+/// running client ([`ClientOptions::clock`](crate::ClientOptions::clock)).
+/// Clones share the time.
+///
+/// ```
+/// use std::time::Duration;
+/// use botlane::framework::{Clock, ManualClock};
+///
+/// let clock = ManualClock::new();
+/// let start = clock.now();
+/// clock.clone().advance(Duration::from_secs(30));
+/// assert_eq!(clock.now() - start, Duration::from_secs(30));
+/// ```
+#[derive(Debug, Clone)]
+pub struct ManualClock(Arc<Mutex<Instant>>);
+
+impl ManualClock {
+    /// A clock standing at the current instant.
+    pub fn new() -> Self {
+        Self(Arc::new(Mutex::new(Instant::now())))
+    }
+
+    /// Moves the clock (and every clone) forward by `by`.
+    pub fn advance(&self, by: Duration) {
+        let mut now = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        *now += by;
+    }
+}
+
+impl Default for ManualClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Instant {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The clock a client's cooldowns and error answers read, shared. Unwind
+/// safe, as the options that hold it are.
+#[derive(Clone)]
+pub(crate) struct SharedClock(pub(crate) Arc<dyn Clock + RefUnwindSafe + UnwindSafe>);
+
+impl Default for SharedClock {
+    fn default() -> Self {
+        Self(Arc::new(TokioClock))
+    }
+}
+
+impl std::fmt::Debug for SharedClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Clock(..)")
+    }
+}
+
 /// The live cooldowns of every command, in memory and bounded.
 ///
 /// At most `capacity` live cooldowns per command and at most
@@ -281,6 +341,14 @@ impl CooldownTracker {
         Self {
             capacity,
             clock: Arc::new(clock),
+            commands: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub(crate) fn with_shared_clock(capacity: usize, clock: SharedClock) -> Self {
+        Self {
+            capacity,
+            clock: clock.0,
             commands: Mutex::new(HashMap::new()),
         }
     }

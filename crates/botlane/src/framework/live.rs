@@ -29,6 +29,7 @@ use arc_swap::ArcSwap;
 use tokio::sync::Notify;
 
 use super::context::CommandContext;
+use super::function::FnCommand;
 use super::handler::BoxError;
 use super::registry::CommandRegistry;
 use crate::commands::types::CommandDeclaration;
@@ -247,6 +248,30 @@ impl<D: Send + Sync + 'static> Commands<D> {
         E: Into<BoxError>,
     {
         self.update(|registry| registry.register(decl, handler).map(drop))?;
+        Ok(self)
+    }
+
+    /// Registers a command written as a function with
+    /// [`#[command]`](crate::framework::command), as
+    /// [`CommandRegistry::add`] does; chainable, each call one change.
+    ///
+    /// ```
+    /// use botlane::prelude::*;
+    ///
+    /// /// Check that the bot is alive
+    /// #[command]
+    /// async fn ping(ctx: CommandContext) -> Result<(), ClientError> {
+    ///     ctx.reply("pong").await
+    /// }
+    ///
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let client = Client::new(ClientOptions::new("t", dir.path().join("k"), "ws://127.0.0.1:1/ws")).unwrap();
+    /// client.commands().add(ping())?;
+    /// assert!(client.commands().snapshot().get("ping").is_some());
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn add(&self, command: FnCommand<D>) -> Result<&Self, DeclarationError> {
+        self.update(|registry| registry.add(command).map(drop))?;
         Ok(self)
     }
 }

@@ -17,6 +17,7 @@ pub(crate) mod command_error;
 pub(crate) mod context;
 pub(crate) mod cooldown;
 pub(crate) mod dynamic_prefix;
+pub(crate) mod function;
 pub(crate) mod handler;
 pub(crate) mod help;
 pub(crate) mod live;
@@ -41,13 +42,16 @@ pub use answer::{
     neutralise_answer, neutralise_answer_among, Answered, ANSWER_LIMIT_CAPACITY, ANSWER_MARKER,
     DEFAULT_ANSWER_BURST, DEFAULT_ANSWER_INTERVAL,
 };
+#[cfg(feature = "macros")]
+pub use botlane_macros::command;
 pub use check::{Check, CheckFuture};
 pub use command_error::HandlerTimeout;
 pub use cooldown::{
-    Clock, Cooldown, CooldownError, CooldownScope, CooldownSubject, CooldownTracker, TokioClock,
-    DEFAULT_COOLDOWN_CAPACITY,
+    Clock, Cooldown, CooldownError, CooldownScope, CooldownSubject, CooldownTracker, ManualClock,
+    TokioClock, DEFAULT_COOLDOWN_CAPACITY,
 };
 pub use dynamic_prefix::PrefixRequest;
+pub use function::FnCommand;
 pub use handler::{HandlerFuture, TypedHandler};
 pub use help::{help_declaration, HelpUnavailable};
 pub use on_error::{CommandFailure, ErrorHookFuture, OnError};

@@ -348,6 +348,32 @@ impl<D> CommandSettings<D> {
     }
 }
 
+impl<D> CommandSettings<D> {
+    /// These settings, given at registration, over those a typed command
+    /// declares (`#[command(...)]`): each one set here wins, the declared
+    /// one stands where this leaves it unset; the checks are the declared
+    /// ones, then these.
+    pub(crate) fn over(self, declared: Self) -> Self {
+        let mut checks = declared.checks;
+        checks.extend(self.checks);
+        Self {
+            checks,
+            cooldown: self.cooldown.or(declared.cooldown),
+            timeout: self.timeout.or(declared.timeout),
+            on_error: self.on_error.or(declared.on_error),
+            hide_in_help: self.hide_in_help || declared.hide_in_help,
+            category: self.category.or(declared.category),
+            owners_only: self.owners_only || declared.owners_only,
+            aliases: if self.aliases.is_empty() {
+                declared.aliases
+            } else {
+                self.aliases
+            },
+            help_text: self.help_text.or(declared.help_text),
+        }
+    }
+}
+
 impl<D> Default for CommandSettings<D> {
     fn default() -> Self {
         Self::new()

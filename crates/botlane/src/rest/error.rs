@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use super::failure::Failure;
-use crate::wire::OpCode;
+use crate::wire::{OpCode, ReplyCode};
 
 /// The service refused an opcode request; for the REST lane, the credential
 /// mint (opcode 638).
@@ -78,6 +78,54 @@ impl ServiceActionError {
             code,
             message,
         }
+    }
+
+    /// Whether this is the credential mint's refusal with `reply`.
+    fn is_mint(&self, reply: ReplyCode) -> bool {
+        self.opcode == OpCode::RestMint.code() && self.code == reply.code()
+    }
+
+    /// The REST lane is off on this service (opcode 638, code `-7`: the
+    /// server flag `BOT_REST_CREDENTIALS` is unset, its default): expected,
+    /// and not the bot's fault. [`RestError::is_lane_off`] asks the same of
+    /// a lane call's error.
+    ///
+    /// ```
+    /// use botlane::ServiceActionError;
+    /// assert!(ServiceActionError::rest_mint(-7).is_lane_off());
+    /// assert!(!ServiceActionError::rest_mint(-9).is_lane_off());
+    /// // Another opcode's -7 is not the lane being off.
+    /// assert!(!ServiceActionError::new(640, -7, "flag off").is_lane_off());
+    /// ```
+    pub fn is_lane_off(&self) -> bool {
+        self.is_mint(ReplyCode::FlagOff)
+    }
+
+    /// The session minting is not a bot's (opcode 638, code `-1`).
+    ///
+    /// ```
+    /// assert!(botlane::ServiceActionError::rest_mint(-1).is_not_bot_session());
+    /// ```
+    pub fn is_not_bot_session(&self) -> bool {
+        self.is_mint(ReplyCode::NotBot)
+    }
+
+    /// Too many mints: try again later (opcode 638, code `-9`).
+    ///
+    /// ```
+    /// assert!(botlane::ServiceActionError::rest_mint(-9).is_rate_limited());
+    /// ```
+    pub fn is_rate_limited(&self) -> bool {
+        self.is_mint(ReplyCode::RateLimited)
+    }
+
+    /// The service failed to mint (opcode 638, code `-2`).
+    ///
+    /// ```
+    /// assert!(botlane::ServiceActionError::rest_mint(-2).is_server_error());
+    /// ```
+    pub fn is_server_error(&self) -> bool {
+        self.is_mint(ReplyCode::ServerError)
     }
 }
 
@@ -257,6 +305,19 @@ pub enum RestError {
 }
 
 impl RestError {
+    /// The REST lane is off on this service: the credential mint was
+    /// refused with code `-7` ([`ServiceActionError::is_lane_off`]). A bot
+    /// answers with a word on it, rather than an error.
+    ///
+    /// ```
+    /// use botlane::{RestError, ServiceActionError};
+    /// assert!(RestError::from(ServiceActionError::rest_mint(-7)).is_lane_off());
+    /// assert!(!RestError::NotConnected.is_lane_off());
+    /// ```
+    pub fn is_lane_off(&self) -> bool {
+        matches!(self, Self::Action(refused) if refused.is_lane_off())
+    }
+
     /// The HTTP status of a [`ServiceRestError`], if this is one.
     ///
     /// ```

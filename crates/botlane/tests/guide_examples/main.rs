@@ -14,6 +14,7 @@ mod bounds;
 mod checks;
 mod grammar;
 mod help;
+mod modbot;
 mod poise;
 mod state;
 mod timeout;

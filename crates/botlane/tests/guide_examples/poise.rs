@@ -2,58 +2,51 @@
 //! bot with bounds, a check, a cooldown, shared state and help.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
-use botlane::framework::{Check, CommandSettings, Cooldown, UserError};
-
-use botlane::{BoxError, Client, ClientOptions, Command, CommandContext};
+use botlane::framework::UserError;
+use botlane::prelude::*;
+use botlane::BoxError;
 
 /// What every handler shares.
 #[derive(Default)]
 pub struct Data {
     /// Rolls made since the bot started.
     pub rolls: AtomicU64,
+    /// The server whose channels get no dice.
+    pub library: String,
+}
+
+/// Refuses the library's channels: the check's reason is the answer.
+fn not_in_the_library(ctx: &CommandContext<Data>) -> Result<(), UserError> {
+    match ctx.server_id() == Some(ctx.data().library.as_str()) {
+        true => Err(UserError::from("no dice in the library")),
+        false => Ok(()),
+    }
 }
 
 /// Roll some dice
-#[derive(Command)]
-pub struct Roll {
-    /// How many dice
-    #[option(min = 1, max = 20)]
-    pub count: u8,
-    /// Sides per die
-    #[option(choices("6", "20"))]
-    pub sides: Option<u32>,
-}
-
-/// Refuses the channels of one server: the check's reason is the answer.
-fn not_in_the_library(library: String) -> Check<Data> {
-    Check::sync(move |ctx: &CommandContext<Data>| {
-        if ctx.server_id() == Some(library.as_str()) {
-            Err(UserError::from("no dice in the library"))
-        } else {
-            Ok(())
-        }
-    })
+#[command(check = not_in_the_library, user_cooldown = 5)]
+async fn roll(
+    ctx: CommandContext<Data>,
+    #[option(description = "How many dice", min = 1, max = 20)] count: u8,
+    #[option(description = "Sides per die", choices("6", "20"))] sides: Option<u32>,
+) -> Result<(), ClientError> {
+    let n = ctx.data().rolls.fetch_add(1, Ordering::Relaxed) + 1;
+    let sides = sides.unwrap_or(6);
+    ctx.reply(&format!("roll #{n}: {count}d{sides}")).await
 }
 
 /// The bot: `roll` and `help`, answers to failures by default.
 pub fn dicebot(options: ClientOptions, library: String) -> Result<Client<Data>, BoxError> {
-    let client = Client::with_data(options, Data::default())?;
-    let roll = CommandSettings::new()
-        .check(not_in_the_library(library))
-        .cooldown(Cooldown::per_user(Duration::from_secs(5)));
-    client.commands().update(|registry| {
-        registry
-            .command_with::<Roll>(roll, |ctx, roll| async move {
-                let n = ctx.data().rolls.fetch_add(1, Ordering::Relaxed) + 1;
-                let sides = roll.sides.unwrap_or(6);
-                ctx.reply(&format!("roll #{n}: {}d{sides}", roll.count))
-                    .await
-            })?
-            .enable_help()
-            .map(drop)
-    })?;
+    let data = Data {
+        library,
+        ..Data::default()
+    };
+    let client = Client::with_data(options, data)?;
+    client
+        .commands()
+        .add(roll())?
+        .update(|registry| registry.enable_help().map(drop))?;
     Ok(client)
 }
 

@@ -1,11 +1,14 @@
 //! Client options: the spec's table plus the timings botlane needs.
 
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use secrecy::SecretString;
 
 use crate::commands::limits::DEFAULT_COMMAND_PREFIX;
+use crate::framework::cooldown::{Clock, SharedClock};
 use crate::framework::dynamic_prefix::DynamicPrefix;
 use crate::framework::settings::DEFAULT_HANDLER_TIMEOUT;
 
@@ -187,6 +190,9 @@ pub struct ClientOptions {
     /// The value of the `bot` label on every metric series of this client
     /// (none by default); see [`metrics_bot_label`](Self::metrics_bot_label).
     pub metrics_bot_label: Option<String>,
+    /// Where the cooldowns and the error answers' rate limit read the
+    /// time; see [`clock`](Self::clock).
+    pub(crate) clock: SharedClock,
 }
 
 impl ClientOptions {
@@ -233,6 +239,7 @@ impl ClientOptions {
             owners: Vec::new(),
             skip_checks_for_owners: false,
             metrics_bot_label: None,
+            clock: SharedClock::default(),
         }
     }
 
@@ -479,6 +486,27 @@ impl ClientOptions {
     pub fn error_answer_limit(mut self, burst: u32, interval: Duration) -> Self {
         self.error_answer_burst = burst;
         self.error_answer_interval = interval;
+        self
+    }
+
+    /// Sets the clock the client's cooldowns and the error answers' rate
+    /// limit read: [`TokioClock`](crate::framework::TokioClock) by default.
+    /// A test gives a [`ManualClock`](crate::framework::ManualClock) and
+    /// advances it to see a cooldown run out through the running client,
+    /// over real sockets, where tokio's paused time cannot go. Handler
+    /// timeouts, the session's timers and the REST lane stay on tokio's
+    /// time. The client reads it once per decision: a cooldown to start,
+    /// an error answer to send; never for a command without either.
+    ///
+    /// ```
+    /// use botlane::framework::ManualClock;
+    /// let clock = ManualClock::new();
+    /// let options = botlane::ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws").clock(clock.clone());
+    /// # let _ = options;
+    /// ```
+    #[must_use]
+    pub fn clock(mut self, clock: impl Clock + RefUnwindSafe + UnwindSafe) -> Self {
+        self.clock = SharedClock(Arc::new(clock));
         self
     }
 

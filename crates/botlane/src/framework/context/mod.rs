@@ -2,7 +2,6 @@
 
 mod getters;
 mod invoked;
-mod typed;
 pub(crate) mod view;
 
 use std::borrow::Cow;

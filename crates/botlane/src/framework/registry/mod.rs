@@ -91,9 +91,10 @@ impl<D> fmt::Debug for CommandRegistry<D> {
     }
 }
 
-impl Default for CommandRegistry {
+/// An empty registry, for any state type: `CommandRegistry::<Scores>::default()`.
+impl<D> Default for CommandRegistry<D> {
     fn default() -> Self {
-        Self::new()
+        Self::empty()
     }
 }
 

@@ -2,11 +2,9 @@
 //! ([`Command`]), registered with a handler that takes the converted value.
 
 use super::CommandRegistry;
-use crate::commands::argument_error::ArgumentError;
-use crate::commands::types::CommandArgs;
 use crate::commands::validate::DeclarationError;
-use crate::framework::context::CommandContext;
-use crate::framework::handler::{BoxError, CommandHandler, TypedHandler};
+use crate::framework::function::{typed_parts, FnCommand};
+use crate::framework::handler::TypedHandler;
 use crate::framework::settings::CommandSettings;
 use crate::framework::typed::Command;
 
@@ -14,11 +12,11 @@ impl<D: Send + Sync + 'static> CommandRegistry<D> {
     /// Registers the typed command `C` with a handler that takes the
     /// converted arguments; otherwise like [`register`](Self::register).
     ///
-    /// The conversion is [`CommandContext::args_as`]. Dispatch runs it with
+    /// The conversion is [`CommandContext::args_as`](crate::CommandContext::args_as). Dispatch runs it with
     /// the argument checks, before the command's checks and cooldown: when
     /// the arguments do not convert (300 for a `u8` field), the invocation
     /// fails with reason [`Arguments`](crate::CommandErrorReason::Arguments)
-    /// and the [`ArgumentError`] (with the usage line), the handler is not
+    /// and the [`ArgumentError`](crate::ArgumentError) (with the usage line), the handler is not
     /// called and no cooldown starts.
     ///
     /// ```
@@ -47,8 +45,10 @@ impl<D: Send + Sync + 'static> CommandRegistry<D> {
     }
 
     /// Registers the typed command `C` with its checks and cooldown;
-    /// otherwise like [`command`](Self::command). The settings' help text,
-    /// when they have none, is [`C::help_text`](Command::help_text).
+    /// otherwise like [`command`](Self::command). `settings` go over those
+    /// `C` declares ([`C::settings`](Command::settings), its help text
+    /// [`C::help_text`](Command::help_text)): each one set here wins, the
+    /// checks given here run after the declared ones.
     ///
     /// ```
     /// use std::time::Duration;
@@ -72,26 +72,48 @@ impl<D: Send + Sync + 'static> CommandRegistry<D> {
     /// ```
     pub fn command_with<C: Command + 'static>(
         &mut self,
-        mut settings: CommandSettings<D>,
+        settings: CommandSettings<D>,
         handler: impl TypedHandler<C, D>,
     ) -> Result<&mut Self, DeclarationError> {
-        let handler = CommandHandler::new(move |ctx: CommandContext<D>| {
-            let call = ctx.args_as::<C>().map(|typed| handler(ctx, typed));
-            async move {
-                match call {
-                    Ok(fut) => fut.await.map_err(Into::into),
-                    Err(error) => Err(BoxError::from(error)),
-                }
-            }
-        });
-        if settings.help_text.is_none() {
-            settings.help_text = C::help_text();
-        }
-        self.insert(C::declaration(), handler, settings, Some(convert::<C>))
+        let (decl, handler, declared, convert) = typed_parts::<C, D>(handler);
+        self.insert(decl, handler, settings.over(declared), Some(convert))
     }
-}
 
-/// Whether `args` convert to `C`, for dispatch's argument step.
-fn convert<C: Command>(args: &CommandArgs) -> Result<(), ArgumentError> {
-    C::from_args(args).map(drop)
+    /// Registers a command written as a function with
+    /// [`#[command]`](crate::framework::command), as it declares itself.
+    ///
+    /// ```
+    /// use botlane::prelude::*;
+    ///
+    /// /// Check that the bot is alive
+    /// #[command]
+    /// async fn ping(ctx: CommandContext) -> Result<(), ClientError> {
+    ///     ctx.reply("pong").await
+    /// }
+    ///
+    /// let mut registry = CommandRegistry::new();
+    /// registry.add(ping())?;
+    /// assert_eq!(registry.list().next().map(|d| d.name.as_str()), Some("ping"));
+    /// # Ok::<(), botlane::DeclarationError>(())
+    /// ```
+    pub fn add(&mut self, command: FnCommand<D>) -> Result<&mut Self, DeclarationError> {
+        self.add_with(command, CommandSettings::new())
+    }
+
+    /// Registers a function command with `settings` over those it declares:
+    /// each setting given here wins, the checks given here run after its
+    /// own; otherwise like [`add`](Self::add).
+    pub fn add_with(
+        &mut self,
+        command: FnCommand<D>,
+        settings: CommandSettings<D>,
+    ) -> Result<&mut Self, DeclarationError> {
+        let FnCommand {
+            decl,
+            handler,
+            settings: declared,
+            convert,
+        } = command;
+        self.insert(decl, handler, settings.over(declared), Some(convert))
+    }
 }

@@ -2,12 +2,14 @@
 //! its arguments converted both ways, so a handler takes a struct instead of
 //! reading options by name, and a bot sends a struct instead of a map.
 
+mod context;
 pub(crate) mod value;
 
 pub use value::{ChannelId, CommandChoice, CommandOptionValue, RoleId, UserId};
 
 use crate::commands::argument_error::{ArgumentError, ArgumentRule};
 use crate::commands::types::{CommandArgs, CommandDeclaration};
+use crate::framework::settings::CommandSettings;
 
 /// A command as a Rust type: its declaration, its value built from an
 /// invocation's arguments, and its arguments built from a value.
@@ -126,6 +128,30 @@ pub trait Command: Sized {
     /// ```
     fn help_text() -> Option<String> {
         None
+    }
+
+    /// The settings the command declares: derived, those of
+    /// `#[command(...)]` that do not depend on the bot's state (`aliases`,
+    /// `category`, `hide_in_help`, `owners_only` and a cooldown,
+    /// `user_cooldown = 30` and the like, in seconds). Registration puts
+    /// its own settings over these. None by default.
+    ///
+    /// ```
+    /// use botlane::framework::CommandSettings;
+    /// use botlane::Command;
+    ///
+    /// /// Roll some dice
+    /// #[derive(Command)]
+    /// #[command(aliases("r", "dice"), category = "Fun", user_cooldown = 5)]
+    /// struct Roll;
+    ///
+    /// let settings: CommandSettings = Roll::settings();
+    /// assert_eq!(settings.aliases, ["r", "dice"]);
+    /// assert_eq!(settings.category.as_deref(), Some("Fun"));
+    /// assert_eq!(settings.cooldown.map(|c| c.duration().as_secs()), Some(5));
+    /// ```
+    fn settings<D: Send + Sync + 'static>() -> CommandSettings<D> {
+        CommandSettings::new()
     }
 
     /// Builds the value from an invocation's arguments (as

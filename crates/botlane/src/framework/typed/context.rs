@@ -1,12 +1,13 @@
-//! The arguments as Rust types, failing with a message for the user (and
-//! the usage line, when the registry is known) where the `get_*` getters
-//! (`getters.rs`) give `None`.
+//! The context's arguments as Rust types, failing with a message for the
+//! user (and the usage line, when the registry is known) where the `get_*`
+//! getters (`context/getters.rs`) give `None`. Here, with the types, so
+//! that the context does not depend on typed commands.
 
-use super::CommandContext;
+use super::{optional_arg, Command, CommandOptionValue};
 use crate::commands::argument_error::{ArgumentError, ArgumentRule};
 use crate::commands::text::format::usage_line;
 use crate::commands::types::CommandDeclaration;
-use crate::framework::typed::{optional_arg, Command, CommandOptionValue};
+use crate::framework::context::CommandContext;
 
 impl<D> CommandContext<D> {
     /// The declaration of the invoked command, when the registry is known.
