@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::fake_service::{FakeService, Mix, Shape};
 use crate::progress::Progress;
-use crate::raw_opener::RawOpener;
+use crate::raw_opener::{RawOpener, Reader};
 use crate::receivers::{RawReceiver, TickBot};
 use botlane::crypto::IdentityKeyPair;
 use criterion::{Criterion, Throughput};
@@ -39,11 +39,15 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
         let raw = RawReceiver::login(&service.url, &throwaway_public_key()).await;
         (raw, service.next_session().await)
     });
-    let (opener, opener_session) = rt.block_on(async {
-        let key = service.key.expose_bytes();
-        let opener = RawOpener::login(&service.url, &throwaway_public_key(), key).await;
-        (opener, service.next_session().await)
-    });
+    let mut opener_login = |reader| {
+        rt.block_on(async {
+            let key = service.key.expose_bytes();
+            let opener = RawOpener::login(&service.url, &throwaway_public_key(), key, reader).await;
+            (opener, service.next_session().await)
+        })
+    };
+    let (opener, opener_session) = opener_login(Reader::Serde);
+    let (fast, fast_session) = opener_login(Reader::OnePass);
     // A service of its own, whose ready lists the other channels.
     let mut crowded = FakeService::start(MANY_CHANNELS - 1);
     let crowded_batch = crowded.batch(BATCH, Mix::Alternating);
@@ -62,6 +66,7 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
     // Borrowed by every batch's future.
     let (bot, raw, opener, many) = (&bot, &raw, &opener, &many);
     let (bot_session, raw_session, opener_session) = (&bot_session, &raw_session, &opener_session);
+    let (fast, fast_session) = (&fast, &fast_session);
     let (many_session, crowded_batch) = (&many_session, &crowded_batch);
     let (batch, invocations) = (&batch, &invocations);
     let mut group = c.benchmark_group(group);
@@ -114,10 +119,20 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
             })
         })
     });
+    // As information: the floor with the bot's one-pass reading.
+    group.bench_function("baseline_fast_open", |b| {
+        b.iter_custom(|iters| {
+            time_batches(&rt, iters, &fast.frames, |start| async move {
+                fast_session.replay(batch).await;
+                fast.wait_batch(start, shapes[0]).await;
+            })
+        })
+    });
     group.finish();
     bot.assert_nothing_dropped();
     many.assert_nothing_dropped();
     opener.assert_every_push_opened();
+    fast.assert_every_push_opened();
 }
 
 /// The time of `iters` batches, each run by `batch` from the count
