@@ -97,10 +97,9 @@ impl<'a> Cursor<'a> {
     /// refuses unescaped): its text is the value itself.
     fn string(&mut self) -> Option<&'a str> {
         let body = self.0.strip_prefix('"')?;
-        let end = body
-            .bytes()
-            .position(|b| b == b'"' || b == b'\\' || b < 0x20)?;
-        // The byte found is ASCII, so `end` is a character boundary.
+        let end = plain_len(body.as_bytes());
+        // The byte found is ASCII (or `end` is the end), so `end` is a
+        // character boundary.
         let (value, rest) = body.split_at(end);
         self.0 = rest.strip_prefix('"')?;
         Some(value)
@@ -120,6 +119,38 @@ impl<'a> Cursor<'a> {
         self.0 = rest;
         Some(value)
     }
+}
+
+/// Whether a string byte ends a plain string: a quote, a backslash or a
+/// control character.
+fn special(b: u8) -> bool {
+    b == b'"' || b == b'\\' || b < 0x20
+}
+
+/// The length of the leading run of `bytes` with no [`special`] byte. Eight
+/// bytes at a time (a sealed content is a few hundred base64 characters):
+/// a word with no special byte is skipped whole, the first that may hold
+/// one is searched byte by byte.
+fn plain_len(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Whether a byte of `v` is zero, or (`below`) less than `n` (n <= 128).
+    let below = |v: u64, n: u64| v.wrapping_sub(ONES * n) & !v & HIGH != 0;
+    let mut at = 0;
+    for word in bytes.chunks_exact(8) {
+        let w = u64::from_le_bytes(word.try_into().expect("chunks of eight bytes"));
+        if below(w ^ (ONES * u64::from(b'"')), 1)
+            || below(w ^ (ONES * u64::from(b'\\')), 1)
+            || below(w, 0x20)
+        {
+            break;
+        }
+        at += 8;
+    }
+    at + bytes[at..]
+        .iter()
+        .position(|&b| special(b))
+        .unwrap_or(bytes.len() - at)
 }
 
 #[cfg(test)]
@@ -180,6 +211,14 @@ mod tests {
         let largest = r#"{"op":32,"d":{"message":{"id":"m","channel_id":"c","author_id":"a","content":"x","created_at":18446744073709551615}}}"#;
         assert_eq!(read_message_push(largest).unwrap().created_at, u64::MAX);
         agree(largest).unwrap();
+    }
+
+    proptest! {
+        #[test]
+        fn plain_len_is_the_first_special_byte(bytes in prop::collection::vec(prop::sample::select(b"aZ9+/=\"\\\x00\x1f\x20\x7f\xc3\xa9".to_vec()), 0..40)) {
+            let expected = bytes.iter().position(|&b| special(b)).unwrap_or(bytes.len());
+            prop_assert_eq!(plain_len(&bytes), expected);
+        }
     }
 
     fn wire_message() -> impl Strategy<Value = WireMessage> {
