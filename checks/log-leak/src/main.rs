@@ -1,6 +1,8 @@
 //! Runs a bot against the in-process devserver with every log record of
-//! every crate captured at TRACE (a `tracing` subscriber and a `log`
-//! logger, both into one buffer), then looks for the bot token, every
+//! every crate captured at TRACE (a `tracing` subscriber, which also writes
+//! every span with its fields when it closes, and a `log` logger, both into
+//! one buffer), a command's invocation among them, then looks for the bot
+//! token, every
 //! one-time secret, every REST credential, the devserver's admin token and
 //! a token its admin endpoint handed out in that output. Exits 1,
 //! naming the logging target of each offending line (secret masked), if
@@ -12,8 +14,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use botlane::rest::Method;
-use botlane::{Client, ClientOptions};
-use botlane_devserver::{DevServer, DevServerConfig};
+use botlane::{BoxError, Client, ClientOptions, CommandContext, CommandDeclaration};
+use botlane_devserver::{DevServer, DevServerConfig, TestUser};
+use tracing_subscriber::fmt::format::FmtSpan;
 use tracing_subscriber::fmt::MakeWriter;
 
 type Failure = Box<dyn std::error::Error>;
@@ -98,20 +101,45 @@ async fn session(server: &DevServer, debug: bool) -> Result<String, Failure> {
         .rest_url(server.rest_url())
         .debug(debug);
     let client = Client::new(options)?;
+    // A command whose handler calls the lane: its invocation's span is
+    // written with its fields, the mint and the call inside it.
+    client.commands().register(
+        CommandDeclaration::new("files", "Lists the files"),
+        |ctx: CommandContext| async move {
+            let rest = ctx.rest()?;
+            rest.request(Method::GET, "/api/files/list", None).await?;
+            ctx.reply("listed").await?;
+            Ok::<(), BoxError>(())
+        },
+    )?;
     client.login().await?;
     let rest = client.rest();
 
-    // Flag on: mint, list, download.
+    // Flag on: an invocation that mints, then list and download.
     server.set_rest_credentials(true);
+    let human = server.add_user(if debug { "human-debug" } else { "human-quiet" });
+    let channel = server.create_channel(&room, "general")?;
+    server.add_member(&channel, &bot.id)?;
+    server.add_member(&channel, &human.id)?;
+    let alice = TestUser::connect(&server.ws_url(), &human.token).await?;
+    alice.open_channel(&channel).await?;
+    alice.send_text(&channel, "/files").await?;
+    let from_bot = |m: &botlane_devserver::ReceivedMessage| m.author_id == bot.id;
+    let answer = alice
+        .wait_for_message(from_bot, Duration::from_secs(10))
+        .await?;
+    if answer.content != "listed" {
+        return Err(format!("the invocation answered {:?}", answer.content).into());
+    }
     rest.request(Method::GET, "/api/files/list", None).await?;
     let init = botlane::RequestInit::new().query("roomIds", &room);
     rest.binary(Method::GET, &format!("/api/files/{file}/download"), Some(init))
         .await?;
     // A revoked credential: 401, re-mint, retry.
-    server.purge_rest_credentials(&bot.id);
+    server.purge_rest_credentials(&bot.id)?;
     rest.request(Method::GET, "/api/files/list", None).await?;
     // Flag off: the mint is refused.
-    server.purge_rest_credentials(&bot.id);
+    server.purge_rest_credentials(&bot.id)?;
     server.set_rest_credentials(false);
     if rest.request(Method::GET, "/api/files/list", None).await.is_ok() {
         return Err("a REST call succeeded with the service flag off".into());
@@ -194,6 +222,7 @@ fn main() -> ExitCode {
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
         .with_ansi(false)
+        .with_span_events(FmtSpan::CLOSE)
         .with_writer(capture.clone())
         .finish();
     if tracing::subscriber::set_global_default(subscriber).is_err()
@@ -236,6 +265,9 @@ fn main() -> ExitCode {
     }
     if !logs.contains("[log] ") || !logs.contains(" botlane") {
         sane.push("the capture misses the `log` records or botlane's own events".to_owned());
+    }
+    if !logs.contains("invocation{command=\"files\"") {
+        sane.push("the capture misses the invocation spans' fields".to_owned());
     }
     let mut failed = 0;
     for (what, secret) in &named {

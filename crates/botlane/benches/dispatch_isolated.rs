@@ -6,6 +6,10 @@
 //! client that only counts the frames it reads. The service runs on a
 //! thread of its own; the receivers share one runtime.
 //! `bot_invocations_only` replays 1,000 `/tick`, as information;
+//! `bot_recorded` and `bot_invocations_only_recorded` replay the same
+//! batches to a second bot, logged in after the process's Prometheus
+//! metrics recorder was installed (the others resolved their handles
+//! before it, so they run as bots without one): the cost of the metrics.
 //! `bot_in_10000_channels` replays the first batch to a bot whose `ready`
 //! listed 9,999 other channels before the bench's (from a second fake
 //! service), as information: a message's cost must not grow with them.

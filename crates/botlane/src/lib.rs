@@ -77,15 +77,16 @@
 
 // The parts, bottom to top (`docs/architecture.md`; `tests/pure/architecture.rs`
 // fails on any cycle between them, and between the concept folders inside
-// each): shared helpers and errors; the wire, the crypto and the keystore;
-// the spec's command area and the REST lane; messages; the command
-// framework; the events; the transport; the session; dispatch; and the
-// client, which wires them together.
+// each): shared helpers, telemetry and errors; the wire, the crypto and the
+// keystore; the spec's command area and the REST lane; messages; the
+// command framework; the events; the transport; the session; dispatch; and
+// the client, which wires them together.
 mod deadline;
 mod human;
 mod loopback;
 mod share;
 mod sync;
+mod telemetry;
 mod throttle;
 
 mod client;

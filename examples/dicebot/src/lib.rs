@@ -16,7 +16,7 @@
 
 use std::borrow::Cow;
 
-use botlane::framework::neutralise_answer_among;
+use botlane::framework::{neutralise_answer_among, CommandSettings};
 use botlane::rest::{Method, RestLane};
 use botlane::{BoxError, Command, CommandChoice, CommandRegistry, DeclarationError, RestError};
 use rand_core::{OsRng, RngCore};
@@ -204,6 +204,24 @@ impl Files {
     }
 }
 
+/// Panic on purpose, to rehearse the alert on failing handlers (owners only)
+#[derive(Command, Debug, Clone, PartialEq)]
+pub struct Drill;
+
+/// The text of `/drill`'s panic (botlane logs it nowhere; the
+/// `CommandError` event carries it).
+pub const DRILL_PANIC: &str = "drill: a handler panicked on purpose";
+
+impl Drill {
+    /// Panics, as a handler's bug would: botlane catches it, answers the
+    /// generic failure and counts the invocation with outcome `panic`
+    /// (`botlane_invocations_total`), which the alert on failing handlers
+    /// (`docs/operations.md`) sees.
+    pub async fn run() -> Result<(), BoxError> {
+        panic!("{DRILL_PANIC}")
+    }
+}
+
 /// Registers `roll`, `flip`, `echo`, `files` and the built-in `help`.
 ///
 /// `roll`, `flip` and `files` answer with a reply (their invoker is
@@ -232,6 +250,23 @@ pub fn commands(registry: &mut CommandRegistry) -> Result<(), DeclarationError> 
             Ok(())
         })?
         .enable_help()?;
+    Ok(())
+}
+
+/// Registers `drill`, for a bot that has owners
+/// ([`ClientOptions::owners`](botlane::ClientOptions::owners)): botlane's
+/// owners-only check refuses everyone else (outcome `check`).
+///
+/// ```
+/// let mut registry = botlane::CommandRegistry::new();
+/// dicebot::drill(&mut registry)?;
+/// assert!(registry.get("drill").unwrap().settings.owners_only);
+/// # Ok::<(), botlane::DeclarationError>(())
+/// ```
+pub fn drill(registry: &mut CommandRegistry) -> Result<(), DeclarationError> {
+    registry.command_with::<Drill>(CommandSettings::new().owners_only(), |_ctx, _drill| {
+        Drill::run()
+    })?;
     Ok(())
 }
 

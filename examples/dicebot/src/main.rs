@@ -1,12 +1,14 @@
 //! `dicebot`: a standing bot. It logs in to the service, prints one
-//! readiness line, answers `/roll`, `/flip`, `/echo`, `/files` and `/help`
-//! until it gets SIGINT (Ctrl-C) or SIGTERM, then closes its session (its
-//! keystore written) and prints `dicebot stopped`. `/files` calls the
-//! service's REST lane, at `--rest-url`.
+//! readiness line, answers `/roll`, `/flip`, `/echo`, `/files` and
+//! `/help` until it gets SIGINT (Ctrl-C) or SIGTERM, then closes its
+//! session (its keystore written) and prints `dicebot stopped`. `/files`
+//! calls the service's REST lane, at `--rest-url`. Given owners
+//! (`--owner`), it also has `/drill`, which panics on purpose for them (and
+//! is refused to everyone else), to rehearse the alert on failing handlers.
 //!
 //! ```text
 //! dicebot [--url URL] [--rest-url URL] [--keystore FILE] [--token-file FILE]
-//!         [--heartbeat-interval SECONDS]
+//!         [--heartbeat-interval SECONDS] [--owner USER_ID]... [--metrics ADDR]
 //! ```
 //!
 //! | setting | flag | environment | default |
@@ -16,6 +18,8 @@
 //! | REST URL | `--rest-url` | `BOTLANE_REST_URL` | `http://127.0.0.1:7701` |
 //! | keystore | `--keystore` | `BOTLANE_KEYSTORE` | `dicebot.keystore` in the current directory |
 //! | heartbeat interval, whole seconds, 1 to 29 | `--heartbeat-interval` | `BOTLANE_HEARTBEAT_INTERVAL` | 15 |
+//! | the bot's owners (`/drill`) | `--owner USER_ID`, repeated | `BOTLANE_OWNERS`, comma-separated | none |
+//! | metrics and probes address | `--metrics ADDR` | `BOTLANE_METRICS` | none: not served |
 //!
 //! A flag wins over the environment. The token has no flag of its own: a
 //! value on the command line is visible to every user of the machine
@@ -25,8 +29,14 @@
 //! service that closes quiet sessions sooner than botlane's 15 s heartbeat
 //! allows; it stays under the client's 30 s idle timeout.
 //!
-//! stdout carries two lines, `dicebot ready: bot <id> in <n> channel(s)`
-//! once logged in and `dicebot stopped` after a clean stop; logs go to
+//! With `--metrics ADDR` (an IP address and port; port 0 lets the system
+//! choose) the bot serves `GET /metrics` (Prometheus), `/healthz` and
+//! `/readyz` there from before its login on (`src/probes.rs`); bind it to
+//! an address only your metrics stack and orchestrator reach.
+//!
+//! stdout carries `dicebot metrics on http://<addr>` once that listener is
+//! up, `dicebot ready: bot <id> in <n> channel(s)` once logged in and
+//! `dicebot stopped` after a clean stop; logs go to
 //! stderr (`RUST_LOG`, default `info`) and name commands and error kinds,
 //! never what anybody wrote. Exit status 0 after a signal, 1 when it cannot
 //! start: a bad setting or keystore, its token refused (at once), or a
@@ -34,9 +44,12 @@
 //! minute, during which the login tries again (a `login attempt failed`
 //! warning each time; a signal stops it).
 
+mod probes;
+
 use std::error::Error;
 use std::future::Future;
 use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -74,6 +87,12 @@ struct Args {
     /// Seconds between heartbeats, 1 to 29 [env: BOTLANE_HEARTBEAT_INTERVAL] [default: 15]
     #[arg(long, value_name = "SECONDS")]
     heartbeat_interval: Option<String>,
+    /// A user id allowed to run /drill; repeat for more [env: BOTLANE_OWNERS, comma-separated]
+    #[arg(long = "owner", value_name = "USER_ID")]
+    owners: Vec<String>,
+    /// Serve /metrics, /healthz and /readyz on this IP address and port [env: BOTLANE_METRICS]
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<String>,
 }
 
 /// What the bot runs with, flags and environment resolved.
@@ -84,6 +103,9 @@ struct Settings {
     keystore: PathBuf,
     /// `None`: the client's default.
     heartbeat_interval: Option<Duration>,
+    owners: Vec<String>,
+    /// `None`: no metrics listener.
+    metrics: Option<SocketAddr>,
 }
 
 /// Why the settings cannot be resolved.
@@ -106,6 +128,8 @@ enum SettingsError {
         "the heartbeat interval {value:?} is not a whole number of seconds from 1 to {MAX_HEARTBEAT_SECS}"
     )]
     HeartbeatInterval { value: String },
+    #[error("the metrics address {value:?} is not an IP address and port, such as 127.0.0.1:9100")]
+    MetricsAddress { value: String },
 }
 
 impl Settings {
@@ -151,6 +175,28 @@ impl Settings {
                 .map(|value| match value.parse::<u64>() {
                     Ok(secs @ 1..=MAX_HEARTBEAT_SECS) => Ok(Duration::from_secs(secs)),
                     _ => Err(SettingsError::HeartbeatInterval { value }),
+                })
+                .transpose()?,
+            owners: if args.owners.is_empty() {
+                env("BOTLANE_OWNERS")
+                    .map(|list| {
+                        list.split(',')
+                            .map(str::trim)
+                            .filter(|id| !id.is_empty())
+                            .map(str::to_owned)
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            } else {
+                args.owners
+            },
+            metrics: args
+                .metrics
+                .or_else(|| env("BOTLANE_METRICS").filter(|v| !v.is_empty()))
+                .map(|value| {
+                    value
+                        .parse::<SocketAddr>()
+                        .map_err(|_| SettingsError::MetricsAddress { value })
                 })
                 .transpose()?,
         })
@@ -201,13 +247,27 @@ async fn run(args: Args) -> Result<ExitCode, Box<dyn Error>> {
     let stop = stop_signal()?;
     tokio::pin!(stop);
 
+    // Before the client logs in, which resolves its metric handles.
+    let exposition = match settings.metrics {
+        Some(addr) => Some((addr, probes::install_recorder()?)),
+        None => None,
+    };
+    let has_owners = !settings.owners.is_empty();
     let mut options = ClientOptions::new(settings.token, &settings.keystore, settings.url)
-        .rest_url(settings.rest_url);
+        .rest_url(settings.rest_url)
+        .owners(settings.owners);
     if let Some(interval) = settings.heartbeat_interval {
         options = options.heartbeat_interval(interval);
     }
     let client = Client::new(options)?;
     client.commands().update(dicebot::commands)?;
+    if has_owners {
+        client.commands().update(dicebot::drill)?;
+    }
+    if let Some((addr, exposition)) = exposition {
+        let bound = probes::serve(addr, exposition, client.downgrade()).await?;
+        say(&format!("dicebot metrics on http://{bound}"));
+    }
     let events = client.events();
     tokio::select! {
         login = client.login() => login?,
@@ -317,6 +377,35 @@ mod tests {
         assert_eq!(s.rest_url, DEFAULT_REST_URL);
         assert_eq!(s.keystore, PathBuf::from(DEFAULT_KEYSTORE));
         assert_eq!(s.heartbeat_interval, None);
+        assert!(s.owners.is_empty());
+        assert_eq!(s.metrics, None);
+    }
+
+    #[test]
+    fn owners_and_the_metrics_address_come_from_flags_or_the_environment() {
+        let vars = &[
+            ("BOTLANE_TOKEN", "t"),
+            ("BOTLANE_OWNERS", "u-1, u-2,,"),
+            ("BOTLANE_METRICS", "127.0.0.1:9100"),
+        ];
+        let s = Settings::resolve(args(&[]), env(vars)).unwrap();
+        assert_eq!(s.owners, ["u-1", "u-2"]);
+        assert_eq!(s.metrics, Some(SocketAddr::from(([127, 0, 0, 1], 9100))));
+        let flags = args(&["--owner", "u-3", "--owner", "u-4", "--metrics", "[::1]:0"]);
+        let s = Settings::resolve(flags, env(vars)).unwrap();
+        assert_eq!(s.owners, ["u-3", "u-4"]);
+        assert_eq!(s.metrics, Some("[::1]:0".parse().unwrap()));
+        for bad in ["9100", "localhost:9100", "127.0.0.1"] {
+            let err = Settings::resolve(args(&["--metrics", bad]), env(vars))
+                .err()
+                .unwrap();
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "the metrics address {bad:?} is not an IP address and port, such as 127.0.0.1:9100"
+                )
+            );
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use botlane_proto::payload::AccountKind;
 use botlane_proto::OpCode;
 
-use crate::state::{new_token, Shared, Termination};
+use crate::state::{new_token, Shared, State, Termination};
 use crate::{BotAccount, Denial, DevServerError, StateView, UserAccount};
 
 /// The requests [`Actions::fail_next_requests`] can fail: those a logged-in
@@ -143,6 +143,12 @@ impl Actions {
 
     pub(crate) fn purge_rest_credentials(&self, bot_id: &str) -> Result<usize, DevServerError> {
         self.shared.update(|s| s.purge_rest_credentials(bot_id))
+    }
+
+    /// What `read` makes of the state, under its lock: for the endpoint's
+    /// read-only routes (`GET /metrics`), not an action of its own.
+    pub(super) fn read<R>(&self, read: impl FnOnce(&State) -> R) -> R {
+        read(&self.shared.lock())
     }
 
     /// What the admin endpoint's `GET /admin/state` reports.

@@ -23,6 +23,7 @@
 
 mod actions;
 mod guard;
+mod metrics;
 mod routes;
 
 use std::sync::Arc;
@@ -105,12 +106,15 @@ pub(crate) fn router(
     port: u16,
     body_timeout: Duration,
 ) -> Router {
-    Router::new().fallback(handle).with_state(AdminApp {
-        actions,
-        token,
-        port,
-        body_timeout,
-    })
+    Router::new()
+        .route("/metrics", axum::routing::get(metrics::scrape))
+        .fallback(handle)
+        .with_state(AdminApp {
+            actions,
+            token,
+            port,
+            body_timeout,
+        })
 }
 
 async fn handle(State(app): State<AdminApp>, request: Request) -> Response {
@@ -133,6 +137,37 @@ async fn handle(State(app): State<AdminApp>, request: Request) -> Response {
     response
 }
 
+/// The `Host` check, then the token: what every request passes first.
+fn admit(app: &AdminApp, uri: &Uri, headers: &HeaderMap) -> Result<(), AdminError> {
+    match guard::addressed_here(uri, headers, app.port) {
+        Ok(()) => {}
+        Err(HostRefusal::Repeated) => {
+            return Err(AdminError::bad_request(
+                "a request carries one Host header (RFC 9112 section 3.2); this one carries \
+                 several",
+            ));
+        }
+        Err(HostRefusal::Foreign) => {
+            // The port is left out: the message is the same on every run.
+            return Err(AdminError::new(
+                StatusCode::FORBIDDEN,
+                "host_not_allowed",
+                "the admin endpoint answers only requests whose Host header names it as \
+                 127.0.0.1, [::1] or localhost with its own port",
+            ));
+        }
+    }
+    if !guard::bearer(headers).is_some_and(|t| app.token.matches(t)) {
+        return Err(AdminError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "the admin endpoint needs the header Authorization: Bearer followed by the \
+             admin token the devserver printed at start",
+        ));
+    }
+    Ok(())
+}
+
 async fn serve(
     app: &AdminApp,
     method: &Method,
@@ -140,33 +175,7 @@ async fn serve(
     uri: &Uri,
     body: Body,
 ) -> (Option<Route>, Result<Value, AdminError>) {
-    match guard::addressed_here(uri, headers, app.port) {
-        Ok(()) => {}
-        Err(HostRefusal::Repeated) => {
-            let refusal = AdminError::bad_request(
-                "a request carries one Host header (RFC 9112 section 3.2); this one carries \
-                 several",
-            );
-            return (None, Err(refusal));
-        }
-        Err(HostRefusal::Foreign) => {
-            // The port is left out: the message is the same on every run.
-            let refusal = AdminError::new(
-                StatusCode::FORBIDDEN,
-                "host_not_allowed",
-                "the admin endpoint answers only requests whose Host header names it as \
-                 127.0.0.1, [::1] or localhost with its own port",
-            );
-            return (None, Err(refusal));
-        }
-    }
-    if !guard::bearer(headers).is_some_and(|t| app.token.matches(t)) {
-        let refusal = AdminError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "the admin endpoint needs the header Authorization: Bearer followed by the \
-             admin token the devserver printed at start",
-        );
+    if let Err(refusal) = admit(app, uri, headers) {
         return (None, Err(refusal));
     }
     let Some(route) = Route::find(uri.path()) else {

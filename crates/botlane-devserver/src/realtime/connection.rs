@@ -160,6 +160,7 @@ pub(crate) async fn connection(
             },
             _ = tokio::time::sleep_until(login_deadline), if !logged_in => {
                 tracing::debug!(connection = conn, "no login in time: closing with 1008");
+                shared.update(|s| s.meters_mut().refuse(crate::state::Refused::LoginTimeout));
                 break Ending::Terminated(Termination::Close {
                     code: 1008,
                     reason: format!("no login within {}", crate::limits::seconds(limits.login_timeout)),

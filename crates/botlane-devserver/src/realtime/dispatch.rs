@@ -33,6 +33,7 @@ fn payload(d: Option<&RawValue>) -> Result<&RawValue, Refusal> {
 /// Handles one text frame from a connection. What it queues for that
 /// connection counts as its own (backpressure, never an overflow).
 pub(crate) fn handle_text(state: &mut State, conn: u64, text: &str) -> Flow {
+    state.meters_mut().frames_received += 1;
     state.set_handling(Some(conn));
     let flow = handle(state, conn, text);
     state.set_handling(None);

@@ -11,7 +11,7 @@ use serde::Serialize;
 use tokio::sync::watch;
 
 use super::outbox::Outbox;
-use super::State;
+use super::{Refused, State};
 use crate::records::{Direction, FrameRecord};
 
 /// How a connection is ended from outside its reader loop.
@@ -59,6 +59,7 @@ impl State {
         kill: watch::Sender<Option<Termination>>,
     ) -> Option<u64> {
         if self.prelogin >= self.limits.prelogin_connections && !self.evict_idle_stranger() {
+            self.meters.refuse(Refused::PoolFull);
             return None;
         }
         self.prelogin += 1;
@@ -101,6 +102,7 @@ impl State {
             ),
         });
         self.prelogin -= 1;
+        self.meters.refuse(Refused::Evicted);
         tracing::debug!(
             connection = id,
             "pre-login pool full: idle stranger evicted"
@@ -335,6 +337,7 @@ impl State {
             payload_size: size,
             payload: record,
         });
+        self.meters.frames_sent += 1;
         if !connection.outbox.push_frame(text, own) {
             connection.ending = true;
             connection.terminate(Termination::Urgent {

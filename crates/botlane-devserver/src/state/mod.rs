@@ -4,6 +4,7 @@ mod accounts;
 mod channels;
 mod connections;
 pub(crate) mod menu;
+mod meters;
 mod outbox;
 pub(crate) mod rest;
 mod view;
@@ -20,6 +21,7 @@ pub use accounts::{BotAccount, UserAccount};
 pub use channels::Denial;
 pub(crate) use channels::{Channel, Server};
 pub(crate) use connections::{Connection, Termination};
+pub(crate) use meters::{Meters, Refused};
 pub(crate) use outbox::{outbox, Backlog, Outbound, OutboxReader};
 pub(crate) use rest::RestState;
 pub use rest::{
@@ -88,6 +90,8 @@ pub(crate) struct State {
     limits: Limits,
     /// Connections closed because their queue overflowed.
     queue_overflows: u64,
+    /// Frames, messages and logins counted for `GET /metrics`.
+    meters: Meters,
     overflow_warnings: Throttle,
     envelope_warnings: Throttle,
     /// Requests still to fail with `-2`, by opcode
@@ -122,6 +126,7 @@ impl State {
             rest: RestState::new(config.bot_rest_credentials, limits),
             limits: limits.clone(),
             queue_overflows: 0,
+            meters: Meters::default(),
             overflow_warnings: Throttle::new(),
             envelope_warnings: Throttle::new(),
             injected_failures: HashMap::new(),
@@ -196,6 +201,16 @@ impl State {
     /// The REST lane's part, to change.
     pub(crate) fn rest_mut(&mut self) -> &mut RestState {
         &mut self.rest
+    }
+
+    /// The counters `GET /metrics` shows.
+    pub(crate) fn meters(&self) -> &Meters {
+        &self.meters
+    }
+
+    /// The counters `GET /metrics` shows, to count.
+    pub(crate) fn meters_mut(&mut self) -> &mut Meters {
+        &mut self.meters
     }
 
     /// Every account, in no order.

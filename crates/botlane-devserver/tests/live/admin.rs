@@ -17,7 +17,8 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// An answer: status, headers (names lower-case) and the body as JSON.
+/// An answer: status, headers (names lower-case) and the body as JSON (a
+/// `text/plain` body as a JSON string).
 #[derive(Debug)]
 struct Answer {
     status: u16,
@@ -76,12 +77,17 @@ async fn http(
         .unwrap()
         .parse()
         .unwrap();
-    let headers = lines
+    let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
         .collect();
+    let text = headers
+        .iter()
+        .any(|(k, v): &(String, String)| k == "content-type" && v.starts_with("text/plain"));
     let body = if body.is_empty() {
         Value::Null
+    } else if text {
+        Value::String(body.to_owned())
     } else {
         serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"))
     };
@@ -917,4 +923,140 @@ async fn the_binary_prints_the_admin_url_and_token() {
     assert!(!refused.status.success());
     let stderr = String::from_utf8(refused.stderr).unwrap();
     assert!(stderr.contains("loopback address only"), "{stderr}");
+}
+
+/// `GET /metrics` on the admin listener: the service's own counters in the
+/// Prometheus text format, behind the admin token and the `Host` check,
+/// counting connections by state, logins and each refused one by why,
+/// frames, messages and mints; no token of any kind in it.
+#[tokio::test]
+async fn metrics_count_connections_logins_refusals_frames_messages_and_mints() {
+    use botlane_devserver::Limits;
+    let limits = Limits::default()
+        .prelogin_connections(1)
+        .prelogin_grace(Duration::from_secs(60))
+        .login_timeout(Duration::from_millis(300));
+    let config = DevServerConfig::default()
+        .limits(limits)
+        .bot_rest_credentials(true)
+        .bot(AccountConfig::new(
+            "metricsbot",
+            "metrics-bot-token-0123456789",
+        ))
+        .server(ServerConfig::new("lobby"));
+    let (server, admin) = admin_server(config).await;
+    let scrape = || async {
+        let answer = admin.call("GET", "/metrics", None).await;
+        assert_eq!(answer.status, 200, "{answer:?}");
+        assert_eq!(
+            answer.header("content-type"),
+            Some("text/plain; version=0.0.4; charset=utf-8")
+        );
+        answer.body.as_str().unwrap().to_owned()
+    };
+    let sample = |text: &str, series: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("no {series} in:\n{text}"))
+    };
+    let refused =
+        |reason: &str| format!("botlane_devserver_logins_refused_total{{reason=\"{reason}\"}}");
+
+    // A stranger fills the pre-login pool: the next upgrade is refused
+    // (503), then the stranger is closed for not logging in.
+    let _stranger = Raw::connect(&server.ws_url()).await;
+    assert!(TestUser::connect(&server.ws_url(), "whoever")
+        .await
+        .is_err());
+    let deadline = tokio::time::Instant::now() + common::WAIT;
+    while sample(&scrape().await, &refused("login_timeout")) < 1 {
+        assert!(tokio::time::Instant::now() < deadline, "the stranger stays");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let wrong = TestUser::connect(&server.ws_url(), "no-such-token").await;
+    assert!(
+        matches!(wrong, Err(TestUserError::LoginRefused(_))),
+        "{wrong:?}"
+    );
+
+    // A bot and a human log in; the human says one thing; the bot mints.
+    let keystore = tempfile::tempdir().unwrap();
+    let client = botlane::Client::new(
+        botlane::ClientOptions::new(
+            "metrics-bot-token-0123456789",
+            keystore.path().join("keystore"),
+            server.ws_url(),
+        )
+        .rest_url(server.rest_url()),
+    )
+    .unwrap();
+    client.login().await.unwrap();
+    client
+        .rest()
+        .request(botlane::rest::Method::GET, "/api/files/list", None)
+        .await
+        .unwrap();
+    let human = server.add_user("alice");
+    let lobby = server.server_id("lobby").unwrap();
+    let channel = server.create_channel(&lobby, "general").unwrap();
+    server.add_member(&channel, &human.id).unwrap();
+    let alice = TestUser::connect(&server.ws_url(), &human.token)
+        .await
+        .unwrap();
+    alice.open_channel(&channel).await.unwrap();
+    alice.send_text(&channel, "hello").await.unwrap();
+
+    let text = scrape().await;
+    for (series, n) in [
+        (refused("pool_full"), 1),
+        (refused("login_timeout"), 1),
+        (refused("unauthorized"), 1),
+        (refused("evicted"), 0),
+        (refused("sessions_full"), 0),
+        (refused("bad_public_key"), 0),
+        ("botlane_devserver_logins_total".to_owned(), 2),
+        (
+            "botlane_devserver_connections{state=\"session\"}".to_owned(),
+            2,
+        ),
+        (
+            "botlane_devserver_connections{state=\"prelogin\"}".to_owned(),
+            0,
+        ),
+        ("botlane_devserver_messages_total".to_owned(), 1),
+        ("botlane_devserver_rest_mints_total".to_owned(), 1),
+        ("botlane_devserver_rest_exchanges_total".to_owned(), 1),
+        ("botlane_devserver_queue_overflows_total".to_owned(), 0),
+    ] {
+        assert_eq!(sample(&text, &series), n, "{series} in:\n{text}");
+    }
+    for direction in ["received", "sent"] {
+        let series = format!("botlane_devserver_frames_total{{direction=\"{direction}\"}}");
+        assert!(sample(&text, &series) >= 4, "{series} in:\n{text}");
+    }
+    let admin_token = server.admin_token().unwrap();
+    for secret in [
+        admin_token.as_str(),
+        "metrics-bot-token-0123456789",
+        &human.token,
+    ] {
+        assert!(!text.contains(secret), "a token in the exposition");
+    }
+
+    // Refused like every admin route: no token, a foreign host.
+    let host = admin.host.as_str();
+    let no_token = http(admin.addr, "GET", "/metrics", &[("Host", host)], "").await;
+    assert_eq!(
+        (no_token.status, no_token.error_code()),
+        (401, "unauthorized")
+    );
+    let bearer = admin.bearer.as_str();
+    let headers = [("Host", "evil.example"), ("Authorization", bearer)];
+    let foreign = http(admin.addr, "GET", "/metrics", &headers, "").await;
+    assert_eq!(
+        (foreign.status, foreign.error_code()),
+        (403, "host_not_allowed")
+    );
+    client.close().await.unwrap();
+    server.shutdown().await;
 }

@@ -49,6 +49,7 @@ use crate::message::outbound::Outbound;
 use crate::message::Message;
 use crate::rest::RestLane;
 use crate::session::{Counters, Session, SessionConfig};
+use crate::telemetry::Telemetry;
 use crate::throttle::Throttle;
 use crate::transport::{self, tls};
 use crate::wire::{self, OpCode};
@@ -265,8 +266,15 @@ impl<D: Send + Sync + 'static> Client<D> {
             push_queue_bytes: options.push_queue_bytes,
             control_queue_bytes: options.control_queue_bytes,
         };
-        let session = Arc::new(Session::new(config, commands.menu_feed(), events.clone()));
-        let rest = lane.bind(mint::RealtimeMint::handle(Arc::downgrade(&session)));
+        let telemetry = Arc::new(Telemetry::new(options.metrics_bot_label.as_deref()));
+        let session = Arc::new(Session::new(
+            config,
+            commands.menu_feed(),
+            events.clone(),
+            Arc::clone(&telemetry),
+        ));
+        let minter = mint::RealtimeMint::handle(Arc::downgrade(&session));
+        let rest = lane.bind(minter, Arc::clone(&telemetry));
         let rate = AnswerRate {
             burst: options.error_answer_burst,
             interval: options.error_answer_interval,
@@ -296,6 +304,7 @@ impl<D: Send + Sync + 'static> Client<D> {
                 .dynamic_prefix
                 .clone()
                 .map(|f| Box::new(PrefixChooser::new(f))),
+            telemetry,
         });
         Ok(Self {
             inner: Arc::new(Inner {

@@ -3,7 +3,7 @@
 //! The canonical menu is made of arrays, not objects, so that its bytes (and
 //! thus its hash) cannot depend on key order. Its compact JSON is
 //! byte-identical to JavaScript's `JSON.stringify` of the same arrays (this is
-//! checked against vectors generated with node, `tests/vectors/`).
+//! checked against vectors generated with node, `docs/vectors/menus.json`).
 //!
 //! The published bytes and the hash come from a small JSON writer that reads
 //! the declarations in place (no string is cloned, no owned menu is built)
@@ -495,7 +495,7 @@ mod tests {
     #[test]
     fn strings_escape_like_serde_json() {
         // serde_json and JSON.stringify agree on every escape (checked against
-        // node by tests/menu.rs); here every ASCII byte and a few others.
+        // node by tests/pure/menu.rs); here every ASCII byte and a few others.
         let mut all: String = (0u8..0x80).map(char::from).collect();
         all.push_str("é\u{2028}\u{2029}😀\u{10ffff}");
         for s in all

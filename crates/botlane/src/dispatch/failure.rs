@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::OwnedSemaphorePermit;
+use tracing::Instrument;
 
 use super::handlers::Runner;
 use crate::events::Event;
@@ -18,6 +19,8 @@ pub(super) struct EarlyFailure<D> {
     pub(super) failure: CommandError,
     pub(super) on_error: OnError<D>,
     pub(super) timeout: Option<Duration>,
+    /// Its invocation's span, which the hook runs in.
+    pub(super) span: tracing::Span,
 }
 
 impl<D: Send + Sync + 'static> Runner<D> {
@@ -41,15 +44,20 @@ impl<D: Send + Sync + 'static> Runner<D> {
         permit: OwnedSemaphorePermit,
     ) {
         let runner = Arc::clone(self);
-        tokio::spawn(async move {
-            let EarlyFailure {
-                failure,
-                on_error,
-                timeout,
-            } = *early;
-            runner.run_hook(failure, &on_error, timeout).await;
-            drop(permit);
-        });
+        let EarlyFailure {
+            failure,
+            on_error,
+            timeout,
+            span,
+        } = *early;
+        tokio::spawn(
+            async move {
+                let running = runner.telemetry.running();
+                runner.run_hook(failure, &on_error, timeout).await;
+                drop((permit, running));
+            }
+            .instrument(span),
+        );
     }
 
     async fn run_hook(

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use tokio::sync::OwnedSemaphorePermit;
 
 use failure::EarlyFailure;
-use handlers::ConversionPanic;
+use handlers::{lane, outcome, ConversionPanic};
 pub(crate) use handlers::{AfterState, ClientHooks, Runner};
 
 use crate::commands::text::prefixes::Prefixes;
@@ -41,6 +41,7 @@ use crate::framework::registry::CommandRegistry;
 use crate::message::outbound::Outbound;
 use crate::message::Message;
 use crate::session::{DispatchNow, Membership, Session};
+use crate::telemetry::{end_span, invocation_span, Lane};
 use crate::transport::{MessageView, Push};
 use crate::wire;
 use rule::Verdict;
@@ -116,9 +117,28 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     fn start(&self, step: Step<D>, permit: OwnedSemaphorePermit) {
         match step {
             Step::Done => {}
-            Step::Invoke(ctx, registry) => self.runner.start(ctx, registry, permit),
+            Step::Invoke(ctx, registry) => {
+                let span = self.span(ctx.name(), lane(ctx.source()));
+                // Boxed, and only when a subscriber wants it: a disabled
+                // span inline would make every invocation's future 40
+                // bytes larger.
+                let span = (!span.is_disabled()).then(|| Box::new(span));
+                self.runner.start(ctx, registry, permit, span);
+            }
             Step::Hook(failure) => self.runner.start_hook(failure, permit),
         }
+    }
+
+    /// The span of an invocation of `command` (its registered name) on
+    /// `lane`, with the bot's id when a subscriber wants it.
+    fn span(&self, command: &str, lane: Lane) -> tracing::Span {
+        let span = invocation_span(command, lane);
+        if !span.is_disabled() {
+            if let Some(bot) = self.session.bot_id() {
+                span.record("bot", &*bot);
+            }
+        }
+        span
     }
 
     /// Applies a push that is not a message.
@@ -201,7 +221,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 let mut failure = self.runner.failure(reason, name, source, message, prefixes);
                 failure.argument_error = error.argument_error();
                 failure.parse_error = Some(error);
-                self.fail_early(&registry, failure)
+                self.fail_early(&registry, failure, false)
             }
             Verdict::ArgumentsRejected {
                 name,
@@ -216,7 +236,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 let mut failure = self.runner.failure(reason, name, source, message, prefixes);
                 failure.invocation = invocation;
                 failure.argument_error = Some(error);
-                self.fail_early(&registry, failure)
+                self.fail_early(&registry, failure, false)
             }
             Verdict::ConversionPanicked { invocation, panic } => {
                 let message = message();
@@ -227,7 +247,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 let mut failure = self.runner.failure(reason, name, source, message, prefixes);
                 failure.invocation = Some(invocation);
                 failure.error = Some(Arc::new(ConversionPanic(panic).into()));
-                self.fail_early(&registry, failure)
+                self.fail_early(&registry, failure, true)
             }
         }
     }
@@ -241,14 +261,34 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         chooser.prefixes_for(&request, &self.runner.prefixes)
     }
 
-    /// Reports a failure of the argument step; its hook (the command's or
-    /// the client's), if it acts, is left to run under the command's
-    /// timeout (or the client's).
-    fn fail_early(&self, registry: &CommandRegistry<D>, failure: CommandError) -> Step<D> {
-        let settings = registry.get(&failure.command).map(|c| &c.settings);
+    /// Reports a failure of the argument step (`panicked`: a typed
+    /// command's conversion panicked), counted and inside its invocation's
+    /// span; its hook (the command's or the client's), if it acts, is left
+    /// to run under the command's timeout (or the client's), in that span.
+    fn fail_early(
+        &self,
+        registry: &CommandRegistry<D>,
+        failure: CommandError,
+        panicked: bool,
+    ) -> Step<D> {
+        let command = registry.get(&failure.command);
+        let settings = command.map(|c| &c.settings);
         let on_error = self.runner.on_error_for(settings);
         let timeout = self.runner.timeout_for(settings);
-        self.runner.report(&failure);
+        let span = match command {
+            Some(command) => {
+                let (lane, ended_as) = (lane(failure.source), outcome(failure.reason, panicked));
+                let name = &command.decl.name;
+                if let Some(series) = self.runner.telemetry.command(&command.series, name) {
+                    series.record(lane, ended_as, None);
+                }
+                let span = self.span(name, lane);
+                end_span(&span, ended_as, None);
+                span
+            }
+            None => tracing::Span::none(),
+        };
+        span.in_scope(|| self.runner.report(&failure));
         if !on_error.acts_on(&failure) {
             return Step::Done;
         }
@@ -256,6 +296,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             failure,
             on_error,
             timeout,
+            span,
         }))
     }
 

@@ -1,6 +1,6 @@
 //! One registered command: its declaration, handler and settings, and
 //! what dispatch keeps of it (a typed command's conversion, its handler's
-//! pace, its options' parsed choices).
+//! pace, its metric series, its options' parsed choices).
 
 use std::fmt;
 
@@ -10,6 +10,7 @@ use super::settings::CommandSettings;
 use crate::commands::argument_error::ArgumentError;
 use crate::commands::coerce::ParsedChoices;
 use crate::commands::types::{CommandArgs, CommandDeclaration};
+use crate::telemetry::CommandSlot;
 
 /// A declaration with its handler and settings.
 #[non_exhaustive]
@@ -26,6 +27,9 @@ pub struct RegisteredCommand<D = ()> {
     pub(crate) convert: Option<ConvertCheck>,
     /// How its handler has behaved, for dispatch.
     pub(crate) pace: Pace,
+    /// Its metric series, resolved by dispatch at its first invocation
+    /// (shared by the snapshots that copy it).
+    pub(crate) series: CommandSlot,
     /// Its options' integer and number choices, parsed for the text lane's
     /// choice check (empty when it has none).
     pub(crate) choices: Box<[Option<ParsedChoices>]>,
@@ -42,6 +46,7 @@ impl<D> Clone for RegisteredCommand<D> {
             settings: self.settings.clone(),
             convert: self.convert,
             pace: self.pace.clone(),
+            series: self.series.clone(),
             choices: self.choices.clone(),
         }
     }

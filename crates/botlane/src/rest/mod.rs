@@ -70,6 +70,7 @@ pub use response::{BodyStream, Response};
 pub(crate) use config::{ConfigError, RestConfig};
 pub(crate) use mint::Mint;
 
+use crate::telemetry::Telemetry;
 use config::{Http, LANE_BODY_LIMIT};
 use credential::{Credential, CredentialCache};
 use error::strip_query;
@@ -94,6 +95,8 @@ struct Lane {
     base: OnceLock<Result<url::Url, RestError>>,
     cache: CredentialCache,
     minter: Arc<dyn Mint>,
+    /// Counts mints, re-mints and calls (the client's).
+    telemetry: Arc<Telemetry>,
 }
 
 impl Lane {
@@ -122,8 +125,8 @@ impl PreparedLane {
         })
     }
 
-    /// The lane, minting through `minter`.
-    pub(crate) fn bind(self, minter: Arc<dyn Mint>) -> RestLane {
+    /// The lane, minting through `minter`, counting in `telemetry`.
+    pub(crate) fn bind(self, minter: Arc<dyn Mint>, telemetry: Arc<Telemetry>) -> RestLane {
         let cache = CredentialCache::new(self.config.refresh_margin);
         RestLane {
             inner: Arc::new(Lane {
@@ -132,6 +135,7 @@ impl PreparedLane {
                 base: OnceLock::new(),
                 cache,
                 minter,
+                telemetry,
             }),
         }
     }
@@ -201,7 +205,10 @@ impl RestLane {
         let mut retried = false;
         loop {
             let credential = self.credential().await?;
-            let (response, slot) = self.send(&method, &url, &parts, &credential, shown).await?;
+            let sent = self.send(&method, &url, &parts, &credential, shown).await;
+            lane.telemetry
+                .rest_request(sent.as_ref().ok().map(|(r, _)| r.status().as_u16()));
+            let (response, slot) = sent?;
             let status = response.status();
             // The path stays out: it may carry ids taken from chat input.
             tracing::debug!(%method, status = status.as_u16(), "REST request");
@@ -213,6 +220,7 @@ impl RestLane {
                 lane.cache.invalidate(credential.generation);
                 if !retried {
                     retried = true;
+                    lane.telemetry.rest_remint();
                     // A short body is read so the connection can be reused;
                     // a long one is dropped unread, closing the connection.
                     let _ = read_capped(response, shown, LANE_BODY_LIMIT, ERROR_BODY_CAP).await;
@@ -284,7 +292,9 @@ impl RestLane {
             .cache
             .get(move || async move {
                 let base = lane.base()?;
-                mint::run(&*lane.minter, &lane.http, base).await
+                let minted = mint::run(&*lane.minter, &lane.http, base).await;
+                lane.telemetry.rest_mint(minted.is_ok());
+                minted
             })
             .await
     }

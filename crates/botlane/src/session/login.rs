@@ -18,6 +18,7 @@ use super::{Counters, Session};
 use crate::error::ClientError;
 use crate::events::Event;
 use crate::sync::{lock, stopped, write};
+use crate::telemetry::{LoginPhase, LoginResult};
 use crate::transport::{self, Closed, Connection, Ended};
 use crate::wire::{self, OpCode, ReplyCode};
 
@@ -63,11 +64,19 @@ impl Session {
             config.reconnect_reset_after,
         );
         let mut shutdown = self.shutdown.subscribe();
+        let first = self.telemetry.first_login();
         let mut attempt: u32 = 0;
         loop {
             attempt = attempt.saturating_add(1);
-            let e = match self.connect(public_key, false).await {
-                Ok(logged_in) => return Ok(logged_in),
+            let attempted = self.connect(public_key, false).await;
+            if attempted.is_ok() || !self.is_shut_down() {
+                self.count_login(LoginPhase::First, &attempted);
+            }
+            let e = match attempted {
+                Ok(logged_in) => {
+                    first.connected();
+                    return Ok(logged_in);
+                }
                 Err(e) => e,
             };
             if self.is_shut_down() {
@@ -100,6 +109,16 @@ impl Session {
                 () = stopped(&mut shutdown) => return Err(ClientError::NotConnected),
             }
         }
+    }
+
+    /// Counts a login attempt that no shutdown cut short.
+    pub(super) fn count_login(&self, phase: LoginPhase, attempt: &Result<LoggedIn, ClientError>) {
+        let result = match attempt {
+            Ok(_) => LoginResult::Ok,
+            Err(ClientError::LoginRefused) => LoginResult::Refused,
+            Err(_) => LoginResult::Failed,
+        };
+        self.telemetry.login_attempt(phase, result);
     }
 
     /// Connects, logs in and publishes the menu; on success the connection

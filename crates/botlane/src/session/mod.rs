@@ -39,6 +39,7 @@ use crate::events::{Event, EventSender};
 use crate::framework::live::MenuFeed;
 use crate::keystore::{Saver, SaverOptions};
 use crate::sync::{read, stopped, Claim};
+use crate::telemetry::{ConnectionState, Telemetry};
 use crate::throttle::Throttle;
 use crate::transport::{self, Connection};
 
@@ -105,6 +106,9 @@ pub(crate) struct Session {
     /// Set by [`shutdown`](Self::shutdown) before its watch: what
     /// dispatch's paths read per invocation, where a lock is too dear.
     shut_down: AtomicBool,
+    /// The client's metrics and connection state (shared with dispatch and
+    /// the REST lane).
+    pub(crate) telemetry: Arc<Telemetry>,
     /// Whether `Event::Ready` has been sent ([`announce_ready`](Self::announce_ready)).
     announced: watch::Sender<bool>,
     /// The newest connection's number and whether its `ready` announces
@@ -123,7 +127,12 @@ impl Session {
             .chain([&self.pushes_dropped])
     }
 
-    pub(crate) fn new(config: SessionConfig, menu: MenuFeed, events: EventSender) -> Self {
+    pub(crate) fn new(
+        config: SessionConfig,
+        menu: MenuFeed,
+        events: EventSender,
+        telemetry: Arc<Telemetry>,
+    ) -> Self {
         Self {
             queue: PushQueue::new(
                 config.push_queue_capacity,
@@ -148,6 +157,7 @@ impl Session {
             started: AtomicBool::new(false),
             refused: AtomicBool::new(false),
             shut_down: AtomicBool::new(false),
+            telemetry,
             announced: watch::channel(false).0,
             phase: watch::Sender::new(phase::Phase::new()),
         }
@@ -165,6 +175,15 @@ impl Session {
         // already returned must not be followed by a connection.
         if self.is_shut_down() {
             return Err(ClientError::NotConnected);
+        }
+        // The handles every part records through, with the recorder
+        // installed now.
+        self.telemetry.resolve();
+        if let Some(handles) = self.telemetry.handles() {
+            self.queue.watch_with(
+                handles.push_queue_length.clone(),
+                handles.pushes_dropped.clone(),
+            );
         }
         if let Err(e) = self.first_login().await {
             if matches!(e, ClientError::LoginRefused) {
@@ -246,6 +265,7 @@ impl Session {
     /// ([`PushQueue::no_next_session`]).
     fn refuse(&self) {
         self.refused.store(true, Ordering::SeqCst);
+        self.telemetry.enter(ConnectionState::Closed);
         let dropped = self.queue.no_next_session();
         if dropped > 0 {
             tracing::warn!(
@@ -298,6 +318,7 @@ impl Session {
     /// queue is closed).
     pub(crate) fn shutdown(&self) {
         self.shut_down.store(true, Ordering::Release);
+        self.telemetry.enter(ConnectionState::Closed);
         self.shutdown.send_replace(true);
         self.conn.send_replace(None);
         self.queue.close();
@@ -436,7 +457,13 @@ mod tests {
             push_queue_bytes: 1,
             control_queue_bytes: 1,
         };
-        Session::new(config, MenuFeed::default(), EventSender::default())
+        let telemetry = Arc::new(Telemetry::new(None));
+        Session::new(
+            config,
+            MenuFeed::default(),
+            EventSender::default(),
+            telemetry,
+        )
     }
 
     #[tokio::test(start_paused = true)]

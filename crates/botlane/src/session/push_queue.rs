@@ -43,6 +43,7 @@ mod newest;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
 
+use metrics::{Counter, Gauge};
 use tokio::sync::Notify;
 
 use crate::sync::lock;
@@ -166,6 +167,17 @@ struct State {
     busy: bool,
     /// Set when dispatch starts; weak, as dispatch holds the session.
     now: Option<Weak<dyn DispatchNow>>,
+    watch: Watch,
+}
+
+/// The queue's series, once the client has logged in, and what they were
+/// last told: they move by deltas (a series may be shared by every client
+/// of the process).
+#[derive(Default)]
+struct Watch {
+    series: Option<(Gauge, Counter)>,
+    length: usize,
+    dropped: u64,
 }
 
 impl State {
@@ -173,8 +185,28 @@ impl State {
     fn give(&mut self, push: &Push, weight: usize) {
         if matches!(push, Push::Message(_)) {
             self.messages.give(weight);
+            self.report();
         } else {
             self.control.give(weight);
+        }
+    }
+
+    /// Tells the series what changed since they were last told: messages
+    /// waiting, messages dropped.
+    fn report(&mut self) {
+        let Some((length, dropped)) = &self.watch.series else {
+            return;
+        };
+        let waiting = self.messages.count;
+        if waiting != self.watch.length {
+            // Counts far below 2^52: exact as `f64`.
+            #[allow(clippy::cast_precision_loss)]
+            length.increment(waiting as f64 - self.watch.length as f64);
+            self.watch.length = waiting;
+        }
+        if self.dropped != self.watch.dropped {
+            dropped.increment(self.dropped - self.watch.dropped);
+            self.watch.dropped = self.dropped;
         }
     }
 
@@ -198,6 +230,16 @@ impl PushQueue {
                 ..State::default()
             }),
             ready: Notify::new(),
+        }
+    }
+
+    /// Reports to `length` and `dropped` from now on (at login; only the
+    /// first call counts).
+    pub(crate) fn watch_with(&self, length: Gauge, dropped: Counter) {
+        let mut state = lock(&self.state);
+        if state.watch.series.is_none() {
+            state.watch.series = Some((length, dropped));
+            state.report();
         }
     }
 
@@ -270,9 +312,11 @@ impl PushQueue {
         if matches!(push, Push::Message(_)) {
             if state.messages.take(weight).is_err() {
                 state.dropped += 1;
+                state.report();
                 return Offer::Dropped;
             }
             state.peak = state.peak.max(state.messages.count);
+            state.report();
         } else if let Err(limit) = state.control.take(weight) {
             return Offer::ControlOverflow(limit);
         }
@@ -328,6 +372,7 @@ impl PushQueue {
         state.newest.queued = 0;
         state.messages.clear();
         state.control.clear();
+        state.report();
         drop(state);
         self.ready.notify_one();
     }
@@ -401,6 +446,30 @@ mod tests {
         let ids = [id(q.next().await), id(q.next().await), id(q.next().await)];
         assert_eq!(ids, ["1", "2", "late"]);
         assert_eq!(q.figures(), (0, 3, 7));
+    }
+
+    #[tokio::test]
+    async fn its_series_follow_the_messages_waiting_and_dropped_by_deltas() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let q = PushQueue::new(3, usize::MAX, usize::MAX);
+        q.offer(message("before"), 0);
+        // A series another client also moves: this queue adds its own.
+        let (length, dropped) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        length.store(10f64.to_bits(), Ordering::Relaxed);
+        q.watch_with(
+            Gauge::from_arc(length.clone()),
+            Counter::from_arc(dropped.clone()),
+        );
+        let waiting = || f64::from_bits(length.load(Ordering::Relaxed));
+        assert_eq!(waiting(), 11.0, "what waited before the series came counts");
+        for i in 0..5 {
+            q.offer(message(&i.to_string()), 0);
+        }
+        assert_eq!((waiting(), dropped.load(Ordering::Relaxed)), (13.0, 3));
+        q.next().await;
+        assert_eq!(waiting(), 12.0);
+        q.close();
+        assert_eq!((waiting(), dropped.load(Ordering::Relaxed)), (10.0, 3));
     }
 
     #[tokio::test]

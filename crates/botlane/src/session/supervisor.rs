@@ -21,6 +21,7 @@ use super::Session;
 use crate::error::ClientError;
 use crate::events::Event;
 use crate::sync::stopped;
+use crate::telemetry::{ConnectionState, LoginPhase};
 use crate::transport::{Closed, Ended};
 
 /// Republishes the menu after each change of the registry (the
@@ -98,6 +99,8 @@ pub(super) async fn supervise(session: Arc<Session>, first: LoggedIn, public_key
         }
         let ended = ended.unwrap_or_else(|_| Ended::task_failed());
         tracing::warn!(kind = ended.kind, code = ?ended.code, "disconnected");
+        session.telemetry.reconnect(ended.kind);
+        session.telemetry.enter(ConnectionState::Reconnecting);
         session.emit(Event::Disconnected {
             reason: ended.reason,
             will_reconnect: true,
@@ -145,6 +148,7 @@ async fn reconnect(
         if session.is_shut_down() {
             return None;
         }
+        session.count_login(LoginPhase::Reconnect, &attempt);
         let mut asked = None;
         let failure = match attempt {
             Ok(mut logged_in) => {
@@ -152,6 +156,7 @@ async fn reconnect(
                     biased;
                     () = stopped(&mut shutdown) => return None,
                     () = reconnected(session, &mut logged_in.ready, logged_in.connection) => {
+                        session.telemetry.enter(ConnectionState::Connected);
                         return Some((logged_in.closed, logged_in.connection));
                     }
                     ended = &mut logged_in.closed => ended,
@@ -160,6 +165,7 @@ async fn reconnect(
                 // it (dispatch applied its `ready` as it ended) was a
                 // session: `Reconnected`, then `Disconnected`.
                 if !session.give_up(logged_in.connection) {
+                    session.telemetry.enter(ConnectionState::Connected);
                     return Some((ended_already(ended), logged_in.connection));
                 }
                 // Ended before `Reconnected` (its `ready` not come, or

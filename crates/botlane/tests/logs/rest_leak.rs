@@ -1,10 +1,12 @@
 //! A full REST session with `debug: true` and every log record captured at
-//! TRACE (the `tracing` events of botlane and the devserver, and the `log`
-//! records of reqwest and rustls through the bridge): the bot token, the
-//! one-time secrets and the credentials appear in no log line, no `Debug`
-//! output of a public type, and no error message; no HTTP request carries
-//! the token. The secrets are this test's own, so the lines the binary's
-//! other tests log beside it cannot hide or fake a leak.
+//! TRACE (the `tracing` events of botlane and the devserver, the `log`
+//! records of reqwest and rustls through the bridge, and every span's
+//! fields, one of them an invocation whose handler calls the lane): the bot
+//! token, the one-time secrets and the credentials appear in no log line,
+//! no span field, no `Debug` output of a public type, and no error message;
+//! no HTTP request carries the token. The secrets are this test's own, so
+//! the lines the binary's other tests log beside it cannot hide or fake a
+//! leak.
 
 #![allow(clippy::unwrap_used)]
 
@@ -13,8 +15,8 @@ use crate::capture;
 use std::time::Duration;
 
 use botlane::rest::Method;
-use botlane::{Client, ClientOptions, RequestInit, RestError};
-use botlane_devserver::{DevServer, DevServerConfig};
+use botlane::{Client, ClientOptions, CommandContext, CommandDeclaration, RequestInit, RestError};
+use botlane_devserver::{DevServer, DevServerConfig, TestUser};
 use capture::Capture;
 
 /// Every error's Display, Debug and source chain.
@@ -44,7 +46,38 @@ async fn no_secret_reaches_a_log_line_a_debug_output_an_error_or_an_http_header(
         .debug(true);
     let mut shown = vec![format!("{options:?}")];
     let client = Client::new(options.clone()).unwrap();
+    // A command whose handler calls the lane: the mint and the call run
+    // inside its invocation's span.
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("files", "Counts the files"),
+            |ctx: CommandContext| async move {
+                let list: serde_json::Value = ctx
+                    .rest()?
+                    .json(Method::GET, "/api/files/list", None)
+                    .await?;
+                let count = list["files"].as_array().map_or(0, Vec::len);
+                ctx.reply(&format!("{count} files")).await?;
+                Ok::<(), botlane::BoxError>(())
+            },
+        )
+        .unwrap();
     client.login().await.unwrap();
+    let human = server.add_user("leak-human");
+    let channel = server.create_channel(&room, "general").unwrap();
+    server.add_member(&channel, &bot.id).unwrap();
+    server.add_member(&channel, &human.id).unwrap();
+    let alice = TestUser::connect(&server.ws_url(), &human.token)
+        .await
+        .unwrap();
+    alice.open_channel(&channel).await.unwrap();
+    alice.send_text(&channel, "/files").await.unwrap();
+    let answer = alice
+        .wait_for_message(|m| m.author_id == bot.id, Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(answer.content, "1 files");
     let rest = client.rest();
     shown.push(format!("{rest:?}"));
     let mut errors = Vec::new();
@@ -154,7 +187,17 @@ async fn no_secret_reaches_a_log_line_a_debug_output_an_error_or_an_http_header(
     assert!(secrets.len() >= 4, "{} secrets", secrets.len());
     assert!(credentials.len() >= 3, "{} credentials", credentials.len());
 
-    let logs = capture.text();
+    // Every span's fields too (the fmt layer writes them when it closes).
+    let spans = capture.spans();
+    let invocation = spans.iter().find(|s| {
+        s.name == "invocation" && s.fields.get("bot").map(String::as_str) == Some(bot.id.as_str())
+    });
+    assert!(
+        invocation.is_some_and(|s| s.fields["outcome"] == "ok"),
+        "{spans:?}"
+    );
+    let fields: Vec<String> = spans.iter().map(|s| format!("{:?}", s.fields)).collect();
+    let logs = capture.text() + &fields.join("\n");
     // The capture works at every level, for both `tracing` and `log`.
     assert!(
         logs.contains("REST credential minted"),

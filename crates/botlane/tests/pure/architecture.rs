@@ -14,6 +14,9 @@
 //! every workspace crate's sources outside their tests and fails on a file
 //! over 600 that is not on its allow-list with a reason in its header.
 //!
+//! Docs by role (issue 31, item 6): `doc_paths.rs` fails on a path named
+//! in the docs that does not exist.
+//!
 //! One path to each public item (issue 31, item 1): `surface.rs` reads the
 //! public API listing; the root holds exactly its allow-list, and no name
 //! is at two public paths but through the prelude.
@@ -22,6 +25,8 @@
 
 #[path = "architecture/checker.rs"]
 mod checker;
+#[path = "architecture/doc_paths.rs"]
+mod doc_paths;
 #[path = "architecture/file_size.rs"]
 mod file_size;
 #[path = "architecture/surface.rs"]

@@ -1,7 +1,4 @@
 //! `CommandRegistry::parse_from_text`: the text lane through the registry.
-//!
-//! These tests need `match_command_name` and `parse_invocation_text` from
-//! `commands/text.rs`; they pass once the text lane is merged in.
 #![allow(clippy::unwrap_used)]
 
 use botlane::{

@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 use tokio::time::Instant;
 
 use super::{decode, Flow, Refusal};
-use crate::state::State;
+use crate::state::{Refused, State};
 
 /// The text a recorded login payload shows: `token` and `client` with
 /// their values replaced, `public_key` as sent when it reads as a key, and
@@ -63,6 +63,7 @@ pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue, recorded: (usize
     };
     let Some(account) = state.account_by_token(&request.token) else {
         tracing::info!(connection = conn, "login refused: unknown or revoked token");
+        state.meters_mut().refuse(Refused::Unauthorized);
         let reply = LoginReply::new(ReplyCode::Unauthorized.code());
         state.send(conn, op, &reply);
         return Flow::Close {
@@ -77,10 +78,12 @@ pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue, recorded: (usize
         return Flow::Continue;
     }
     if let Err(why) = check_public_key(&request.public_key) {
+        state.meters_mut().refuse(Refused::BadPublicKey);
         state.send(conn, op, &Refusal::new(ReplyCode::BadRequest, why).reply());
         return Flow::Continue;
     }
     if !state.session_room() {
+        state.meters_mut().refuse(Refused::SessionsFull);
         let refusal = Refusal::new(
             ReplyCode::RateLimited,
             format!(
@@ -96,6 +99,7 @@ pub(crate) fn login(state: &mut State, conn: u64, d: &RawValue, recorded: (usize
     }
     state.set_account(conn, &id);
     state.record_login(conn, recorded.0, recorded.1);
+    state.meters_mut().logins += 1;
     tracing::info!(connection = conn, account = %id, ?kind, "logged in");
     state.send(conn, op, &LoginReply::new(0).with_user_id(id.clone()));
     let ready = Ready::new(id.clone(), name, kind, state.channels_of(&id));

@@ -147,6 +147,7 @@ pub(crate) fn send(state: &mut State, conn: u64, me: &str, d: &RawValue) -> Hand
     while channel.messages.len() > history {
         channel.messages.pop_front();
     }
+    state.meters_mut().messages += 1;
     if let Some((author, notification)) = notification {
         // A reply notification pierces mutes: it goes out whatever the
         // recipient's settings (the dev service has no mutes to consult).

@@ -184,6 +184,9 @@ pub struct ClientOptions {
     /// Whether the owners skip every command's checks and cooldown (off by
     /// default); see [`skip_checks_for_owners`](Self::skip_checks_for_owners).
     pub skip_checks_for_owners: bool,
+    /// The value of the `bot` label on every metric series of this client
+    /// (none by default); see [`metrics_bot_label`](Self::metrics_bot_label).
+    pub metrics_bot_label: Option<String>,
 }
 
 impl ClientOptions {
@@ -229,6 +232,7 @@ impl ClientOptions {
             rest_max_connections: crate::rest::DEFAULT_MAX_CONNECTIONS,
             owners: Vec::new(),
             skip_checks_for_owners: false,
+            metrics_bot_label: None,
         }
     }
 
@@ -548,6 +552,25 @@ impl ClientOptions {
         self.skip_checks_for_owners = skip;
         self
     }
+
+    /// Labels every metric series of this client `bot="{label}"`, for a
+    /// process that runs many bots and wants them apart; without it (the
+    /// default) the clients of a process share each series, which then
+    /// sums them. Each label multiplies the series a recorder keeps, so
+    /// give one to a few bots, not to thousands; never an id a user
+    /// chose. 1 to 64 characters, none of them a control character.
+    /// Metrics and their names: `docs/operations.md`.
+    ///
+    /// ```
+    /// let options = botlane::ClientOptions::new("t", "k", "ws://127.0.0.1:1/ws")
+    ///     .metrics_bot_label("dicebot-eu-1");
+    /// assert_eq!(options.metrics_bot_label.as_deref(), Some("dicebot-eu-1"));
+    /// ```
+    #[must_use]
+    pub fn metrics_bot_label(mut self, label: impl Into<String>) -> Self {
+        self.metrics_bot_label = Some(label.into());
+        self
+    }
 }
 
 #[cfg(test)]
@@ -568,6 +591,23 @@ mod tests {
         assert_eq!(o.connect_timeout, Duration::from_secs(10));
         assert!(o.idle_timeout <= Duration::from_secs(30) && o.idle_timeout > o.heartbeat_interval);
         assert_eq!(o.reconnect_reset_after, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn the_metrics_bot_label_is_short_and_printable() {
+        for ok in ["a", "dicebot-eu-1", &"é".repeat(64)] {
+            assert!(base().metrics_bot_label(ok).validate().is_ok(), "{ok}");
+        }
+        for bad in ["", "a\nb", &"x".repeat(65)] {
+            let err = base().metrics_bot_label(bad).validate().unwrap_err();
+            assert!(
+                err.to_string().starts_with(
+                    "invalid client option `metrics_bot_label`: must be 1 to 64 characters, \
+                     none of them a control character"
+                ),
+                "{err}"
+            );
+        }
     }
 
     #[test]

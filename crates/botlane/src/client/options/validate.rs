@@ -9,6 +9,9 @@ use crate::commands::text::prefixes::prefix_rule;
 use crate::error::ClientError;
 use crate::loopback::is_exact_loopback;
 
+/// The longest `metrics_bot_label`, in characters.
+const MAX_BOT_LABEL_CHARS: usize = 64;
+
 impl ClientOptions {
     /// Checks every option; the error names the option and the rule.
     pub(crate) fn validate(&self) -> Result<(), ClientError> {
@@ -119,6 +122,18 @@ impl ClientOptions {
                     "owners[{index}] is {id:?}: an owner id must be non-empty (dashes aside), without whitespace"
                 ),
             ));
+        }
+        if let Some(label) = &self.metrics_bot_label {
+            let chars = label.chars().count();
+            if !(1..=MAX_BOT_LABEL_CHARS).contains(&chars) || label.chars().any(char::is_control) {
+                return Err(invalid(
+                    "metrics_bot_label",
+                    format!(
+                        "must be 1 to {MAX_BOT_LABEL_CHARS} characters, none of them a control \
+                         character (it has {chars})"
+                    ),
+                ));
+            }
         }
         if self.reconnect_initial.is_zero() || self.reconnect_max < self.reconnect_initial {
             return Err(invalid(

@@ -52,6 +52,7 @@ use crate::framework::registry::CommandRegistry;
 use crate::framework::settings::CommandSettings;
 use crate::framework::user_error::UserError;
 use crate::message::Message;
+use crate::telemetry::{InvocationOutcome, Lane, Telemetry};
 use crate::throttle::Throttle;
 pub(crate) use after::AfterState;
 
@@ -115,6 +116,8 @@ pub(crate) struct Runner<D> {
     /// The application's dynamic prefix, if it set one (boxed: a client
     /// without one, the many bots of a hosting platform, holds 8 bytes).
     pub(crate) chooser: Option<Box<PrefixChooser>>,
+    /// The client's metrics (its handles resolved at login).
+    pub(crate) telemetry: Arc<Telemetry>,
 }
 
 /// A poll in place that runs this long is logged: its handler blocked the
@@ -132,36 +135,42 @@ pub(super) enum Outcome {
 }
 
 impl<D: Send + Sync + 'static> Runner<D> {
-    /// Runs the invocation in `ctx` under `permit`: polled once here first
-    /// when its command's handler has finished at once so far (`Pace`),
-    /// and on a task of its own from where it stopped if it waits.
+    /// Runs the invocation in `ctx` under `permit`, inside `span` (if a
+    /// subscriber wants one): polled once here first when its command's
+    /// handler has finished at once so far (`Pace`), and on a task of its
+    /// own from where it stopped if it waits.
     pub(super) fn start(
         self: &Arc<Self>,
         ctx: CommandContext<D>,
         registry: Arc<CommandRegistry<D>>,
         permit: OwnedSemaphorePermit,
+        span: Option<Box<tracing::Span>>,
     ) {
         let Some(index) = registry.position(ctx.name()) else {
             return;
         };
         let command = registry.at(index);
         let in_place = command.pace.poll_in_place();
-        let started = in_place.then(Instant::now);
+        // The invocation's one clock reading before its end: its timeout,
+        // its latency and its pace count from here.
+        let began = Instant::now();
         let parts = RunParts {
             runner: Arc::clone(self),
             registry: Arc::clone(&registry),
             index,
             shared: ctx.shared_parts(),
             limit: self.timeout_for(Some(&command.settings)),
-            began: started,
+            began,
             permit,
+            lane: lane(ctx.source()),
+            span,
         };
         let attempt = Arc::clone(self).attempt(ctx, Arc::clone(&registry), index);
         let run = Run::new(parts, attempt);
-        let Some(started) = started else {
+        if !in_place {
             tokio::spawn(run);
             return;
-        };
+        }
         // Boxed before the poll: a polled future must not move, and the
         // box is what the task holds if it has to be spawned.
         let mut run = Box::pin(run);
@@ -170,7 +179,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
         // hook's, which must not unwind through the connection task.
         let polled = std::panic::catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(&mut cx)));
         let waited = matches!(polled, Ok(Poll::Pending));
-        let ran = started.elapsed();
+        let ran = began.elapsed();
         command.pace.record(waited, ran);
         if ran >= HELD_UP_WARNING {
             self.warn_held_up(&command.decl.name, ran);
@@ -361,6 +370,39 @@ impl<D: Send + Sync + 'static> Runner<D> {
             Err(error) => Outcome::Failed(error),
         }
     }
+}
+
+/// The lane label of an invocation from `source`.
+pub(super) fn lane(source: CommandSource) -> Lane {
+    match source {
+        CommandSource::Text => Lane::Text,
+        CommandSource::Structured => Lane::Structured,
+    }
+}
+
+/// The outcome label of a failure for `reason`, a handler's panic told
+/// apart from its `Err`.
+pub(super) fn outcome(reason: CommandErrorReason, panicked: bool) -> InvocationOutcome {
+    match reason {
+        CommandErrorReason::Handler if panicked => InvocationOutcome::Panic,
+        CommandErrorReason::Parse => InvocationOutcome::Parse,
+        CommandErrorReason::Arguments => InvocationOutcome::Arguments,
+        CommandErrorReason::Check => InvocationOutcome::Check,
+        CommandErrorReason::Cooldown => InvocationOutcome::Cooldown,
+        CommandErrorReason::Timeout => InvocationOutcome::Timeout,
+        CommandErrorReason::Handler => InvocationOutcome::Handler,
+    }
+}
+
+/// Whether a handler's `Err` is the user's mistake: an [`ArgumentError`],
+/// also inside a [`UserError`] made from one (its failure's reason is then
+/// `Arguments`, [`Runner::failed`]).
+pub(super) fn is_argument_error(error: &BoxError) -> bool {
+    error.is::<ArgumentError>()
+        || error
+            .downcast_ref::<UserError>()
+            .and_then(UserError::argument)
+            .is_some()
 }
 
 pub(super) fn panic_text(payload: &(dyn Any + Send)) -> String {

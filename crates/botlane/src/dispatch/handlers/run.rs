@@ -24,11 +24,12 @@ use pin_project_lite::pin_project;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Sleep;
 
-use super::{panic_text, HandlerPanic, Outcome, Runner};
+use super::{is_argument_error, panic_text, HandlerPanic, Outcome, Runner};
 use crate::framework::after::CommandRan;
 use crate::framework::command_error::{CommandErrorReason, HandlerTimeout};
 use crate::framework::context::SharedParts;
 use crate::framework::registry::CommandRegistry;
+use crate::telemetry::{end_span, InvocationOutcome, Lane};
 
 pin_project! {
     /// The future of one invocation (see the module's documentation).
@@ -43,9 +44,9 @@ pin_project! {
         // lookup. Boxed, so that the future is not sized for it.
         timer: Option<Pin<Box<Sleep>>>,
         limit: Option<Duration>,
-        // When the timeout counts from: the clock read before a poll in
-        // place, else the first poll.
-        began: Option<Instant>,
+        // When the timeout and the latency count from: the clock read
+        // when dispatch started the invocation.
+        began: Instant,
         registry: Arc<CommandRegistry<D>>,
         index: usize,
         shared: Option<SharedParts>,
@@ -53,6 +54,16 @@ pin_project! {
         // report and hook, the hooks after the command.
         finishing: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
         permit: Option<OwnedSemaphorePermit>,
+        lane: Lane,
+        // Entered at each poll: the handler's own spans are inside it.
+        span: Option<Box<tracing::Span>>,
+    }
+
+    // It counted in `botlane_handlers_running` from its start.
+    impl<D, A> PinnedDrop for Run<D, A> {
+        fn drop(this: Pin<&mut Self>) {
+            this.project().runner.telemetry.handler_ended();
+        }
     }
 }
 
@@ -63,8 +74,10 @@ pub(super) struct RunParts<D> {
     pub(super) index: usize,
     pub(super) shared: SharedParts,
     pub(super) limit: Option<Duration>,
-    pub(super) began: Option<Instant>,
+    pub(super) began: Instant,
     pub(super) permit: OwnedSemaphorePermit,
+    pub(super) lane: Lane,
+    pub(super) span: Option<Box<tracing::Span>>,
 }
 
 impl<D, A> Run<D, A>
@@ -72,11 +85,13 @@ where
     D: Send + Sync + 'static,
     A: Future<Output = Outcome>,
 {
+    /// Counts a handler running until the run is dropped.
     pub(super) fn new(parts: RunParts<D>, attempt: A) -> Self {
         // The closures the attempt calls are the application's: a panic in
         // one leaves nothing of ours half-updated (the cooldown tracker
         // holds no lock across them).
         let attempt = futures_util::FutureExt::catch_unwind(AssertUnwindSafe(attempt));
+        parts.runner.telemetry.handler_started();
         Self {
             runner: parts.runner,
             attempt: Some(attempt),
@@ -88,6 +103,8 @@ where
             shared: Some(parts.shared),
             finishing: None,
             permit: Some(parts.permit),
+            lane: parts.lane,
+            span: parts.span,
         }
     }
 }
@@ -101,19 +118,17 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut this = self.project();
+        let _entered = this.span.as_deref().map(tracing::Span::enter);
         if let Some(attempt) = this.attempt.as_mut().as_pin_mut() {
-            // A hook after the command is told how long the attempt took.
-            if this.began.is_none() && (this.limit.is_some() || this.runner.after_set()) {
-                *this.began = Some(Instant::now());
-            }
             let ended = match attempt.poll(cx) {
                 Poll::Ready(ended) => Some(ended),
                 Poll::Pending => {
-                    let (Some(limit), Some(began)) = (*this.limit, *this.began) else {
+                    let Some(limit) = *this.limit else {
                         return Poll::Pending;
                     };
                     // On the runtime's clock (which a test may pause), less
                     // what the attempt took before it first waited.
+                    let began = *this.began;
                     let timer = this.timer.get_or_insert_with(|| {
                         Box::pin(tokio::time::sleep(limit.saturating_sub(began.elapsed())))
                     });
@@ -123,6 +138,28 @@ where
             };
             this.attempt.set(None);
             *this.timer = None;
+            // The invocation's second clock reading: its latency, told to
+            // the metrics, the span and a hook after the command.
+            let ran = this.began.elapsed();
+            let ended_as = match &ended {
+                Some(Ok(Outcome::Done)) => InvocationOutcome::Ok,
+                Some(Ok(Outcome::Refused(_) | Outcome::NotAnOwner(_))) => InvocationOutcome::Check,
+                Some(Ok(Outcome::Cooling(_))) => InvocationOutcome::Cooldown,
+                Some(Ok(Outcome::Failed(error))) if is_argument_error(error) => {
+                    InvocationOutcome::Arguments
+                }
+                Some(Ok(Outcome::Failed(_))) => InvocationOutcome::Handler,
+                Some(Err(_)) => InvocationOutcome::Panic,
+                None => InvocationOutcome::Timeout,
+            };
+            let command = this.registry.at(*this.index);
+            let telemetry = &this.runner.telemetry;
+            if let Some(series) = telemetry.command(&command.series, &command.decl.name) {
+                series.record(*this.lane, ended_as, Some(ran));
+            }
+            if let Some(span) = this.span.as_deref() {
+                end_span(span, ended_as, Some(ran));
+            }
             let failed = match ended {
                 Some(Ok(Outcome::Done)) => {
                     // The one check a success pays when no hook after the
@@ -153,12 +190,7 @@ where
                 }
             };
             // Hooks are never removed: a success got here with them set.
-            // One added while the attempt ran, which had no timeout, finds
-            // no start time: zero.
-            let elapsed = this
-                .runner
-                .after_set()
-                .then(|| this.began.map(|began| began.elapsed()).unwrap_or_default());
+            let elapsed = this.runner.after_set().then_some(ran);
             let Some(shared) = this.shared.take() else {
                 // Taken only here, and the attempt ended only once.
                 return Poll::Ready(());

@@ -33,6 +33,7 @@ use crate::framework::help::{category_violation, help_text_violation, HELP_COMMA
 use crate::framework::pace::Pace;
 use crate::framework::registered::{ConvertCheck, RegisteredCommand};
 use crate::framework::settings::CommandSettings;
+use crate::telemetry::CommandSlot;
 
 /// The slash commands of one bot: declarations in registration order, each
 /// with its handler.
@@ -262,6 +263,7 @@ impl<D> CommandRegistry<D> {
             settings,
             convert,
             pace: Pace::default(),
+            series: CommandSlot::new(),
         });
         Ok(self)
     }

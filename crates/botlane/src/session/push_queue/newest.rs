@@ -144,6 +144,7 @@ impl State {
             }
         }
         self.dropped += dropped as u64;
+        self.report();
         dropped
     }
 }

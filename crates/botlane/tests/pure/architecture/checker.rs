@@ -140,7 +140,7 @@ pub(crate) fn graph(sources: &[Source]) -> Result<Graph, String> {
     Ok(graphs(sources)?.remove("").unwrap_or_default())
 }
 
-/// `client/session.rs` → `[client, session]`; `lib.rs` → `[]`.
+/// `client/stats.rs` → `[client, stats]`; `lib.rs` → `[]`.
 fn module_of(path: &str) -> ModPath {
     let trimmed = path.trim_end_matches(".rs");
     let mut parts: Vec<String> = trimmed.split('/').map(str::to_owned).collect();
