@@ -108,15 +108,23 @@ impl<'a> Cursor<'a> {
     /// A `u64` in JSON's integer spelling (no sign, no leading zero); one
     /// that overflows is left to serde, which refuses it.
     fn integer(&mut self) -> Option<u64> {
-        let digits = self.0.bytes().take_while(u8::is_ascii_digit).count();
-        let (number, rest) = self.0.split_at(digits);
-        if digits == 0 || (digits > 1 && number.starts_with('0')) {
+        let bytes = self.0.as_bytes();
+        let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+        if digits == 0 || (digits > 1 && bytes[0] == b'0') {
             return None;
         }
-        let value = number.bytes().try_fold(0u64, |value, digit| {
-            value.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
-        })?;
-        self.0 = rest;
+        // Up to 19 digits cannot overflow a u64; 20 may, and more do.
+        let value = if digits < 20 {
+            bytes[..digits]
+                .iter()
+                .fold(0u64, |value, digit| value * 10 + u64::from(digit - b'0'))
+        } else {
+            bytes[..digits].iter().try_fold(0u64, |value, digit| {
+                value.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
+            })?
+        };
+        // The digits are ASCII, so `digits` is a character boundary.
+        self.0 = &self.0[digits..];
         Some(value)
     }
 }
@@ -134,15 +142,18 @@ fn special(b: u8) -> bool {
 fn plain_len(bytes: &[u8]) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    // Whether a byte of `v` is zero, or (`below`) less than `n` (n <= 128).
-    let below = |v: u64, n: u64| v.wrapping_sub(ONES * n) & !v & HIGH != 0;
+    // The high bit of each byte of `v` that is below `n` (n <= 128) is set
+    // (and maybe some above it: only whether any is set counts here).
+    let below = |v: u64, n: u64| v.wrapping_sub(ONES * n) & !v & HIGH;
     let mut at = 0;
     for word in bytes.chunks_exact(8) {
         let w = u64::from_le_bytes(word.try_into().expect("chunks of eight bytes"));
-        if below(w ^ (ONES * u64::from(b'"')), 1)
-            || below(w ^ (ONES * u64::from(b'\\')), 1)
-            || below(w, 0x20)
-        {
+        // One test per word: a quote or a backslash is a zero byte once
+        // XORed with it, a control character is below 0x20.
+        let special = below(w ^ (ONES * u64::from(b'"')), 1)
+            | below(w ^ (ONES * u64::from(b'\\')), 1)
+            | below(w, 0x20);
+        if special != 0 {
             break;
         }
         at += 8;
