@@ -3,7 +3,8 @@
 //!
 //! The opcodes ([`OpCode`]), the frame envelope `{"op": u16, "d": payload}`
 //! ([`encode_frame`], [`decode_frame`], [`decode_frame_with`],
-//! [`MAX_FRAME_BYTES`]), the payload of every exchange ([`payload`]), the
+//! [`MAX_FRAME_BYTES`]; the message push also in one pass without serde,
+//! [`read_message_push`]), the payload of every exchange ([`payload`]), the
 //! reply codes ([`ReplyCode`]), the command area's caps ([`limits`]), how
 //! many WebSocket pings an end answers ([`ping`]), and the
 //! end-to-end encryption as pure functions over bytes ([`crypto`]: AES-256-GCM
@@ -62,6 +63,7 @@ mod codes;
 pub mod crypto;
 mod frame;
 pub mod limits;
+mod message_push;
 #[doc(hidden)]
 pub mod names;
 #[doc(hidden)]
@@ -75,4 +77,5 @@ pub use frame::{
     decode_frame, decode_frame_with, decode_payload, encode_frame, Frame, FrameError, PayloadSeed,
     RawFrame, MAX_FRAME_BYTES,
 };
+pub use message_push::{read_message_push, MessagePushRef};
 pub use opcode::OpCode;

@@ -8,7 +8,9 @@
 //! pushes of two mixes (half plain, half `/tick`; only `/tick`), and the
 //! same for a raw tokio-websockets client that only reads the frames
 //! (the floor: what reading a frame allocates). A plain message's cost is
-//! derived: 2 × mixed − invocation.
+//! derived: 2 × mixed − invocation. Then the devserver's relay path, in
+//! this process with its clients in a child (`support/relay.rs`):
+//! allocations per relayed message.
 //!
 //! `cargo bench -p botlane --bench dispatch_allocs` measures 10 batches of
 //! each; without `--bench` (as `cargo test --all-targets` runs it) one.
@@ -34,6 +36,8 @@ mod progress;
 mod raw_client;
 #[path = "support/receivers.rs"]
 mod receivers;
+#[path = "support/relay.rs"]
+mod relay;
 
 use std::alloc::System;
 use std::io::{BufRead, BufReader, Write};
@@ -55,6 +59,9 @@ const WARM_UP_BATCHES: usize = 2;
 fn main() {
     if std::env::var_os(SERVICE_ROLE).is_some() {
         return serve();
+    }
+    if let Ok(args) = std::env::var(relay::CLIENTS_ROLE) {
+        return relay::clients(&args);
     }
     let args: Vec<String> = std::env::args().collect();
     if let Some(at) = args
@@ -342,6 +349,7 @@ fn measure(batches: usize) {
         let idle = idle_footprint(&mut service, idle_clients).await;
         (mixed, invocations, raw_counted, idle)
     });
+    let relayed = relay::count(batches);
     let plain = Counted {
         allocations: 2.0 * mixed.allocations - invocations.allocations,
         bytes: 2.0 * mixed.bytes - invocations.bytes,
@@ -362,6 +370,10 @@ fn measure(batches: usize) {
             figure.allocations, figure.bytes
         );
     }
+    println!(
+        "  devserver, per relayed message (one send, its reply, two pushes) {:>7.1} allocations, {:>8.0} bytes",
+        relayed.0, relayed.1
+    );
     println!(
         "  Client::new (before login): {:.0} allocations, {:.0} bytes",
         built.allocations, built.bytes,
@@ -388,6 +400,17 @@ fn measure(batches: usize) {
         &format!("raw receiver {:.0} per frame", raw.bytes),
         "—",
         "— (information)",
+    );
+    bench_table::Table::new(
+        "cargo bench -p botlane --bench dispatch_allocs",
+        "tokio-websockets (devserver and clients)",
+    )
+    .row(
+        "devserver: allocations per relayed message (a send, its reply, a push to each of 2 members)",
+        &format!("{:.1} ({:.0} bytes)", relayed.0, relayed.1),
+        "—",
+        "—",
+        "halve the before figure",
     );
     table.row(
         "bytes allocated by Client::new (before login)",

@@ -15,12 +15,14 @@
 //! service), as information: a message's cost must not grow with them.
 //! `baseline_raw_open` is the floor of any bot built on the bot's crates: a
 //! raw client that reads each frame, parses its JSON and opens its content
-//! (serde_json, base64, aes-gcm; `support/raw_opener.rs`), on one task.
+//! (serde_json, base64, aes-gcm; `support/raw_opener.rs`), on one task;
+//! `baseline_fast_open` the same with the bot's one-pass reading
+//! (`botlane_proto::read_message_push`), as information.
 //!
 //! The bot's batch ends when its handler has run for the last invocation;
-//! a raw batch when the last frame was read (and opened). Goal (issue 13):
-//! the bot's throughput at least half the raw receiver's. Figures:
-//! `docs/benchmarks.md`.
+//! a raw batch when the last frame was read (and opened). Goals (issue 32):
+//! the bot's throughput at least 0.8× the floor's (`baseline_raw_open`)
+//! and 0.45× the raw receiver's. Figures: `docs/benchmarks.md`.
 //!
 //! Run with `cargo bench -p botlane --bench dispatch_isolated`.
 

@@ -236,12 +236,15 @@ fn round_trip(decl: &CommandDeclaration, args: &CommandArgs, prefix: Option<&str
 /// panic, an envelope that decodes must re-encode to an envelope with the
 /// same opcode, and the connection's one-pass reading of a message push (a
 /// view borrowing from the frame) must give exactly the `WireMessage` the
-/// two-pass reading gives, or refuse exactly when it refuses.
+/// two-pass reading gives, or refuse exactly when it refuses; and the
+/// serde-free reader of a message push (`botlane_proto::read_message_push`)
+/// must read only what the serde reader reads, as it reads it.
 pub fn check_decode_frame(input: &[u8]) {
     use crate::wire::{self, OpCode};
     let text = String::from_utf8_lossy(input);
     let Ok(frame) = wire::decode_frame(&text) else {
         assert_eq!(crate::transport::read_message(&text), None);
+        assert_eq!(botlane_proto::read_message_push(&text), None, "{text}");
         return;
     };
     let expected = (frame.op == OpCode::MessageCreate.code())
@@ -249,6 +252,11 @@ pub fn check_decode_frame(input: &[u8]) {
         .flatten()
         .map(|push| push.message);
     assert_eq!(crate::transport::read_message(&text), expected, "{text}");
+    // The serde-free reader reads a subset (one spelling), never otherwise.
+    if let Some(fast) = botlane_proto::read_message_push(&text) {
+        let fast = crate::transport::MessageView::from(fast).into_owned();
+        assert_eq!(Some(fast), expected, "{text}");
+    }
     let (op, d) = (frame.op, frame.d);
     let _ = wire::decode_payload::<wire::LoginReply>(op, d);
     let _ = wire::decode_payload::<wire::Ready>(op, d);

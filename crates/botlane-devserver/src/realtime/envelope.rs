@@ -3,10 +3,12 @@
 //! that a payload repeats no key at any depth (two parsers must never
 //! disagree about which value counts).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 
 /// A readable envelope; `d` is `None` when the frame has no `d`.
@@ -82,9 +84,9 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut seen = HashSet::new();
+        let mut seen = Seen::default();
         let mut found = Found { op: None, d: None };
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+        while let Some(Key(key)) = map.next_key()? {
             if !seen.insert(key.clone()) {
                 return Err(de::Error::custom(DUPLICATE));
             }
@@ -124,11 +126,89 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
     }
 }
 
+/// An object key, borrowed from the text unless it holds an escape.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(key)))
+            }
+            fn visit_str<E>(self, key: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key.to_owned())))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+/// Objects with more keys than this keep them in a hash set.
+const FEW_KEYS: usize = 8;
+
+/// The keys of one object so far. The first few are compared in place,
+/// which allocates nothing (a request has a handful); the rest go to a hash
+/// set, so that an object of many keys still costs linear time.
+#[derive(Default)]
+struct Seen<'de> {
+    few: [Option<Cow<'de, str>>; FEW_KEYS],
+    many: HashSet<Cow<'de, str>>,
+}
+
+impl<'de> Seen<'de> {
+    /// Records `key`; `false` when it was there already.
+    fn insert(&mut self, key: Cow<'de, str>) -> bool {
+        if self.few.iter().flatten().any(|k| *k == key)
+            || (!self.many.is_empty() && self.many.contains(&key))
+        {
+            return false;
+        }
+        match self.few.iter_mut().find(|k| k.is_none()) {
+            Some(slot) => *slot = Some(key),
+            None => {
+                self.many.insert(key);
+            }
+        }
+        true
+    }
+}
+
+/// Where an object is, for the error about its repeated key: `d`, then
+/// each key on the way that is short printable ASCII (a client's odd key is
+/// not echoed back). Written out only for the error.
+#[derive(Clone, Copy)]
+struct Path<'p> {
+    parent: Option<&'p Path<'p>>,
+    key: &'p str,
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(parent) = self.parent {
+            write!(f, "{parent}.")?;
+        }
+        f.write_str(self.key)
+    }
+}
+
+fn shown(key: &str) -> bool {
+    key.len() <= 32 && key.bytes().all(|b| b.is_ascii_graphic())
+}
+
 /// Checks that no object in `json`, at any depth, repeats a key; the error
 /// names the first repeated key's path (such as `d.args`), never a value.
 pub(crate) fn check_unique_keys(json: &str) -> Result<(), String> {
     let mut de = serde_json::Deserializer::from_str(json);
-    match (UniqueKeys { path: "d" }).deserialize(&mut de) {
+    let root = Path {
+        parent: None,
+        key: "d",
+    };
+    match (UniqueKeys { path: root }).deserialize(&mut de) {
         Ok(()) => Ok(()),
         Err(e) => {
             let shown = e.to_string();
@@ -142,7 +222,7 @@ pub(crate) fn check_unique_keys(json: &str) -> Result<(), String> {
 /// A walker that fails on the first object with a repeated key.
 #[derive(Clone, Copy)]
 struct UniqueKeys<'p> {
-    path: &'p str,
+    path: Path<'p>,
 }
 
 impl<'de> DeserializeSeed<'de> for UniqueKeys<'_> {
@@ -161,25 +241,25 @@ impl<'de> Visitor<'de> for UniqueKeys<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut seen = HashSet::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if seen.contains(&key) {
-                // Our own field names are short ASCII; a client's odd key is
-                // not echoed back, only its place.
-                let shown = if key.len() <= 32 && key.bytes().all(|b| b.is_ascii_graphic()) {
+        let mut seen = Seen::default();
+        while let Some(Key(key)) = map.next_key()? {
+            if !seen.insert(key.clone()) {
+                let shown = if shown(&key) {
                     format!("{}.{key}", self.path)
                 } else {
                     format!("an object in {}", self.path)
                 };
                 return Err(de::Error::custom(format!("duplicate key {shown}")));
             }
-            let path = if key.len() <= 32 && key.bytes().all(|b| b.is_ascii_graphic()) {
-                format!("{}.{key}", self.path)
+            if shown(&key) {
+                let path = Path {
+                    parent: Some(&self.path),
+                    key: &key,
+                };
+                map.next_value_seed(UniqueKeys { path })?;
             } else {
-                self.path.to_owned()
-            };
-            map.next_value_seed(UniqueKeys { path: &path })?;
-            seen.insert(key);
+                map.next_value_seed(self)?;
+            }
         }
         Ok(())
     }
@@ -263,5 +343,19 @@ mod tests {
         );
         let odd = check_unique_keys(r#"{"a b":1,"a b":2}"#).unwrap_err();
         assert_eq!(odd, "duplicate key an object in d");
+        // Past the keys compared in place, and a key spelled with an escape.
+        let many = (0..20)
+            .map(|i| format!(r#""k{i}":{i}"#))
+            .collect::<Vec<_>>()
+            .join(",");
+        assert!(check_unique_keys(&format!("{{{many}}}")).is_ok());
+        assert_eq!(
+            check_unique_keys(&format!(r#"{{{many},"k\u0031":{{"x":1,"x":2}}}}"#)).unwrap_err(),
+            "duplicate key d.k1"
+        );
+        assert_eq!(
+            check_unique_keys(r#"{"o":{"i":{"a":1,"\u0061":2}}}"#).unwrap_err(),
+            "duplicate key d.o.i.a"
+        );
     }
 }

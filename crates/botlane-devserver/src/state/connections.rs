@@ -2,6 +2,7 @@
 //! pre-login and session pools, and the frames queued on them (recorded as
 //! they are queued, once the connection has logged in).
 
+use std::io::Write as _;
 use std::time::Instant;
 
 use botlane_proto::OpCode;
@@ -280,10 +281,33 @@ impl State {
         payload: &T,
         recorded: Option<String>,
     ) {
-        let frame = Frame::new(op, payload);
+        let frame = self.frame(op, payload);
+        self.send_frame(connection_id, op, frame, recorded);
+    }
+
+    /// Writes the frame `{"op":op,"d":payload}` once, to be queued with
+    /// [`send_frame`](Self::send_frame) or [`push_frame_to_all`](Self::push_frame_to_all).
+    pub(crate) fn frame<T: Serialize + ?Sized>(&mut self, op: u16, payload: &T) -> Frame {
+        Frame::new(&mut self.scratch, op, payload)
+    }
+
+    /// Queues a written frame on one connection, recorded with its payload
+    /// or with `recorded` instead.
+    pub(crate) fn send_frame(
+        &mut self,
+        connection_id: u64,
+        op: u16,
+        frame: Frame,
+        recorded: Option<String>,
+    ) {
         let size = frame.payload.len();
         let record = recorded.unwrap_or(frame.payload);
         self.queue_frame(connection_id, op, frame.text, size, record);
+    }
+
+    /// A buffer to check a sealed payload in, reused (its bytes are stale).
+    pub(crate) fn scratch(&mut self) -> &mut Vec<u8> {
+        &mut self.scratch
     }
 
     /// Queues the frame `text` on one connection and records it with
@@ -361,10 +385,35 @@ impl State {
             .flat_map(|account_id| self.connections_of(account_id))
             .copied()
             .collect();
+        let frame = self.frame(op, payload);
+        self.queue_on_all(&targets, op, frame)
+    }
+
+    /// [`push_to_all`](Self::push_to_all) to the members of `channel_id`
+    /// (none if there is no such channel), of a frame already written.
+    pub(crate) fn push_frame_to_channel(
+        &mut self,
+        channel_id: &str,
+        op: u16,
+        frame: Frame,
+    ) -> usize {
+        let members = self
+            .channels
+            .get(channel_id)
+            .map_or(&[][..], |c| &c.members[..]);
+        let targets: Vec<u64> = members
+            .iter()
+            .flat_map(|account_id| self.connections_of(account_id))
+            .copied()
+            .collect();
+        self.queue_on_all(&targets, op, frame)
+    }
+
+    fn queue_on_all(&mut self, targets: &[u64], op: u16, frame: Frame) -> usize {
         let Some((&last, others)) = targets.split_last() else {
             return 0;
         };
-        let Frame { text, payload } = Frame::new(op, payload);
+        let Frame { text, payload } = frame;
         let size = payload.len();
         // Each connection its own record; the frame's bytes are shared.
         for &connection_id in others {
@@ -385,20 +434,37 @@ impl State {
 
 /// A frame `{"op":N,"d":payload}`, written once and shared by every
 /// connection it is queued for.
-struct Frame {
-    /// The whole frame, UTF-8 (it was a `String`).
+pub(crate) struct Frame {
+    /// The whole frame, UTF-8.
     text: Bytes,
     /// The payload's JSON text, for the records.
     payload: String,
 }
 
+/// The most a scratch buffer keeps between frames: a rare large frame (a
+/// history reply of up to 1 MiB) does not pin its size for good.
+const SCRATCH_KEPT: usize = 64 * 1024;
+
 impl Frame {
-    fn new<T: Serialize + ?Sized>(op: u16, payload: &T) -> Self {
+    /// Written in `scratch`, then copied once into the frame's bytes and
+    /// once into the record's text, both of their exact size: two
+    /// allocations, where growing a `String` took a few more.
+    fn new<T: Serialize + ?Sized>(scratch: &mut Vec<u8>, op: u16, payload: &T) -> Self {
+        scratch.clear();
+        write!(scratch, r#"{{"op":{op},"d":"#).expect("writing to a Vec cannot fail");
+        let start = scratch.len();
         // Our payload types hold only plain data, so serializing cannot fail.
-        let json = serde_json::to_string(payload).expect("wire payloads always serialize");
-        let frame = format!(r#"{{"op":{op},"d":{json}}}"#);
+        serde_json::to_writer(&mut *scratch, payload).expect("wire payloads always serialize");
+        let json = std::str::from_utf8(&scratch[start..])
+            .expect("serde_json writes UTF-8")
+            .to_owned();
+        scratch.push(b'}');
+        let text = Bytes::copy_from_slice(scratch);
+        if scratch.capacity() > SCRATCH_KEPT {
+            *scratch = Vec::new();
+        }
         Self {
-            text: Bytes::from(frame),
+            text,
             payload: json,
         }
     }
@@ -413,7 +479,7 @@ mod tests {
     #[test]
     fn a_frame_is_the_envelope_around_the_payload_it_points_at() {
         let payload = serde_json::json!({"code": 0, "text": "é\"}"});
-        let frame = Frame::new(30, &payload);
+        let frame = Frame::new(&mut Vec::new(), 30, &payload);
         let parsed: serde_json::Value = serde_json::from_slice(&frame.text).unwrap();
         assert_eq!(parsed, serde_json::json!({"op": 30, "d": payload}));
         assert_eq!(frame.payload, serde_json::to_string(&payload).unwrap());

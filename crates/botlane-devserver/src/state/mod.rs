@@ -97,6 +97,10 @@ pub(crate) struct State {
     /// Requests still to fail with `-2`, by opcode
     /// ([`DevServer::fail_next_requests`](crate::DevServer::fail_next_requests)).
     injected_failures: HashMap<u16, u32>,
+    /// Reused for every frame written and every sealed payload checked, so
+    /// that relaying a message allocates only what it keeps (see
+    /// `connections::Frame`).
+    scratch: Vec<u8>,
 }
 
 impl State {
@@ -126,6 +130,7 @@ impl State {
             overflow_warnings: Throttle::new(),
             envelope_warnings: Throttle::new(),
             injected_failures: HashMap::new(),
+            scratch: Vec::new(),
         };
         let accounts = config
             .bots

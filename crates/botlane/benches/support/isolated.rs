@@ -9,7 +9,7 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 use crate::fake_service::{FakeService, Mix, Shape};
 use crate::progress::Progress;
-use crate::raw_opener::RawOpener;
+use crate::raw_opener::{RawOpener, Reader};
 use crate::receivers::{RawReceiver, TickBot};
 use botlane::crypto::IdentityKeyPair;
 use criterion::{Criterion, Throughput};
@@ -42,11 +42,15 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
         let raw = RawReceiver::login(&service.url, &throwaway_public_key()).await;
         (raw, service.next_session().await)
     });
-    let (opener, opener_session) = rt.block_on(async {
-        let key = service.key.expose_bytes();
-        let opener = RawOpener::login(&service.url, &throwaway_public_key(), key).await;
-        (opener, service.next_session().await)
-    });
+    let mut opener_login = |reader| {
+        rt.block_on(async {
+            let key = service.key.expose_bytes();
+            let opener = RawOpener::login(&service.url, &throwaway_public_key(), key, reader).await;
+            (opener, service.next_session().await)
+        })
+    };
+    let (opener, opener_session) = opener_login(Reader::Serde);
+    let (fast, fast_session) = opener_login(Reader::OnePass);
     // A service of its own, whose ready lists the other channels.
     let mut crowded = FakeService::start(MANY_CHANNELS - 1);
     let crowded_batch = crowded.batch(BATCH, Mix::Alternating);
@@ -84,6 +88,7 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
     // Borrowed by every batch's future.
     let (bot, raw, opener, many, recorded) = (&bot, &raw, &opener, &many, &recorded);
     let (bot_session, raw_session, opener_session) = (&bot_session, &raw_session, &opener_session);
+    let (fast, fast_session) = (&fast, &fast_session);
     let recorded_session = &recorded_session;
     let (many_session, crowded_batch) = (&many_session, &crowded_batch);
     let (batch, invocations) = (&batch, &invocations);
@@ -146,6 +151,15 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
             })
         })
     });
+    // As information: the floor with the bot's one-pass reading.
+    group.bench_function("baseline_fast_open", |b| {
+        b.iter_custom(|iters| {
+            time_batches(&rt, iters, &fast.frames, |start| async move {
+                fast_session.replay(batch).await;
+                fast.wait_batch(start, shapes[0]).await;
+            })
+        })
+    });
     group.finish();
     let pair = [(bot, bot_session), (recorded, recorded_session)];
     recorder_pairs(&rt, group_name, "half-/tick", pair, batch, shapes[0]);
@@ -154,6 +168,7 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str) {
     many.assert_nothing_dropped();
     recorded.assert_nothing_dropped();
     opener.assert_every_push_opened();
+    fast.assert_every_push_opened();
     assert_only_recorded_counted(&rt, &exposition, recorded);
 }
 

@@ -59,13 +59,37 @@ struct PushMessage<'a> {
     created_at: u64,
 }
 
+/// How a [`RawOpener`] reads a frame.
+#[derive(Clone, Copy)]
+pub(crate) enum Reader {
+    /// serde_json, strings borrowed (the floor as it was first set).
+    Serde,
+    /// `botlane_proto::read_message_push`, serde_json for any other
+    /// spelling (the bot's own reading).
+    OnePass,
+}
+
 /// Opens one frame's content into `buf`; `None` for a frame that is not a
 /// `message_create` push or does not open.
-fn open_push<'b>(cipher: &Aes256Gcm, text: &str, buf: &'b mut Vec<u8>) -> Option<&'b [u8]> {
-    let frame: PushFrame<'_> = serde_json::from_str(text).ok()?;
-    let message = frame.d.message;
+fn open_push<'b>(
+    cipher: &Aes256Gcm,
+    reader: Reader,
+    text: &str,
+    buf: &'b mut Vec<u8>,
+) -> Option<&'b [u8]> {
+    let fast = match reader {
+        Reader::OnePass => botlane_proto::read_message_push(text),
+        Reader::Serde => None,
+    };
+    let (content, channel_id) = match fast {
+        Some(m) => (m.content, m.channel_id),
+        None => {
+            let frame: PushFrame<'_> = serde_json::from_str(text).ok()?;
+            (frame.d.message.content, frame.d.message.channel_id)
+        }
+    };
     buf.clear();
-    BASE64.decode_vec(message.content, buf).ok()?;
+    BASE64.decode_vec(content, buf).ok()?;
     if buf.len() < NONCE_LEN + TAG_LEN {
         return None;
     }
@@ -75,7 +99,7 @@ fn open_push<'b>(cipher: &Aes256Gcm, text: &str, buf: &'b mut Vec<u8>) -> Option
     cipher
         .decrypt_in_place_detached(
             Nonce::from_slice(nonce),
-            message.channel_id.as_bytes(),
+            channel_id.as_bytes(),
             body,
             Tag::from_slice(tag),
         )
@@ -86,7 +110,7 @@ fn open_push<'b>(cipher: &Aes256Gcm, text: &str, buf: &'b mut Vec<u8>) -> Option
 impl RawOpener {
     /// Logs in; `key` is the channel key's bytes (the bench's service
     /// shares them, so the client skips unwrapping).
-    pub(crate) async fn login(url: &str, public_key: &str, key: &[u8; 32]) -> Self {
+    pub(crate) async fn login(url: &str, public_key: &str, key: &[u8; 32], reader: Reader) -> Self {
         let cipher = Aes256Gcm::new_from_slice(key).expect("a 32-byte key");
         let mut ws = raw_client::connect(url).await;
         raw_client::login(&mut ws, "raw-opener-token", public_key).await;
@@ -98,7 +122,7 @@ impl RawOpener {
             while let Some(Ok(message)) = ws.next().await {
                 let line = message
                     .as_text()
-                    .and_then(|text| open_push(&cipher, text, &mut buf));
+                    .and_then(|text| open_push(&cipher, reader, text, &mut buf));
                 // The two lines of a batch: what was opened is checked, so
                 // that no part of the work can be left out.
                 if matches!(line, Some(b"hello" | b"/tick")) {

@@ -320,17 +320,25 @@ impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
     }
 
     fn message_now<'a>(&self, message: MessageView<'a>) -> Option<MessageView<'a>> {
-        // Taken before anything is dispatched: without a free permit the
-        // message waits in the queue (and what follows it, behind it).
-        let Some(permit) = self.runner.try_permit() else {
+        // Without a free permit the message waits in the queue (and what
+        // follows it, behind it). Only what runs takes the permit, after
+        // the decision (most messages run nothing): it is still free then,
+        // as its only other taker, the dispatch task, holds no push while
+        // messages are dispatched on the spot, and handlers only give
+        // permits back.
+        if !self.runner.has_free_permit() {
             return Some(message);
-        };
+        }
         let step = self.on_message(message);
         // A handler on another worker may have shut the client down since
         // this connection task last looked: nothing starts after that.
-        if !matches!(step, Step::Done) && self.session.is_shut_down() {
+        if matches!(step, Step::Done) || self.session.is_shut_down() {
             return None;
         }
+        let permit = self.runner.try_permit().expect(
+            "a permit free before the decision is free after it: dispatch is idle, and this \
+             connection task is the only other taker",
+        );
         self.start(step, permit);
         None
     }

@@ -5,7 +5,10 @@
 //!
 //! A message push, the one that comes by the thousand, is read as a view
 //! borrowing its strings from the frame ([`MessageView`]): dispatch opens
-//! and decides it from there, and only what it keeps is copied.
+//! and decides it from there, and only what it keeps is copied. The
+//! connection first tries `botlane_proto::read_message_push`, which reads
+//! the spelling the service writes without serde; any other spelling comes
+//! here.
 
 use std::borrow::Cow;
 
@@ -108,6 +111,9 @@ pub(crate) struct MessageView<'a> {
 /// not read. For the fuzz law that this reading and `WireMessage`'s agree.
 #[cfg(feature = "fuzzing")]
 pub(crate) fn read_message(text: &str) -> Option<wire::WireMessage> {
+    if let Some(message) = botlane_proto::read_message_push(text) {
+        return Some(MessageView::from(message).into_owned());
+    }
     let mut message = None;
     let seed = ByOpcode {
         message: &mut message,
@@ -137,6 +143,22 @@ impl MessageView<'_> {
         message.command = self.command.map(Cow::into_owned);
         message.reply_to = self.reply_to.map(Cow::into_owned);
         message
+    }
+}
+
+impl<'a> From<botlane_proto::MessagePushRef<'a>> for MessageView<'a> {
+    /// The reading of `botlane_proto::read_message_push`: every string
+    /// borrowed (it reads only strings without an escape).
+    fn from(m: botlane_proto::MessagePushRef<'a>) -> Self {
+        Self {
+            id: Cow::Borrowed(m.id),
+            channel_id: Cow::Borrowed(m.channel_id),
+            author_id: Cow::Borrowed(m.author_id),
+            content: Cow::Borrowed(m.content),
+            command: m.command.map(Cow::Borrowed),
+            reply_to: m.reply_to.map(Cow::Borrowed),
+            created_at: m.created_at,
+        }
     }
 }
 

@@ -57,6 +57,18 @@ pub(super) fn route(
     pending: &Pending,
     inbound: &dyn Inbound,
 ) -> Result<(), String> {
+    // The frame that comes by the thousand, in the service's own spelling:
+    // read without serde (any other spelling falls through to serde below).
+    if let Some(message) = botlane_proto::read_message_push(text) {
+        if debug {
+            tracing::debug!(
+                op = OpCode::MessageCreate.code(),
+                bytes = text.len(),
+                "frame received"
+            );
+        }
+        return inbound.message(MessageView::from(message));
+    }
     let warnings = inbound.warnings();
     let mut message = None;
     let seed = ByOpcode {
@@ -241,6 +253,28 @@ mod tests {
         )
         .unwrap();
         assert!(rb.try_recv().unwrap().unwrap().contains("second"));
+    }
+
+    #[test]
+    fn a_message_push_reads_the_same_in_any_spelling() {
+        let (pending, inbound) = setup();
+        for text in [
+            // The service's spelling (read without serde), then others.
+            r#"{"op":32,"d":{"message":{"id":"m","channel_id":"c","author_id":"a","content":"x","created_at":7}}}"#,
+            r#"{"op":32,"d":{"message":{"id":"m","channel_id":"c","author_id":"a","content":"x","created_at":7}}} "#,
+            r#"{"d":{"message":{"created_at":7,"content":"x","author_id":"a","channel_id":"c","id":"\u006d"}},"op":32}"#,
+        ] {
+            route(text, true, &pending, &inbound).unwrap();
+        }
+        let expected = wire::WireMessage::new("m", "c", "a", "x", 7);
+        let pushes = lock(&inbound.pushes);
+        assert_eq!(pushes.len(), 3);
+        for push in pushes.iter() {
+            assert!(
+                matches!(push, Push::Message(m) if *m == expected),
+                "{push:?}"
+            );
+        }
     }
 
     #[test]

@@ -251,6 +251,11 @@ impl<D: Send + Sync + 'static> Runner<D> {
         CommandError::new(reason, command, source, message, Some(prefixes))
     }
 
+    /// Whether a handler permit is free, without taking it.
+    pub(super) fn has_free_permit(&self) -> bool {
+        self.handlers.available_permits() > 0
+    }
+
     /// A handler permit, if one is free.
     pub(super) fn try_permit(&self) -> Option<OwnedSemaphorePermit> {
         self.handlers.clone().try_acquire_owned().ok()
