@@ -61,4 +61,16 @@ fn not_async(ctx: CommandContext) -> Result<(), ClientError> {
 #[command(check = is_admin)]
 struct Checked;
 
-fn main() {}
+pub struct Mods;
+
+/// Roll
+#[command]
+async fn for_mods(ctx: CommandContext<Mods>) -> Result<(), ClientError> {
+    ctx.reply("").await
+}
+
+fn main() {
+    // A command of one state type, registered with a client of another.
+    let mut registry = CommandRegistry::<u8>::empty();
+    let _ = registry.add(for_mods());
+}
