@@ -38,12 +38,11 @@ struct OptionSpec<'a> {
 }
 
 /// The description from the attribute, else from the doc comment (a
-/// parameter's `#[description = "..."]` is one); checked.
+/// field's or a parameter's); checked.
 fn description(
     attrs: &[Attribute],
     explicit: Option<&LitStr>,
     fallback: Span,
-    form: Form,
     errors: &mut Errors,
 ) -> String {
     let (text, span) = match explicit {
@@ -51,15 +50,7 @@ fn description(
         None => match doc_text(attrs) {
             Some(found) => found,
             None => {
-                errors.at(
-                    fallback,
-                    match form {
-                        Form::Struct => "add a doc comment: it is the description",
-                        Form::Function => {
-                            "add #[description = \"...\"]: it is the option's description"
-                        }
-                    },
-                );
+                errors.at(fallback, "add a doc comment: it is the description");
                 return String::new();
             }
         },
@@ -113,7 +104,7 @@ fn command_texts(
     (description, help)
 }
 
-fn option_spec<'a>(field: &'a Field, form: Form, errors: &mut Errors) -> Option<OptionSpec<'a>> {
+fn option_spec<'a>(field: &'a Field, errors: &mut Errors) -> Option<OptionSpec<'a>> {
     let ident = field.ident.as_ref()?;
     let attrs = option_attrs(&field.attrs, errors);
     let (value_ty, optional) = match option_inner(&field.ty) {
@@ -136,7 +127,6 @@ fn option_spec<'a>(field: &'a Field, form: Form, errors: &mut Errors) -> Option<
         &field.attrs,
         attrs.description.as_ref(),
         ident.span(),
-        form,
         errors,
     );
     let type_kind = Kind::of_type(value_ty);
@@ -330,7 +320,7 @@ pub(crate) fn expand(input: &DeriveInput, form: Form) -> syn::Result<Expanded> {
     let (description, help_text) = command_texts(&input.attrs, &attrs, ident.span(), &mut errors);
     let specs: Vec<OptionSpec<'_>> = fields
         .iter()
-        .filter_map(|f| option_spec(f, form, &mut errors))
+        .filter_map(|f| option_spec(f, &mut errors))
         .collect();
     check_options(&specs, &mut errors);
     errors.finish()?;

@@ -12,23 +12,22 @@ use crate::attrs::Form;
 use crate::command::expand;
 use crate::rules::Errors;
 
-/// The parameter attributes the function form reads: `#[description]`
-/// (poise's spelling; it is the field's doc comment) and `#[option(...)]`,
-/// the derive's own.
-fn field_attrs(attrs: &[Attribute], errors: &mut Errors) -> Vec<TokenStream> {
+/// The parameter attributes the function form reads: the doc comment (the
+/// option's description, as on a field) and `#[option(...)]`, the derive's
+/// own. The function left behind takes the parameters without them, so a
+/// doc comment on a parameter never reaches rustc, which refuses one there.
+fn field_attrs<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Vec<&'a Attribute> {
     let mut out = Vec::new();
     for attr in attrs {
         let path = attr.path();
-        if path.is_ident("description") {
-            match &attr.meta {
-                syn::Meta::NameValue(nv) => {
-                    let value = &nv.value;
-                    out.push(quote_spanned!(attr.span()=> #[doc = #value]));
-                }
-                _ => errors.at(attr.span(), "write it #[description = \"...\"]"),
-            }
-        } else if path.is_ident("option") {
-            out.push(quote!(#attr));
+        if path.is_ident("doc") || path.is_ident("option") {
+            out.push(attr);
+        } else if path.is_ident("description") {
+            errors.at(
+                attr.span(),
+                "write the description as a doc comment on the parameter (`/// ...`), \
+                 as on a struct field; remove the attribute",
+            );
         } else if path.is_ident("rest") {
             errors.at(
                 attr.span(),
@@ -38,7 +37,8 @@ fn field_attrs(attrs: &[Attribute], errors: &mut Errors) -> Vec<TokenStream> {
         } else {
             errors.at(
                 attr.span(),
-                "unknown parameter attribute: expected #[description = \"...\"] or #[option(...)]",
+                "unknown parameter attribute: expected a doc comment (the description) or \
+                 #[option(...)]",
             );
         }
     }

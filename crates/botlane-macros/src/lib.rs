@@ -101,10 +101,12 @@ pub fn derive_command_choice(input: TokenStream) -> TokenStream {
 /// the bot's state type. The others are the options, in declared order,
 /// read exactly as `derive(Command)` reads a struct's fields (the function's
 /// parameters become one, handed to the same expander): `Option<T>` is
-/// optional; `#[description = "..."]` describes one; `#[option(...)]` gives
-/// it a name, a kind, choices or bounds; an enum deriving `CommandChoice`
-/// brings its choices; the last `String` takes the rest of the text line,
-/// as the grammar says (so there is no `#[rest]`). The doc comment and
+/// optional; its doc comment describes it, as a field's does (rustc
+/// refuses a doc comment on a parameter, so the function left behind has
+/// none); `#[option(...)]` gives it a name, a kind, choices or bounds; an
+/// enum deriving `CommandChoice` brings its choices; the last `String`
+/// takes the rest of the text line, as the grammar says (so there is no
+/// `#[rest]`, nor poise's `#[description]`). The doc comment and
 /// `#[command(...)]` give the command's name, description and help text
 /// as on the derive, and its settings: `aliases("r")`, `category = "..."`,
 /// `hide_in_help`, `owners_only`, a cooldown (`user_cooldown = 30`,
@@ -117,8 +119,11 @@ pub fn derive_command_choice(input: TokenStream) -> TokenStream {
 /// #[command(check = is_admin)]
 /// async fn ban(
 ///     ctx: Ctx,
-///     #[description = "Who"] user: UserId,
-///     #[description = "Why"] #[option(max_length = 200)] reason: String,
+///     /// Who
+///     user: UserId,
+///     /// Why
+///     #[option(max_length = 200)]
+///     reason: String,
 /// ) -> Result<(), BoxError> { ... }
 /// ```
 #[proc_macro_attribute]

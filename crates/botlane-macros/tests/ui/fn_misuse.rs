@@ -10,7 +10,11 @@ async fn not_a_context(count: i64) -> Result<(), ClientError> {
 
 /// Roll
 #[command]
-async fn unsupported(ctx: CommandContext, #[description = "Many"] counts: Vec<i64>) -> Result<(), ClientError> {
+async fn unsupported(
+    ctx: CommandContext,
+    /// Many
+    counts: Vec<i64>,
+) -> Result<(), ClientError> {
     let _ = counts;
     ctx.reply("").await
 }
@@ -19,8 +23,10 @@ async fn unsupported(ctx: CommandContext, #[description = "Many"] counts: Vec<i6
 #[command]
 async fn duplicate(
     ctx: CommandContext,
-    #[description = "One"] count: i64,
-    #[description = "Two"] #[option(name = "count")] other: i64,
+    /// One
+    count: i64,
+    /// Two
+    #[option(name = "count")] other: i64,
 ) -> Result<(), ClientError> {
     let _ = (count, other);
     ctx.reply("").await
@@ -28,8 +34,19 @@ async fn duplicate(
 
 /// Note
 #[command]
-async fn note(ctx: CommandContext, #[description = "What"] #[rest] text: String) -> Result<(), ClientError> {
+async fn note(
+    ctx: CommandContext,
+    /// What
+    #[rest] text: String,
+) -> Result<(), ClientError> {
     ctx.reply(&text).await
+}
+
+/// Roll: poise's spelling of a parameter's description
+#[command]
+async fn described(ctx: CommandContext, #[description = "How many"] count: i64) -> Result<(), ClientError> {
+    let _ = count;
+    ctx.reply("").await
 }
 
 /// Roll
@@ -44,4 +61,16 @@ fn not_async(ctx: CommandContext) -> Result<(), ClientError> {
 #[command(check = is_admin)]
 struct Checked;
 
-fn main() {}
+pub struct Mods;
+
+/// Roll
+#[command]
+async fn for_mods(ctx: CommandContext<Mods>) -> Result<(), ClientError> {
+    ctx.reply("").await
+}
+
+fn main() {
+    // A command of one state type, registered with a client of another.
+    let mut registry = CommandRegistry::<u8>::empty();
+    let _ = registry.add(for_mods());
+}

@@ -1,5 +1,7 @@
-// The function form: every parameter kind and attribute, a state type
-// through an alias, checks and settings; and the derive's helper attribute
+// The function form: every parameter kind and attribute, descriptions from
+// doc comments on the parameters (which rustc refuses on a function's
+// parameters: the attribute takes them off), a state type through an alias,
+// checks and settings; and the derive's helper attribute
 // beside the attribute macro, both from the prelude.
 use botlane::framework::{render_help, UserError, UserId};
 use botlane::prelude::*;
@@ -28,12 +30,15 @@ fn is_mod(ctx: &Ctx) -> Result<(), UserError> {
 #[command(aliases("r"), category = "Fun", user_cooldown = 30, check = is_mod, check = Check::allowed_channels(["c1"]))]
 async fn roll(
     ctx: Ctx,
-    #[description = "How many dice"]
+    /// How many dice
     #[option(min = 1, max = 10)]
     count: u8,
-    #[description = "How to add"] mode: Mode,
-    #[description = "Who rolls"] player: Option<UserId>,
-    #[description = "A label"]
+    /** How to add */
+    mode: Mode,
+    /// Who rolls
+    player: Option<UserId>,
+    /// A label,
+    /// shown with the roll
     #[option(name = "label", max_length = 200)]
     text: Option<String>,
 ) -> Result<(), ClientError> {
@@ -52,6 +57,8 @@ fn main() {
     registry.command::<Flip>(|_ctx, _flip| async { Ok::<(), ClientError>(()) }).unwrap();
     let roll = registry.get("roll").unwrap();
     assert_eq!(roll.decl.options.len(), 4);
+    let descriptions: Vec<&str> = roll.decl.options.iter().map(|o| o.description.as_str()).collect();
+    assert_eq!(descriptions, ["How many dice", "How to add", "Who rolls", "A label, shown with the roll"]);
     assert_eq!(roll.decl.options[3].name, "label");
     assert_eq!(roll.decl.options[3].max_length, Some(200));
     assert_eq!(roll.settings.checks.len(), 2);

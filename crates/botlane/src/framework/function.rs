@@ -28,7 +28,7 @@ use crate::commands::types::{CommandArgs, CommandDeclaration};
 /// #[command(aliases("r"), user_cooldown = 2)]
 /// async fn roll(
 ///     ctx: CommandContext,
-///     #[description = "How many dice"]
+///     /// How many dice
 ///     #[option(min = 1, max = 10)]
 ///     count: u8,
 /// ) -> Result<(), ClientError> {
@@ -38,6 +38,7 @@ use crate::commands::types::{CommandArgs, CommandDeclaration};
 /// let mut registry = CommandRegistry::new();
 /// registry.add(roll())?;
 /// let roll = registry.get("roll").expect("just registered");
+/// assert_eq!(roll.decl.options[0].description, "How many dice");
 /// assert_eq!(roll.decl.options[0].max_value, Some(10.0));
 /// assert_eq!(roll.settings.aliases, ["r"]);
 /// assert!(roll.settings.cooldown.is_some());

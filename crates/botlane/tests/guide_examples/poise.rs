@@ -28,8 +28,12 @@ fn not_in_the_library(ctx: &CommandContext<Data>) -> Result<(), UserError> {
 #[command(check = not_in_the_library, user_cooldown = 5)]
 async fn roll(
     ctx: CommandContext<Data>,
-    #[option(description = "How many dice", min = 1, max = 20)] count: u8,
-    #[option(description = "Sides per die", choices("6", "20"))] sides: Option<u32>,
+    /// How many dice
+    #[option(min = 1, max = 20)]
+    count: u8,
+    /// Sides per die
+    #[option(choices("6", "20"))]
+    sides: Option<u32>,
 ) -> Result<(), ClientError> {
     let n = ctx.data().rolls.fetch_add(1, Ordering::Relaxed) + 1;
     let sides = sides.unwrap_or(6);

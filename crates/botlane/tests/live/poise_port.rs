@@ -29,7 +29,7 @@ use botlane::{
     BoxError, Client, ClientOptions, Command, CommandChoice, CommandContext, CommandErrorReason,
     DeclarationError, Event, EventRecvError, Events,
 };
-use botlane_devserver::{DevServerConfig, Scene, TestUser, UserAccount};
+use botlane_devserver::{DevServerConfig, ReceivedMessage, Scene, TestUser, UserAccount};
 use serde::Deserialize;
 use support::WAIT;
 
@@ -410,10 +410,13 @@ async fn second_human<D: Send + Sync + 'static>(
 /// queue, also those to bob and carol: she sees every message of the
 /// channel, in order, and their queues would hold the answers to her too.
 async fn said(to: &TestUser, bot: &str) -> String {
+    answer(to, bot).await.content
+}
+
+async fn answer(to: &TestUser, bot: &str) -> ReceivedMessage {
     to.wait_for_message(|m| m.author_id == bot, WAIT)
         .await
         .unwrap()
-        .content
 }
 
 #[tokio::test]
@@ -591,10 +594,15 @@ async fn a_moderation_bot_ported_from_poise_answers_as_its_users_expect() {
         format!("cleared 3 warnings of {alice_id}")
     );
 
-    // A first answer, then the REST call's result.
-    alice.send_text(&channel, "/files").await.unwrap();
-    assert_eq!(said(alice, bot).await, "looking…");
-    assert_eq!(said(alice, bot).await, "files: rules.txt (7 bytes)");
+    // A first answer, then the REST call's result: `ctx.reply` answers the
+    // invocation, `ctx.say` posts a plain message.
+    let asked = alice.send_text(&channel, "/files").await.unwrap();
+    let looking = answer(alice, bot).await;
+    assert_eq!(looking.content, "looking…");
+    assert_eq!(looking.reply_to, Some(asked));
+    let files = answer(alice, bot).await;
+    assert_eq!(files.content, "files: rules.txt (7 bytes)");
+    assert_eq!(files.reply_to, None);
 
     // The bot's own failure: the hook's sentence, not the error's text.
     bob.send_text(&channel, "/audit").await.unwrap();

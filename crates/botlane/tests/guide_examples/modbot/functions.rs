@@ -16,8 +16,11 @@ use super::{is_admin, Ctx, Mod, Vote, REST_LANE_OFF};
 #[command(check = is_admin)]
 async fn ban(
     ctx: Ctx,
-    #[description = "Who"] user: UserId,
-    #[option(description = "Why", max_length = 200)] reason: String,
+    /// Who
+    user: UserId,
+    /// Why
+    #[option(max_length = 200)]
+    reason: String,
 ) -> Result<(), ClientError> {
     ctx.data().bans.fetch_add(1, Relaxed);
     ctx.reply(&format!("banned {user}: {reason}")).await
@@ -27,8 +30,11 @@ async fn ban(
 #[command(user_cooldown = 30)]
 async fn remind(
     ctx: Ctx,
-    #[option(description = "In how many minutes", min = 1, max = 1440)] minutes: u16,
-    #[description = "Of what"] text: String,
+    /// In how many minutes
+    #[option(min = 1, max = 1440)]
+    minutes: u16,
+    /// Of what
+    text: String,
 ) -> Result<(), ClientError> {
     ctx.data().reminders.fetch_add(1, Relaxed);
     ctx.reply(&format!("in {minutes} min: {text}")).await
@@ -36,7 +42,11 @@ async fn remind(
 
 /// Vote in the poll
 #[command]
-async fn poll(ctx: Ctx, #[description = "Your vote"] vote: Vote) -> Result<(), ClientError> {
+async fn poll(
+    ctx: Ctx,
+    /// Your vote
+    vote: Vote,
+) -> Result<(), ClientError> {
     ctx.data().votes.fetch_add(1, Relaxed);
     ctx.reply(&format!("voted {}", vote.as_choice())).await
 }
