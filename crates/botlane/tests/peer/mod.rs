@@ -1,8 +1,9 @@
-//! A fake realtime service for hostile-peer tests: a real listener on
-//! loopback speaking the wire through tokio-tungstenite (another WebSocket
-//! implementation than the client's), with helpers for the well-behaved
-//! parts (login, ready, menu, heartbeats) so each test can misbehave in
-//! one way.
+//! The scripted fake realtime service of the tests (`hostile`, `soak`) and
+//! the benches (`benches/support/fake_service.rs`): a real listener on
+//! loopback, with helpers for the well-behaved parts (login, ready, menu,
+//! key push, answers) so each test can misbehave in one way. Tests speak
+//! through tokio-tungstenite (another WebSocket implementation than the
+//! client's); the benches through the client's own.
 
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
@@ -139,6 +140,11 @@ pub async fn send<S: Io>(ws: &mut WebSocketStream<S>, text: impl Into<String>) -
     ws.send(Message::text(text.into())).await.is_ok()
 }
 
+/// The answer `{"code":0}` to a request with `op`.
+pub fn answer(op: impl std::fmt::Display) -> String {
+    format!(r#"{{"op":{op},"d":{{"code":0}}}}"#)
+}
+
 /// A ready push listing `channels`.
 pub fn ready(bot_id: &str, channels: &[&str]) -> String {
     let channels: Vec<serde_json::Value> = channels
@@ -172,15 +178,16 @@ pub async fn accept_login<S: Io>(
         .expect("the login carries the bot's public key")
         .to_owned();
     let bot = format!("bot-{n}");
-    send(
-        ws,
-        format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#),
-    )
-    .await;
+    send(ws, login_accepted(&bot)).await;
     if let Some(channels) = ready_with {
         send(ws, ready(&bot, channels)).await;
     }
     Some(public_key)
+}
+
+/// The answer to a login: accepted, as `bot`.
+pub fn login_accepted(bot: &str) -> String {
+    format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#)
 }
 
 /// Reads the next frame, which must be the menu publish (op 20); `None`
@@ -209,7 +216,7 @@ pub async fn login<S: Io>(
     loop {
         let frame = next_frame(ws).await?;
         let op = frame["op"].as_u64()?;
-        send(ws, format!(r#"{{"op":{op},"d":{{"code":0}}}}"#)).await;
+        send(ws, answer(op)).await;
         if op == 20 {
             return Some(public_key);
         }
@@ -258,7 +265,7 @@ pub async fn behave<S: Io>(ws: &mut WebSocketStream<S>) {
         let reply = if op == 240 {
             r#"{"op":240,"d":{"code":0,"emojis":[{"name":"ok","emoji":"👌"}]}}"#.to_owned()
         } else {
-            format!(r#"{{"op":{op},"d":{{"code":0}}}}"#)
+            answer(op)
         };
         if !send(ws, reply).await {
             return;
@@ -312,14 +319,9 @@ pub async fn emojis_after_reconnect(client: &Client) -> Vec<botlane::Emoji> {
     .expect("a new session answers")
 }
 
-/// A logged-in client of `addr`.
+/// A logged-in client.
 pub async fn client(options: ClientOptions) -> Client {
-    let client = Client::new(options).unwrap();
-    tokio::time::timeout(WAIT, client.login())
-        .await
-        .expect("login finishes")
-        .unwrap();
-    client
+    client_with_events(options).await.0
 }
 
 /// A logged-in client, with a subscription taken before its login: a
