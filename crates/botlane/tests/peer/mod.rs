@@ -107,16 +107,24 @@ pub async fn upgrade(tcp: TcpStream) -> Ws {
         .unwrap()
 }
 
-/// Reads an upgrade request's head and answers it with `status` (and a
-/// `Retry-After`, if given), then hangs up.
-pub async fn refuse_upgrade(mut tcp: TcpStream, status: &str, retry_after: Option<&str>) {
+/// Reads an upgrade request's head; `false` when the client went away first.
+pub async fn read_request_head(tcp: &mut TcpStream) -> bool {
     let mut request = Vec::new();
     let mut buf = [0u8; 1024];
     while !request.windows(4).any(|w| w == b"\r\n\r\n") {
         match tcp.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => return false,
             Ok(n) => request.extend_from_slice(&buf[..n]),
         }
+    }
+    true
+}
+
+/// Reads an upgrade request's head and answers it with `status` (and a
+/// `Retry-After`, if given), then hangs up.
+pub async fn refuse_upgrade(mut tcp: TcpStream, status: &str, retry_after: Option<&str>) {
+    if !read_request_head(&mut tcp).await {
+        return;
     }
     let retry_after = retry_after.map_or(String::new(), |v| format!("Retry-After: {v}\r\n"));
     let response =
