@@ -1,27 +1,28 @@
 //! The bare realtime service of the isolated dispatch benches
-//! (`dispatch_isolated`, `dispatch_allocs`), written with the client's own
-//! WebSocket crate (tokio-websockets, server side). It logs a client in
-//! (answers op 10, pushes `ready` and the channel key wrapped to the
-//! client's identity key), answers every later request with code 0, and on
-//! command writes a batch of pre-sealed `message_create` pushes as fast as
-//! the socket takes them. A bot and a raw receiver get the same bytes, so
-//! the two figures differ only by what reads them.
+//! (`dispatch_isolated`, `dispatch_allocs`): the tests' scripted service
+//! (`tests/peer`) over the client's own WebSocket crate (tokio-websockets,
+//! server side). It logs a client in (answers op 10, pushes `ready` and the
+//! channel key wrapped to the client's identity key), answers every later
+//! request with code 0, and on command writes a batch of pre-sealed
+//! `message_create` pushes as fast as the socket takes them. A bot and a
+//! raw receiver get the same bytes, so the two figures differ only by what
+//! reads them.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
-use botlane::crypto::{wrap_channel_key, ChannelKey, PublicKey};
+use botlane::crypto::ChannelKey;
 use botlane_proto::payload::{
-    AccountKind, ChannelInfo, ChannelKeyPush, LoginReply, LoginRequest, MessageCreate, Ready,
-    WireMessage,
+    AccountKind, ChannelInfo, LoginRequest, MessageCreate, Ready, WireMessage,
 };
 use botlane_proto::{decode_frame, decode_payload, encode_frame, OpCode, MAX_FRAME_BYTES};
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use serde_json::value::RawValue;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::mpsc;
-use tokio_websockets::{Limits, Message, ServerBuilder, WebSocketStream};
+use tokio_websockets::{Limits, Message, ServerBuilder};
+
+#[path = "../../tests/peer/mod.rs"]
+mod peer;
 
 pub(crate) const CHANNEL_ID: &str = "c0ffee00-0000-4000-8000-000000000001";
 /// The human who posts every message (never the bot, whose own messages
@@ -134,27 +135,31 @@ pub(crate) struct FakeService {
 }
 
 impl FakeService {
-    /// A service whose `ready` lists `others` channels (their ids as long
-    /// as the bench's, differing in the last digits) before the bench's.
+    /// A service whose `ready` lists `others` channels before the bench's.
     pub(crate) fn start(others: usize) -> Self {
         let key = Arc::new(ChannelKey::generate().expect("a random source"));
         let (url_tx, url_rx) = std::sync::mpsc::channel();
         let (sessions_tx, sessions) = mpsc::channel(4);
-        let service_key = key.clone();
+        let (service_key, ready_push) = (key.clone(), ready(others));
         std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .expect("a runtime for the fake service");
             rt.block_on(async move {
-                let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-                let addr: SocketAddr = listener.local_addr().expect("local addr");
+                let (addr, _) = peer::serve(move |tcp, _| {
+                    serve(
+                        tcp,
+                        service_key.clone(),
+                        ready_push.clone(),
+                        sessions_tx.clone(),
+                    )
+                })
+                .await;
                 url_tx
                     .send(format!("ws://{addr}/ws"))
                     .expect("the bench waits");
-                while let Ok((tcp, _)) = listener.accept().await {
-                    tokio::spawn(serve(tcp, service_key.clone(), sessions_tx.clone(), others));
-                }
+                std::future::pending::<()>().await;
             });
         });
         let url = url_rx.recv().expect("the service thread starts");
@@ -171,11 +176,12 @@ impl FakeService {
     }
 }
 
+/// Logs the client in (its `ready` is `ready`), then answers it and replays.
 async fn serve(
     tcp: TcpStream,
     key: Arc<ChannelKey>,
+    ready: String,
     sessions: mpsc::Sender<Session>,
-    others: usize,
 ) {
     tcp.set_nodelay(true).expect("TCP_NODELAY");
     let Ok((_request, mut ws)) = ServerBuilder::new()
@@ -185,15 +191,28 @@ async fn serve(
     else {
         return;
     };
+    let Some(Ok(message)) = ws.next().await else {
+        return;
+    };
+    let Some(Ok(frame)) = message.as_text().map(decode_frame) else {
+        return;
+    };
+    assert_eq!(frame.op, 10, "the first frame is the login");
+    let Ok(login) = decode_payload::<LoginRequest>(frame.op, frame.d) else {
+        return;
+    };
     let (replays, mut pending) = mpsc::channel(1);
     // Registered before the login is answered: a client that sees its
     // login done (and the bench that then asks for a replay) always finds
     // its session in place.
-    if handshake(&mut ws, &key, others, || sessions.send(Session { replays }))
-        .await
-        .is_none()
-    {
+    if sessions.send(Session { replays }).await.is_err() {
         return;
+    }
+    let key_push = peer::key_push(&key, &login.public_key, CHANNEL_ID);
+    for frame in [peer::login_accepted(BOT_ID), ready, key_push] {
+        if ws.send(Message::text(frame)).await.is_err() {
+            return;
+        }
     }
     loop {
         tokio::select! {
@@ -201,8 +220,7 @@ async fn serve(
                 let Some(Ok(message)) = incoming else { return };
                 let Some(text) = message.as_text() else { continue };
                 let Ok(frame) = decode_frame(text) else { return };
-                let reply = format!(r#"{{"op":{},"d":{{"code":0}}}}"#, frame.op);
-                if ws.send(Message::text(reply)).await.is_err() {
+                if ws.send(Message::text(peer::answer(frame.op))).await.is_err() {
                     return;
                 }
             }
@@ -221,28 +239,9 @@ async fn serve(
     }
 }
 
-/// Reads the login, calls `register` (the session exists from then on),
-/// answers the login and pushes `ready` (`others` channels, then the
-/// bench's) and the channel key wrapped to the client's identity key;
-/// `None` if the client or the bench went away.
-async fn handshake<F, R, E>(
-    ws: &mut WebSocketStream<TcpStream>,
-    key: &ChannelKey,
-    others: usize,
-    register: F,
-) -> Option<()>
-where
-    F: FnOnce() -> R,
-    R: std::future::Future<Output = Result<(), E>>,
-{
-    let message = ws.next().await?.ok()?;
-    let frame = decode_frame(message.as_text()?).ok()?;
-    assert_eq!(frame.op, 10, "the first frame is the login");
-    let login: LoginRequest = decode_payload(frame.op, frame.d).ok()?;
-    let public_key = PublicKey::from_base64(&login.public_key).ok()?;
-    register().await.ok()?;
-    let reply = encode_frame(OpCode::Login, &LoginReply::new(0).with_user_id(BOT_ID));
-    let server_id = "5e7e7000-0000-4000-8000-000000000004";
+/// The `ready` push: `others` channels (their ids as long as the bench's,
+/// differing in the last digits), then the bench's.
+fn ready(others: usize) -> String {
     let mut channels: Vec<ChannelInfo> = (0..others)
         .map(|i| {
             let id = format!("{}f{i:05}", &CHANNEL_ID[..CHANNEL_ID.len() - 6]);
@@ -250,25 +249,10 @@ where
             ChannelInfo::new(id, "s", "o")
         })
         .collect();
+    let server_id = "5e7e7000-0000-4000-8000-000000000004";
     channels.push(ChannelInfo::new(CHANNEL_ID, server_id, "bench"));
-    let ready = encode_frame(
+    encode_frame(
         OpCode::Ready,
         &Ready::new(BOT_ID, "bench", AccountKind::Bot, channels),
-    );
-    let wrapped = wrap_channel_key(key, &public_key, CHANNEL_ID).expect("wrapping the key");
-    let push = encode_frame(
-        OpCode::ChannelKey,
-        &ChannelKeyPush::new(
-            CHANNEL_ID,
-            AUTHOR_ID,
-            RawValue::from_string(
-                serde_json::to_string(&wrapped).expect("a wrapped key serializes"),
-            )
-            .expect("serde_json output is JSON"),
-        ),
-    );
-    for frame in [reply, ready, push] {
-        ws.send(Message::text(frame)).await.ok()?;
-    }
-    Some(())
+    )
 }

@@ -19,7 +19,7 @@ use botlane::{ClientError, ConnectErrorKind, Event};
 use botlane::{EventRecvError, Events};
 use futures_util::{SinkExt, StreamExt};
 use peer::{behave, eventually, login, next_frame, send, serve, upgrade, WAIT};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::Notify;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::Message;
@@ -421,13 +421,8 @@ async fn an_endless_handshake_header_fails_the_connect_with_bounded_reading() {
             let written = written.clone();
             let done = done.clone();
             async move {
-                let mut request = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match tcp.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => request.extend_from_slice(&buf[..n]),
-                    }
+                if !peer::read_request_head(&mut tcp).await {
+                    return;
                 }
                 let head = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nX-Endless: ";
                 let chunk = vec![b'a'; 16 * 1024];

@@ -1,8 +1,9 @@
-//! A fake realtime service for hostile-peer tests: a real listener on
-//! loopback speaking the wire through tokio-tungstenite (another WebSocket
-//! implementation than the client's), with helpers for the well-behaved
-//! parts (login, ready, menu, heartbeats) so each test can misbehave in
-//! one way.
+//! The scripted fake realtime service of the tests (`hostile`, `soak`) and
+//! the benches (`benches/support/fake_service.rs`): a real listener on
+//! loopback, with helpers for the well-behaved parts (login, ready, menu,
+//! key push, answers) so each test can misbehave in one way. Tests speak
+//! through tokio-tungstenite (another WebSocket implementation than the
+//! client's); the benches through the client's own.
 
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
@@ -106,16 +107,24 @@ pub async fn upgrade(tcp: TcpStream) -> Ws {
         .unwrap()
 }
 
-/// Reads an upgrade request's head and answers it with `status` (and a
-/// `Retry-After`, if given), then hangs up.
-pub async fn refuse_upgrade(mut tcp: TcpStream, status: &str, retry_after: Option<&str>) {
+/// Reads an upgrade request's head; `false` when the client went away first.
+pub async fn read_request_head(tcp: &mut TcpStream) -> bool {
     let mut request = Vec::new();
     let mut buf = [0u8; 1024];
     while !request.windows(4).any(|w| w == b"\r\n\r\n") {
         match tcp.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => return false,
             Ok(n) => request.extend_from_slice(&buf[..n]),
         }
+    }
+    true
+}
+
+/// Reads an upgrade request's head and answers it with `status` (and a
+/// `Retry-After`, if given), then hangs up.
+pub async fn refuse_upgrade(mut tcp: TcpStream, status: &str, retry_after: Option<&str>) {
+    if !read_request_head(&mut tcp).await {
+        return;
     }
     let retry_after = retry_after.map_or(String::new(), |v| format!("Retry-After: {v}\r\n"));
     let response =
@@ -137,6 +146,11 @@ pub async fn next_frame<S: Io>(ws: &mut WebSocketStream<S>) -> Option<serde_json
 
 pub async fn send<S: Io>(ws: &mut WebSocketStream<S>, text: impl Into<String>) -> bool {
     ws.send(Message::text(text.into())).await.is_ok()
+}
+
+/// The answer `{"code":0}` to a request with `op`.
+pub fn answer(op: impl std::fmt::Display) -> String {
+    format!(r#"{{"op":{op},"d":{{"code":0}}}}"#)
 }
 
 /// A ready push listing `channels`.
@@ -172,15 +186,16 @@ pub async fn accept_login<S: Io>(
         .expect("the login carries the bot's public key")
         .to_owned();
     let bot = format!("bot-{n}");
-    send(
-        ws,
-        format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#),
-    )
-    .await;
+    send(ws, login_accepted(&bot)).await;
     if let Some(channels) = ready_with {
         send(ws, ready(&bot, channels)).await;
     }
     Some(public_key)
+}
+
+/// The answer to a login: accepted, as `bot`.
+pub fn login_accepted(bot: &str) -> String {
+    format!(r#"{{"op":10,"d":{{"code":0,"user_id":"{bot}"}}}}"#)
 }
 
 /// Reads the next frame, which must be the menu publish (op 20); `None`
@@ -209,7 +224,7 @@ pub async fn login<S: Io>(
     loop {
         let frame = next_frame(ws).await?;
         let op = frame["op"].as_u64()?;
-        send(ws, format!(r#"{{"op":{op},"d":{{"code":0}}}}"#)).await;
+        send(ws, answer(op)).await;
         if op == 20 {
             return Some(public_key);
         }
@@ -258,7 +273,7 @@ pub async fn behave<S: Io>(ws: &mut WebSocketStream<S>) {
         let reply = if op == 240 {
             r#"{"op":240,"d":{"code":0,"emojis":[{"name":"ok","emoji":"👌"}]}}"#.to_owned()
         } else {
-            format!(r#"{{"op":{op},"d":{{"code":0}}}}"#)
+            answer(op)
         };
         if !send(ws, reply).await {
             return;
@@ -312,14 +327,9 @@ pub async fn emojis_after_reconnect(client: &Client) -> Vec<botlane::Emoji> {
     .expect("a new session answers")
 }
 
-/// A logged-in client of `addr`.
+/// A logged-in client.
 pub async fn client(options: ClientOptions) -> Client {
-    let client = Client::new(options).unwrap();
-    tokio::time::timeout(WAIT, client.login())
-        .await
-        .expect("login finishes")
-        .unwrap();
-    client
+    client_with_events(options).await.0
 }
 
 /// A logged-in client, with a subscription taken before its login: a

@@ -155,8 +155,13 @@ impl Drop for Process {
 
 /// The `botlane-devserver` binary, built by cargo if it is not up to date.
 /// Another package's binary has no `CARGO_BIN_EXE_`, so this asks cargo
-/// for it (a no-op after `cargo test --workspace`, which built it) and
-/// takes its path from cargo's own report.
+/// for it and takes its path from cargo's own report. Its features must be
+/// resolved as `cargo test --workspace` (`scripts/test`) resolves them, so
+/// that after that build this one is a no-op: the whole workspace with its
+/// dev-dependencies, which a build takes in only when it names an example
+/// (any; `quickstart` is small). `-p botlane-devserver` alone leaves out
+/// `fuzzing` and the dev-dependencies' features, and so built half the
+/// graph (115 of its 223 units) a second time.
 fn devserver_binary(workspace: &Path) -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(cargo);
@@ -186,10 +191,11 @@ fn devserver_binary(workspace: &Path) -> PathBuf {
         .args([
             "build",
             "--quiet",
-            "-p",
-            "botlane-devserver",
+            "--workspace",
             "--bin",
             "botlane-devserver",
+            "--example",
+            "quickstart",
             "--message-format=json",
         ])
         .output()
