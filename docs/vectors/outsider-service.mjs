@@ -993,8 +993,9 @@ async function main() {
   // The log searched must hold what botlane says about the lane at debug
   // level (dicebot's src/main.rs: its log is on stderr, filtered by
   // RUST_LOG), or the search proves nothing. Matched on botlane's wording,
-  // which no doc fixes, as the warnings below are.
-  expect(/ DEBUG botlane::rest[\w:]*: .*REST credential minted/.test(stderr) && / DEBUG botlane::rest[\w:]*: REST request/.test(stderr),
+  // which no doc fixes, as the warnings below are; a line written inside
+  // an invocation's span carries the span before its target.
+  expect(/ DEBUG .*botlane::rest[\w:]*: .*REST credential minted/.test(stderr) && / DEBUG .*botlane::rest[\w:]*: REST request/.test(stderr),
     "the bot's log at RUST_LOG=debug has no debug line of botlane's REST lane (a mint, a request): the secrets were sought in too little");
   const said = [stderr, log.filter((e) => e.kind === "stdout").map((e) => e.line).join("\n"), file].join("\n");
   for (const [what, values] of [["the bot token", [botToken]], ["a one-time secret", minted.map((m) => m.secret)], ["a REST credential", credentials]])
