@@ -135,7 +135,8 @@ pub(super) enum Outcome {
 }
 
 impl<D: Send + Sync + 'static> Runner<D> {
-    /// Runs the invocation in `ctx` under `permit`, inside `span` (if a
+    /// Runs the invocation in `ctx` of the command at `index` of
+    /// `registry` under `permit`, inside `span` (if a
     /// subscriber wants one): polled once here first when its command's
     /// handler has finished at once so far (`Pace`), and on a task of its
     /// own from where it stopped if it waits.
@@ -143,12 +144,10 @@ impl<D: Send + Sync + 'static> Runner<D> {
         self: &Arc<Self>,
         ctx: CommandContext<D>,
         registry: Arc<CommandRegistry<D>>,
+        index: usize,
         permit: OwnedSemaphorePermit,
         span: Option<Box<tracing::Span>>,
     ) {
-        let Some(index) = registry.position(ctx.name()) else {
-            return;
-        };
         let command = registry.at(index);
         let in_place = command.pace.poll_in_place();
         // The invocation's one clock reading before its end: its timeout,
