@@ -135,18 +135,33 @@ fn special(b: u8) -> bool {
     b == b'"' || b == b'\\' || b < 0x20
 }
 
-/// The length of the leading run of `bytes` with no [`special`] byte. Eight
-/// bytes at a time (a sealed content is a few hundred base64 characters):
-/// a word with no special byte is skipped whole, the first that may hold
-/// one is searched byte by byte.
+/// The length of the leading run of `bytes` with no [`special`] byte (a
+/// sealed content is a few hundred base64 characters): 32 bytes at a time
+/// while no block holds one, then 8 at a time in a machine word, then the
+/// first word that may hold one byte by byte. A block costs about 24 SSE2
+/// instructions, a word about 15.
 fn plain_len(bytes: &[u8]) -> usize {
+    const BLOCK: usize = 32;
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut at = 0;
+    for block in bytes.chunks_exact(BLOCK) {
+        // Flags first, then their union: written so, the compiler tests
+        // the block in vector instructions (a fold of `special` straight
+        // over the bytes stays a loop, at about 3 times the cost).
+        let mut flags = [0u8; BLOCK];
+        for (flag, &b) in flags.iter_mut().zip(block) {
+            *flag = u8::from(b == b'"') | u8::from(b == b'\\') | u8::from(b < 0x20);
+        }
+        if flags.iter().fold(0, |any, &flag| any | flag) != 0 {
+            break;
+        }
+        at += BLOCK;
+    }
     // The high bit of each byte of `v` that is below `n` (n <= 128) is set
     // (and maybe some above it: only whether any is set counts here).
     let below = |v: u64, n: u64| v.wrapping_sub(ONES * n) & !v & HIGH;
-    let mut at = 0;
-    for word in bytes.chunks_exact(8) {
+    for word in bytes[at..].chunks_exact(8) {
         let w = u64::from_le_bytes(word.try_into().expect("chunks of eight bytes"));
         // One test per word: a quote or a backslash is a zero byte once
         // XORed with it, a control character is below 0x20.
@@ -226,7 +241,15 @@ mod tests {
 
     proptest! {
         #[test]
-        fn plain_len_is_the_first_special_byte(bytes in prop::collection::vec(prop::sample::select(b"aZ9+/=\"\\\x00\x1f\x20\x7f\xc3\xa9".to_vec()), 0..40)) {
+        fn plain_len_is_the_first_special_byte(
+            // A plain run across blocks, then maybe a special byte, then anything.
+            plain in prop::collection::vec(prop::sample::select(b"aZ9+/= \x7f\xc3\xa9".to_vec()), 0..100),
+            stop in prop::option::of(prop::sample::select(b"\"\\\x00\x1f".to_vec())),
+            tail in prop::collection::vec(any::<u8>(), 0..40),
+        ) {
+            let mut bytes = plain;
+            bytes.extend(stop);
+            bytes.extend(tail);
             let expected = bytes.iter().position(|&b| special(b)).unwrap_or(bytes.len());
             prop_assert_eq!(plain_len(&bytes), expected);
         }

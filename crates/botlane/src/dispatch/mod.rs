@@ -60,8 +60,9 @@ pub(crate) struct Dispatcher<D> {
 /// What an opened message still asks of dispatch, once decided.
 enum Step<D> {
     Done,
-    /// An invocation, to run under a handler permit.
-    Invoke(CommandContext<D>, Arc<CommandRegistry<D>>),
+    /// An invocation of the command at this position of the registry, to
+    /// run under a handler permit.
+    Invoke(CommandContext<D>, Arc<CommandRegistry<D>>, usize),
     /// A failure of the argument step, reported; its hook to run under a
     /// handler permit. Boxed: rare, and several times an invocation's size.
     Hook(Box<EarlyFailure<D>>),
@@ -117,13 +118,13 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     fn start(&self, step: Step<D>, permit: OwnedSemaphorePermit) {
         match step {
             Step::Done => {}
-            Step::Invoke(ctx, registry) => {
+            Step::Invoke(ctx, registry, index) => {
                 let span = self.span(ctx.name(), lane(ctx.source()));
                 // Boxed, and only when a subscriber wants it: a disabled
                 // span inline would make every invocation's future 40
                 // bytes larger.
                 let span = (!span.is_disabled()).then(|| Box::new(span));
-                self.runner.start(ctx, registry, permit, span);
+                self.runner.start(ctx, registry, index, permit, span);
             }
             Step::Hook(failure) => self.runner.start_hook(failure, permit),
         }
@@ -201,7 +202,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 self.emit(|| Event::Message(message()));
                 Step::Done
             }
-            Verdict::Invoke(invocation) => {
+            Verdict::Invoke(invocation, index) => {
                 let data = Arc::clone(&self.runner.data);
                 let mut ctx = CommandContext::dispatched(invocation, message(), data)
                     .with_prefixes(self.runner.shared_prefixes(dynamic))
@@ -210,7 +211,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 if let Some(server) = membership.server_of(&ctx.message().channel_id) {
                     ctx = ctx.with_server(server);
                 }
-                Step::Invoke(ctx, registry)
+                Step::Invoke(ctx, registry, index)
             }
             Verdict::ParseFailed { name, error } => {
                 let message = message();

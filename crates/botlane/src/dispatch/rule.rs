@@ -36,7 +36,8 @@ use super::handlers::panic_text;
 /// What the dispatch rule decided for one message.
 pub(super) enum Verdict {
     Plain,
-    Invoke(CommandInvocation),
+    /// An invocation of the command at this position of the registry.
+    Invoke(CommandInvocation, usize),
     ParseFailed {
         name: String,
         error: ParseError,
@@ -78,13 +79,15 @@ pub(super) fn decide<D>(
         }
         // `get`, not `find_command`: the menu never offers an alias, so a
         // sidecar naming one is no invocation of the menu's.
-        let Some(command) = registry.get(&data.name) else {
+        let Some(index) = registry.position(&data.name) else {
             tracing::debug!("ignoring a structured invocation of an unregistered command");
             return Verdict::Plain;
         };
+        let command = registry.at(index);
         return match command.decl.check_invocation(data.args, Some(prefix)) {
             Ok(args) => convert(
                 command,
+                index,
                 CommandInvocation {
                     name: data.name,
                     args,
@@ -101,12 +104,11 @@ pub(super) fn decide<D>(
         };
     }
     match registry.parse_among(content, prefixes) {
-        TextParseResult::Ok(invocation) => {
-            let Some(command) = registry.get(&invocation.name) else {
-                return Verdict::Plain;
-            };
+        // The parse found the command it names at `index`.
+        (TextParseResult::Ok(invocation), Some(index)) => {
+            let command = registry.at(index);
             match command.decl.check_bounds(&invocation.args, Some(prefix)) {
-                Ok(()) => convert(command, invocation, prefix),
+                Ok(()) => convert(command, index, invocation, prefix),
                 Err(error) => Verdict::ArgumentsRejected {
                     name: invocation.name.clone(),
                     source: CommandSource::Text,
@@ -115,26 +117,28 @@ pub(super) fn decide<D>(
                 },
             }
         }
-        TextParseResult::Error { name, error } => Verdict::ParseFailed { name, error },
+        (TextParseResult::Error { name, error }, _) => Verdict::ParseFailed { name, error },
         _ => Verdict::Plain,
     }
 }
 
-/// The last argument step: a typed command's conversion.
+/// The last argument step: a typed command's conversion (`command` is at
+/// `index` of the registry).
 fn convert<D>(
     command: &RegisteredCommand<D>,
+    index: usize,
     invocation: CommandInvocation,
     prefix: &str,
 ) -> Verdict {
     let Some(convert) = command.convert else {
-        return Verdict::Invoke(invocation);
+        return Verdict::Invoke(invocation, index);
     };
     // The conversion is the application's code when `Command` is written by
     // hand: a panic in it must take down neither dispatch nor the
     // connection task that may be running it.
     let converted = std::panic::catch_unwind(|| convert(&invocation.args));
     match converted {
-        Ok(Ok(())) => Verdict::Invoke(invocation),
+        Ok(Ok(())) => Verdict::Invoke(invocation, index),
         Err(payload) => Verdict::ConversionPanicked {
             invocation,
             panic: panic_text(payload.as_ref()),

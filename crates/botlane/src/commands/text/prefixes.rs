@@ -197,14 +197,17 @@ mod tests {
         for line in ["!roll", "!r", "!r 2"] {
             assert_eq!(
                 registry.parse_among(line, set.set()),
-                TextParseResult::None,
+                (TextParseResult::None, None),
                 "{line:?}"
             );
         }
-        let TextParseResult::Ok(invocation) = registry.parse_among("!rroll", set.set()) else {
+        let (TextParseResult::Ok(invocation), Some(index)) =
+            registry.parse_among("!rroll", set.set())
+        else {
             panic!("`roll` under `!r`");
         };
         assert_eq!(invocation.name, "roll");
+        assert_eq!(registry.at(index).decl.name, "roll");
     }
 
     #[test]

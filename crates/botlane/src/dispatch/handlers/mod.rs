@@ -48,6 +48,7 @@ use crate::framework::dynamic_prefix::PrefixChooser;
 use crate::framework::handler::BoxError;
 use crate::framework::on_error::OnError;
 use crate::framework::owners::{owner_gate, NotAnOwner, Owners};
+use crate::framework::registered::RegisteredCommand;
 use crate::framework::registry::CommandRegistry;
 use crate::framework::settings::CommandSettings;
 use crate::framework::user_error::UserError;
@@ -135,7 +136,8 @@ pub(super) enum Outcome {
 }
 
 impl<D: Send + Sync + 'static> Runner<D> {
-    /// Runs the invocation in `ctx` under `permit`, inside `span` (if a
+    /// Runs the invocation in `ctx` of the command at `index` of
+    /// `registry` under `permit`, inside `span` (if a
     /// subscriber wants one): polled once here first when its command's
     /// handler has finished at once so far (`Pace`), and on a task of its
     /// own from where it stopped if it waits.
@@ -143,12 +145,10 @@ impl<D: Send + Sync + 'static> Runner<D> {
         self: &Arc<Self>,
         ctx: CommandContext<D>,
         registry: Arc<CommandRegistry<D>>,
+        index: usize,
         permit: OwnedSemaphorePermit,
         span: Option<Box<tracing::Span>>,
     ) {
-        let Some(index) = registry.position(ctx.name()) else {
-            return;
-        };
         let command = registry.at(index);
         let in_place = command.pace.poll_in_place();
         // The invocation's one clock reading before its end: its timeout,
@@ -163,6 +163,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
             began,
             permit,
             lane: lane(ctx.source()),
+            in_place,
             span,
         };
         let attempt = Arc::clone(self).attempt(ctx, Arc::clone(&registry), index);
@@ -179,15 +180,23 @@ impl<D: Send + Sync + 'static> Runner<D> {
         // hook's, which must not unwind through the connection task.
         let polled = std::panic::catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(&mut cx)));
         let waited = matches!(polled, Ok(Poll::Pending));
-        let ran = began.elapsed();
-        command.pace.record(waited, ran);
-        if ran >= HELD_UP_WARNING {
-            self.warn_held_up(&command.decl.name, ran);
+        // A success with nothing after it told its pace at its end.
+        if run.as_mut().take_pace_owed() {
+            self.paced(command, waited, began.elapsed());
         }
         if waited {
             // Polled again at once by the runtime, with the task's waker,
             // which replaces the no-op one wherever the future waits.
             tokio::spawn(run);
+        }
+    }
+
+    /// Tells `command`'s pace how its poll in place went: whether it was
+    /// left waiting, and how long it ran (logged when it held the thread).
+    pub(super) fn paced(&self, command: &RegisteredCommand<D>, waited: bool, ran: Duration) {
+        command.pace.record(waited, ran);
+        if ran >= HELD_UP_WARNING {
+            self.warn_held_up(&command.decl.name, ran);
         }
     }
 

@@ -55,6 +55,11 @@ pin_project! {
         finishing: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
         permit: Option<OwnedSemaphorePermit>,
         lane: Lane,
+        // Set while polled in place until the poll is told to its
+        // command's pace: by the poll itself when it ends there with a
+        // success and nothing after it, sharing the attempt's end reading,
+        // else by `Runner::start`.
+        pace_owed: bool,
         // Entered at each poll: the handler's own spans are inside it.
         span: Option<Box<tracing::Span>>,
     }
@@ -77,6 +82,7 @@ pub(super) struct RunParts<D> {
     pub(super) began: Instant,
     pub(super) permit: OwnedSemaphorePermit,
     pub(super) lane: Lane,
+    pub(super) in_place: bool,
     pub(super) span: Option<Box<tracing::Span>>,
 }
 
@@ -104,8 +110,15 @@ where
             finishing: None,
             permit: Some(parts.permit),
             lane: parts.lane,
+            pace_owed: parts.in_place,
             span: parts.span,
         }
+    }
+
+    /// Whether the poll in place is still to be told to its command's
+    /// pace, which the caller then does: not owed from here on.
+    pub(super) fn take_pace_owed(self: Pin<&mut Self>) -> bool {
+        std::mem::take(self.project().pace_owed)
     }
 }
 
@@ -166,6 +179,9 @@ where
                     // command is set.
                     if !this.runner.after_set() {
                         *this.permit = None;
+                        if std::mem::take(this.pace_owed) {
+                            this.runner.paced(command, false, ran);
+                        }
                         return Poll::Ready(());
                     }
                     None

@@ -315,8 +315,7 @@ impl<D> CommandRegistry<D> {
     /// # Ok::<(), botlane::DeclarationError>(())
     /// ```
     pub fn find_command(&self, name: &str) -> Option<&RegisteredCommand<D>> {
-        let index = self.position(name).or_else(|| self.aliases.find(name))?;
-        Some(self.at(index))
+        self.find_position(name).map(|index| self.at(index))
     }
 
     /// The declarations in registration order.
@@ -392,15 +391,26 @@ impl<D> CommandRegistry<D> {
     /// # Ok::<(), botlane::DeclarationError>(())
     /// ```
     pub fn parse_from_text(&self, text: &str, prefix: Option<&str>) -> TextParseResult {
-        self.parse_among(text, PrefixSet::single(prefix))
+        self.parse_among(text, PrefixSet::single(prefix)).0
     }
 
     /// [`parse_from_text`](Self::parse_from_text) under the prefix the
-    /// line uses of a client's prefixes.
-    pub(crate) fn parse_among(&self, text: &str, prefixes: PrefixSet<'_>) -> TextParseResult {
-        parse_text_with(text, prefixes, |name| {
-            self.find_command(name).map(|c| (&c.decl, &*c.choices))
-        })
+    /// line uses of a client's prefixes, with the [`position`](Self::position)
+    /// of the command the line names, if it names one: dispatch holds on
+    /// to it rather than look the command up again.
+    pub(crate) fn parse_among(
+        &self,
+        text: &str,
+        prefixes: PrefixSet<'_>,
+    ) -> (TextParseResult, Option<usize>) {
+        let mut found = None;
+        let parsed = parse_text_with(text, prefixes, |name| {
+            let index = self.find_position(name)?;
+            found = Some(index);
+            let command = self.at(index);
+            Some((&command.decl, &*command.choices))
+        });
+        (parsed, found)
     }
 
     /// The canonical menu of the registered commands; equals
@@ -458,6 +468,11 @@ impl<D> CommandRegistry<D> {
         self.commands
             .iter()
             .position(|c| c.decl.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Where [`find_command`](Self::find_command) finds `name`.
+    fn find_position(&self, name: &str) -> Option<usize> {
+        self.position(name).or_else(|| self.aliases.find(name))
     }
 
     /// The registered commands, in registration order.
