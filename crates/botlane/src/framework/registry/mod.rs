@@ -348,7 +348,7 @@ impl<D> CommandRegistry<D> {
     /// Whether no command is registered.
     ///
     /// ```
-    /// assert!(botlane::CommandRegistry::default().is_empty());
+    /// assert!(botlane::CommandRegistry::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.commands.is_empty()
