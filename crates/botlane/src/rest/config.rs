@@ -167,24 +167,26 @@ impl Http {
         })
     }
 
-    /// Sends `request` once one of the lane's connections is free, waiting
-    /// at most the attempt's timeout (`timeout`, or the lane's) for it;
-    /// the response with the slot its body keeps busy. `path` is what an
-    /// error names.
+    /// Sends `request` once one of the lane's connections is free; the
+    /// attempt's timeout (`timeout`, or the lane's) covers the wait for
+    /// one and the exchange together. The response with the slot its body
+    /// keeps busy. `path` is what an error names.
     pub(crate) async fn send(
         &self,
         path: &str,
         request: reqwest::RequestBuilder,
         timeout: Option<Duration>,
     ) -> Result<(reqwest::Response, Slot), ServiceRestError> {
-        let wait = timeout.unwrap_or(self.timeout);
-        let slot = tokio::time::timeout(wait, Arc::clone(&self.slots).acquire_owned())
+        let deadline = tokio::time::Instant::now() + timeout.unwrap_or(self.timeout);
+        let slot = tokio::time::timeout_at(deadline, Arc::clone(&self.slots).acquire_owned())
             .await
             .ok()
             // The semaphore is never closed: `Err` cannot come.
             .and_then(Result::ok)
             .ok_or_else(|| ServiceRestError::no_connection(path, self.max))?;
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         let response = request
+            .timeout(left)
             .send()
             .await
             .map_err(|e| ServiceRestError::network(path, e))?;

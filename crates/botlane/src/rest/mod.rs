@@ -323,9 +323,6 @@ impl RestLane {
         if let Some(body) = &parts.body {
             request = request.body(body.clone());
         }
-        if let Some(timeout) = parts.timeout {
-            request = request.timeout(timeout);
-        }
         http.send(shown, request, parts.timeout).await
     }
 }

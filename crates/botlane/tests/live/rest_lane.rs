@@ -1180,3 +1180,37 @@ async fn the_lane_has_at_most_rest_max_connections_requests_in_flight() {
     );
     client.close().await.unwrap();
 }
+
+/// The attempt's timeout covers the wait for a connection and the exchange
+/// together: a call that waited most of it for the lane's only connection
+/// has only what is left for its own exchange, never a whole timeout more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wait_for_a_connection_counts_against_the_timeout() {
+    // Every answer takes 2 s; the timeout is 3 s: a call that waits for a
+    // busy connection has at most about 1.5 s left for its own 2 s.
+    let origin = counting_origin(Duration::from_secs(2)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = Hostile {
+        url: origin.url.clone(),
+        sent: Arc::default(),
+        requests: Arc::default(),
+    };
+    let (_server, client) = hostile_client(&hostile, &dir, |o| {
+        o.rest_max_connections(1)
+            .rest_timeout(Duration::from_secs(3))
+    })
+    .await;
+    let list = |rest: botlane::rest::RestLane| async move {
+        rest.json::<serde_json::Value>(Method::GET, "/api/files/list", None)
+            .await
+    };
+    // The credential first (its exchange holds the connection too).
+    list(client.rest()).await.unwrap();
+    let first = tokio::spawn(list(client.rest()));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let err = list(client.rest()).await.unwrap_err();
+    assert_eq!(err.status(), Some(0), "{err:?}");
+    assert!(err.to_string().contains("timed out"), "{err}");
+    first.await.unwrap().unwrap();
+    client.close().await.unwrap();
+}
