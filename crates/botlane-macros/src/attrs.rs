@@ -4,6 +4,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
+use syn::meta::ParseNestedMeta;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, Ident, LitInt, LitStr, Token};
@@ -30,7 +31,7 @@ pub(crate) struct CommandAttrs {
     pub(crate) hide_in_help: bool,
     pub(crate) owners_only: bool,
     /// The scope's constructor (`per_user`…) and the seconds.
-    pub(crate) cooldown: Option<(Ident, LitInt)>,
+    pub(crate) cooldown: Option<(Ident, u64)>,
     pub(crate) checks: Vec<Expr>,
 }
 
@@ -69,11 +70,18 @@ fn set_once<T>(
     Ok(())
 }
 
+/// The parenthesised strings of `key("a", "b")`.
+fn string_list(meta: &ParseNestedMeta<'_>) -> syn::Result<Vec<LitStr>> {
+    let content;
+    syn::parenthesized!(content in meta.input);
+    let list = Punctuated::<LitStr, Token![,]>::parse_terminated(&content)?;
+    Ok(list.into_iter().collect())
+}
+
 pub(crate) fn command_attrs(attrs: &[Attribute], form: Form, errors: &mut Errors) -> CommandAttrs {
     let mut out = CommandAttrs::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("command")) {
         let parsed = attr.parse_nested_meta(|meta| {
-            let cooldown = COOLDOWNS.iter().find(|(key, _)| meta.path.is_ident(key));
             if meta.path.is_ident("name") {
                 set_once(&mut out.name, meta.value()?.parse()?, &meta)
             } else if meta.path.is_ident("description") {
@@ -83,22 +91,22 @@ pub(crate) fn command_attrs(attrs: &[Attribute], form: Form, errors: &mut Errors
             } else if meta.path.is_ident("category") {
                 set_once(&mut out.category, meta.value()?.parse()?, &meta)
             } else if meta.path.is_ident("aliases") {
-                let content;
-                syn::parenthesized!(content in meta.input);
-                let list = Punctuated::<LitStr, Token![,]>::parse_terminated(&content)?;
-                set_once(&mut out.aliases, list.into_iter().collect(), &meta)
+                set_once(&mut out.aliases, string_list(&meta)?, &meta)
             } else if meta.path.is_ident("hide_in_help") {
                 out.hide_in_help = true;
                 Ok(())
             } else if meta.path.is_ident("owners_only") {
                 out.owners_only = true;
                 Ok(())
-            } else if let Some((_, scope)) = cooldown {
+            } else if let Some((_, scope)) =
+                COOLDOWNS.iter().find(|(key, _)| meta.path.is_ident(key))
+            {
                 if out.cooldown.is_some() {
                     return Err(meta.error("a command has one cooldown: this is its second"));
                 }
-                let secs: LitInt = meta.value()?.parse()?;
-                secs.base10_parse::<u64>()?;
+                // Emitted as parsed: `30u8` would not be a `u64` in the
+                // generated `Duration::from_secs`.
+                let secs = meta.value()?.parse::<LitInt>()?.base10_parse::<u64>()?;
                 out.cooldown = Some((Ident::new(scope, meta.path.span()), secs));
                 Ok(())
             } else if meta.path.is_ident("check") {
@@ -137,11 +145,8 @@ pub(crate) fn option_attrs(attrs: &[Attribute], errors: &mut Errors) -> OptionAt
             } else if meta.path.is_ident("kind") {
                 set_once(&mut out.kind, meta.value()?.parse()?, &meta)
             } else if meta.path.is_ident("choices") {
-                let content;
-                syn::parenthesized!(content in meta.input);
-                let list = Punctuated::<LitStr, Token![,]>::parse_terminated(&content)?;
                 let span = meta.path.span();
-                set_once(&mut out.choices, (span, list.into_iter().collect()), &meta)
+                set_once(&mut out.choices, (span, string_list(&meta)?), &meta)
             } else if meta.path.is_ident("min") {
                 set_once(&mut out.bounds.min, parse_number(meta.value()?)?, &meta)
             } else if meta.path.is_ident("max") {

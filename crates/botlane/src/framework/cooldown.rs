@@ -338,17 +338,17 @@ impl CooldownTracker {
     /// # let _ = tracker;
     /// ```
     pub fn with_clock(capacity: usize, clock: impl Clock) -> Self {
-        Self {
-            capacity,
-            clock: Arc::new(clock),
-            commands: Mutex::new(HashMap::new()),
-        }
+        Self::with_arc(capacity, Arc::new(clock))
     }
 
     pub(crate) fn with_shared_clock(capacity: usize, clock: SharedClock) -> Self {
+        Self::with_arc(capacity, clock.0)
+    }
+
+    fn with_arc(capacity: usize, clock: Arc<dyn Clock>) -> Self {
         Self {
             capacity,
-            clock: clock.0,
+            clock,
             commands: Mutex::new(HashMap::new()),
         }
     }

@@ -124,14 +124,9 @@ pub fn fn_command<C: Command + 'static, D: Send + Sync + 'static>(
     checks: Vec<Check<D>>,
     handler: impl TypedHandler<C, D>,
 ) -> FnCommand<D> {
-    let (decl, handler, mut settings, convert) = typed_parts::<C, D>(handler);
-    settings.checks.extend(checks);
-    FnCommand {
-        decl,
-        handler,
-        settings,
-        convert,
-    }
+    let mut command = typed_parts::<C, D>(handler);
+    command.settings.checks.extend(checks);
+    command
 }
 
 /// What registering the typed command `C` with `handler` adds: its
@@ -141,12 +136,7 @@ pub fn fn_command<C: Command + 'static, D: Send + Sync + 'static>(
 /// every typed command, derived or written as a function.
 pub(crate) fn typed_parts<C: Command + 'static, D: Send + Sync + 'static>(
     handler: impl TypedHandler<C, D>,
-) -> (
-    CommandDeclaration,
-    CommandHandler<D>,
-    CommandSettings<D>,
-    ConvertCheck,
-) {
+) -> FnCommand<D> {
     let handler = CommandHandler::new(move |ctx: CommandContext<D>| {
         let call = ctx.args_as::<C>().map(|typed| handler(ctx, typed));
         async move {
@@ -160,7 +150,12 @@ pub(crate) fn typed_parts<C: Command + 'static, D: Send + Sync + 'static>(
     if settings.help_text.is_none() {
         settings.help_text = C::help_text();
     }
-    (C::declaration(), handler, settings, convert::<C>)
+    FnCommand {
+        decl: C::declaration(),
+        handler,
+        settings,
+        convert: convert::<C>,
+    }
 }
 
 /// Whether `args` convert to `C`, for dispatch's argument step.

@@ -163,7 +163,10 @@ struct State {
     peak: usize,
     dropped: u64,
     closed: bool,
-    /// Dispatch took a push and has not come back for the next one.
+    /// Dispatch took a push and has not come back for the next one. While
+    /// it is set nothing is dispatched on the spot: `Dispatcher::message_now`
+    /// relies on it (a handler permit free before its decision is still
+    /// free after it, as dispatch, the only other taker, is idle).
     busy: bool,
     /// Set when dispatch starts; weak, as dispatch holds the session.
     now: Option<Weak<dyn DispatchNow>>,

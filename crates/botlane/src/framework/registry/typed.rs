@@ -75,8 +75,7 @@ impl<D: Send + Sync + 'static> CommandRegistry<D> {
         settings: CommandSettings<D>,
         handler: impl TypedHandler<C, D>,
     ) -> Result<&mut Self, DeclarationError> {
-        let (decl, handler, declared, convert) = typed_parts::<C, D>(handler);
-        self.insert(decl, handler, settings.over(declared), Some(convert))
+        self.add_with(typed_parts::<C, D>(handler), settings)
     }
 
     /// Registers a command written as a function with

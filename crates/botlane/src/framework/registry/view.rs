@@ -12,7 +12,7 @@ use crate::framework::help::render;
 
 impl<D: Send + Sync + 'static> RegistryView for CommandRegistry<D> {
     fn declaration(&self, name: &str) -> Option<&CommandDeclaration> {
-        self.get(name).map(|c| &c.decl)
+        self.find_decl(name)
     }
 
     fn help(&self, command: Option<&str>, prefixes: PrefixSet<'_>) -> String {
