@@ -286,7 +286,7 @@ impl State {
     }
 
     /// Writes the frame `{"op":op,"d":payload}` once, to be queued with
-    /// [`send_frame`](Self::send_frame) or [`push_frame_to_all`](Self::push_frame_to_all).
+    /// [`send_frame`](Self::send_frame) or [`push_frame_to_channel`](Self::push_frame_to_channel).
     pub(crate) fn frame<T: Serialize + ?Sized>(&mut self, op: u16, payload: &T) -> Frame {
         Frame::new(&mut self.scratch, op, payload)
     }
@@ -380,11 +380,7 @@ impl State {
         op: u16,
         payload: &T,
     ) -> usize {
-        let targets: Vec<u64> = accounts
-            .into_iter()
-            .flat_map(|account_id| self.connections_of(account_id))
-            .copied()
-            .collect();
+        let targets = self.connections_of_all(accounts);
         let frame = self.frame(op, payload);
         self.queue_on_all(&targets, op, frame)
     }
@@ -401,12 +397,17 @@ impl State {
             .channels
             .get(channel_id)
             .map_or(&[][..], |c| &c.members[..]);
-        let targets: Vec<u64> = members
-            .iter()
+        let targets = self.connections_of_all(members.iter().map(String::as_str));
+        self.queue_on_all(&targets, op, frame)
+    }
+
+    /// The connections of every account of `accounts`.
+    fn connections_of_all<'a>(&self, accounts: impl IntoIterator<Item = &'a str>) -> Vec<u64> {
+        accounts
+            .into_iter()
             .flat_map(|account_id| self.connections_of(account_id))
             .copied()
-            .collect();
-        self.queue_on_all(&targets, op, frame)
+            .collect()
     }
 
     fn queue_on_all(&mut self, targets: &[u64], op: u16, frame: Frame) -> usize {

@@ -348,7 +348,7 @@ async fn a_purge_without_revocation_lets_the_bot_mint_again() {
 }
 
 /// The configured lifetime, on the real clock (its boundary, to the
-/// second, is the unit test `rest::credentials::tests::expiry_and_purge_give_session_expired`):
+/// second, is the unit test `state::rest::tests::expiry_and_purge_give_session_expired`):
 /// a credential of 3 s works at once and is `session_expired` once the
 /// 3 s are over.
 #[tokio::test]

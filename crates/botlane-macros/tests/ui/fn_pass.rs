@@ -46,9 +46,10 @@ async fn roll(
     ctx.reply("rolled").await
 }
 
+// A suffixed literal is a cooldown's seconds too.
 /// Flip a coin
 #[derive(Command)]
-#[command(name = "flip", owners_only, global_cooldown = 1)]
+#[command(name = "flip", owners_only, global_cooldown = 1u8)]
 struct Flip;
 
 fn main() {

@@ -127,7 +127,7 @@ impl RestConfig {
             .referer(false)
             .timeout(self.timeout)
             .user_agent(concat!("botlane/", env!("CARGO_PKG_VERSION")))
-            .dns_resolver(failure::resolver())
+            .dns_resolver(Arc::new(failure::Resolver))
             .use_preconfigured_tls((*self.tls).clone());
         if no_proxy {
             builder = builder.no_proxy();

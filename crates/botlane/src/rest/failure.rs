@@ -6,7 +6,6 @@
 use std::error::Error as StdError;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
@@ -166,11 +165,6 @@ impl Resolve for Resolver {
             Ok(Box::new(addrs.into_iter()) as Addrs)
         })
     }
-}
-
-/// The resolver every HTTP client of the lane is built with.
-pub(crate) fn resolver() -> Arc<Resolver> {
-    Arc::new(Resolver)
 }
 
 #[cfg(test)]
