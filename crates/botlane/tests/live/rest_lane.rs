@@ -495,7 +495,7 @@ async fn write_endless(write: &mut tokio::net::tcp::OwnedWriteHalf, chunked: boo
 /// A devserver with the flag on and a logged-in client whose `rest_url` is
 /// the hostile origin.
 async fn hostile_client(
-    origin: &Hostile,
+    rest_url: &str,
     dir: &tempfile::TempDir,
     tune: impl FnOnce(ClientOptions) -> ClientOptions,
 ) -> (DevServer, Client) {
@@ -504,7 +504,7 @@ async fn hostile_client(
         .unwrap();
     let bot = server.add_bot("restbot");
     let options = ClientOptions::new(bot.token, dir.path().join("bot.keystore"), server.ws_url())
-        .rest_url(&origin.url)
+        .rest_url(rest_url)
         .rest_timeout(Duration::from_secs(60));
     let client = Client::new(tune(options)).unwrap();
     client.login().await.unwrap();
@@ -542,7 +542,7 @@ async fn an_endless_exchange_reply_is_cut_at_4_kib() {
         })
         .await;
         let dir = tempfile::tempdir().unwrap();
-        let (server, client) = hostile_client(&origin, &dir, |o| o).await;
+        let (server, client) = hostile_client(&origin.url, &dir, |o| o).await;
         let err = client
             .rest()
             .request(Method::GET, "/api/files/list", None)
@@ -570,7 +570,7 @@ async fn an_endless_500_body_is_cut_at_4_kib() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let (_server, client) = hostile_client(&origin, &dir, |o| o).await;
+    let (_server, client) = hostile_client(&origin.url, &dir, |o| o).await;
     let err = client
         .rest()
         .json::<serde_json::Value>(Method::GET, "/api/files/list", None)
@@ -599,7 +599,7 @@ async fn endless_401_bodies_are_cut_at_4_kib_on_the_call_and_its_retry() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let (server, client) = hostile_client(&origin, &dir, |o| o).await;
+    let (server, client) = hostile_client(&origin.url, &dir, |o| o).await;
     let err = client
         .rest()
         .request(Method::GET, "/api/files/list", None)
@@ -637,7 +637,7 @@ async fn json_over_its_cap_fails_naming_the_cap() {
         (1 << 20, Some(1 << 20)),
         (botlane::rest::DEFAULT_JSON_LIMIT, None),
     ] {
-        let (_server, client) = hostile_client(&origin, &dir, |o| match tune {
+        let (_server, client) = hostile_client(&origin.url, &dir, |o| match tune {
             Some(bytes) => o.rest_json_limit(bytes),
             None => o,
         })
@@ -680,7 +680,7 @@ async fn binary_over_its_cap_fails_and_request_streams_past_it() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let limit = 1 << 20;
-    let (_server, client) = hostile_client(&origin, &dir, |o| o.rest_binary_limit(limit)).await;
+    let (_server, client) = hostile_client(&origin.url, &dir, |o| o.rest_binary_limit(limit)).await;
     let rest = client.rest();
     let err = rest
         .binary(Method::GET, "/api/files/f1/download", None)
@@ -739,7 +739,7 @@ async fn a_declared_length_past_memory_is_not_reserved() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let (_server, client) =
-        hostile_client(&origin, &dir, |o| o.rest_binary_limit(usize::MAX)).await;
+        hostile_client(&origin.url, &dir, |o| o.rest_binary_limit(usize::MAX)).await;
     let err = client
         .rest()
         .binary(Method::GET, "/api/files/f1/download", None)
@@ -771,7 +771,7 @@ async fn a_zero_or_tiny_expires_in_does_not_mint_on_every_call() {
     for expires_in in [0, 1] {
         let origin = lenient_origin(Some(expires_in)).await;
         let dir = tempfile::tempdir().unwrap();
-        let (server, client) = hostile_client(&origin, &dir, |o| o).await;
+        let (server, client) = hostile_client(&origin.url, &dir, |o| o).await;
         let rest = client.rest();
         for _ in 0..10 {
             rest.json::<serde_json::Value>(Method::GET, "/api/files/list", None)
@@ -791,7 +791,7 @@ async fn an_absent_or_over_long_expires_in_is_accepted() {
     for expires_in in [None, Some(86_400), Some(u64::MAX)] {
         let origin = lenient_origin(expires_in).await;
         let dir = tempfile::tempdir().unwrap();
-        let (server, client) = hostile_client(&origin, &dir, |o| o).await;
+        let (server, client) = hostile_client(&origin.url, &dir, |o| o).await;
         for _ in 0..3 {
             let list: serde_json::Value = client
                 .rest()
@@ -840,7 +840,7 @@ async fn the_exchange_answer_s_shape_is_checked_before_any_call() {
     for (status, raw) in accepted {
         let origin = exchange_answering(status, raw).await;
         let dir = tempfile::tempdir().unwrap();
-        let (server, client) = hostile_client(&origin, &dir, |o| o).await;
+        let (server, client) = hostile_client(&origin.url, &dir, |o| o).await;
         for _ in 0..2 {
             let list: serde_json::Value = client
                 .rest()
@@ -870,7 +870,7 @@ async fn the_exchange_answer_s_shape_is_checked_before_any_call() {
     for raw in refused {
         let origin = exchange_answering(200, raw).await;
         let dir = tempfile::tempdir().unwrap();
-        let (server, client) = hostile_client(&origin, &dir, |o| o).await;
+        let (server, client) = hostile_client(&origin.url, &dir, |o| o).await;
         for _ in 0..2 {
             let err = client
                 .rest()
@@ -914,7 +914,7 @@ async fn an_origin_that_never_answers_times_out_with_status_0() {
         requests: Arc::default(),
     };
     let dir = tempfile::tempdir().unwrap();
-    let (_server, client) = hostile_client(&origin, &dir, |o| {
+    let (_server, client) = hostile_client(&origin.url, &dir, |o| {
         o.rest_timeout(Duration::from_millis(300))
     })
     .await;
@@ -1043,7 +1043,7 @@ async fn each_way_an_answer_breaks_is_named_in_the_error() {
             sent: Arc::default(),
             requests: Arc::default(),
         };
-        let (_server, client) = hostile_client(&origin, &dir, |o| o).await;
+        let (_server, client) = hostile_client(&origin.url, &dir, |o| o).await;
         let err = client
             .rest()
             .request(Method::GET, "/api/files/list", None)
@@ -1148,12 +1148,7 @@ async fn counting_origin(delay: Duration) -> Counting {
 async fn the_lane_has_at_most_rest_max_connections_requests_in_flight() {
     let origin = counting_origin(Duration::from_millis(20)).await;
     let dir = tempfile::tempdir().unwrap();
-    let hostile = Hostile {
-        url: origin.url.clone(),
-        sent: Arc::default(),
-        requests: Arc::default(),
-    };
-    let (_server, client) = hostile_client(&hostile, &dir, |o| o.rest_max_connections(4)).await;
+    let (_server, client) = hostile_client(&origin.url, &dir, |o| o.rest_max_connections(4)).await;
     let calls: Vec<_> = (0..200)
         .map(|_| {
             let rest = client.rest();
@@ -1190,12 +1185,7 @@ async fn the_wait_for_a_connection_counts_against_the_timeout() {
     // busy connection has at most about 1.5 s left for its own 2 s.
     let origin = counting_origin(Duration::from_secs(2)).await;
     let dir = tempfile::tempdir().unwrap();
-    let hostile = Hostile {
-        url: origin.url.clone(),
-        sent: Arc::default(),
-        requests: Arc::default(),
-    };
-    let (_server, client) = hostile_client(&hostile, &dir, |o| {
+    let (_server, client) = hostile_client(&origin.url, &dir, |o| {
         o.rest_max_connections(1)
             .rest_timeout(Duration::from_secs(3))
     })
