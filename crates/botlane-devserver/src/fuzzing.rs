@@ -251,14 +251,13 @@ fn drain(
                         "a login reply holds a token"
                     );
                 }
-                if frame.op == OpCode::RestMint.code() {
-                    if let Ok(botlane_proto::payload::RestMintReply {
+                if frame.op == OpCode::RestMint.code()
+                    && let Ok(botlane_proto::payload::RestMintReply {
                         secret: Some(secret),
                         ..
                     }) = decode_payload(frame.op, frame.d)
-                    {
-                        secrets.insert(secret);
-                    }
+                {
+                    secrets.insert(secret);
                 }
                 let code = decode_payload::<Code>(frame.op, frame.d).ok();
                 seen(frame.op, code.and_then(|reply| reply.code));

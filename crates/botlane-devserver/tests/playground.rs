@@ -373,13 +373,12 @@ async fn start_bot(server: &DevServer, keystore: &Path) -> (Client, String) {
     let mut events = client.events();
     tokio::spawn(async move {
         while let Ok(event) = events.recv().await {
-            if let Event::CommandError(error) = event {
-                if error.reason == CommandErrorReason::Parse {
-                    if let Some(parse) = &error.parse_error {
-                        let answer = format!("{parse}. usage: {}", parse.usage());
-                        let _ = error.message.reply(&answer).await;
-                    }
-                }
+            if let Event::CommandError(error) = event
+                && error.reason == CommandErrorReason::Parse
+                && let Some(parse) = &error.parse_error
+            {
+                let answer = format!("{parse}. usage: {}", parse.usage());
+                let _ = error.message.reply(&answer).await;
             }
         }
     });

@@ -150,13 +150,14 @@ impl Bounds {
                 );
             }
         }
-        if let (Some(min), Some(max)) = (&self.min, &self.max) {
-            if numeric && min.value > max.value {
-                errors.at(
-                    min.span,
-                    format!("min {} is greater than max {}", shown(min), shown(max)),
-                );
-            }
+        if let (Some(min), Some(max)) = (&self.min, &self.max)
+            && numeric
+            && min.value > max.value
+        {
+            errors.at(
+                min.span,
+                format!("min {} is greater than max {}", shown(min), shown(max)),
+            );
         }
         for (name, bound) in [
             ("min_length", self.min_length),
@@ -181,16 +182,17 @@ impl Bounds {
                 );
             }
         }
-        if let (Some(min), Some(max)) = (self.min_length, self.max_length) {
-            if textual && min.value > max.value {
-                errors.at(
-                    min.span,
-                    format!(
-                        "min_length {} is greater than max_length {}",
-                        min.value, max.value
-                    ),
-                );
-            }
+        if let (Some(min), Some(max)) = (self.min_length, self.max_length)
+            && textual
+            && min.value > max.value
+        {
+            errors.at(
+                min.span,
+                format!(
+                    "min_length {} is greater than max_length {}",
+                    min.value, max.value
+                ),
+            );
         }
         if !(numeric || textual) {
             return;

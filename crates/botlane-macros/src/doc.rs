@@ -20,20 +20,19 @@ struct DocLine {
 fn doc_lines(attrs: &[Attribute]) -> Option<Vec<DocLine>> {
     let mut lines = None::<Vec<DocLine>>;
     for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
-        if let Meta::NameValue(nv) = &attr.meta {
-            if let Expr::Lit(ExprLit {
+        if let Meta::NameValue(nv) = &attr.meta
+            && let Expr::Lit(ExprLit {
                 lit: Lit::Str(s), ..
             }) = &nv.value
-            {
-                let span = attr_span(attr);
-                let value = s.value();
-                lines
-                    .get_or_insert_with(Vec::new)
-                    .extend(attr_lines(&value).into_iter().map(|line| DocLine {
-                        text: line.to_owned(),
-                        span,
-                    }));
-            }
+        {
+            let span = attr_span(attr);
+            let value = s.value();
+            lines
+                .get_or_insert_with(Vec::new)
+                .extend(attr_lines(&value).into_iter().map(|line| DocLine {
+                    text: line.to_owned(),
+                    span,
+                }));
         }
     }
     lines

@@ -61,21 +61,19 @@ impl DevServer {
     /// The id of the server with this name.
     pub fn server_id(&self, name: &str) -> Option<String> {
         let state = self.shared.lock();
-        let id = state
+        state
             .servers()
             .find(|(_, s)| s.name == name)
-            .map(|(id, _)| id.to_owned());
-        id
+            .map(|(id, _)| id.to_owned())
     }
 
     /// The id of the channel with this name in a server.
     pub fn channel_id(&self, server_id: &str, name: &str) -> Option<String> {
         let state = self.shared.lock();
-        let id = state
+        state
             .channels()
             .find(|c| c.server_id == server_id && c.name == name)
-            .map(|c| c.id.clone());
-        id
+            .map(|c| c.id.clone())
     }
 
     /// The messages of a channel, oldest first, exactly as stored (sealed).

@@ -167,12 +167,12 @@ impl State {
                 }
             }
             for file in &server.files {
-                if let Some(id) = file.id.as_deref() {
-                    if id.is_empty() || state.rest.file(id).is_some() {
-                        return Err(DevServerError::Config(format!(
-                            "file id {id:?} is empty or used twice"
-                        )));
-                    }
+                if let Some(id) = file.id.as_deref()
+                    && (id.is_empty() || state.rest.file(id).is_some())
+                {
+                    return Err(DevServerError::Config(format!(
+                        "file id {id:?} is empty or used twice"
+                    )));
                 }
                 state
                     .rest

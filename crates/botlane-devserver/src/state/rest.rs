@@ -306,10 +306,10 @@ impl RestState {
         if self.ended.contains(&hash) {
             return;
         }
-        if self.ended_order.len() == MAX_ENDED {
-            if let Some(first) = self.ended_order.pop_front() {
-                self.ended.remove(&first);
-            }
+        if self.ended_order.len() == MAX_ENDED
+            && let Some(first) = self.ended_order.pop_front()
+        {
+            self.ended.remove(&first);
         }
         self.ended.insert(hash);
         self.ended_order.push_back(hash);

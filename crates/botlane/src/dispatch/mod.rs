@@ -134,10 +134,10 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     /// `lane`, with the bot's id when a subscriber wants it.
     fn span(&self, command: &str, lane: Lane) -> tracing::Span {
         let span = invocation_span(command, lane);
-        if !span.is_disabled() {
-            if let Some(bot) = self.session.bot_id() {
-                span.record("bot", &*bot);
-            }
+        if !span.is_disabled()
+            && let Some(bot) = self.session.bot_id()
+        {
+            span.record("bot", &*bot);
         }
         span
     }

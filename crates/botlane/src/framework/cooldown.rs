@@ -464,10 +464,10 @@ impl Table {
             if *end > now {
                 break;
             }
-            if let Some(Reverse((end, subject))) = self.by_end.pop() {
-                if self.ends.get(&subject) == Some(&end) {
-                    self.ends.remove(&subject);
-                }
+            if let Some(Reverse((end, subject))) = self.by_end.pop()
+                && self.ends.get(&subject) == Some(&end)
+            {
+                self.ends.remove(&subject);
             }
         }
     }

@@ -230,7 +230,9 @@ mod tests {
             self.calls.load(Ordering::SeqCst)
         }
 
-        fn start(&self) -> impl Future<Output = Result<Minted, RestError>> + Send + 'static {
+        fn start(
+            &self,
+        ) -> impl Future<Output = Result<Minted, RestError>> + Send + 'static + use<> {
             let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
             let (expires_in, fail) = (self.expires_in, self.fail);
             async move {

@@ -211,10 +211,10 @@ impl Membership {
             .open(sealed, channel_id.as_bytes())
             .ok()
             .and_then(|bytes| String::from_utf8(bytes).ok());
-        if content.is_none() {
-            if let Some(swallowed) = self.undecryptable.allow() {
-                tracing::warn!(message = %id, swallowed, "dropping a message whose content does not decrypt");
-            }
+        if content.is_none()
+            && let Some(swallowed) = self.undecryptable.allow()
+        {
+            tracing::warn!(message = %id, swallowed, "dropping a message whose content does not decrypt");
         }
         Some((content?, key))
     }

@@ -353,7 +353,9 @@ impl Session {
     /// as a future that holds neither the session nor the client: a client
     /// dropped by the application is gone at once, not when its
     /// connections have ended.
-    pub(crate) fn close_events_once_released(&self) -> impl Future<Output = ()> + Send + 'static {
+    pub(crate) fn close_events_once_released(
+        &self,
+    ) -> impl Future<Output = ()> + Send + 'static + use<> {
         let (live, events) = (self.live.subscribe(), self.events.clone());
         async move {
             released(live).await;

@@ -334,14 +334,14 @@ async fn read_loop(
                     Close::Send(CloseCode::POLICY_VIOLATION),
                 );
             }
-        } else if message.is_binary() {
-            if let Some(swallowed) = inbound.warnings().malformed_frame.allow() {
-                tracing::warn!(
-                    bytes = message.as_payload().len(),
-                    swallowed,
-                    "ignoring a binary frame: the wire is text frames"
-                );
-            }
+        } else if message.is_binary()
+            && let Some(swallowed) = inbound.warnings().malformed_frame.allow()
+        {
+            tracing::warn!(
+                bytes = message.as_payload().len(),
+                swallowed,
+                "ignoring a binary frame: the wire is text frames"
+            );
         }
         // Any frame, pongs included, has already reset the idle timer.
     }

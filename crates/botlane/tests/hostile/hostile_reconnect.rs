@@ -680,11 +680,12 @@ struct ShutDownOnPublish {
 impl std::io::Write for ShutDownOnPublish {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let published = String::from_utf8_lossy(buf).contains("menu published");
-        if published && self.armed.load(Ordering::SeqCst) {
-            if let Some(client) = self.client.upgrade() {
-                client.shutdown();
-                self.stopped.notify_one();
-            }
+        if published
+            && self.armed.load(Ordering::SeqCst)
+            && let Some(client) = self.client.upgrade()
+        {
+            client.shutdown();
+            self.stopped.notify_one();
         }
         Ok(buf.len())
     }

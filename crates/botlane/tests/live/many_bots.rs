@@ -184,10 +184,10 @@ async fn stranger(url: String, evicted: Arc<AtomicUsize>) {
             continue;
         };
         while let Some(Ok(message)) = ws.next().await {
-            if let Message::Close(Some(frame)) = &message {
-                if frame.reason.starts_with("pre-login pool full") {
-                    evicted.fetch_add(1, Ordering::SeqCst);
-                }
+            if let Message::Close(Some(frame)) = &message
+                && frame.reason.starts_with("pre-login pool full")
+            {
+                evicted.fetch_add(1, Ordering::SeqCst);
             }
         }
     }

@@ -770,10 +770,10 @@ async fn the_credential_is_never_written_to_the_keystore() {
             let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
             secrets.push(body["secret"].as_str().unwrap().to_owned());
         }
-        if let Some(v) = verification(&r) {
-            if !secrets.contains(&v) {
-                secrets.push(v);
-            }
+        if let Some(v) = verification(&r)
+            && !secrets.contains(&v)
+        {
+            secrets.push(v);
         }
     }
     assert_eq!(secrets.len(), 4, "two one-time secrets, two credentials");

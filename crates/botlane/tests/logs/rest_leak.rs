@@ -178,10 +178,10 @@ async fn no_secret_reaches_a_log_line_a_debug_output_an_error_or_an_http_header(
             let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
             secrets.push(body["secret"].as_str().unwrap().to_owned());
         }
-        if let Some(v) = r.header("verification") {
-            if !credentials.iter().any(|c| c == v) {
-                credentials.push(v.to_owned());
-            }
+        if let Some(v) = r.header("verification")
+            && !credentials.iter().any(|c| c == v)
+        {
+            credentials.push(v.to_owned());
         }
     }
     assert!(secrets.len() >= 4, "{} secrets", secrets.len());

@@ -76,10 +76,10 @@ pub async fn client_with_dispatch_busy_and(
         .unwrap();
     tokio::time::timeout(WAIT, async {
         loop {
-            if let Ok(botlane::Event::Message(m)) = taken.recv().await {
-                if m.id == "m1" {
-                    return;
-                }
+            if let Ok(botlane::Event::Message(m)) = taken.recv().await
+                && m.id == "m1"
+            {
+                return;
             }
         }
     })

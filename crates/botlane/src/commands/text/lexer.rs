@@ -210,10 +210,10 @@ impl<'a, 'o> Lexer<'a, 'o> {
     pub(super) fn take_greedy(&mut self) -> (Cow<'a, str>, Range<usize>) {
         let start = self.pos;
         self.pos = self.line.len();
-        if starts_with_open_quote(&self.line[start..]) {
-            if let Some(quoted) = self.lone_quoted(start) {
-                return quoted;
-            }
+        if starts_with_open_quote(&self.line[start..])
+            && let Some(quoted) = self.lone_quoted(start)
+        {
+            return quoted;
         }
         let value = trim_end(&self.line[start..]);
         (Cow::Borrowed(value), start..start + value.len())

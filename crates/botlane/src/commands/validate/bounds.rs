@@ -42,10 +42,11 @@ pub(crate) fn bound_violations(
             }));
         }
     }
-    if let (Some(min), Some(max)) = (option.min_value, option.max_value) {
-        if numeric && min > max {
-            out.push(at(DeclarationRule::MinAboveMax { min, max }));
-        }
+    if let (Some(min), Some(max)) = (option.min_value, option.max_value)
+        && numeric
+        && min > max
+    {
+        out.push(at(DeclarationRule::MinAboveMax { min, max }));
     }
     for (bound, length) in [
         (MIN_LENGTH, option.min_length),
@@ -61,13 +62,14 @@ pub(crate) fn bound_violations(
             out.push(at(DeclarationRule::LengthTooLarge { bound, length }));
         }
     }
-    if let (Some(min_length), Some(max_length)) = (option.min_length, option.max_length) {
-        if textual && min_length > max_length {
-            out.push(at(DeclarationRule::MinLengthAboveMaxLength {
-                min_length,
-                max_length,
-            }));
-        }
+    if let (Some(min_length), Some(max_length)) = (option.min_length, option.max_length)
+        && textual
+        && min_length > max_length
+    {
+        out.push(at(DeclarationRule::MinLengthAboveMaxLength {
+            min_length,
+            max_length,
+        }));
     }
     // Choices are checked against bounds that apply to the type; a bound on
     // another type is already reported above.

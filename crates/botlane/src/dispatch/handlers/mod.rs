@@ -368,10 +368,10 @@ impl<D: Send + Sync + 'static> Runner<D> {
             if let Err(refusal) = run_checks(&command.settings.checks, &ctx).await {
                 return Outcome::Refused(refusal);
             }
-            if let Some(cooldown) = command.settings.cooldown {
-                if let Err(wait) = self.cooldowns.try_start(&cooldown, &ctx) {
-                    return Outcome::Cooling(wait);
-                }
+            if let Some(cooldown) = command.settings.cooldown
+                && let Err(wait) = self.cooldowns.try_start(&cooldown, &ctx)
+            {
+                return Outcome::Cooling(wait);
             }
         }
         match command.handler.call(ctx).await {

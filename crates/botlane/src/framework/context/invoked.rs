@@ -20,19 +20,19 @@ pub(crate) fn invoked_name<'a>(
     name: &'a str,
     prefixes: PrefixSet<'_>,
 ) -> Cow<'a, str> {
-    if source == CommandSource::Text {
-        if let Some(raw) = invoked_raw_name(&message.content, prefixes) {
-            // The command's own name in capitals is its name: no copy.
-            if raw.eq_ignore_ascii_case(name) {
-                return Cow::Borrowed(name);
-            }
-            if is_valid_name(raw) {
-                return Cow::Borrowed(raw);
-            }
-            let lowered = raw.to_ascii_lowercase();
-            if is_valid_name(&lowered) {
-                return Cow::Owned(lowered);
-            }
+    if source == CommandSource::Text
+        && let Some(raw) = invoked_raw_name(&message.content, prefixes)
+    {
+        // The command's own name in capitals is its name: no copy.
+        if raw.eq_ignore_ascii_case(name) {
+            return Cow::Borrowed(name);
+        }
+        if is_valid_name(raw) {
+            return Cow::Borrowed(raw);
+        }
+        let lowered = raw.to_ascii_lowercase();
+        if is_valid_name(&lowered) {
+            return Cow::Owned(lowered);
         }
     }
     Cow::Borrowed(name)

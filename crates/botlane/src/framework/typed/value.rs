@@ -171,13 +171,13 @@ impl CommandOptionValue for i64 {
 
     /// Within ±(2^53 − 1), the integers an option carries.
     fn from_arg(value: &CommandArgValue) -> Result<Self, ArgumentRule> {
-        if let CommandArgValue::Integer(i) = value {
-            if !(-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(i) {
-                return Err(ArgumentRule::OutOfRange {
-                    min: -MAX_SAFE_INTEGER,
-                    max: MAX_SAFE_INTEGER,
-                });
-            }
+        if let CommandArgValue::Integer(i) = value
+            && !(-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(i)
+        {
+            return Err(ArgumentRule::OutOfRange {
+                min: -MAX_SAFE_INTEGER,
+                max: MAX_SAFE_INTEGER,
+            });
         }
         match coerced(Self::KIND, value)? {
             CommandArgValue::Integer(i) => Ok(i),

@@ -244,10 +244,10 @@ impl Crate {
             return self.resolve(from, target, seen);
         }
         for glob in &module.globs {
-            if let Some(Place::Module(source)) = self.resolve(at, glob, seen) {
-                if let Some(found) = self.lookup(&source, name, seen) {
-                    return Some(found);
-                }
+            if let Some(Place::Module(source)) = self.resolve(at, glob, seen)
+                && let Some(found) = self.lookup(&source, name, seen)
+            {
+                return Some(found);
             }
         }
         None
