@@ -1260,9 +1260,11 @@ async fn sidecar_agrees(page: &fantoccini::Client) {
 
 // ------------------------------------------------- the binary and its HTTP
 
-async fn http_get(addr: &str, path: &str, host: &str) -> (u16, String) {
+/// A GET of `target` with a `Host` header for each of `hosts`.
+async fn http_get(addr: &str, target: &str, hosts: &[&str]) -> (u16, String) {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    let hosts: String = hosts.iter().map(|h| format!("Host: {h}\r\n")).collect();
+    let request = format!("GET {target} HTTP/1.1\r\n{hosts}Connection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).await.unwrap();
@@ -1301,10 +1303,10 @@ async fn the_binary_serves_the_playground_on_loopback_host_names_only() {
         .unwrap_or_else(|| panic!("unexpected URL {url}"));
     assert_eq!(realtime, format!("realtime: ws://{addr}/ws"));
 
-    let (status, page) = http_get(addr, "/playground", addr).await;
+    let (status, page) = http_get(addr, "/playground", &[addr]).await;
     assert_eq!(status, 200);
     assert!(page.contains("<title>botlane playground</title>"), "{page}");
-    let (status, session) = http_get(addr, "/playground/session", "localhost").await;
+    let (status, session) = http_get(addr, "/playground/session", &["localhost"]).await;
     assert_eq!(status, 200);
     let session: Value = serde_json::from_str(&session).unwrap();
     assert_eq!(session["name"], "you");
@@ -1312,11 +1314,11 @@ async fn the_binary_serves_the_playground_on_loopback_host_names_only() {
     // A page on another host name that resolves to 127.0.0.1 (DNS rebinding)
     // gets nothing.
     for path in ["/playground/session", "/playground/menus", "/playground"] {
-        let (status, body) = http_get(addr, path, "rebound.example:80").await;
+        let (status, body) = http_get(addr, path, &["rebound.example:80"]).await;
         assert_eq!(status, 403, "{path}: {body}");
         assert!(!body.contains("usr_"));
     }
-    let (status, menus) = http_get(addr, "/playground/menus", addr).await;
+    let (status, menus) = http_get(addr, "/playground/menus", &[addr]).await;
     assert_eq!(status, 200);
     assert_eq!(
         serde_json::from_str::<Value>(&menus).unwrap(),
@@ -1327,13 +1329,37 @@ async fn the_binary_serves_the_playground_on_loopback_host_names_only() {
     child.wait().unwrap();
 }
 
+/// The host a request names is judged by the admin endpoint's rule: more
+/// than one `Host` is refused (RFC 9112 §3.2: two parsers could each read
+/// another), and an absolute-form target's authority stands for the
+/// `Host` (§3.2.2).
+#[tokio::test]
+async fn a_repeated_host_or_a_foreign_absolute_target_is_refused() {
+    let server = DevServer::start(DevServerConfig::default().playground(true))
+        .await
+        .unwrap();
+    let addr = server.local_addr().to_string();
+    let (status, body) = http_get(&addr, "/playground/session", &[&addr, "rebound.example"]).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("one Host header"), "{body}");
+    let foreign = "http://rebound.example/playground/session";
+    let (status, body) = http_get(&addr, foreign, &[&addr]).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(!body.contains("usr_"), "{body}");
+    let own = format!("http://{addr}/playground/session");
+    let (status, body) = http_get(&addr, &own, &["rebound.example"]).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("usr_"), "{body}");
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn without_the_flag_there_is_no_playground() {
     let server = DevServer::start(DevServerConfig::default()).await.unwrap();
     assert!(server.playground_url().is_none());
     assert!(server.playground_channel().is_none());
     let addr = server.local_addr().to_string();
-    let (status, _) = http_get(&addr, "/playground/session", &addr).await;
+    let (status, _) = http_get(&addr, "/playground/session", &[&addr]).await;
     assert_eq!(status, 404);
     server.shutdown().await;
 }

@@ -38,14 +38,16 @@ mod raw_client;
 mod receivers;
 #[path = "support/relay.rs"]
 mod relay;
+#[path = "support/role_child.rs"]
+mod role_child;
 
 use std::alloc::System;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::io::{BufRead, Write};
 
 use botlane::crypto::IdentityKeyPair;
 use fake_service::{FakeService, Mix, Session, Shape};
 use receivers::{RawReceiver, TickBot};
+use role_child::RoleChild;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
 #[global_allocator]
@@ -152,8 +154,7 @@ fn serve() {
 
 /// The parent's handle on the child service.
 struct Service {
-    child: Child,
-    stdin: ChildStdin,
+    child: RoleChild,
     url: String,
     frame_bytes: String,
     /// How many receivers have logged in: the newest is the one replayed to.
@@ -162,19 +163,10 @@ struct Service {
 
 impl Service {
     fn spawn() -> Self {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .env(SERVICE_ROLE, "1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut line = || lines.next().unwrap().unwrap();
-        let (url, frame_bytes) = (line(), line());
+        let mut child = RoleChild::spawn(SERVICE_ROLE, "1");
+        let (url, frame_bytes) = (child.line(), child.line());
         Self {
             child,
-            stdin,
             url,
             frame_bytes,
             logins: 0,
@@ -194,16 +186,8 @@ impl Service {
             Mix::Alternating => "mixed",
             Mix::Invocations => "invocations",
         };
-        writeln!(self.stdin, "{mix_name} {}", self.logins).unwrap();
+        writeln!(self.child, "{mix_name} {}", self.logins).unwrap();
         Shape::new(BATCH, mix)
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        // Our own child: closing its stdin ends it; kill in case it hangs.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -50,9 +50,10 @@ mod bench_table;
 mod progress;
 #[path = "support/raw_client.rs"]
 mod raw_client;
+#[path = "support/role_child.rs"]
+mod role_child;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -63,6 +64,7 @@ use botlane_devserver::{
 };
 use futures_util::{SinkExt, StreamExt};
 use progress::Progress;
+use role_child::RoleChild;
 
 /// Set in the child (to N): serve instead of measuring.
 const DEVSERVER_ROLE: &str = "BOTLANE_SCALE_DEVSERVER";
@@ -153,58 +155,24 @@ fn devserver(bots: usize) {
     });
 }
 
-/// Our own child devserver; closing its stdin stops it.
-struct ChildDevServer {
-    child: Child,
-    url: String,
-}
-
-impl ChildDevServer {
-    fn spawn(bots: usize) -> Self {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .env(DEVSERVER_ROLE, bots.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut url = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut url)
-            .unwrap();
-        Self {
-            child,
-            url: url.trim().to_owned(),
-        }
-    }
-
-    /// The CPU time the child has used so far (user and system, all
-    /// threads), from `/proc/<pid>/stat` in clock ticks of 10 ms (Linux
-    /// reports these fields in `USER_HZ`, 100 per second).
-    fn cpu_time(&self) -> Duration {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))
-            .expect("the devserver child is running");
-        // The fields after the command name, which is in parentheses and
-        // may hold spaces: state is field 3, utime 14, stime 15.
-        let (_, after_name) = stat.rsplit_once(") ").expect("/proc/<pid>/stat has (comm)");
-        let fields: Vec<&str> = after_name.split_whitespace().collect();
-        let ticks = |i: usize| -> u64 {
-            fields
-                .get(i)
-                .and_then(|t| t.parse().ok())
-                .expect("/proc/<pid>/stat has utime and stime")
-        };
-        let ticks = ticks(11) + ticks(12);
-        Duration::from_millis(ticks * 10)
-    }
-}
-
-impl Drop for ChildDevServer {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        if self.child.wait().is_err() {
-            let _ = self.child.kill();
-        }
-    }
+/// The CPU time the devserver child has used so far (user and system,
+/// all threads), from `/proc/<pid>/stat` in clock ticks of 10 ms (Linux
+/// reports these fields in `USER_HZ`, 100 per second).
+fn cpu_time(devserver: &RoleChild) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", devserver.id()))
+        .expect("the devserver child is running");
+    // The fields after the command name, which is in parentheses and
+    // may hold spaces: state is field 3, utime 14, stime 15.
+    let (_, after_name) = stat.rsplit_once(") ").expect("/proc/<pid>/stat has (comm)");
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks = |i: usize| -> u64 {
+        fields
+            .get(i)
+            .and_then(|t| t.parse().ok())
+            .expect("/proc/<pid>/stat has utime and stime")
+    };
+    let ticks = ticks(11) + ticks(12);
+    Duration::from_millis(ticks * 10)
 }
 
 /// VmRSS in KiB.
@@ -289,8 +257,8 @@ struct FanOut {
 }
 
 fn measure(bots: usize, rounds: usize, messages: usize) {
-    let devserver = ChildDevServer::spawn(bots);
-    let url = devserver.url.clone();
+    let mut devserver = RoleChild::spawn(DEVSERVER_ROLE, &bots.to_string());
+    let url = devserver.line();
     let dir = tempfile::tempdir().unwrap();
     let keystore = |i: usize| dir.path().join(format!("bot{i}.keystore"));
 
@@ -447,7 +415,7 @@ fn measure(bots: usize, rounds: usize, messages: usize) {
 
 /// Step 6: `messages` plain messages into the channel of every bot.
 async fn fan_out(
-    devserver: &ChildDevServer,
+    devserver: &RoleChild,
     alice: &TestUser,
     everyone: &str,
     clients: &[Client],
@@ -475,7 +443,7 @@ async fn fan_out(
         .collect();
     let shared = alice.open_channel(everyone).await.unwrap();
     assert_eq!(shared, clients.len(), "the key went to every bot");
-    let cpu = devserver.cpu_time();
+    let cpu = cpu_time(devserver);
     let clock = Instant::now();
     let sends = futures_util::stream::iter(0..messages).for_each_concurrent(16, |i| async move {
         alice
@@ -487,7 +455,7 @@ async fn fan_out(
     seen.wait_for((clients.len() * messages) as u64, PHASE_LIMIT)
         .await;
     let elapsed = clock.elapsed();
-    let service_cpu = devserver.cpu_time().saturating_sub(cpu);
+    let service_cpu = cpu_time(devserver).saturating_sub(cpu);
     for watcher in watchers {
         watcher.abort();
     }

@@ -1,6 +1,8 @@
 //! Who may drive the admin endpoint: a request addressed to this listener
 //! by a loopback name and port (so a web page whose host name was rebound
-//! to 127.0.0.1 is refused), carrying the admin token made at start.
+//! to 127.0.0.1 is refused), carrying the admin token made at start. The
+//! playground's routes judge the host a request names by the same rule
+//! ([`addressed_here`]), with names of their own.
 
 use std::fmt;
 
@@ -73,10 +75,14 @@ pub(crate) enum HostRefusal {
     Foreign,
 }
 
-/// Whether the request names this listener: the authority of an
-/// absolute-form request line (which RFC 9112 §3.2.2 puts in place of
-/// `Host`), else the one `Host` header.
-pub(crate) fn addressed_here(uri: &Uri, headers: &HeaderMap, port: u16) -> Result<(), HostRefusal> {
+/// Whether the request names this listener, as `is_ours` judges the host
+/// it names: the authority of an absolute-form request line (which RFC
+/// 9112 §3.2.2 puts in place of `Host`), else the one `Host` header.
+pub(crate) fn addressed_here(
+    uri: &Uri,
+    headers: &HeaderMap,
+    is_ours: impl FnOnce(&str) -> bool,
+) -> Result<(), HostRefusal> {
     let mut hosts = headers.get_all(HOST).iter();
     let host = hosts.next();
     if hosts.next().is_some() {
@@ -86,7 +92,7 @@ pub(crate) fn addressed_here(uri: &Uri, headers: &HeaderMap, port: u16) -> Resul
         Some(authority) => Some(authority.as_str()),
         None => host.and_then(|h| h.to_str().ok()),
     };
-    if named.is_some_and(|named| is_this_listener(named, port)) {
+    if named.is_some_and(is_ours) {
         Ok(())
     } else {
         Err(HostRefusal::Foreign)
@@ -96,7 +102,7 @@ pub(crate) fn addressed_here(uri: &Uri, headers: &HeaderMap, port: u16) -> Resul
 /// Whether `host` is exactly `127.0.0.1:<port>`, `[::1]:<port>` or
 /// `localhost:<port>` (the name case-insensitively): the names a client on
 /// this machine uses, with this listener's port.
-fn is_this_listener(host: &str, port: u16) -> bool {
+pub(crate) fn is_this_listener(host: &str, port: u16) -> bool {
     let Some((name, given)) = host.rsplit_once(':') else {
         return false;
     };
@@ -128,7 +134,10 @@ mod tests {
     }
 
     fn host_allowed(headers: &HeaderMap, port: u16) -> bool {
-        addressed_here(&Uri::from_static("/admin"), headers, port).is_ok()
+        addressed_here(&Uri::from_static("/admin"), headers, |h| {
+            is_this_listener(h, port)
+        })
+        .is_ok()
     }
 
     #[test]
@@ -160,22 +169,17 @@ mod tests {
 
     #[test]
     fn a_repeated_host_is_refused_and_an_absolute_target_names_the_host() {
+        let at_7702 = |uri, headers| addressed_here(uri, headers, |h| is_this_listener(h, 7702));
         let mut twice = headers(HOST, "127.0.0.1:7702");
         twice.append(HOST, HeaderValue::from_static("evil.example"));
         let origin_form = Uri::from_static("/admin");
-        assert_eq!(
-            addressed_here(&origin_form, &twice, 7702),
-            Err(HostRefusal::Repeated)
-        );
+        assert_eq!(at_7702(&origin_form, &twice), Err(HostRefusal::Repeated));
         let ours = headers(HOST, "127.0.0.1:7702");
         let foreign = Uri::from_static("http://evil.example:7702/admin");
-        assert_eq!(
-            addressed_here(&foreign, &ours, 7702),
-            Err(HostRefusal::Foreign)
-        );
+        assert_eq!(at_7702(&foreign, &ours), Err(HostRefusal::Foreign));
         let own = Uri::from_static("http://localhost:7702/admin");
         let elsewhere = headers(HOST, "evil.example");
-        assert_eq!(addressed_here(&own, &elsewhere, 7702), Ok(()));
+        assert_eq!(at_7702(&own, &elsewhere), Ok(()));
     }
 
     #[test]

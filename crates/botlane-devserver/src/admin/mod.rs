@@ -37,8 +37,7 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 
 pub(crate) use actions::Actions;
-pub(crate) use guard::AdminToken;
-use guard::HostRefusal;
+pub(crate) use guard::{addressed_here, AdminToken, HostRefusal};
 
 use crate::body::{read_body, BodyRefusal};
 use routes::Route;
@@ -139,7 +138,7 @@ async fn handle(State(app): State<AdminApp>, request: Request) -> Response {
 
 /// The `Host` check, then the token: what every request passes first.
 fn admit(app: &AdminApp, uri: &Uri, headers: &HeaderMap) -> Result<(), AdminError> {
-    match guard::addressed_here(uri, headers, app.port) {
+    match guard::addressed_here(uri, headers, |host| guard::is_this_listener(host, app.port)) {
         Ok(()) => {}
         Err(HostRefusal::Repeated) => {
             return Err(AdminError::bad_request(

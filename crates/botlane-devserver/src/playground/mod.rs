@@ -13,7 +13,9 @@
 //!   account (`you`) and the id of its channel. This hands a credential to
 //!   whoever asks, which is why the playground is refused on a non-loopback
 //!   listen address and every playground route answers only requests whose
-//!   `Host` is a loopback name (a DNS-rebinding page gets `403`).
+//!   `Host` is a loopback name (a DNS-rebinding page gets `403`), by the
+//!   admin endpoint's rule (`400` for more than one `Host`; the authority
+//!   of an absolute-form request line counts as its `Host`).
 //! * `GET /playground/menus`: the bots of the playground channel with their
 //!   stored menus in canonical form (menus are plaintext by the spec).
 //!
@@ -24,18 +26,19 @@
 
 use std::sync::Arc;
 
-use axum::extract::State as AxumState;
+use axum::extract::{Request, State as AxumState};
 use axum::http::header::{
-    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, HOST, REFERRER_POLICY,
-    X_CONTENT_TYPE_OPTIONS,
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, REFERRER_POLICY, X_CONTENT_TYPE_OPTIONS,
 };
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use botlane_proto::payload::AccountKind;
 use serde_json::{json, Value};
 
+use crate::admin::{addressed_here, HostRefusal};
 use crate::state::{new_token, Shared, State};
 use crate::{DevServerConfig, DevServerError, StoredMenu};
 
@@ -147,6 +150,7 @@ pub(crate) fn router(playground: Arc<Playground>, shared: Arc<Shared>) -> Router
         .route("/playground/style.css", get(style_css))
         .route("/playground/session", get(session))
         .route("/playground/menus", get(menus))
+        .route_layer(middleware::from_fn(host_check))
         .with_state(App { playground, shared })
 }
 
@@ -156,13 +160,25 @@ struct App {
     shared: Arc<Shared>,
 }
 
-/// Whether `Host` names this machine: `localhost`, `127.x.x.x` or `[::1]`,
+/// What every playground route checks first: the host the request names
+/// (the admin endpoint's rule) is a loopback one.
+async fn host_check(request: Request, next: Next) -> Response {
+    match addressed_here(request.uri(), request.headers(), is_loopback_host) {
+        Ok(()) => next.run(request).await,
+        Err(HostRefusal::Repeated) => (
+            StatusCode::BAD_REQUEST,
+            [(CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "a request carries one Host header (RFC 9112 section 3.2); this one carries several\n",
+        )
+            .into_response(),
+        Err(HostRefusal::Foreign) => refused(),
+    }
+}
+
+/// Whether `host` names this machine: `localhost`, `127.x.x.x` or `[::1]`,
 /// with any port. A page on another origin that rebinds its own host name
 /// to 127.0.0.1 still sends its own name, and is refused.
-fn is_loopback_host(headers: &HeaderMap) -> bool {
-    let Some(host) = headers.get(HOST).and_then(|h| h.to_str().ok()) else {
-        return false;
-    };
+fn is_loopback_host(host: &str) -> bool {
     let name = if let Some(rest) = host.strip_prefix('[') {
         match rest.split_once(']') {
             Some((inside, _)) => inside,
@@ -198,24 +214,15 @@ fn reply(content_type: &'static str, body: String) -> Response {
     response
 }
 
-async fn index(headers: HeaderMap) -> Response {
-    if !is_loopback_host(&headers) {
-        return refused();
-    }
+async fn index() -> Response {
     reply("text/html; charset=utf-8", INDEX_HTML.to_owned())
 }
 
-async fn app_js(headers: HeaderMap) -> Response {
-    if !is_loopback_host(&headers) {
-        return refused();
-    }
+async fn app_js() -> Response {
     reply("text/javascript; charset=utf-8", APP_JS.to_owned())
 }
 
-async fn style_css(headers: HeaderMap) -> Response {
-    if !is_loopback_host(&headers) {
-        return refused();
-    }
+async fn style_css() -> Response {
     reply("text/css; charset=utf-8", STYLE_CSS.to_owned())
 }
 
@@ -224,7 +231,7 @@ async fn session(headers: HeaderMap, AxumState(app): AxumState<App>) -> Response
     let cross_site = headers
         .get("sec-fetch-site")
         .is_some_and(|site| site.as_bytes() == b"cross-site");
-    if !is_loopback_host(&headers) || cross_site {
+    if cross_site {
         return refused();
     }
     let playground = &app.playground;
@@ -244,10 +251,7 @@ async fn session(headers: HeaderMap, AxumState(app): AxumState<App>) -> Response
     reply("application/json", body.to_string())
 }
 
-async fn menus(headers: HeaderMap, AxumState(app): AxumState<App>) -> Response {
-    if !is_loopback_host(&headers) {
-        return refused();
-    }
+async fn menus(AxumState(app): AxumState<App>) -> Response {
     let playground = &app.playground;
     let body = app.shared.update(|state| {
         playground.enlist_bots(state);
@@ -300,12 +304,6 @@ mod tests {
     use super::*;
     use crate::AccountConfig;
 
-    fn host(value: &str) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert(HOST, HeaderValue::from_str(value).unwrap());
-        headers
-    }
-
     #[test]
     fn only_loopback_host_names_are_served() {
         for ok in [
@@ -317,7 +315,7 @@ mod tests {
             "[::1]:7700",
             "[::1]",
         ] {
-            assert!(is_loopback_host(&host(ok)), "{ok}");
+            assert!(is_loopback_host(ok), "{ok}");
         }
         for bad in [
             "evil.example:7700",
@@ -327,9 +325,8 @@ mod tests {
             "[::1",
             "",
         ] {
-            assert!(!is_loopback_host(&host(bad)), "{bad}");
+            assert!(!is_loopback_host(bad), "{bad}");
         }
-        assert!(!is_loopback_host(&HeaderMap::new()));
     }
 
     /// The page names option types by botlane's table: a new type shows

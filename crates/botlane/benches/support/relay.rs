@@ -8,8 +8,7 @@
 //! The warm-up fills the service's rings (frame records, channel history),
 //! so that the counted batches are its steady state.
 
-use std::io::{BufRead, BufReader, Lines, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::io::{BufRead, BufReader, Write};
 
 use botlane::crypto::{ChannelKey, IdentityKeyPair};
 use botlane_devserver::{DevServer, DevServerConfig};
@@ -20,6 +19,7 @@ use futures_util::{SinkExt, StreamExt};
 use tokio_websockets::Message;
 
 use crate::raw_client;
+use crate::role_child::RoleChild;
 
 /// Set in the child: run the two clients instead of measuring.
 pub(crate) const CLIENTS_ROLE: &str = "BOTLANE_RELAY_CLIENTS";
@@ -32,28 +32,10 @@ const BATCH: usize = 1000;
 /// the channel's history of 1,000.
 const WARM_UP_BATCHES: usize = 3;
 
-/// The child's handle: a line on its stdin asks for a batch, a line on its
-/// stdout says it was relayed in full.
-struct Clients {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Lines<BufReader<ChildStdout>>,
-}
-
-impl Clients {
-    fn batch(&mut self) {
-        writeln!(self.stdin, "batch").unwrap();
-        let line = self.lines.next().unwrap().unwrap();
-        assert_eq!(line, "relayed", "the clients' answer");
-    }
-}
-
-impl Drop for Clients {
-    fn drop(&mut self) {
-        // Our own child: closing its stdin ends it; kill in case it hangs.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Asks the clients for a batch: they answer once it was relayed in full.
+fn batch(clients: &mut RoleChild) {
+    writeln!(clients, "batch").unwrap();
+    assert_eq!(clients.line(), "relayed", "the clients' answer");
 }
 
 /// Counts `batches` batches of [`BATCH`] sends in a devserver of this
@@ -74,26 +56,14 @@ pub(crate) fn count(batches: usize) -> (f64, f64) {
     server.add_member(&channel, &human.id).unwrap();
     server.add_member(&channel, &member.id).unwrap();
     let args = [server.ws_url(), human.token, member.token, channel].join("\t");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .env(CLIENTS_ROLE, args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    assert_eq!(lines.next().unwrap().unwrap(), "logged in");
-    let mut clients = Clients {
-        child,
-        stdin,
-        lines,
-    };
+    let mut clients = RoleChild::spawn(CLIENTS_ROLE, &args);
+    assert_eq!(clients.line(), "logged in");
     for _ in 0..WARM_UP_BATCHES {
-        clients.batch();
+        batch(&mut clients);
     }
     let region = stats_alloc::Region::new(crate::GLOBAL);
     for _ in 0..batches {
-        clients.batch();
+        batch(&mut clients);
     }
     let change = region.change();
     drop(clients);

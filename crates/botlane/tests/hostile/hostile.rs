@@ -7,7 +7,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::capture;
 use crate::peer;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -865,66 +864,4 @@ async fn dropping_the_login_stops_its_attempts() {
         "no attempt after the drop"
     );
     assert!(login_failures(&mut events).is_empty(), "nor any report");
-}
-
-/// A flood of pushes for a channel the bot holds no key for once wrote one
-/// line and counted the rest nowhere: each is counted now, and the burst's
-/// tail, which no later line carries, is written at shutdown.
-#[tokio::test(flavor = "current_thread")]
-async fn a_flood_of_messages_without_a_key_is_counted_to_the_last_one() {
-    const FLOOD: u64 = 2000;
-    // The client runs on this thread: a thread-local subscriber sees it all.
-    let capture = capture::Capture::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::WARN)
-        .with_ansi(false)
-        .with_writer(capture.clone())
-        .finish();
-    let _logging = tracing::subscriber::set_default(subscriber);
-    let (addr, _) = serve(|tcp, n| async move {
-        let Some(mut ws) = peer::first_session_else_behave(tcp, n).await else {
-            return;
-        };
-        let content = "A".repeat(56);
-        for i in 0..FLOOD {
-            let push = format!(
-                r#"{{"op":32,"d":{{"message":{{"id":"m{i}","channel_id":"elsewhere","author_id":"u1","content":"{content}","created_at":1}}}}}}"#
-            );
-            if !send(&mut ws, push).await {
-                return;
-            }
-        }
-        behave(&mut ws).await;
-    })
-    .await;
-    let dir = tempfile::tempdir().unwrap();
-    // Room for the whole flood: none of it is dropped for a full queue.
-    let options = peer::options(addr, &dir).push_queue_capacity(4096);
-    let client = peer::client(peer::patient(options)).await;
-    eventually("the whole flood to be dropped for want of a key", || {
-        client.stats().messages_without_key == FLOOD
-    })
-    .await;
-    assert_eq!(client.stats().warnings_swallowed, FLOOD - 1);
-    let logged = capture.text();
-    let first: Vec<&str> = logged
-        .lines()
-        .filter(|l| l.contains("no key for its channel"))
-        .collect();
-    assert_eq!(first.len(), 1, "{logged}");
-    assert!(first[0].contains("swallowed=0"), "{}", first[0]);
-
-    client.close().await.unwrap();
-    let logged = capture.text();
-    let tail: Vec<&str> = logged
-        .lines()
-        .filter(|l| l.contains("swallowed since its last line"))
-        .collect();
-    assert_eq!(tail.len(), 1, "{logged}");
-    assert!(
-        tail[0].contains("no key for its channel")
-            && tail[0].contains(&format!("swallowed={}", FLOOD - 1)),
-        "{}",
-        tail[0]
-    );
 }

@@ -13,12 +13,6 @@
 #[path = "../peer/mod.rs"]
 mod peer;
 
-// One test sets a subscriber of its own on its thread
-// (`tracing::subscriber::set_default`); `Capture::global` is the log suites'.
-#[allow(dead_code)]
-#[path = "../logs/capture.rs"]
-mod capture;
-
 mod hostile;
 mod hostile_control;
 mod hostile_crowds;

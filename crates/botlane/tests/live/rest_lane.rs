@@ -19,6 +19,7 @@ use botlane_devserver::{DevServer, DevServerConfig, Direction};
 use botlane_proto::OpCode;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::json;
+use tokio::io::AsyncBufRead;
 use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
@@ -371,41 +372,46 @@ impl Hostile {
     }
 }
 
+/// Reads one request of a stand-in origin's connection: its head, then a
+/// body of its `content-length`. Its method and path; `None` once the
+/// connection ends or breaks.
+async fn read_request(read: &mut (impl AsyncBufRead + Unpin)) -> Option<(String, String)> {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    let mut head = Vec::new();
+    loop {
+        let mut line = String::new();
+        match read.read_line(&mut line).await {
+            Ok(0) | Err(_) => return None,
+            Ok(_) if line == "\r\n" => break,
+            Ok(_) => head.push(line),
+        }
+    }
+    let mut parts = head.first()?.split_whitespace();
+    let method = parts.next().unwrap_or_default().to_owned();
+    let path = parts.next().unwrap_or_default().to_owned();
+    let length = head
+        .iter()
+        .find_map(|h| {
+            let (name, value) = h.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse::<usize>().ok())?
+        })
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    read.read_exact(&mut body).await.ok()?;
+    Some((method, path))
+}
+
 async fn serve_connection(
     socket: tokio::net::TcpStream,
     script: Script,
     log: Arc<std::sync::Mutex<Vec<Sent>>>,
     seen: Arc<std::sync::Mutex<Vec<(String, String)>>>,
 ) {
-    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    use tokio::io::{AsyncWriteExt, BufReader};
     let (read, mut write) = socket.into_split();
     let mut read = BufReader::new(read);
-    loop {
-        // The request head, then a body of its content-length.
-        let mut head = Vec::new();
-        loop {
-            let mut line = String::new();
-            match read.read_line(&mut line).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) if line == "\r\n" => break,
-                Ok(_) => head.push(line),
-            }
-        }
-        let mut parts = head[0].split_whitespace();
-        let method = parts.next().unwrap_or_default().to_owned();
-        let path = parts.next().unwrap_or_default().to_owned();
-        let length = head
-            .iter()
-            .find_map(|h| {
-                let (name, value) = h.split_once(':')?;
-                name.eq_ignore_ascii_case("content-length")
-                    .then(|| value.trim().parse::<usize>().ok())?
-            })
-            .unwrap_or(0);
-        let mut body = vec![0; length];
-        if read.read_exact(&mut body).await.is_err() {
-            return;
-        }
+    while let Some((method, path)) = read_request(&mut read).await {
         seen.lock().unwrap().push((method.clone(), path.clone()));
         let answer = script(&method, &path);
         let status = answer.status;
@@ -908,16 +914,9 @@ async fn an_origin_that_never_answers_times_out_with_status_0() {
             held.push(socket);
         }
     });
-    let origin = Hostile {
-        url,
-        sent: Arc::default(),
-        requests: Arc::default(),
-    };
     let dir = tempfile::tempdir().unwrap();
-    let (_server, client) = hostile_client(&origin.url, &dir, |o| {
-        o.rest_timeout(Duration::from_millis(300))
-    })
-    .await;
+    let (_server, client) =
+        hostile_client(&url, &dir, |o| o.rest_timeout(Duration::from_millis(300))).await;
     let err = client
         .rest()
         .request(Method::GET, "/api/files/list", None)
@@ -946,38 +945,24 @@ enum Breakage {
     ResetMidBody,
 }
 
-/// An origin that reads each request's head and answers with `breakage`.
+/// An origin that reads each request ([`read_request`]) and answers it with
+/// `breakage`.
 async fn broken_origin(breakage: Breakage) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
+        while let Ok((socket, _)) = listener.accept().await {
             tokio::spawn(async move {
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    if !matches!(socket.read(&mut byte).await, Ok(1)) {
-                        return;
-                    }
-                    head.push(byte[0]);
-                }
-                // The exchange's body too: a close with it unread would be a
-                // reset, whatever the breakage.
-                let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
-                let length = head
-                    .split("content-length: ")
-                    .nth(1)
-                    .and_then(|rest| rest.split("\r\n").next())
-                    .map_or(0, |n| n.parse().unwrap());
-                let mut body = vec![0u8; length];
-                if socket.read_exact(&mut body).await.is_err() {
+                // The exchange's body is read too: a close with it unread
+                // would be a reset, whatever the breakage.
+                let mut socket = BufReader::new(socket);
+                if read_request(&mut socket).await.is_none() {
                     return;
                 }
-                let reset = |socket: tokio::net::TcpStream| {
+                let reset = |socket: BufReader<tokio::net::TcpStream>| {
                     // Linger 0: the close is a reset, not a FIN.
-                    socket.set_zero_linger().unwrap();
-                    drop(socket);
+                    socket.into_inner().set_zero_linger().unwrap();
                 };
                 match breakage {
                     Breakage::HugeHeader => {
@@ -1006,7 +991,7 @@ async fn broken_origin(breakage: Breakage) -> String {
                     }
                 }
                 // Open until the client hangs up.
-                while matches!(socket.read(&mut byte).await, Ok(1)) {}
+                let _ = socket.read_to_end(&mut Vec::new()).await;
             });
         }
     });
@@ -1038,12 +1023,8 @@ async fn each_way_an_answer_breaks_is_named_in_the_error() {
             "the connection was closed or reset while the body was read",
         ),
     ] {
-        let origin = Hostile {
-            url: broken_origin(breakage).await,
-            sent: Arc::default(),
-            requests: Arc::default(),
-        };
-        let (_server, client) = hostile_client(&origin.url, &dir, |o| o).await;
+        let url = broken_origin(breakage).await;
+        let (_server, client) = hostile_client(&url, &dir, |o| o).await;
         let err = client
             .rest()
             .request(Method::GET, "/api/files/list", None)
@@ -1076,7 +1057,7 @@ struct Counting {
 }
 
 async fn counting_origin(delay: Duration) -> Counting {
-    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    use tokio::io::{AsyncWriteExt, BufReader};
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let counting = Counting {
         url: format!("http://{}", listener.local_addr().unwrap()),
@@ -1100,31 +1081,12 @@ async fn counting_origin(delay: Duration) -> Counting {
             tokio::spawn(async move {
                 let (read, mut write) = socket.into_split();
                 let mut read = BufReader::new(read);
-                'requests: loop {
-                    let (mut first, mut length) = (String::new(), 0);
-                    loop {
-                        let mut line = String::new();
-                        match read.read_line(&mut line).await {
-                            Ok(0) | Err(_) => break 'requests,
-                            Ok(_) if line == "\r\n" => break,
-                            Ok(_) if first.is_empty() => first = line,
-                            Ok(_) => {
-                                let line = line.to_ascii_lowercase();
-                                if let Some(n) = line.strip_prefix("content-length:") {
-                                    length = n.trim().parse().unwrap();
-                                }
-                            }
-                        }
-                    }
-                    let mut body = vec![0u8; length];
-                    if read.read_exact(&mut body).await.is_err() {
-                        break;
-                    }
+                while let Some((method, path)) = read_request(&mut read).await {
                     let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
                     in_flight_peak.fetch_max(now, Ordering::SeqCst);
                     tokio::time::sleep(delay).await;
                     in_flight.fetch_sub(1, Ordering::SeqCst);
-                    let body = if first.starts_with("POST /auth/verify-session") {
+                    let body = if method == "POST" && path == "/auth/verify-session" {
                         r#"{"verification":"counting-origin-credential"}"#
                     } else {
                         r#"{"files":[]}"#

@@ -1,10 +1,8 @@
 //! Every line the process's global `tracing` subscriber writes, kept in
-//! memory, for the suites that search the log; also behind a subscriber a
-//! test on one thread sets for itself (`tracing::subscriber::set_default`).
-//! Spans are written too, with their fields, when they close, so a search
-//! of the text covers span fields as well as events; and each closed span
-//! is kept whole ([`ClosedSpan`]), for the tests that look at one span's
-//! fields.
+//! memory, for the suites that search the log. Spans are written too, with
+//! their fields, when they close, so a search of the text covers span
+//! fields as well as events; and each closed span is kept whole
+//! ([`ClosedSpan`]), for the tests that look at one span's fields.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;

@@ -4,9 +4,8 @@
 //! `CHANGELOG.md` is history and may name what is gone.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use super::workspace;
+use super::{tree, workspace};
 
 /// Folders that hold no source or doc of ours.
 const SKIPPED: [&str; 5] = [".git", "target", "node_modules", "work", "artifacts"];
@@ -30,34 +29,6 @@ const TOPS: [&str; 7] = [
     "checks/",
     "tools/",
 ];
-
-/// Every file and folder below `root`, relative to it, folders with a
-/// trailing `/`.
-fn tree(root: &Path) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let mut dirs = vec![root.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if SKIPPED.contains(&name.as_str()) {
-                continue;
-            }
-            let relative = path
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .replace('\\', "/");
-            if path.is_dir() {
-                out.insert(format!("{relative}/"));
-                dirs.push(path);
-            } else {
-                out.insert(relative);
-            }
-        }
-    }
-    out
-}
 
 /// The words of `text` that name a path: a `/` inside and a known
 /// extension or one of the workspace's top folders first; or a trailing `/`.
@@ -104,7 +75,10 @@ fn exists(tree: &BTreeSet<String>, path: &str) -> bool {
 #[test]
 fn every_path_the_docs_name_exists() {
     let root = workspace();
-    let tree = tree(&root);
+    let tree = tree(&root, |path| {
+        let name = path.trim_end_matches('/').rsplit('/').next().unwrap();
+        SKIPPED.contains(&name)
+    });
     let docs: Vec<&String> = tree
         .iter()
         .filter(|p| {

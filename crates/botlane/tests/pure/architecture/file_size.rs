@@ -84,7 +84,8 @@ pub(crate) fn workspace_sources(workspace: &Path) -> Vec<Counted> {
     for krate in std::fs::read_dir(workspace.join("crates")).unwrap() {
         let src = krate.unwrap().path().join("src");
         if src.is_dir() {
-            rust_files(&src, &mut files);
+            let rust = super::tree(&src, |_| false).into_iter();
+            files.extend(rust.filter(|p| p.ends_with(".rs")).map(|p| src.join(p)));
         }
     }
     files.sort();
@@ -105,17 +106,6 @@ pub(crate) fn workspace_sources(workspace: &Path) -> Vec<Counted> {
             }
         })
         .collect()
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// What breaks the rule: files over the limit that are not allowed, allowed
