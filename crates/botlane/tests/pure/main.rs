@@ -12,6 +12,7 @@ mod fixtures;
 mod proptest_cases;
 
 mod architecture;
+mod derives;
 mod fuzz_corpus;
 mod guide;
 mod keystore;
