@@ -753,6 +753,11 @@ async fn shutdown_as_the_reconnect_completes() -> (
         .expect("login finishes")
         .unwrap();
     let (mut events, mut closing) = (client.events(), client.events());
+    // tracing caches each callsite's interest process-wide: a test on
+    // another thread that registered the menu's line while this
+    // subscriber was being set could have left it cached as wanted by
+    // nobody. The login above has registered it, so a rebuild now sees it.
+    tracing::callsite::rebuild_interest_cache();
     armed.store(true, Ordering::SeqCst);
     kill.notify_one();
     tokio::time::timeout(WAIT, stopped.notified())
