@@ -40,7 +40,7 @@ use crate::framework::live::Commands;
 use crate::framework::registry::CommandRegistry;
 use crate::message::outbound::Outbound;
 use crate::message::Message;
-use crate::session::{DispatchNow, Membership, Session};
+use crate::session::{DispatchNow, Membership, Opened, Session};
 use crate::telemetry::{end_span, invocation_span, Lane};
 use crate::transport::{MessageView, Push};
 use crate::wire;
@@ -165,9 +165,14 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     /// Opens a message and decides what it is: its event emitted, a
     /// failure of the argument step reported, what is left to run returned.
     fn on_message(&self, view: MessageView<'_>) -> Step<D> {
-        let membership = &self.session.membership;
-        let Some((content, key)) =
-            membership.open_content(&view.id, &view.channel_id, &view.content)
+        let Some(Opened {
+            content,
+            key,
+            server,
+        }) = self
+            .session
+            .membership
+            .open_content(&view.id, &view.channel_id, &view.content)
         else {
             return Step::Done;
         };
@@ -182,7 +187,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         let dynamic = if own {
             None
         } else {
-            self.dynamic_prefixes(&view)
+            self.dynamic_prefixes(&view, server.as_deref())
         };
         let prefixes = dynamic.as_ref().unwrap_or(&self.runner.prefixes).set();
         let verdict = if own {
@@ -208,7 +213,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                     .with_prefixes(self.runner.shared_prefixes(dynamic))
                     .with_registry(Arc::clone(&registry));
                 self.emit(|| Event::Message(ctx.message().clone()));
-                if let Some(server) = membership.server_of(&ctx.message().channel_id) {
+                if let Some(server) = server {
                     ctx = ctx.with_server(server);
                 }
                 Step::Invoke(ctx, registry, index)
@@ -255,10 +260,9 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
 
     /// The prefixes the application chose for a message from someone else
     /// (`None`: the client's), asking its dynamic prefix once, if it set one.
-    fn dynamic_prefixes(&self, view: &MessageView<'_>) -> Option<Prefixes> {
+    fn dynamic_prefixes(&self, view: &MessageView<'_>, server: Option<&str>) -> Option<Prefixes> {
         let chooser = self.runner.chooser.as_ref()?;
-        let server = self.session.membership.server_of(&view.channel_id);
-        let request = PrefixRequest::new(&view.channel_id, &view.author_id, server.as_deref());
+        let request = PrefixRequest::new(&view.channel_id, &view.author_id, server);
         chooser.prefixes_for(&request, &self.runner.prefixes)
     }
 
@@ -353,8 +357,8 @@ pub(crate) fn open_message(
     outbound: &Arc<dyn Outbound>,
     m: wire::WireMessage,
 ) -> Option<Message> {
-    let (content, _) = membership.open_content(&m.id, &m.channel_id, &m.content)?;
-    Some(message_of(MessageView::from(m), content, outbound))
+    let opened = membership.open_content(&m.id, &m.channel_id, &m.content)?;
+    Some(message_of(MessageView::from(m), opened.content, outbound))
 }
 
 /// The message of `view` with its opened `content`, answering through
