@@ -476,10 +476,11 @@ impl<D: Send + Sync + 'static> Client<D> {
             .await?;
         check(OpCode::HistoryFetch, reply.code)?;
         let outbound = self.outbound();
+        let mut buf = Vec::new();
         Ok(reply
             .messages
             .into_iter()
-            .filter_map(|m| dispatch::open_message(&session.membership, &outbound, m))
+            .filter_map(|m| dispatch::open_message(&session.membership, &outbound, m, &mut buf))
             .collect())
     }
 

@@ -22,6 +22,7 @@ mod handlers;
 mod rule;
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::sync::Arc;
 
 use tokio::sync::OwnedSemaphorePermit;
@@ -56,6 +57,17 @@ pub(crate) struct Dispatcher<D> {
     /// text-lane prefixes and the dynamic prefix too.
     pub(crate) runner: Arc<Runner<D>>,
 }
+
+thread_local! {
+    /// Where live messages are opened, one per thread that dispatches:
+    /// reused, so that a message that becomes no `Message` allocates
+    /// nothing for its content (an invocation's is copied out of it).
+    static OPEN_BUFFER: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// The largest [`OPEN_BUFFER`] kept for the next message (64 KiB): the
+/// buffer of a rare long message is let go rather than held by the thread.
+const KEPT_OPEN_BUFFER: usize = 64 * 1024;
 
 /// What an opened message still asks of dispatch, once decided.
 enum Step<D> {
@@ -165,6 +177,16 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     /// Opens a message and decides what it is: its event emitted, a
     /// failure of the argument step reported, what is left to run returned.
     fn on_message(&self, view: MessageView<'_>) -> Step<D> {
+        let mut buf = OPEN_BUFFER.take();
+        let step = self.open_and_decide(view, &mut buf);
+        if buf.capacity() <= KEPT_OPEN_BUFFER {
+            OPEN_BUFFER.set(buf);
+        }
+        step
+    }
+
+    /// [`on_message`](Self::on_message), its content opened into `buf`.
+    fn open_and_decide(&self, view: MessageView<'_>, buf: &mut Vec<u8>) -> Step<D> {
         let Some(Opened {
             content,
             key,
@@ -172,7 +194,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         }) = self
             .session
             .membership
-            .open_content(&view.id, &view.channel_id, &view.content)
+            .open_content(&view.id, &view.channel_id, &view.content, buf)
         else {
             return Step::Done;
         };
@@ -197,11 +219,11 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 .command
                 .as_deref()
                 .and_then(|sealed| key.open(sealed, view.channel_id.as_bytes()).ok());
-            rule::decide(&registry, me, &content, sidecar.as_deref(), prefixes)
+            rule::decide(&registry, me, content, sidecar.as_deref(), prefixes)
         };
         // Built only where it is used: a plain message nobody listens for
         // never is, its strings stay borrowed from the frame.
-        let message = || message_of(view, content, &self.outbound);
+        let message = || message_of(view, content.to_owned(), &self.outbound);
         match verdict {
             Verdict::Plain => {
                 self.emit(|| Event::Message(message()));
@@ -351,14 +373,17 @@ impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
 
 /// Decrypts a relayed message and attaches the handle it answers through;
 /// `None` (with a rate-limited warning) when it cannot be read. Fetched
-/// history; the message's strings move into the result.
+/// history, opened in `buf` (reused across a page); the message's strings
+/// move into the result.
 pub(crate) fn open_message(
     membership: &Membership,
     outbound: &Arc<dyn Outbound>,
     m: wire::WireMessage,
+    buf: &mut Vec<u8>,
 ) -> Option<Message> {
-    let opened = membership.open_content(&m.id, &m.channel_id, &m.content)?;
-    Some(message_of(MessageView::from(m), opened.content, outbound))
+    let opened = membership.open_content(&m.id, &m.channel_id, &m.content, buf)?;
+    let content = opened.content.to_owned();
+    Some(message_of(MessageView::from(m), content, outbound))
 }
 
 /// The message of `view` with its opened `content`, answering through

@@ -126,11 +126,11 @@ impl Channels {
     }
 }
 
-/// A relayed message opened: its plaintext, the key that opened it (its
-/// sidecar, if any, opens with the same) and its channel's server, if the
-/// bot is in that channel.
-pub(crate) struct Opened {
-    pub(crate) content: String,
+/// A relayed message opened: its plaintext (in the caller's buffer), the
+/// key that opened it (its sidecar, if any, opens with the same) and its
+/// channel's server, if the bot is in that channel.
+pub(crate) struct Opened<'b> {
+    pub(crate) content: &'b str,
     pub(crate) key: Arc<ChannelKey>,
     pub(crate) server: Option<Arc<str>>,
 }
@@ -211,9 +211,16 @@ impl Membership {
             })
     }
 
-    /// A relayed message opened, its channel looked up once; `None` (with
-    /// a rate-limited warning) when there is no key or it does not decrypt.
-    pub(crate) fn open_content(&self, id: &str, channel_id: &str, sealed: &str) -> Option<Opened> {
+    /// A relayed message opened into `buf`, its channel looked up once;
+    /// `None` (with a rate-limited warning) when there is no key or it does
+    /// not decrypt.
+    pub(crate) fn open_content<'b>(
+        &self,
+        id: &str,
+        channel_id: &str,
+        sealed: &str,
+        buf: &'b mut Vec<u8>,
+    ) -> Option<Opened<'b>> {
         let found = read_lock(&self.channels)
             .by_id
             .get(channel_id)
@@ -229,9 +236,9 @@ impl Membership {
             return None;
         };
         let content = key
-            .open(sealed, channel_id.as_bytes())
+            .open_into(sealed, channel_id.as_bytes(), buf)
             .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok());
+            .and_then(|bytes| std::str::from_utf8(bytes).ok());
         if content.is_none() {
             if let Some(swallowed) = self.undecryptable.allow() {
                 tracing::warn!(message = %id, swallowed, "dropping a message whose content does not decrypt");
@@ -422,7 +429,10 @@ mod tests {
         }
         assert!(!membership.is_member("a"));
         membership.on_ready(vec![wire::ChannelInfo::new("a", "s", "n")]);
-        let opened = membership.open_content("m", "a", &sealed).unwrap();
+        let mut buf = Vec::new();
+        let opened = membership
+            .open_content("m", "a", &sealed, &mut buf)
+            .unwrap();
         assert_eq!(opened.content, "hi");
         assert_eq!(opened.server.as_deref(), Some("s"));
         assert!(
@@ -430,7 +440,9 @@ mod tests {
             "unlisted by the ready: evicted"
         );
         membership.on_removed("a");
-        assert!(membership.open_content("m", "a", &sealed).is_none());
+        assert!(membership
+            .open_content("m", "a", &sealed, &mut buf)
+            .is_none());
         assert_eq!(membership.messages_without_key(), 1);
         membership.on_added(info("a", "n"));
         assert!(membership.key("a").is_err(), "a channel back has no key");
