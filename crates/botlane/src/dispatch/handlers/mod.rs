@@ -361,12 +361,19 @@ impl<D: Send + Sync + 'static> Runner<D> {
         // An owner who skips them neither waits for a cooldown nor starts
         // one: the others do not wait for the owner's tries.
         if !skip_checks {
-            let hooks = self.hooks.load_full();
-            if let Err(refusal) = run_checks(&hooks.checks, &ctx).await {
-                return Outcome::Refused(refusal);
+            // Checks looked for before any is run: most commands have
+            // none, and an empty run costs a future and a hooks snapshot.
+            if !self.hooks.load().checks.is_empty() {
+                let hooks = self.hooks.load_full();
+                if let Err(refusal) = run_checks(&hooks.checks, &ctx).await {
+                    return Outcome::Refused(refusal);
+                }
             }
-            if let Err(refusal) = run_checks(&command.settings.checks, &ctx).await {
-                return Outcome::Refused(refusal);
+            let checks = &command.settings.checks;
+            if !checks.is_empty() {
+                if let Err(refusal) = run_checks(checks, &ctx).await {
+                    return Outcome::Refused(refusal);
+                }
             }
             if let Some(cooldown) = command.settings.cooldown {
                 if let Err(wait) = self.cooldowns.try_start(&cooldown, &ctx) {
