@@ -29,7 +29,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use failure::EarlyFailure;
 use handlers::{lane, outcome, ConversionPanic};
-pub(crate) use handlers::{AfterState, ClientHooks, Runner};
+pub(crate) use handlers::{ClientHooks, Runner, RunnerConfig};
 
 use crate::commands::text::prefixes::Prefixes;
 use crate::commands::types::{same_bot_id, CommandSource};
@@ -87,8 +87,8 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     /// nothing waits ([`DispatchNow`]).
     pub(crate) async fn run(self: Arc<Self>) {
         let now: Arc<dyn DispatchNow> = self.clone();
-        self.session.queue.dispatch_now_with(Arc::downgrade(&now));
-        while let Some(push) = self.session.queue.next().await {
+        self.session.dispatch_now_with(Arc::downgrade(&now));
+        while let Some(push) = self.session.next_push().await {
             // The queue hands out no push of a login under way.
             let Push::Message(m) = push else {
                 self.apply(push);
@@ -156,7 +156,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
 
     /// Applies a push that is not a message.
     fn apply(&self, push: Push) {
-        let membership = &self.session.membership;
+        let membership = self.session.membership();
         match push {
             Push::Ready(ready, connection) => {
                 membership.on_ready(ready.channels);
@@ -193,7 +193,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             server,
         }) = self
             .session
-            .membership
+            .membership()
             .open_content(&view.id, &view.channel_id, &view.content, buf)
         else {
             return Step::Done;
@@ -211,7 +211,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         } else {
             self.dynamic_prefixes(&view, server.as_deref())
         };
-        let prefixes = dynamic.as_ref().unwrap_or(&self.runner.prefixes).set();
+        let prefixes = dynamic.as_ref().unwrap_or(self.runner.prefixes()).set();
         let verdict = if own {
             Verdict::Plain
         } else {
@@ -230,7 +230,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 Step::Done
             }
             Verdict::Invoke(invocation, index) => {
-                let data = Arc::clone(&self.runner.data);
+                let data = Arc::clone(self.runner.data());
                 let mut ctx = CommandContext::dispatched(invocation, message(), data)
                     .with_prefixes(self.runner.shared_prefixes(dynamic))
                     .with_registry(Arc::clone(&registry));
@@ -283,9 +283,9 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     /// The prefixes the application chose for a message from someone else
     /// (`None`: the client's), asking its dynamic prefix once, if it set one.
     fn dynamic_prefixes(&self, view: &MessageView<'_>, server: Option<&str>) -> Option<Prefixes> {
-        let chooser = self.runner.chooser.as_ref()?;
+        let chooser = self.runner.chooser()?;
         let request = PrefixRequest::new(&view.channel_id, &view.author_id, server);
-        chooser.prefixes_for(&request, &self.runner.prefixes)
+        chooser.prefixes_for(&request, self.runner.prefixes())
     }
 
     /// Reports a failure of the argument step (`panicked`: a typed
@@ -306,7 +306,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             Some(command) => {
                 let (lane, ended_as) = (lane(failure.source), outcome(failure.reason, panicked));
                 let name = &command.decl.name;
-                if let Some(series) = self.runner.telemetry.command(&command.series, name) {
+                if let Some(series) = self.runner.telemetry().command(&command.series, name) {
                     series.record(lane, ended_as, None);
                 }
                 let span = self.span(name, lane);
@@ -329,7 +329,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
 
     /// Reports an event, built only when someone listens.
     fn emit(&self, event: impl FnOnce() -> Event) {
-        self.runner.events.send_with(event);
+        self.runner.events().send_with(event);
     }
 }
 
