@@ -14,12 +14,12 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::crypto::{ChannelKey, WrappedKey};
 use crate::error::ClientError;
 use crate::keystore::{Saver, MAX_CHANNEL_ID_BYTES};
-use crate::sync::{read_lock, write_lock};
+use crate::sync::lock;
 use crate::throttle::Throttle;
 use crate::wire;
 
@@ -75,12 +75,41 @@ struct Channels {
     /// How many entries are channels the bot is in (the cap counts these).
     members: usize,
     next: u64,
+    /// The channel the last message was opened for and what opens it,
+    /// while nothing changed since: the next message of the same channel
+    /// (the common case) compares its id instead of hashing it. Cleared by
+    /// every change ([`Channels::changing`]).
+    last_id: String,
+    last: Option<(Arc<ChannelKey>, Option<Arc<str>>)>,
 }
 
 impl Channels {
+    /// The map, to be changed: what the last message found is forgotten.
+    fn changing(&mut self) -> &mut HashMap<String, Channel> {
+        self.last = None;
+        &mut self.by_id
+    }
+
+    /// The key of channel `id` and its server, if the bot is in it; `None`
+    /// without a key.
+    fn opener(&mut self, id: &str) -> Option<(Arc<ChannelKey>, Option<Arc<str>>)> {
+        if let Some(last) = self.last.as_ref().filter(|_| self.last_id == id) {
+            return Some(last.clone());
+        }
+        let channel = self.by_id.get(id)?;
+        let server = channel.joined.as_ref().map(|j| Arc::clone(&j.server));
+        let found = (channel.key.clone()?, server);
+        // Reused: no allocation once it has held the longest id.
+        self.last_id.clear();
+        self.last_id.push_str(id);
+        self.last = Some(found.clone());
+        Some(found)
+    }
+
     /// Adds `channel`, or updates it in place (keeping its order) when its
     /// id is known; `false` when it is new and the list is at its cap.
     fn upsert(&mut self, channel: wire::ChannelInfo) -> bool {
+        self.last = None;
         let known = self.by_id.get_mut(&channel.id);
         if let Some(Joined { server, name, .. }) = known.and_then(|c| c.joined.as_mut()) {
             *server = channel.server_id.into();
@@ -138,7 +167,7 @@ pub(crate) struct Opened<'b> {
 /// The bot's channels and the keys it holds for them.
 #[derive(Debug)]
 pub(crate) struct Membership {
-    channels: RwLock<Channels>,
+    channels: Mutex<Channels>,
     /// Opened by the first login; kept by a failed one for the retry.
     keystore: OnceLock<Saver>,
     key_refused: Throttle,
@@ -152,7 +181,7 @@ pub(crate) struct Membership {
 impl Membership {
     pub(crate) fn new() -> Self {
         Self {
-            channels: RwLock::new(Channels::default()),
+            channels: Mutex::new(Channels::default()),
             keystore: OnceLock::new(),
             key_refused: Throttle::new(
                 "refusing a channel key for a channel the bot is not a member of",
@@ -188,21 +217,21 @@ impl Membership {
     /// Keeps the keystore opened by the first login and loads its keys.
     pub(crate) fn use_keystore(&self, saver: Saver) -> &Saver {
         let saver = self.keystore.get_or_init(|| saver);
-        let mut channels = write_lock(&self.channels);
+        let mut channels = lock(&self.channels);
         for (channel, key) in saver.channel_keys() {
-            channels.by_id.entry(channel).or_default().key = Some(Arc::new(key));
+            channels.changing().entry(channel).or_default().key = Some(Arc::new(key));
         }
         saver
     }
 
     /// The channels as of the last `ready` and membership pushes.
     pub(crate) fn channels(&self) -> Vec<wire::ChannelInfo> {
-        read_lock(&self.channels).list()
+        lock(&self.channels).list()
     }
 
     /// The key of a channel, or [`ClientError::NoChannelKey`].
     pub(crate) fn key(&self, channel_id: &str) -> Result<Arc<ChannelKey>, ClientError> {
-        read_lock(&self.channels)
+        lock(&self.channels)
             .by_id
             .get(channel_id)
             .and_then(|c| c.key.clone())
@@ -211,7 +240,8 @@ impl Membership {
             })
     }
 
-    /// A relayed message opened into `buf`, its channel looked up once;
+    /// A relayed message opened into `buf`, its channel looked up once (or
+    /// not at all, when it is the last message's);
     /// `None` (with a rate-limited warning) when there is no key or it does
     /// not decrypt.
     pub(crate) fn open_content<'b>(
@@ -221,13 +251,7 @@ impl Membership {
         sealed: &str,
         buf: &'b mut Vec<u8>,
     ) -> Option<Opened<'b>> {
-        let found = read_lock(&self.channels)
-            .by_id
-            .get(channel_id)
-            .and_then(|c| {
-                let server = c.joined.as_ref().map(|j| Arc::clone(&j.server));
-                Some((c.key.clone()?, server))
-            });
+        let found = lock(&self.channels).opener(channel_id);
         let Some((key, server)) = found else {
             self.without_key.fetch_add(1, Ordering::Relaxed);
             if let Some(swallowed) = self.no_key.allow() {
@@ -266,7 +290,7 @@ impl Membership {
         }
         let mut gone = Vec::new();
         {
-            let mut channels = write_lock(&self.channels);
+            let mut channels = lock(&self.channels);
             let old = std::mem::replace(&mut *channels, kept);
             for (id, channel) in old.by_id {
                 let Some(key) = channel.key else { continue };
@@ -285,7 +309,7 @@ impl Membership {
             self.refuse_channels(1, why);
             return;
         }
-        let added = write_lock(&self.channels).upsert(channel);
+        let added = lock(&self.channels).upsert(channel);
         if !added {
             self.refuse_channels(1, "past the cap of 10000 channels");
         }
@@ -304,8 +328,8 @@ impl Membership {
     /// Op 35: the bot was removed from a channel; its key goes too.
     pub(crate) fn on_removed(&self, channel_id: &str) {
         {
-            let mut channels = write_lock(&self.channels);
-            let removed = channels.by_id.remove(channel_id);
+            let mut channels = lock(&self.channels);
+            let removed = channels.changing().remove(channel_id);
             if removed.is_some_and(|c| c.joined.is_some()) {
                 channels.members -= 1;
             }
@@ -314,7 +338,7 @@ impl Membership {
     }
 
     fn is_member(&self, channel_id: &str) -> bool {
-        read_lock(&self.channels).member(channel_id).is_some()
+        lock(&self.channels).member(channel_id).is_some()
     }
 
     /// Op 50: unwraps a channel key pushed to us and keeps it in memory and
@@ -358,7 +382,7 @@ impl Membership {
         }
         // Still a member: membership pushes are applied by dispatch, as
         // this one is, one at a time.
-        if let Some(channel) = write_lock(&self.channels).by_id.get_mut(&push.channel_id) {
+        if let Some(channel) = lock(&self.channels).changing().get_mut(&push.channel_id) {
             channel.key = Some(Arc::new(key));
         }
     }
@@ -424,7 +448,7 @@ mod tests {
         let sealed = key.seal(b"hi", b"a").unwrap();
         // As the keystore loads them: before any `ready` lists the channel.
         for id in ["a", "b"] {
-            let mut channels = write_lock(&membership.channels);
+            let mut channels = lock(&membership.channels);
             channels.by_id.entry(id.into()).or_default().key = Some(Arc::new(key.clone()));
         }
         assert!(!membership.is_member("a"));
@@ -439,14 +463,39 @@ mod tests {
             membership.key("b").is_err(),
             "unlisted by the ready: evicted"
         );
-        membership.on_removed("a");
+        // What the last message found is forgotten at each change: a new
+        // server, a new key.
+        membership.on_added(wire::ChannelInfo::new("a", "s2", "n"));
+        let opened = membership
+            .open_content("m", "a", &sealed, &mut buf)
+            .unwrap();
+        assert_eq!(opened.server.as_deref(), Some("s2"));
+        let other = Arc::new(ChannelKey::from_bytes([8; 32]));
+        lock(&membership.channels)
+            .changing()
+            .get_mut("a")
+            .unwrap()
+            .key = Some(other.clone());
         assert!(membership
             .open_content("m", "a", &sealed, &mut buf)
             .is_none());
-        assert_eq!(membership.messages_without_key(), 1);
+        let resealed = other.seal(b"again", b"a").unwrap();
+        let opened = membership
+            .open_content("m", "a", &resealed, &mut buf)
+            .unwrap();
+        assert_eq!(opened.content, "again");
+        membership.on_removed("a");
+        assert!(membership
+            .open_content("m", "a", &resealed, &mut buf)
+            .is_none());
+        assert_eq!(
+            membership.messages_without_key(),
+            1,
+            "the key went with the channel"
+        );
         membership.on_added(info("a", "n"));
         assert!(membership.key("a").is_err(), "a channel back has no key");
-        assert_eq!(read_lock(&membership.channels).members, 1);
+        assert_eq!(lock(&membership.channels).members, 1);
     }
 
     #[test]
