@@ -241,9 +241,8 @@ impl Membership {
     }
 
     /// A relayed message opened into `buf`, its channel looked up once (or
-    /// not at all, when it is the last message's);
-    /// `None` (with a rate-limited warning) when there is no key or it does
-    /// not decrypt.
+    /// not at all, when it is the last message's); `None` (with a
+    /// rate-limited warning) when there is no key or it does not decrypt.
     pub(crate) fn open_content<'b>(
         &self,
         id: &str,
