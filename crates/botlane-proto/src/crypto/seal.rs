@@ -47,6 +47,21 @@ pub(crate) fn open_in_place(
     buf: &mut Vec<u8>,
     aad: &[u8],
 ) -> Result<(), CryptoError> {
+    let tag_at = decrypt_detached(cipher, what, buf, aad)?;
+    buf.truncate(tag_at);
+    buf.drain(..NONCE_LEN);
+    Ok(())
+}
+
+/// Decrypts `nonce || ciphertext || tag` in `buf` once its tag is verified,
+/// leaving the nonce and the tag where they are; returns where the tag
+/// begins (the plaintext is `buf[NONCE_LEN..tag_at]`).
+fn decrypt_detached(
+    cipher: &Aes256Gcm,
+    what: &'static str,
+    buf: &mut [u8],
+    aad: &[u8],
+) -> Result<usize, CryptoError> {
     if buf.len() < NONCE_LEN + TAG_LEN {
         return Err(CryptoError::Length {
             what,
@@ -60,9 +75,7 @@ pub(crate) fn open_in_place(
     cipher
         .decrypt_in_place_detached(Nonce::from_slice(nonce), aad, body, Tag::from_slice(tag))
         .map_err(|_| CryptoError::Decrypt)?;
-    buf.truncate(tag_at);
-    buf.drain(..NONCE_LEN);
-    Ok(())
+    Ok(tag_at)
 }
 
 /// A 256-bit AES-GCM key shared by the members of one channel. It seals
@@ -205,6 +218,36 @@ impl ChannelKey {
         let mut sealed = std::mem::take(&mut *decode_b64(WHAT, wire)?);
         open_in_place(&self.0.cipher, WHAT, &mut sealed, aad)?;
         Ok(sealed)
+    }
+
+    /// [`open`](Self::open) into `buf`, a buffer the caller reuses: once it
+    /// has grown to the size of the messages, an open allocates nothing.
+    /// `buf`'s previous contents are replaced; on success it holds the
+    /// nonce, the plaintext and the tag, and the plaintext is returned.
+    ///
+    /// ```
+    /// use botlane_proto::crypto::{ChannelKey, CryptoError};
+    ///
+    /// let key = ChannelKey::generate()?;
+    /// let mut buf = Vec::new();
+    /// let wire = key.seal(b"secret", b"c")?;
+    /// assert_eq!(key.open_into(&wire, b"c", &mut buf)?, b"secret");
+    /// assert_eq!(key.open_into(&wire, b"other", &mut buf), Err(CryptoError::Decrypt));
+    /// # Ok::<(), CryptoError>(())
+    /// ```
+    pub fn open_into<'b>(
+        &self,
+        wire: &str,
+        aad: &[u8],
+        buf: &'b mut Vec<u8>,
+    ) -> Result<&'b [u8], CryptoError> {
+        const WHAT: &str = "sealed payload";
+        buf.clear();
+        BASE64
+            .decode_vec(wire, buf)
+            .map_err(|_| CryptoError::Base64 { what: WHAT })?;
+        let tag_at = decrypt_detached(&self.0.cipher, WHAT, buf, aad)?;
+        Ok(&buf[NONCE_LEN..tag_at])
     }
 }
 
@@ -358,18 +401,25 @@ mod tests {
                                 raw in any::<[u8; 32]>()) {
             let key = ChannelKey::from_bytes(raw);
             let wire = key.seal(&plain, &aad).unwrap();
-            prop_assert_eq!(key.open(&wire, &aad).unwrap(), plain);
+            prop_assert_eq!(key.open(&wire, &aad).unwrap(), &plain[..]);
+            // A reused buffer: what it held before does not show.
+            let mut buf = vec![0xAA; 600];
+            prop_assert_eq!(key.open_into(&wire, &aad, &mut buf).unwrap(), &plain[..]);
         }
 
         #[test]
         fn open_never_panics_on_text(wire in ".{0,200}", aad in proptest::collection::vec(any::<u8>(), 0..16)) {
-            prop_assert!(ChannelKey::from_bytes([3; 32]).open(&wire, &aad).is_err());
+            let key = ChannelKey::from_bytes([3; 32]);
+            let refused = key.open(&wire, &aad).unwrap_err();
+            prop_assert_eq!(key.open_into(&wire, &aad, &mut Vec::new()).unwrap_err(), refused);
         }
 
         #[test]
         fn open_never_panics_on_well_encoded_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
             let wire = BASE64.encode(&bytes);
-            prop_assert!(ChannelKey::from_bytes([3; 32]).open(&wire, b"c").is_err());
+            let key = ChannelKey::from_bytes([3; 32]);
+            let refused = key.open(&wire, b"c").unwrap_err();
+            prop_assert_eq!(key.open_into(&wire, b"c", &mut Vec::new()).unwrap_err(), refused);
         }
     }
 }

@@ -122,8 +122,6 @@ impl<D: Send + Sync + 'static> Client<D> {
     {
         let hook = after_command(hook);
         self.update_hooks(|hooks| hooks.after.push(hook.clone()));
-        // Only once it is in: an invocation that sees the flag finds it.
-        self.inner.runner.after.mark_set();
         self
     }
 
@@ -145,17 +143,13 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// # Ok::<(), botlane::ClientError>(())
     /// ```
     pub fn is_owner(&self, user_id: &str) -> bool {
-        let owners = self.inner.runner.owners.as_ref();
+        let owners = self.inner.runner.owners();
         owners.is_some_and(|owners| owners.contains(user_id))
     }
 
     /// Swaps in a copy of the hooks with `change` made to it (`change` may
     /// run more than once, when two updates race).
     fn update_hooks(&self, change: impl Fn(&mut ClientHooks<D>)) {
-        self.inner.runner.hooks.rcu(|hooks| {
-            let mut next = ClientHooks::clone(hooks);
-            change(&mut next);
-            next
-        });
+        self.inner.runner.update_hooks(change);
     }
 }

@@ -73,7 +73,7 @@ impl<D: Send + Sync + 'static> Client<D> {
         let inner = &self.inner;
         // Allowed (as in poise), and documented, but never what the author
         // meant: said once, where a bot's operator looks first.
-        if inner.runner.owners.is_none() {
+        if inner.runner.owners().is_none() {
             for command in inner.commands.snapshot().registered() {
                 if command.settings.owners_only {
                     tracing::warn!(
@@ -155,7 +155,7 @@ impl<D: Send + Sync + 'static> Client<D> {
         self.shutdown();
         self.inner.session.released().await;
         self.inner.session.close_events();
-        match self.inner.session.membership.keystore() {
+        match self.inner.session.membership().keystore() {
             Some(saver) => saver.flush().await.map_err(ClientError::Keystore),
             None => Ok(()),
         }
@@ -184,7 +184,7 @@ fn shut_down(session: &Session) {
         return;
     };
     runtime.spawn(session.close_events_once_released());
-    if let Some(saver) = session.membership.keystore() {
+    if let Some(saver) = session.membership().keystore() {
         let saver = saver.clone();
         runtime.spawn(async move {
             if let Err(e) = saver.flush().await {

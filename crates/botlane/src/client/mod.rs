@@ -22,9 +22,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use arc_swap::ArcSwap;
 use futures_util::future::{BoxFuture, Shared};
-use tokio::sync::Semaphore;
 
 pub use info::{ChannelInfo, Emoji};
 pub use options::{ClientOptions, DEFAULT_REST_URL};
@@ -34,16 +32,12 @@ use crate::commands::data::OutgoingInvocation;
 use crate::commands::limits::MAX_COMMAND_WIRE;
 use crate::commands::text::prefixes::Prefixes;
 use crate::commands::types::{CommandArgs, CommandDeclaration};
-use crate::dispatch::{self, AfterState, ClientHooks, Runner};
+use crate::dispatch::{self, Runner, RunnerConfig};
 use crate::error::ClientError;
 use crate::events::{EventSender, Events};
-use crate::framework::answer::{AnswerGate, AnswerRate};
-use crate::framework::cooldown::{CooldownTracker, DEFAULT_COOLDOWN_CAPACITY};
-use crate::framework::dynamic_prefix::PrefixChooser;
+use crate::framework::answer::AnswerRate;
 use crate::framework::live::Commands;
-use crate::framework::on_error::OnError;
 use crate::framework::owners::Owners;
-use crate::framework::settings::DEFAULT_HANDLER_TIMEOUT;
 use crate::framework::typed::Command;
 use crate::message::outbound::Outbound;
 use crate::message::Message;
@@ -275,7 +269,7 @@ impl<D: Send + Sync + 'static> Client<D> {
         ));
         let minter = mint::RealtimeMint::handle(Arc::downgrade(&session));
         let rest = lane.bind(minter, Arc::clone(&telemetry));
-        let rate = AnswerRate {
+        let answer_rate = AnswerRate {
             burst: options.error_answer_burst,
             interval: options.error_answer_interval,
         };
@@ -283,36 +277,18 @@ impl<D: Send + Sync + 'static> Client<D> {
             &options.command_prefix,
             &options.additional_prefixes,
         ));
-        let runner = Arc::new(Runner {
+        let runner = Arc::new(Runner::new(RunnerConfig {
             events,
-            handlers: Arc::new(Semaphore::new(options.max_concurrent_handlers)),
-            data: Arc::new(data),
-            hooks: ArcSwap::from_pointee(ClientHooks {
-                checks: Vec::new(),
-                on_error: OnError::answer(),
-                after: Vec::new(),
-            }),
-            cooldowns: CooldownTracker::with_shared_clock(
-                DEFAULT_COOLDOWN_CAPACITY,
-                options.clock.clone(),
-            ),
-            answers: Arc::new(AnswerGate::new(
-                Arc::clone(&prefixes),
-                rate,
-                options.clock.clone(),
-            )),
+            data,
+            max_concurrent_handlers: options.max_concurrent_handlers,
             handler_timeout: options.handler_timeout,
-            held_up: Throttle::new("a handler held up the reading of the connection"),
-            hook_panicked: Throttle::new("an error hook panicked"),
-            after: AfterState::new(DEFAULT_HANDLER_TIMEOUT),
+            clock: options.clock.clone(),
+            answer_rate,
             owners: Owners::new(&options.owners, options.skip_checks_for_owners),
             prefixes,
-            chooser: options
-                .dynamic_prefix
-                .clone()
-                .map(|f| Box::new(PrefixChooser::new(f))),
+            dynamic_prefix: options.dynamic_prefix.clone(),
             telemetry,
-        });
+        }));
         Ok(Self {
             inner: Arc::new(Inner {
                 options,
@@ -329,7 +305,7 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// The shared state given to [`with_data`](Self::with_data) (`()` for
     /// [`Client::new`]).
     pub fn data(&self) -> &D {
-        &self.inner.runner.data
+        self.inner.runner.data()
     }
 
     /// The command registry wired to dispatch, usable before and after
@@ -364,7 +340,7 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// behind it loses the oldest and is told how many
     /// ([`EventRecvError::Lagged`](crate::EventRecvError::Lagged)).
     pub fn events(&self) -> Events {
-        self.inner.runner.events.subscribe()
+        self.inner.runner.events().subscribe()
     }
 
     /// The handle messages answer through.
@@ -383,7 +359,7 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// The channels the bot is a member of: from the last `ready`, kept up
     /// to date by the membership pushes.
     pub fn channels(&self) -> Vec<ChannelInfo> {
-        let channels = self.inner.session.membership.channels();
+        let channels = self.inner.session.membership().channels();
         channels.into_iter().map(ChannelInfo::from_wire).collect()
     }
 
@@ -415,7 +391,7 @@ impl<D: Send + Sync + 'static> Client<D> {
                 reason: e.to_string(),
             }
         })?;
-        let key = session.membership.key(channel_id)?;
+        let key = session.membership().key(channel_id)?;
         let sealed = key
             .seal(invocation.sidecar.as_bytes(), channel_id.as_bytes())
             .map_err(ClientError::Crypto)?;
@@ -476,10 +452,11 @@ impl<D: Send + Sync + 'static> Client<D> {
             .await?;
         check(OpCode::HistoryFetch, reply.code)?;
         let outbound = self.outbound();
+        let mut buf = Vec::new();
         Ok(reply
             .messages
             .into_iter()
-            .filter_map(|m| dispatch::open_message(&session.membership, &outbound, m))
+            .filter_map(|m| dispatch::open_message(session.membership(), &outbound, m, &mut buf))
             .collect())
     }
 
@@ -505,8 +482,8 @@ impl<D: Send + Sync + 'static> Client<D> {
     /// received, the push queue and dropped pushes, handlers running.
     pub fn stats(&self) -> ClientStats {
         let inner = &self.inner;
-        let counters = &inner.session.counters;
-        let (push_queue_len, push_queue_peak, pushes_dropped) = inner.session.queue.figures();
+        let counters = inner.session.counters();
+        let (push_queue_len, push_queue_peak, pushes_dropped) = inner.session.queue_figures();
         ClientStats {
             connect_attempts: Counters::get(&counters.connect_attempts),
             sessions: Counters::get(&counters.sessions),
@@ -514,14 +491,12 @@ impl<D: Send + Sync + 'static> Client<D> {
             pushes_dropped,
             push_queue_len,
             push_queue_peak,
-            handlers_running: inner.options.max_concurrent_handlers
-                - inner.runner.handlers.available_permits(),
+            handlers_running: inner.options.max_concurrent_handlers - inner.runner.free_permits(),
             dynamic_prefixes_refused: inner
                 .runner
-                .chooser
-                .as_ref()
+                .chooser()
                 .map_or(0, |chooser| chooser.refused()),
-            messages_without_key: inner.session.membership.messages_without_key(),
+            messages_without_key: inner.session.membership().messages_without_key(),
             warnings_swallowed: inner.throttles().map(Throttle::swallowed).sum(),
         }
     }
@@ -530,15 +505,7 @@ impl<D: Send + Sync + 'static> Client<D> {
 impl<D> Inner<D> {
     /// Every rate-limited warning of the client.
     fn throttles(&self) -> impl Iterator<Item = &Throttle> {
-        let runner = &self.runner;
-        self.session
-            .throttles()
-            .chain([
-                &runner.held_up,
-                &runner.hook_panicked,
-                runner.after.throttle(),
-            ])
-            .chain(runner.chooser.as_ref().map(|chooser| &chooser.warning))
+        self.session.throttles().chain(self.runner.throttles())
     }
 
     /// Writes what each rate-limited warning swallowed since its last line.

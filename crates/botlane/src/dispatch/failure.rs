@@ -52,7 +52,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
         } = *early;
         tokio::spawn(
             async move {
-                let running = runner.telemetry.running();
+                let running = runner.telemetry().running();
                 runner.run_hook(failure, &on_error, timeout).await;
                 drop((permit, running));
             }
@@ -71,8 +71,8 @@ impl<D: Send + Sync + 'static> Runner<D> {
         }
         let hook = on_error.run(CommandFailure::new(
             failure,
-            Arc::clone(&self.data),
-            Arc::clone(&self.answers),
+            Arc::clone(self.data()),
+            Arc::clone(self.answers()),
         ));
         match timeout {
             Some(limit) => {
@@ -90,6 +90,6 @@ impl<D: Send + Sync + 'static> Runner<D> {
             reason = failure.reason.as_str(),
             "command failed"
         );
-        self.events.send(Event::CommandError(failure.clone()));
+        self.events().send(Event::CommandError(failure.clone()));
     }
 }

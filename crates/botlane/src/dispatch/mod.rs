@@ -22,13 +22,14 @@ mod handlers;
 mod rule;
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::sync::Arc;
 
 use tokio::sync::OwnedSemaphorePermit;
 
 use failure::EarlyFailure;
 use handlers::{lane, outcome, ConversionPanic};
-pub(crate) use handlers::{AfterState, ClientHooks, Runner};
+pub(crate) use handlers::{ClientHooks, Runner, RunnerConfig};
 
 use crate::commands::text::prefixes::Prefixes;
 use crate::commands::types::{same_bot_id, CommandSource};
@@ -40,7 +41,7 @@ use crate::framework::live::Commands;
 use crate::framework::registry::CommandRegistry;
 use crate::message::outbound::Outbound;
 use crate::message::Message;
-use crate::session::{DispatchNow, Membership, Session};
+use crate::session::{DispatchNow, Membership, Opened, Session};
 use crate::telemetry::{end_span, invocation_span, Lane};
 use crate::transport::{MessageView, Push};
 use crate::wire;
@@ -56,6 +57,17 @@ pub(crate) struct Dispatcher<D> {
     /// text-lane prefixes and the dynamic prefix too.
     pub(crate) runner: Arc<Runner<D>>,
 }
+
+thread_local! {
+    /// Where live messages are opened, one per thread that dispatches:
+    /// reused, so that a message that becomes no `Message` allocates
+    /// nothing for its content (an invocation's is copied out of it).
+    static OPEN_BUFFER: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// The largest [`OPEN_BUFFER`] kept for the next message (64 KiB): the
+/// buffer of a rare long message is let go rather than held by the thread.
+const KEPT_OPEN_BUFFER: usize = 64 * 1024;
 
 /// What an opened message still asks of dispatch, once decided.
 enum Step<D> {
@@ -75,8 +87,8 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     /// nothing waits ([`DispatchNow`]).
     pub(crate) async fn run(self: Arc<Self>) {
         let now: Arc<dyn DispatchNow> = self.clone();
-        self.session.queue.dispatch_now_with(Arc::downgrade(&now));
-        while let Some(push) = self.session.queue.next().await {
+        self.session.dispatch_now_with(Arc::downgrade(&now));
+        while let Some(push) = self.session.next_push().await {
             // The queue hands out no push of a login under way.
             let Push::Message(m) = push else {
                 self.apply(push);
@@ -144,7 +156,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
 
     /// Applies a push that is not a message.
     fn apply(&self, push: Push) {
-        let membership = &self.session.membership;
+        let membership = self.session.membership();
         match push {
             Push::Ready(ready, connection) => {
                 membership.on_ready(ready.channels);
@@ -165,9 +177,24 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     /// Opens a message and decides what it is: its event emitted, a
     /// failure of the argument step reported, what is left to run returned.
     fn on_message(&self, view: MessageView<'_>) -> Step<D> {
-        let membership = &self.session.membership;
-        let Some((content, key)) =
-            membership.open_content(&view.id, &view.channel_id, &view.content)
+        let mut buf = OPEN_BUFFER.take();
+        let step = self.open_and_decide(view, &mut buf);
+        if buf.capacity() <= KEPT_OPEN_BUFFER {
+            OPEN_BUFFER.set(buf);
+        }
+        step
+    }
+
+    /// [`on_message`](Self::on_message), its content opened into `buf`.
+    fn open_and_decide(&self, view: MessageView<'_>, buf: &mut Vec<u8>) -> Step<D> {
+        let Some(Opened {
+            content,
+            key,
+            server,
+        }) = self
+            .session
+            .membership()
+            .open_content(&view.id, &view.channel_id, &view.content, buf)
         else {
             return Step::Done;
         };
@@ -182,9 +209,9 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         let dynamic = if own {
             None
         } else {
-            self.dynamic_prefixes(&view)
+            self.dynamic_prefixes(&view, server.as_deref())
         };
-        let prefixes = dynamic.as_ref().unwrap_or(&self.runner.prefixes).set();
+        let prefixes = dynamic.as_ref().unwrap_or(self.runner.prefixes()).set();
         let verdict = if own {
             Verdict::Plain
         } else {
@@ -192,23 +219,23 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 .command
                 .as_deref()
                 .and_then(|sealed| key.open(sealed, view.channel_id.as_bytes()).ok());
-            rule::decide(&registry, me, &content, sidecar.as_deref(), prefixes)
+            rule::decide(&registry, me, content, sidecar.as_deref(), prefixes)
         };
         // Built only where it is used: a plain message nobody listens for
         // never is, its strings stay borrowed from the frame.
-        let message = || message_of(view, content, &self.outbound);
+        let message = || message_of(view, content.to_owned(), &self.outbound);
         match verdict {
             Verdict::Plain => {
                 self.emit(|| Event::Message(message()));
                 Step::Done
             }
             Verdict::Invoke(invocation, index) => {
-                let data = Arc::clone(&self.runner.data);
+                let data = Arc::clone(self.runner.data());
                 let mut ctx = CommandContext::dispatched(invocation, message(), data)
                     .with_prefixes(self.runner.shared_prefixes(dynamic))
                     .with_registry(Arc::clone(&registry));
                 self.emit(|| Event::Message(ctx.message().clone()));
-                if let Some(server) = membership.server_of(&ctx.message().channel_id) {
+                if let Some(server) = server {
                     ctx = ctx.with_server(server);
                 }
                 Step::Invoke(ctx, registry, index)
@@ -255,11 +282,10 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
 
     /// The prefixes the application chose for a message from someone else
     /// (`None`: the client's), asking its dynamic prefix once, if it set one.
-    fn dynamic_prefixes(&self, view: &MessageView<'_>) -> Option<Prefixes> {
-        let chooser = self.runner.chooser.as_ref()?;
-        let server = self.session.membership.server_of(&view.channel_id);
-        let request = PrefixRequest::new(&view.channel_id, &view.author_id, server.as_deref());
-        chooser.prefixes_for(&request, &self.runner.prefixes)
+    fn dynamic_prefixes(&self, view: &MessageView<'_>, server: Option<&str>) -> Option<Prefixes> {
+        let chooser = self.runner.chooser()?;
+        let request = PrefixRequest::new(&view.channel_id, &view.author_id, server);
+        chooser.prefixes_for(&request, self.runner.prefixes())
     }
 
     /// Reports a failure of the argument step (`panicked`: a typed
@@ -280,7 +306,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             Some(command) => {
                 let (lane, ended_as) = (lane(failure.source), outcome(failure.reason, panicked));
                 let name = &command.decl.name;
-                if let Some(series) = self.runner.telemetry.command(&command.series, name) {
+                if let Some(series) = self.runner.telemetry().command(&command.series, name) {
                     series.record(lane, ended_as, None);
                 }
                 let span = self.span(name, lane);
@@ -303,7 +329,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
 
     /// Reports an event, built only when someone listens.
     fn emit(&self, event: impl FnOnce() -> Event) {
-        self.runner.events.send_with(event);
+        self.runner.events().send_with(event);
     }
 }
 
@@ -347,13 +373,16 @@ impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
 
 /// Decrypts a relayed message and attaches the handle it answers through;
 /// `None` (with a rate-limited warning) when it cannot be read. Fetched
-/// history; the message's strings move into the result.
+/// history, opened in `buf` (reused across a page); the message's strings
+/// move into the result.
 pub(crate) fn open_message(
     membership: &Membership,
     outbound: &Arc<dyn Outbound>,
     m: wire::WireMessage,
+    buf: &mut Vec<u8>,
 ) -> Option<Message> {
-    let (content, _) = membership.open_content(&m.id, &m.channel_id, &m.content)?;
+    let opened = membership.open_content(&m.id, &m.channel_id, &m.content, buf)?;
+    let content = opened.content.to_owned();
     Some(message_of(MessageView::from(m), content, outbound))
 }
 

@@ -14,12 +14,12 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::crypto::{ChannelKey, WrappedKey};
 use crate::error::ClientError;
 use crate::keystore::{Saver, MAX_CHANNEL_ID_BYTES};
-use crate::sync::{read_lock, write, write_lock};
+use crate::sync::lock;
 use crate::throttle::Throttle;
 use crate::wire;
 
@@ -43,9 +43,8 @@ fn unkept(channel: &wire::ChannelInfo) -> Option<&'static str> {
     }
 }
 
-/// A channel the bot is in, under its id in [`Channels`]. Its server id is
-/// shared by the contexts of its invocations: one copy per channel, not
-/// one per invocation.
+/// A channel the bot is in. Its server id is shared by the contexts of
+/// its invocations: one copy per channel, not one per invocation.
 #[derive(Debug)]
 struct Joined {
     /// Where the channel stands in the list `channels()` returns: the
@@ -55,26 +54,69 @@ struct Joined {
     name: String,
 }
 
-/// The channels by id. Every message's invocation, key push and
-/// membership push looks a channel up: with a list, a bot in 10,000
-/// channels compared ids 10,000 times per invocation
-/// (`docs/benchmarks.md`, stage 9).
+/// What is known of a channel, under its id in [`Channels`]: whether the
+/// bot is in it, and its key. One entry for both, so that a message looks
+/// its channel up once.
+#[derive(Debug, Default)]
+struct Channel {
+    /// `None` for a key the keystore held for a channel no `ready` has
+    /// listed yet.
+    joined: Option<Joined>,
+    key: Option<Arc<ChannelKey>>,
+}
+
+/// The channels by id. Every message, key push and membership push looks
+/// a channel up: with a list, a bot in 10,000 channels compared ids 10,000
+/// times per invocation (`docs/benchmarks.md`, stage 9). The hasher stays
+/// std's keyed SipHash: the ids are the service's, which may be hostile.
 #[derive(Debug, Default)]
 struct Channels {
-    by_id: HashMap<String, Joined>,
+    by_id: HashMap<String, Channel>,
+    /// How many entries are channels the bot is in (the cap counts these).
+    members: usize,
     next: u64,
+    /// The channel the last message was opened for and what opens it,
+    /// while nothing changed since: the next message of the same channel
+    /// (the common case) compares its id instead of hashing it. Cleared by
+    /// every change ([`Channels::changing`]).
+    last_id: String,
+    last: Option<(Arc<ChannelKey>, Option<Arc<str>>)>,
 }
 
 impl Channels {
+    /// The map, to be changed: what the last message found is forgotten.
+    fn changing(&mut self) -> &mut HashMap<String, Channel> {
+        self.last = None;
+        &mut self.by_id
+    }
+
+    /// The key of channel `id` and its server, if the bot is in it; `None`
+    /// without a key.
+    fn opener(&mut self, id: &str) -> Option<(Arc<ChannelKey>, Option<Arc<str>>)> {
+        if let Some(last) = self.last.as_ref().filter(|_| self.last_id == id) {
+            return Some(last.clone());
+        }
+        let channel = self.by_id.get(id)?;
+        let server = channel.joined.as_ref().map(|j| Arc::clone(&j.server));
+        let found = (channel.key.clone()?, server);
+        // Reused: no allocation once it has held the longest id.
+        self.last_id.clear();
+        self.last_id.push_str(id);
+        self.last = Some(found.clone());
+        Some(found)
+    }
+
     /// Adds `channel`, or updates it in place (keeping its order) when its
     /// id is known; `false` when it is new and the list is at its cap.
     fn upsert(&mut self, channel: wire::ChannelInfo) -> bool {
-        if let Some(known) = self.by_id.get_mut(&channel.id) {
-            known.server = channel.server_id.into();
-            known.name = channel.name;
+        self.last = None;
+        let known = self.by_id.get_mut(&channel.id);
+        if let Some(Joined { server, name, .. }) = known.and_then(|c| c.joined.as_mut()) {
+            *server = channel.server_id.into();
+            *name = channel.name;
             return true;
         }
-        if self.by_id.len() >= MAX_CHANNELS {
+        if self.members >= MAX_CHANNELS {
             return false;
         }
         let joined = Joined {
@@ -83,8 +125,14 @@ impl Channels {
             name: channel.name,
         };
         self.next += 1;
-        self.by_id.insert(channel.id, joined);
+        self.members += 1;
+        self.by_id.entry(channel.id).or_default().joined = Some(joined);
         true
+    }
+
+    /// The channel `id` if the bot is in it.
+    fn member(&self, id: &str) -> Option<&Joined> {
+        self.by_id.get(id).and_then(|c| c.joined.as_ref())
     }
 
     /// The list, in the order the channels were listed or added.
@@ -92,13 +140,14 @@ impl Channels {
         let mut list: Vec<(u64, wire::ChannelInfo)> = self
             .by_id
             .iter()
-            .map(|(id, joined)| {
+            .filter_map(|(id, channel)| {
+                let joined = channel.joined.as_ref()?;
                 let info = wire::ChannelInfo::new(
                     id.clone(),
                     joined.server.to_string(),
                     joined.name.clone(),
                 );
-                (joined.order, info)
+                Some((joined.order, info))
             })
             .collect();
         list.sort_unstable_by_key(|(order, _)| *order);
@@ -106,11 +155,19 @@ impl Channels {
     }
 }
 
+/// A relayed message opened: its plaintext (in the caller's buffer), the
+/// key that opened it (its sidecar, if any, opens with the same) and its
+/// channel's server, if the bot is in that channel.
+pub(crate) struct Opened<'b> {
+    pub(crate) content: &'b str,
+    pub(crate) key: Arc<ChannelKey>,
+    pub(crate) server: Option<Arc<str>>,
+}
+
 /// The bot's channels and the keys it holds for them.
 #[derive(Debug)]
 pub(crate) struct Membership {
-    channels: RwLock<Channels>,
-    keys: RwLock<HashMap<String, Arc<ChannelKey>>>,
+    channels: Mutex<Channels>,
     /// Opened by the first login; kept by a failed one for the retry.
     keystore: OnceLock<Saver>,
     key_refused: Throttle,
@@ -124,8 +181,7 @@ pub(crate) struct Membership {
 impl Membership {
     pub(crate) fn new() -> Self {
         Self {
-            channels: RwLock::new(Channels::default()),
-            keys: RwLock::new(HashMap::new()),
+            channels: Mutex::new(Channels::default()),
             keystore: OnceLock::new(),
             key_refused: Throttle::new(
                 "refusing a channel key for a channel the bot is not a member of",
@@ -161,46 +217,41 @@ impl Membership {
     /// Keeps the keystore opened by the first login and loads its keys.
     pub(crate) fn use_keystore(&self, saver: Saver) -> &Saver {
         let saver = self.keystore.get_or_init(|| saver);
-        let mut keys = write_lock(&self.keys);
+        let mut channels = lock(&self.channels);
         for (channel, key) in saver.channel_keys() {
-            keys.insert(channel, Arc::new(key));
+            channels.changing().entry(channel).or_default().key = Some(Arc::new(key));
         }
         saver
     }
 
     /// The channels as of the last `ready` and membership pushes.
     pub(crate) fn channels(&self) -> Vec<wire::ChannelInfo> {
-        read_lock(&self.channels).list()
-    }
-
-    /// The server a member channel belongs to.
-    pub(crate) fn server_of(&self, channel_id: &str) -> Option<Arc<str>> {
-        read_lock(&self.channels)
-            .by_id
-            .get(channel_id)
-            .map(|c| Arc::clone(&c.server))
+        lock(&self.channels).list()
     }
 
     /// The key of a channel, or [`ClientError::NoChannelKey`].
     pub(crate) fn key(&self, channel_id: &str) -> Result<Arc<ChannelKey>, ClientError> {
-        read_lock(&self.keys)
+        lock(&self.channels)
+            .by_id
             .get(channel_id)
-            .cloned()
+            .and_then(|c| c.key.clone())
             .ok_or_else(|| ClientError::NoChannelKey {
                 channel_id: channel_id.to_owned(),
             })
     }
 
-    /// The plaintext of a relayed message, and the key that opened it (its
-    /// sidecar, if any, opens with the same); `None` (with a rate-limited
-    /// warning) when there is no key or it does not decrypt.
-    pub(crate) fn open_content(
+    /// A relayed message opened into `buf`, its channel looked up once (or
+    /// not at all, when it is the last message's); `None` (with a
+    /// rate-limited warning) when there is no key or it does not decrypt.
+    pub(crate) fn open_content<'b>(
         &self,
         id: &str,
         channel_id: &str,
         sealed: &str,
-    ) -> Option<(String, Arc<ChannelKey>)> {
-        let Ok(key) = self.key(channel_id) else {
+        buf: &'b mut Vec<u8>,
+    ) -> Option<Opened<'b>> {
+        let found = lock(&self.channels).opener(channel_id);
+        let Some((key, server)) = found else {
             self.without_key.fetch_add(1, Ordering::Relaxed);
             if let Some(swallowed) = self.no_key.allow() {
                 tracing::warn!(channel = %channel_id, swallowed, "dropping a message: no key for its channel");
@@ -208,15 +259,19 @@ impl Membership {
             return None;
         };
         let content = key
-            .open(sealed, channel_id.as_bytes())
+            .open_into(sealed, channel_id.as_bytes(), buf)
             .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok());
+            .and_then(|bytes| std::str::from_utf8(bytes).ok());
         if content.is_none()
             && let Some(swallowed) = self.undecryptable.allow()
         {
             tracing::warn!(message = %id, swallowed, "dropping a message whose content does not decrypt");
         }
-        Some((content?, key))
+        Some(Opened {
+            content: content?,
+            key,
+            server,
+        })
     }
 
     /// A new session's `ready`: the full membership list. Keys of channels
@@ -232,13 +287,19 @@ impl Membership {
         if refused > 0 {
             self.refuse_channels(refused, "past the cap or too long");
         }
-        let gone: Vec<String> = read_lock(&self.keys)
-            .keys()
-            .filter(|id| !kept.by_id.contains_key(*id))
-            .cloned()
-            .collect();
-        write(&self.channels, kept);
-        self.evict(&gone);
+        let mut gone = Vec::new();
+        {
+            let mut channels = lock(&self.channels);
+            let old = std::mem::replace(&mut *channels, kept);
+            for (id, channel) in old.by_id {
+                let Some(key) = channel.key else { continue };
+                match channels.by_id.get_mut(&id) {
+                    Some(listed) => listed.key = Some(key),
+                    None => gone.push(id),
+                }
+            }
+        }
+        self.forget(&gone);
     }
 
     /// Op 34: the bot was added to a channel.
@@ -247,7 +308,7 @@ impl Membership {
             self.refuse_channels(1, why);
             return;
         }
-        let added = write_lock(&self.channels).upsert(channel);
+        let added = lock(&self.channels).upsert(channel);
         if !added {
             self.refuse_channels(1, "past the cap of 10000 channels");
         }
@@ -265,12 +326,18 @@ impl Membership {
 
     /// Op 35: the bot was removed from a channel; its key goes too.
     pub(crate) fn on_removed(&self, channel_id: &str) {
-        write_lock(&self.channels).by_id.remove(channel_id);
-        self.evict(&[channel_id.to_owned()]);
+        {
+            let mut channels = lock(&self.channels);
+            let removed = channels.changing().remove(channel_id);
+            if removed.is_some_and(|c| c.joined.is_some()) {
+                channels.members -= 1;
+            }
+        }
+        self.forget(&[channel_id.to_owned()]);
     }
 
     fn is_member(&self, channel_id: &str) -> bool {
-        read_lock(&self.channels).by_id.contains_key(channel_id)
+        lock(&self.channels).member(channel_id).is_some()
     }
 
     /// Op 50: unwraps a channel key pushed to us and keeps it in memory and
@@ -312,21 +379,16 @@ impl Membership {
             tracing::warn!(channel = %push.channel_id, error = %e, "refusing a channel key");
             return;
         }
-        write_lock(&self.keys).insert(push.channel_id.clone(), Arc::new(key));
+        // Still a member: membership pushes are applied by dispatch, as
+        // this one is, one at a time.
+        if let Some(channel) = lock(&self.channels).changing().get_mut(&push.channel_id) {
+            channel.key = Some(Arc::new(key));
+        }
     }
 
-    /// Forgets the keys of channels the bot is no longer in, in memory and
-    /// in the keystore.
-    fn evict(&self, channel_ids: &[String]) {
-        if channel_ids.is_empty() {
-            return;
-        }
-        {
-            let mut keys = write_lock(&self.keys);
-            for id in channel_ids {
-                keys.remove(id);
-            }
-        }
+    /// Forgets the keys of channels the bot is no longer in in the
+    /// keystore (they are gone from memory with their channels).
+    fn forget(&self, channel_ids: &[String]) {
         let Some(keystore) = self.keystore.get() else {
             return;
         };
@@ -340,6 +402,7 @@ impl Membership {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -371,12 +434,67 @@ mod tests {
             ids(&membership),
             [("a".into(), "renamed".into()), ("c".into(), "4".into())]
         );
-        assert_eq!(membership.server_of("c").as_deref(), Some("s"));
-        assert!(membership.server_of("b").is_none());
         assert!(membership.is_member("a") && !membership.is_member("b"));
         // A new ready replaces the list.
         membership.on_ready(vec![info("z", "5")]);
         assert_eq!(ids(&membership), [("z".into(), "5".into())]);
+    }
+
+    #[test]
+    fn a_key_is_kept_with_its_channel_and_goes_with_it() {
+        let membership = Membership::new();
+        let key = ChannelKey::from_bytes([7; 32]);
+        let sealed = key.seal(b"hi", b"a").unwrap();
+        // As the keystore loads them: before any `ready` lists the channel.
+        for id in ["a", "b"] {
+            let mut channels = lock(&membership.channels);
+            channels.by_id.entry(id.into()).or_default().key = Some(Arc::new(key.clone()));
+        }
+        assert!(!membership.is_member("a"));
+        membership.on_ready(vec![wire::ChannelInfo::new("a", "s", "n")]);
+        let mut buf = Vec::new();
+        let opened = membership
+            .open_content("m", "a", &sealed, &mut buf)
+            .unwrap();
+        assert_eq!(opened.content, "hi");
+        assert_eq!(opened.server.as_deref(), Some("s"));
+        assert!(
+            membership.key("b").is_err(),
+            "unlisted by the ready: evicted"
+        );
+        // What the last message found is forgotten at each change: a new
+        // server, a new key.
+        membership.on_added(wire::ChannelInfo::new("a", "s2", "n"));
+        let opened = membership
+            .open_content("m", "a", &sealed, &mut buf)
+            .unwrap();
+        assert_eq!(opened.server.as_deref(), Some("s2"));
+        let other = Arc::new(ChannelKey::from_bytes([8; 32]));
+        lock(&membership.channels)
+            .changing()
+            .get_mut("a")
+            .unwrap()
+            .key = Some(other.clone());
+        assert!(membership
+            .open_content("m", "a", &sealed, &mut buf)
+            .is_none());
+        let resealed = other.seal(b"again", b"a").unwrap();
+        let opened = membership
+            .open_content("m", "a", &resealed, &mut buf)
+            .unwrap();
+        assert_eq!(opened.content, "again");
+        membership.on_removed("a");
+        assert!(membership
+            .open_content("m", "a", &resealed, &mut buf)
+            .is_none());
+        assert_eq!(
+            membership.messages_without_key(),
+            1,
+            "the key went with the channel"
+        );
+        membership.on_added(info("a", "n"));
+        assert!(membership.key("a").is_err(), "a channel back has no key");
+        assert_eq!(lock(&membership.channels).members, 1);
     }
 
     #[test]

@@ -31,7 +31,7 @@ use secrecy::SecretString;
 use tokio::sync::watch;
 
 pub(crate) use counters::Counters;
-pub(crate) use membership::Membership;
+pub(crate) use membership::{Membership, Opened};
 pub(crate) use push_queue::{DispatchNow, PushQueue};
 
 use crate::error::ClientError;
@@ -81,9 +81,9 @@ pub(crate) struct Session {
     /// The live connection, if any; watched by [`Session::wait_connected`].
     conn: watch::Sender<Option<Connection>>,
     /// Pushes waiting for dispatch (bounded).
-    pub(crate) queue: PushQueue,
-    pub(crate) counters: Arc<Counters>,
-    pub(crate) membership: Membership,
+    queue: PushQueue,
+    counters: Arc<Counters>,
+    membership: Membership,
     transport_warnings: Arc<transport::Warnings>,
     pushes_dropped: Throttle,
     // Shared: dispatch reads it for every message.
@@ -108,7 +108,7 @@ pub(crate) struct Session {
     shut_down: AtomicBool,
     /// The client's metrics and connection state (shared with dispatch and
     /// the REST lane).
-    pub(crate) telemetry: Arc<Telemetry>,
+    telemetry: Arc<Telemetry>,
     /// Whether `Event::Ready` has been sent ([`announce_ready`](Self::announce_ready)).
     announced: watch::Sender<bool>,
     /// The newest connection's number and whether its `ready` announces
@@ -231,6 +231,33 @@ impl Session {
         tokio::spawn(supervisor::republish(self.clone()));
         tokio::spawn(supervisor::supervise(self.clone(), logged_in, public_key));
         Ok(())
+    }
+
+    /// The bot's channels and their keys.
+    pub(crate) fn membership(&self) -> &Membership {
+        &self.membership
+    }
+
+    /// The transport's counters.
+    pub(crate) fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The push queue's figures: messages waiting, the most that ever
+    /// waited, messages dropped so far.
+    pub(crate) fn queue_figures(&self) -> (usize, usize, u64) {
+        self.queue.figures()
+    }
+
+    /// Lets dispatch take pushes on the spot when nothing waits.
+    pub(crate) fn dispatch_now_with(&self, now: std::sync::Weak<dyn DispatchNow>) {
+        self.queue.dispatch_now_with(now);
+    }
+
+    /// The next push for dispatch, in arrival order; `None` once the queue
+    /// is closed ([`PushQueue::next`]).
+    pub(crate) async fn next_push(&self) -> Option<transport::Push> {
+        self.queue.next().await
     }
 
     /// The bot's own id, once logged in.

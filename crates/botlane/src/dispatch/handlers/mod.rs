@@ -39,23 +39,25 @@ use crate::events::EventSender;
 use run::{Run, RunParts};
 
 use crate::framework::after::{AfterCommand, CommandRan};
-use crate::framework::answer::AnswerGate;
+use crate::framework::answer::{AnswerGate, AnswerRate};
 use crate::framework::check::{run_checks, Check};
 use crate::framework::command_error::{CommandError, CommandErrorReason};
 use crate::framework::context::{CommandContext, SharedParts};
-use crate::framework::cooldown::{CooldownError, CooldownTracker};
-use crate::framework::dynamic_prefix::PrefixChooser;
+use crate::framework::cooldown::{
+    CooldownError, CooldownTracker, SharedClock, DEFAULT_COOLDOWN_CAPACITY,
+};
+use crate::framework::dynamic_prefix::{DynamicPrefix, PrefixChooser};
 use crate::framework::handler::BoxError;
 use crate::framework::on_error::OnError;
 use crate::framework::owners::{owner_gate, NotAnOwner, Owners};
 use crate::framework::registered::RegisteredCommand;
 use crate::framework::registry::CommandRegistry;
-use crate::framework::settings::CommandSettings;
+use crate::framework::settings::{CommandSettings, DEFAULT_HANDLER_TIMEOUT};
 use crate::framework::user_error::UserError;
 use crate::message::Message;
 use crate::telemetry::{InvocationOutcome, Lane, Telemetry};
 use crate::throttle::Throttle;
-pub(crate) use after::AfterState;
+use after::AfterState;
 
 /// A handler panicked.
 #[derive(Debug, thiserror::Error)]
@@ -86,39 +88,158 @@ impl<D> Clone for ClientHooks<D> {
     }
 }
 
+/// What a runner takes of the client's options, checked by the client.
+pub(crate) struct RunnerConfig<D> {
+    pub(crate) events: EventSender,
+    pub(crate) data: D,
+    pub(crate) max_concurrent_handlers: usize,
+    pub(crate) handler_timeout: Option<Duration>,
+    /// Where the cooldowns and the error answers' rate limit read the time.
+    pub(crate) clock: SharedClock,
+    pub(crate) answer_rate: AnswerRate,
+    pub(crate) owners: Option<Owners>,
+    pub(crate) prefixes: Arc<Prefixes>,
+    pub(crate) dynamic_prefix: Option<DynamicPrefix>,
+    pub(crate) telemetry: Arc<Telemetry>,
+}
+
 /// What runs invocations and their failures, shared by dispatch, the
 /// handler tasks and the client (which sets the hooks and reads the
 /// permits for its stats).
 pub(crate) struct Runner<D> {
-    pub(crate) events: EventSender,
+    events: EventSender,
     /// One permit per handler (or error hook) allowed to run at once.
-    pub(crate) handlers: Arc<Semaphore>,
-    pub(crate) data: Arc<D>,
-    pub(crate) hooks: ArcSwap<ClientHooks<D>>,
+    handlers: Arc<Semaphore>,
+    data: Arc<D>,
+    hooks: ArcSwap<ClientHooks<D>>,
     /// The live cooldowns, keyed by command: outside the registry snapshot,
     /// so a registration never resets them.
-    pub(crate) cooldowns: CooldownTracker,
-    pub(crate) answers: Arc<AnswerGate>,
+    cooldowns: CooldownTracker,
+    answers: Arc<AnswerGate>,
     /// The client's handler timeout; a command's own replaces it.
-    pub(crate) handler_timeout: Option<Duration>,
+    handler_timeout: Option<Duration>,
     /// The warning of a handler that blocked where it was polled in place.
-    pub(crate) held_up: Throttle,
+    held_up: Throttle,
     /// The warning of an error hook that panicked.
-    pub(crate) hook_panicked: Throttle,
+    hook_panicked: Throttle,
     /// Whether hooks after the command are set (`after.rs`).
-    pub(crate) after: AfterState,
+    after: AfterState,
     /// The client's owners, if it has any.
-    pub(crate) owners: Option<Owners>,
+    owners: Option<Owners>,
     /// The text lane's prefixes, the client's: those dispatch reads a
     /// line with unless the dynamic prefix chose others for its message
     /// (which the message's context and failure then carry). Shared with
     /// `answers`.
-    pub(crate) prefixes: Arc<Prefixes>,
+    prefixes: Arc<Prefixes>,
     /// The application's dynamic prefix, if it set one (boxed: a client
     /// without one, the many bots of a hosting platform, holds 8 bytes).
-    pub(crate) chooser: Option<Box<PrefixChooser>>,
+    chooser: Option<Box<PrefixChooser>>,
     /// The client's metrics (its handles resolved at login).
-    pub(crate) telemetry: Arc<Telemetry>,
+    telemetry: Arc<Telemetry>,
+}
+
+impl<D: Send + Sync + 'static> Runner<D> {
+    /// A runner with no hooks yet: the error hook answers, no check, no
+    /// hook after the command.
+    pub(crate) fn new(config: RunnerConfig<D>) -> Self {
+        let RunnerConfig {
+            events,
+            data,
+            max_concurrent_handlers,
+            handler_timeout,
+            clock,
+            answer_rate,
+            owners,
+            prefixes,
+            dynamic_prefix,
+            telemetry,
+        } = config;
+        Self {
+            events,
+            handlers: Arc::new(Semaphore::new(max_concurrent_handlers)),
+            data: Arc::new(data),
+            hooks: ArcSwap::from_pointee(ClientHooks {
+                checks: Vec::new(),
+                on_error: OnError::answer(),
+                after: Vec::new(),
+            }),
+            cooldowns: CooldownTracker::with_shared_clock(DEFAULT_COOLDOWN_CAPACITY, clock.clone()),
+            answers: Arc::new(AnswerGate::new(Arc::clone(&prefixes), answer_rate, clock)),
+            handler_timeout,
+            held_up: Throttle::new("a handler held up the reading of the connection"),
+            hook_panicked: Throttle::new("an error hook panicked"),
+            after: AfterState::new(DEFAULT_HANDLER_TIMEOUT),
+            owners,
+            prefixes,
+            chooser: dynamic_prefix.map(|f| Box::new(PrefixChooser::new(f))),
+            telemetry,
+        }
+    }
+}
+
+impl<D> Runner<D> {
+    /// The application's shared state.
+    pub(crate) fn data(&self) -> &Arc<D> {
+        &self.data
+    }
+
+    /// The gate of the error answers (the default error hook's).
+    pub(super) fn answers(&self) -> &Arc<AnswerGate> {
+        &self.answers
+    }
+
+    /// Where the client's events go.
+    pub(crate) fn events(&self) -> &EventSender {
+        &self.events
+    }
+
+    /// The client's prefixes.
+    pub(crate) fn prefixes(&self) -> &Arc<Prefixes> {
+        &self.prefixes
+    }
+
+    /// The application's dynamic prefix, if it set one.
+    pub(crate) fn chooser(&self) -> Option<&PrefixChooser> {
+        self.chooser.as_deref()
+    }
+
+    /// The client's metrics.
+    pub(crate) fn telemetry(&self) -> &Telemetry {
+        &self.telemetry
+    }
+
+    /// The client's owners, if it has any.
+    pub(crate) fn owners(&self) -> Option<&Owners> {
+        self.owners.as_ref()
+    }
+
+    /// How many handler permits are free (for the client's stats).
+    pub(crate) fn free_permits(&self) -> usize {
+        self.handlers.available_permits()
+    }
+
+    /// Swaps in a copy of the client's hooks with `change` made to it
+    /// (`change` may run more than once, when two updates race); a hook
+    /// after the command is marked set once it is in, so that an
+    /// invocation that sees the mark finds it.
+    pub(crate) fn update_hooks(&self, change: impl Fn(&mut ClientHooks<D>)) {
+        self.hooks.rcu(|hooks| {
+            let mut next = ClientHooks::clone(hooks);
+            change(&mut next);
+            next
+        });
+        if !self.hooks.load().after.is_empty() {
+            self.after.mark_set();
+        }
+    }
+
+    /// Its rate-limited warnings, for the client's stats and its line at
+    /// shutdown.
+    pub(crate) fn throttles(&self) -> impl Iterator<Item = &Throttle> {
+        [&self.held_up, &self.hook_panicked, self.after.throttle()]
+            .into_iter()
+            .chain(self.chooser.as_ref().map(|chooser| &chooser.warning))
+    }
 }
 
 /// A poll in place that runs this long is logged: its handler blocked the
@@ -361,11 +482,18 @@ impl<D: Send + Sync + 'static> Runner<D> {
         // An owner who skips them neither waits for a cooldown nor starts
         // one: the others do not wait for the owner's tries.
         if !skip_checks {
-            let hooks = self.hooks.load_full();
-            if let Err(refusal) = run_checks(&hooks.checks, &ctx).await {
-                return Outcome::Refused(refusal);
+            // Checks looked for before any is run: most commands have
+            // none, and an empty run costs a future and a hooks snapshot.
+            if !self.hooks.load().checks.is_empty() {
+                let hooks = self.hooks.load_full();
+                if let Err(refusal) = run_checks(&hooks.checks, &ctx).await {
+                    return Outcome::Refused(refusal);
+                }
             }
-            if let Err(refusal) = run_checks(&command.settings.checks, &ctx).await {
+            let checks = &command.settings.checks;
+            if !checks.is_empty()
+                && let Err(refusal) = run_checks(checks, &ctx).await
+            {
                 return Outcome::Refused(refusal);
             }
             if let Some(cooldown) = command.settings.cooldown
