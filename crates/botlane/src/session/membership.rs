@@ -109,8 +109,7 @@ impl Channels {
     /// Adds `channel`, or updates it in place (keeping its order) when its
     /// id is known; `false` when it is new and the list is at its cap.
     fn upsert(&mut self, channel: wire::ChannelInfo) -> bool {
-        self.last = None;
-        let known = self.by_id.get_mut(&channel.id);
+        let known = self.changing().get_mut(&channel.id);
         if let Some(Joined { server, name, .. }) = known.and_then(|c| c.joined.as_mut()) {
             *server = channel.server_id.into();
             *name = channel.name;
