@@ -258,6 +258,23 @@ async fn find(page: &fantoccini::Client, css: &str) -> fantoccini::elements::Ele
         .unwrap_or_else(|e| panic!("no element {css}: {e}"))
 }
 
+/// Picks `value` in the `<select>` at `css` as a person would, by clicking
+/// its option. The page rebuilds a picker's options whenever its two-second
+/// menu poll sees a change, so an option found a moment before the click
+/// can be gone: that one is looked up again.
+async fn pick(page: &fantoccini::Client, css: &str, value: &str) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        match find(page, css).await.select_by_value(value).await {
+            Ok(()) => return,
+            Err(e) if e.is_stale_element_reference() && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("picking {value} in {css}: {e}"),
+        }
+    }
+}
+
 async fn text_of(page: &fantoccini::Client, css: &str) -> String {
     find(page, css).await.text().await.unwrap()
 }
@@ -498,11 +515,7 @@ async fn conversation(page: &fantoccini::Client, server: &DevServer, bot_id: &st
          [...(c.options ?? [])].map((o) => o.value)]);";
 
     // Every kind of option, through the picker and back from the bot typed.
-    find(page, "#pick-command")
-        .await
-        .select_by_value("coin")
-        .await
-        .unwrap();
+    pick(page, "#pick-command", "coin").await;
     assert_eq!(
         page.execute(fields, vec![]).await.unwrap(),
         json!([
@@ -519,11 +532,7 @@ async fn conversation(page: &fantoccini::Client, server: &DevServer, bot_id: &st
             ["for", "input", "text", false, []],
         ])
     );
-    find(page, "#option-call")
-        .await
-        .select_by_value("tails")
-        .await
-        .unwrap();
+    pick(page, "#option-call", "tails").await;
     find(page, "#option-bias")
         .await
         .send_keys("0.25")
@@ -557,11 +566,7 @@ async fn conversation(page: &fantoccini::Client, server: &DevServer, bot_id: &st
         "tails, quietly · bias 0.25 · again not set · for ada lovelace"
     );
 
-    find(page, "#pick-command")
-        .await
-        .select_by_value("roll")
-        .await
-        .unwrap();
+    pick(page, "#pick-command", "roll").await;
     assert_eq!(
         page.execute(fields, vec![]).await.unwrap(),
         json!([
@@ -588,11 +593,7 @@ async fn conversation(page: &fantoccini::Client, server: &DevServer, bot_id: &st
         .send_keys("3")
         .await
         .unwrap();
-    find(page, "#option-sides")
-        .await
-        .select_by_value("20")
-        .await
-        .unwrap();
+    pick(page, "#option-sides", "20").await;
     find(page, "#option-label")
         .await
         .send_keys("initiative")
@@ -667,11 +668,7 @@ async fn conversation(page: &fantoccini::Client, server: &DevServer, bot_id: &st
 
     // The second bot answers its own command, sealed with the key the page
     // wrapped to it before sending.
-    find(page, "#pick-bot")
-        .await
-        .select_by_value(&pingbot_id)
-        .await
-        .unwrap();
+    pick(page, "#pick-bot", &pingbot_id).await;
     assert_eq!(text_of(page, "#preview").await, "/ping");
     find(page, "#run-command").await.click().await.unwrap();
     let ping = wait_shown(page, "the picked ping", |s| {
@@ -741,27 +738,15 @@ async fn conversation(page: &fantoccini::Client, server: &DevServer, bot_id: &st
 
     // Back to the first bot: the picker starts afresh for it, and formats
     // the grammar's own example as the Rust formatter does.
-    find(page, "#pick-bot")
-        .await
-        .select_by_value(bot_id)
-        .await
-        .unwrap();
-    find(page, "#pick-command")
-        .await
-        .select_by_value("roll")
-        .await
-        .unwrap();
+    pick(page, "#pick-bot", bot_id).await;
+    pick(page, "#pick-command", "roll").await;
     assert_eq!(text_of(page, "#preview").await, "(count is required)");
     find(page, "#option-count")
         .await
         .send_keys("2")
         .await
         .unwrap();
-    find(page, "#option-sides")
-        .await
-        .select_by_value("6")
-        .await
-        .unwrap();
+    pick(page, "#option-sides", "6").await;
     find(page, "#option-label")
         .await
         .send_keys("fire damage")
