@@ -301,7 +301,7 @@ impl AnswerLimiter {
         Self {
             rate,
             capacity,
-            clock: clock.0,
+            clock: clock.into_arc(),
             table: Mutex::new(Table::default()),
         }
     }

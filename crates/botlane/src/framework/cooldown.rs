@@ -245,12 +245,31 @@ impl Clock for ManualClock {
 
 /// The clock a client's cooldowns and error answers read, shared. Unwind
 /// safe, as the options that hold it are.
-#[derive(Clone)]
-pub(crate) struct SharedClock(pub(crate) Arc<dyn Clock + RefUnwindSafe + UnwindSafe>);
+#[derive(Clone, Default)]
+pub(crate) enum SharedClock {
+    /// The [`TokioClock`], which dispatch reads anyway when it starts an
+    /// invocation: that one reading serves the invocation's cooldown too.
+    #[default]
+    Runtime,
+    /// The application's ([`ClientOptions::clock`](crate::ClientOptions::clock)).
+    Injected(Arc<dyn Clock + RefUnwindSafe + UnwindSafe>),
+}
 
-impl Default for SharedClock {
-    fn default() -> Self {
-        Self(Arc::new(TokioClock))
+impl SharedClock {
+    /// The time of an invocation that dispatch started at `began` on the
+    /// runtime's clock: `began` itself, unless a clock was injected.
+    pub(crate) fn at(&self, began: Instant) -> Instant {
+        match self {
+            Self::Runtime => began,
+            Self::Injected(clock) => clock.now(),
+        }
+    }
+
+    pub(crate) fn into_arc(self) -> Arc<dyn Clock> {
+        match self {
+            Self::Runtime => Arc::new(TokioClock),
+            Self::Injected(clock) => clock,
+        }
     }
 }
 
@@ -342,7 +361,7 @@ impl CooldownTracker {
     }
 
     pub(crate) fn with_shared_clock(capacity: usize, clock: SharedClock) -> Self {
-        Self::with_arc(capacity, clock.0)
+        Self::with_arc(capacity, clock.into_arc())
     }
 
     fn with_arc(capacity: usize, clock: Arc<dyn Clock>) -> Self {

@@ -9,7 +9,8 @@
 //! (every invocation that ran, on both lanes; a hook that never finishes
 //! bounded by the command's timeout), and the owners (an owners-only
 //! command refused before the checks; owners skipping checks and cooldowns
-//! only when the client says so).
+//! only when the client says so), and an injected clock read once per
+//! cooldown or error answer, never for a command without either.
 
 #![cfg(feature = "macros")]
 #![allow(clippy::unwrap_used)]
@@ -18,9 +19,9 @@ use crate::support;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use botlane::framework::{Check, CommandRan, CommandSettings, Cooldown, NotAnOwner};
+use botlane::framework::{Check, Clock, CommandRan, CommandSettings, Cooldown, NotAnOwner};
 
 use botlane::{
     ArgumentRule, Client, ClientOptions, Command, CommandArgs, CommandContext, CommandDeclaration,
@@ -345,6 +346,72 @@ async fn arguments_then_client_checks_then_command_checks_then_cooldown_then_han
         .unwrap();
     assert_eq!(bot_says(&alice, &world).await.content, "done");
     assert_eq!(take(&trail), ["client check", "command check", "handler"]);
+}
+
+/// A clock that stands still and counts its readings.
+#[derive(Clone)]
+struct CountingClock {
+    at: Instant,
+    reads: Arc<AtomicU64>,
+}
+
+impl Clock for CountingClock {
+    fn now(&self) -> Instant {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        self.at
+    }
+}
+
+#[tokio::test]
+async fn an_injected_clock_is_read_once_per_cooldown_or_answer_and_never_otherwise() {
+    let world = World::new().await;
+    let reads = Arc::new(AtomicU64::new(0));
+    let clock = CountingClock {
+        at: Instant::now(),
+        reads: Arc::clone(&reads),
+    };
+    let client = Client::new(options(&world).clock(clock)).unwrap();
+    let cooled = CommandSettings::new().cooldown(Cooldown::per_user(Duration::from_secs(60)));
+    client
+        .commands()
+        .update(|registry| {
+            registry
+                .register(
+                    CommandDeclaration::new("plain", "No cooldown"),
+                    |ctx| async move { ctx.reply("plain").await },
+                )?
+                .register_with(
+                    CommandDeclaration::new("cooled", "A cooldown"),
+                    cooled,
+                    |ctx| async move { ctx.reply("cooled").await },
+                )
+                .map(drop)
+        })
+        .unwrap();
+    let alice = world.start(&client).await;
+    let mut said = Vec::new();
+    for (line, answer, read_by_then) in [
+        ("/plain", "plain", 0),
+        // The cooldown starts: one reading.
+        ("/cooled", "cooled", 1),
+        // It refuses (one reading), and its error answer is rate-limited
+        // (another).
+        (
+            "/cooled",
+            "this command is cooling down, try again in 60 s",
+            3,
+        ),
+        ("/plain", "plain", 3),
+    ] {
+        alice.send_text(&world.channel, line).await.unwrap();
+        assert_eq!(bot_says(&alice, &world).await.content, answer);
+        said.push(reads.load(Ordering::SeqCst));
+        assert_eq!(
+            said.last(),
+            Some(&read_by_then),
+            "{line}: readings {said:?}"
+        );
+    }
 }
 
 /// Sets its flag when dropped: proof that a handler's task was aborted.

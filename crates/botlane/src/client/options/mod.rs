@@ -464,7 +464,10 @@ impl ClientOptions {
     /// over real sockets, where tokio's paused time cannot go. Handler
     /// timeouts, the session's timers and the REST lane stay on tokio's
     /// time. The client reads it once per decision: a cooldown to start,
-    /// an error answer to send; never for a command without either.
+    /// an error answer to send; never for a command without either. The
+    /// default clock is read once per invocation: dispatch's reading at
+    /// its start (its timeout and latency count from it) is also when its
+    /// cooldown starts.
     ///
     /// ```
     /// use botlane::framework::ManualClock;
@@ -474,7 +477,7 @@ impl ClientOptions {
     /// ```
     #[must_use]
     pub fn clock(mut self, clock: impl Clock + RefUnwindSafe + UnwindSafe) -> Self {
-        self.clock = SharedClock(Arc::new(clock));
+        self.clock = SharedClock::Injected(Arc::new(clock));
         self
     }
 

@@ -115,6 +115,8 @@ pub(crate) struct Runner<D> {
     /// The live cooldowns, keyed by command: outside the registry snapshot,
     /// so a registration never resets them.
     cooldowns: CooldownTracker,
+    /// Where a cooldown starts: see [`SharedClock::at`].
+    clock: SharedClock,
     answers: Arc<AnswerGate>,
     /// The client's handler timeout; a command's own replaces it.
     handler_timeout: Option<Duration>,
@@ -164,7 +166,12 @@ impl<D: Send + Sync + 'static> Runner<D> {
                 after: Vec::new(),
             }),
             cooldowns: CooldownTracker::with_shared_clock(DEFAULT_COOLDOWN_CAPACITY, clock.clone()),
-            answers: Arc::new(AnswerGate::new(Arc::clone(&prefixes), answer_rate, clock)),
+            answers: Arc::new(AnswerGate::new(
+                Arc::clone(&prefixes),
+                answer_rate,
+                clock.clone(),
+            )),
+            clock,
             handler_timeout,
             held_up: Throttle::new("a handler held up the reading of the connection"),
             hook_panicked: Throttle::new("an error hook panicked"),
@@ -273,8 +280,9 @@ impl<D: Send + Sync + 'static> Runner<D> {
         let command = registry.at(index);
         let in_place = command.pace.poll_in_place();
         // The invocation's one clock reading before its end: its timeout,
-        // its latency and its pace count from here.
-        let began = Instant::now();
+        // its latency and its pace count from here, and its cooldown
+        // starts here unless the application injected a clock.
+        let began = runtime_now();
         let parts = RunParts {
             runner: Arc::clone(self),
             registry: Arc::clone(&registry),
@@ -287,7 +295,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
             in_place,
             span,
         };
-        let attempt = Arc::clone(self).attempt(ctx, Arc::clone(&registry), index);
+        let attempt = Arc::clone(self).attempt(ctx, Arc::clone(&registry), index, began);
         let run = Run::new(parts, attempt);
         if !in_place {
             tokio::spawn(run);
@@ -303,7 +311,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
         let waited = matches!(polled, Ok(Poll::Pending));
         // A success with nothing after it told its pace at its end.
         if run.as_mut().take_pace_owed() {
-            self.paced(command, waited, began.elapsed());
+            self.paced(command, waited, since(began));
         }
         if waited {
             // Polled again at once by the runtime, with the task's waker,
@@ -463,13 +471,15 @@ impl<D: Send + Sync + 'static> Runner<D> {
     }
 
     /// The owners-only rule, the client's checks, the command's checks, the
-    /// cooldown and the handler of the command at `index` of `registry`. Owns what it reads,
-    /// so that [`Run`] can hold it beside nothing it borrows from.
+    /// cooldown and the handler of the command at `index` of `registry`,
+    /// an invocation `began` then. Owns what it reads, so that [`Run`] can
+    /// hold it beside nothing it borrows from.
     async fn attempt(
         self: Arc<Self>,
         ctx: CommandContext<D>,
         registry: Arc<CommandRegistry<D>>,
         index: usize,
+        began: Instant,
     ) -> Outcome {
         let command = registry.at(index);
         // The author borrowed for the call only, not kept across the awaits.
@@ -497,7 +507,12 @@ impl<D: Send + Sync + 'static> Runner<D> {
                 return Outcome::Refused(refusal);
             }
             if let Some(cooldown) = command.settings.cooldown
-                && let Err(wait) = self.cooldowns.try_start(&cooldown, &ctx)
+                && let Err(wait) = self.cooldowns.try_start_at(
+                    ctx.name(),
+                    &cooldown,
+                    cooldown.subject(&ctx),
+                    self.clock.at(began),
+                )
             {
                 return Outcome::Cooling(wait);
             }
@@ -507,6 +522,17 @@ impl<D: Send + Sync + 'static> Runner<D> {
             Err(error) => Outcome::Failed(error),
         }
     }
+}
+
+/// The runtime's clock (tokio's, which a test may pause), where an
+/// invocation's timeout, latency and pace are read.
+pub(super) fn runtime_now() -> Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+/// The time on the runtime's clock since `began`, a [`runtime_now`].
+pub(super) fn since(began: Instant) -> Duration {
+    runtime_now().saturating_duration_since(began)
 }
 
 /// The lane label of an invocation from `source`.

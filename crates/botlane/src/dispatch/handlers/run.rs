@@ -24,7 +24,7 @@ use pin_project_lite::pin_project;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Sleep;
 
-use super::{is_argument_error, panic_text, HandlerPanic, Outcome, Runner};
+use super::{is_argument_error, panic_text, since, HandlerPanic, Outcome, Runner};
 use crate::framework::after::CommandRan;
 use crate::framework::command_error::{CommandErrorReason, HandlerTimeout};
 use crate::framework::context::SharedParts;
@@ -143,7 +143,7 @@ where
                     // what the attempt took before it first waited.
                     let began = *this.began;
                     let timer = this.timer.get_or_insert_with(|| {
-                        Box::pin(tokio::time::sleep(limit.saturating_sub(began.elapsed())))
+                        Box::pin(tokio::time::sleep(limit.saturating_sub(since(began))))
                     });
                     ready!(timer.as_mut().poll(cx));
                     None
@@ -153,7 +153,7 @@ where
             *this.timer = None;
             // The invocation's second clock reading: its latency, told to
             // the metrics, the span and a hook after the command.
-            let ran = this.began.elapsed();
+            let ran = since(*this.began);
             let ended_as = match &ended {
                 Some(Ok(Outcome::Done)) => InvocationOutcome::Ok,
                 Some(Ok(Outcome::Refused(_) | Outcome::NotAnOwner(_))) => InvocationOutcome::Check,
