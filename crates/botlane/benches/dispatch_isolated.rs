@@ -22,12 +22,17 @@
 //! The bot's batch ends when its handler has run for the last invocation;
 //! a raw batch when the last frame was read (and opened). Goals (issue 32):
 //! the bot's throughput at least 0.8× the floor's (`baseline_raw_open`)
-//! and 0.45× the raw receiver's. Figures: `docs/benchmarks.md`.
+//! and 0.45× the raw receiver's, judged after criterion's runs on five
+//! rounds of batches to the raw receiver, the floor, the fast floor and
+//! the bot in turn: the median round, every round printed with the load
+//! average. Figures: `docs/benchmarks.md`.
 //!
 //! Run with `cargo bench -p botlane --bench dispatch_isolated`.
 
 #![allow(missing_docs, clippy::unwrap_used)]
 
+#[path = "support/bench_table.rs"]
+mod bench_table;
 #[path = "support/fake_service.rs"]
 mod fake_service;
 #[path = "support/isolated.rs"]
@@ -44,7 +49,7 @@ mod receivers;
 use criterion::{criterion_group, criterion_main, Criterion};
 
 fn bench(c: &mut Criterion) {
-    isolated::bench_isolated(c, "dispatch_isolated");
+    isolated::bench_isolated(c, "dispatch_isolated", true);
 }
 
 criterion_group!(benches, bench);

@@ -11,6 +11,8 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[path = "support/bench_table.rs"]
+mod bench_table;
 #[path = "support/fake_service.rs"]
 mod fake_service;
 #[path = "support/isolated.rs"]
@@ -27,7 +29,7 @@ mod receivers;
 use criterion::{criterion_group, criterion_main, Criterion};
 
 fn bench(c: &mut Criterion) {
-    isolated::bench_isolated(c, "dispatch_isolated_mimalloc");
+    isolated::bench_isolated(c, "dispatch_isolated_mimalloc", false);
 }
 
 criterion_group!(benches, bench);
