@@ -109,41 +109,33 @@ impl<'a> Cursor<'a> {
     /// that overflows is left to serde, which refuses it.
     fn integer(&mut self) -> Option<u64> {
         let bytes = self.0.as_bytes();
-        let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+        let (mut value, mut digits) = (0u64, 0);
+        // One pass: each digit checked and added as it is found.
+        for &b in bytes {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                break;
+            }
+            value = value.checked_mul(10)?.checked_add(u64::from(digit))?;
+            digits += 1;
+        }
         if digits == 0 || (digits > 1 && bytes[0] == b'0') {
             return None;
         }
-        // Up to 19 digits cannot overflow a u64; 20 may, and more do.
-        let value = if digits < 20 {
-            bytes[..digits]
-                .iter()
-                .fold(0u64, |value, digit| value * 10 + u64::from(digit - b'0'))
-        } else {
-            bytes[..digits].iter().try_fold(0u64, |value, digit| {
-                value.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
-            })?
-        };
         // The digits are ASCII, so `digits` is a character boundary.
         self.0 = &self.0[digits..];
         Some(value)
     }
 }
 
-/// Whether a string byte ends a plain string: a quote, a backslash or a
-/// control character.
-fn special(b: u8) -> bool {
-    b == b'"' || b == b'\\' || b < 0x20
-}
-
-/// The length of the leading run of `bytes` with no [`special`] byte (a
-/// sealed content is a few hundred base64 characters): 32 bytes at a time
-/// while no block holds one, then 8 at a time in a machine word, then the
-/// first word that may hold one byte by byte. A block costs about 24 SSE2
-/// instructions, a word about 15.
+/// The length of the leading run of `bytes` with no byte that ends a plain
+/// string: a quote, a backslash or a control character. A sealed content
+/// is a few hundred base64 characters: 32 bytes at a time while no block
+/// holds one, then 8 at a time in a machine word, the last
+/// few bytes in a word padded with quotes. A block costs about 24 SSE2
+/// instructions, a word about 15; no byte is looked at alone.
 fn plain_len(bytes: &[u8]) -> usize {
     const BLOCK: usize = 32;
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let mut at = 0;
     for block in bytes.chunks_exact(BLOCK) {
         // Flags first, then their union: written so, the compiler tests
@@ -158,31 +150,54 @@ fn plain_len(bytes: &[u8]) -> usize {
         }
         at += BLOCK;
     }
-    // The high bit of each byte of `v` that is below `n` (n <= 128) is set
-    // (and maybe some above it: only whether any is set counts here).
-    let below = |v: u64, n: u64| v.wrapping_sub(ONES * n) & !v & HIGH;
-    for word in bytes[at..].chunks_exact(8) {
-        let w = u64::from_le_bytes(word.try_into().expect("chunks of eight bytes"));
-        // One test per word: a quote or a backslash is a zero byte once
-        // XORed with it, a control character is below 0x20.
-        let special = below(w ^ (ONES * u64::from(b'"')), 1)
-            | below(w ^ (ONES * u64::from(b'\\')), 1)
-            | below(w, 0x20);
-        if special != 0 {
-            break;
+    let words = bytes[at..].chunks_exact(8);
+    let rest = words.remainder();
+    for word in words {
+        let found = specials(u64::from_le_bytes(
+            word.try_into().expect("chunks of eight bytes"),
+        ));
+        if found != 0 {
+            return at + first(found);
         }
         at += 8;
     }
-    at + bytes[at..]
-        .iter()
-        .position(|&b| special(b))
-        .unwrap_or(bytes.len() - at)
+    // Fewer than eight bytes are left: the quote after them in the padded
+    // word ends the run there at the latest.
+    let mut word = [b'"'; 8];
+    word[..rest.len()].copy_from_slice(rest);
+    at + first(specials(u64::from_le_bytes(word)))
+}
+
+/// The high bit of each byte of the little-endian word `w` that ends a
+/// plain string, and maybe of some after the first: a quote or a backslash
+/// is a zero byte once XORed with it, a control character is below 0x20.
+fn specials(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // The high bit of each byte of `v` that is below `n` (n <= 128): exact
+    // up to the first such byte, past which a borrow may set more.
+    let below = |v: u64, n: u64| v.wrapping_sub(ONES * n) & !v & HIGH;
+    below(w ^ (ONES * u64::from(b'"')), 1)
+        | below(w ^ (ONES * u64::from(b'\\')), 1)
+        | below(w, 0x20)
+}
+
+/// The index of the first byte flagged in `specials`' answer (exact: only
+/// flags after the first may be wrong).
+fn first(found: u64) -> usize {
+    // At most 8: the cast cannot truncate.
+    (found.trailing_zeros() / 8) as usize
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// Whether a string byte ends a plain string, byte by byte.
+    fn special(b: u8) -> bool {
+        b == b'"' || b == b'\\' || b < 0x20
+    }
     use crate::payload::{MessageCreate, WireMessage};
     use crate::{decode_frame, decode_payload, encode_frame, OpCode};
     use proptest::prelude::*;
