@@ -62,6 +62,11 @@ impl Message {
         self.outbound = Some(outbound);
     }
 
+    /// Lets go of the handle it answers through.
+    pub(crate) fn detach(&mut self) {
+        self.outbound = None;
+    }
+
     fn outbound(&self) -> Result<&dyn Outbound, ClientError> {
         outbound(&self.outbound)
     }

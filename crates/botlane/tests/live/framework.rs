@@ -9,8 +9,9 @@
 //! (every invocation that ran, on both lanes; a hook that never finishes
 //! bounded by the command's timeout), and the owners (an owners-only
 //! command refused before the checks; owners skipping checks and cooldowns
-//! only when the client says so), and an injected clock read once per
-//! cooldown or error answer, never for a command without either.
+//! only when the client says so), an injected clock read once per
+//! cooldown or error answer, never for a command without either, and a
+//! kept context's message left alone by the invocations after it.
 
 #![cfg(feature = "macros")]
 #![allow(clippy::unwrap_used)]
@@ -412,6 +413,76 @@ async fn an_injected_clock_is_read_once_per_cooldown_or_answer_and_never_otherwi
             "{line}: readings {said:?}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_kept_context_keeps_its_own_message_whatever_dispatch_reuses() {
+    let world = World::new().await;
+    let client = Client::new(options(&world)).unwrap();
+    let kept = Arc::new(Mutex::new(Vec::<CommandContext>::new()));
+    let keep = Arc::clone(&kept);
+    let word = || CommandOption::new("word", "A word", CommandOptionType::String).required(true);
+    client
+        .commands()
+        .update(|registry| {
+            registry
+                .register(
+                    CommandDeclaration::new("keep", "Keep").option(word()),
+                    move |ctx| {
+                        keep.lock().unwrap().push(ctx.clone());
+                        async move { ctx.reply("kept").await }
+                    },
+                )?
+                .register(
+                    CommandDeclaration::new("pass", "Pass").option(word()),
+                    |ctx| async move { ctx.reply("passed").await },
+                )
+                .map(drop)
+        })
+        .unwrap();
+    let alice = world.start(&client).await;
+    // The messages of ended invocations that nobody kept are written over
+    // by the next ones; a kept one is never.
+    let mut ids = Vec::new();
+    for line in [
+        "/pass one",
+        "/keep two",
+        "/pass three",
+        "/keep four",
+        "/pass five",
+    ] {
+        ids.push(alice.send_text(&world.channel, line).await.unwrap());
+        let answer = if line.starts_with("/keep") {
+            "kept"
+        } else {
+            "passed"
+        };
+        assert_eq!(bot_says(&alice, &world).await.content, answer);
+    }
+    let kept: Vec<_> = kept
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|ctx| {
+            let m = ctx.message();
+            (m.id.clone(), m.content.clone(), ctx.get_string("word"))
+        })
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            (
+                ids[1].clone(),
+                "/keep two".to_owned(),
+                Some("two".to_owned())
+            ),
+            (
+                ids[3].clone(),
+                "/keep four".to_owned(),
+                Some("four".to_owned())
+            ),
+        ]
+    );
 }
 
 /// Sets its flag when dropped: proof that a handler's task was aborted.

@@ -25,6 +25,7 @@ mod run;
 use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
@@ -36,7 +37,7 @@ use crate::commands::argument_error::ArgumentError;
 use crate::commands::text::prefixes::Prefixes;
 use crate::commands::types::CommandSource;
 use crate::events::EventSender;
-use run::{Run, RunParts};
+use run::{runtime_now, since, Run, RunParts};
 
 use crate::framework::after::{AfterCommand, CommandRan};
 use crate::framework::answer::{AnswerGate, AnswerRate};
@@ -112,6 +113,9 @@ pub(crate) struct Runner<D> {
     handlers: Arc<Semaphore>,
     data: Arc<D>,
     hooks: ArcSwap<ClientHooks<D>>,
+    /// Set once the client has a check, after it is in `hooks` (checks are
+    /// never removed): an invocation that reads `false` loads no hooks.
+    checks_set: AtomicBool,
     /// The live cooldowns, keyed by command: outside the registry snapshot,
     /// so a registration never resets them.
     cooldowns: CooldownTracker,
@@ -165,6 +169,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
                 on_error: OnError::answer(),
                 after: Vec::new(),
             }),
+            checks_set: AtomicBool::new(false),
             cooldowns: CooldownTracker::with_shared_clock(DEFAULT_COOLDOWN_CAPACITY, clock.clone()),
             answers: Arc::new(AnswerGate::new(
                 Arc::clone(&prefixes),
@@ -235,7 +240,11 @@ impl<D> Runner<D> {
             change(&mut next);
             next
         });
-        if !self.hooks.load().after.is_empty() {
+        let hooks = self.hooks.load();
+        if !hooks.checks.is_empty() {
+            self.checks_set.store(true, Ordering::Release);
+        }
+        if !hooks.after.is_empty() {
             self.after.mark_set();
         }
     }
@@ -268,17 +277,24 @@ impl<D: Send + Sync + 'static> Runner<D> {
     /// `registry` under `permit`, inside `span` (if a
     /// subscriber wants one): polled once here first when its command's
     /// handler has finished at once so far (`Pace`), and on a task of its
-    /// own from where it stopped if it waits.
+    /// own from where it stopped if it waits. Without a `permit` (on the
+    /// spot, [`spot_permit`](Self::spot_permit)), the free one is taken
+    /// only for a run that waits or is spawned: one that ends in place
+    /// costs no permit.
     pub(super) fn start(
         self: &Arc<Self>,
         ctx: CommandContext<D>,
         registry: Arc<CommandRegistry<D>>,
         index: usize,
-        permit: OwnedSemaphorePermit,
+        permit: Option<OwnedSemaphorePermit>,
         span: Option<Box<tracing::Span>>,
     ) {
         let command = registry.at(index);
         let in_place = command.pace.poll_in_place();
+        let permit = match permit {
+            None if !in_place => Some(self.spot_permit()),
+            permit => permit,
+        };
         // The invocation's one clock reading before its end: its timeout,
         // its latency and its pace count from here, and its cooldown
         // starts here unless the application injected a clock.
@@ -295,6 +311,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
             in_place,
             span,
         };
+        let has_permit = parts.permit.is_some();
         let attempt = Arc::clone(self).attempt(ctx, Arc::clone(&registry), index, began);
         let run = Run::new(parts, attempt);
         if !in_place {
@@ -314,6 +331,9 @@ impl<D: Send + Sync + 'static> Runner<D> {
             self.paced(command, waited, since(began));
         }
         if waited {
+            if !has_permit {
+                run.as_mut().hold(self.spot_permit());
+            }
             // Polled again at once by the runtime, with the task's waker,
             // which replaces the no-op one wherever the future waits.
             tokio::spawn(run);
@@ -392,6 +412,15 @@ impl<D: Send + Sync + 'static> Runner<D> {
     /// Whether a handler permit is free, without taking it.
     pub(super) fn has_free_permit(&self) -> bool {
         self.handlers.available_permits() > 0
+    }
+
+    /// The handler permit that was free when a message was taken on the
+    /// spot ([`has_free_permit`](Self::has_free_permit)), taken now.
+    pub(super) fn spot_permit(&self) -> OwnedSemaphorePermit {
+        self.try_permit().expect(
+            "a permit free before a message taken on the spot is free until its run waits: \
+             dispatch is idle, and this connection task is the only other taker",
+        )
     }
 
     /// A handler permit, if one is free.
@@ -494,7 +523,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
         if !skip_checks {
             // Checks looked for before any is run: most commands have
             // none, and an empty run costs a future and a hooks snapshot.
-            if !self.hooks.load().checks.is_empty() {
+            if self.checks_set.load(Ordering::Acquire) {
                 let hooks = self.hooks.load_full();
                 if let Err(refusal) = run_checks(&hooks.checks, &ctx).await {
                     return Outcome::Refused(refusal);
@@ -522,17 +551,6 @@ impl<D: Send + Sync + 'static> Runner<D> {
             Err(error) => Outcome::Failed(error),
         }
     }
-}
-
-/// The runtime's clock (tokio's, which a test may pause), where an
-/// invocation's timeout, latency and pace are read.
-pub(super) fn runtime_now() -> Instant {
-    tokio::time::Instant::now().into_std()
-}
-
-/// The time on the runtime's clock since `began`, a [`runtime_now`].
-pub(super) fn since(began: Instant) -> Duration {
-    runtime_now().saturating_duration_since(began)
 }
 
 /// The lane label of an invocation from `source`.

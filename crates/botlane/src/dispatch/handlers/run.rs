@@ -24,12 +24,23 @@ use pin_project_lite::pin_project;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Sleep;
 
-use super::{is_argument_error, panic_text, since, HandlerPanic, Outcome, Runner};
+use super::{is_argument_error, panic_text, HandlerPanic, Outcome, Runner};
 use crate::framework::after::CommandRan;
 use crate::framework::command_error::{CommandErrorReason, HandlerTimeout};
 use crate::framework::context::SharedParts;
 use crate::framework::registry::CommandRegistry;
 use crate::telemetry::{end_span, InvocationOutcome, Lane};
+
+/// The runtime's clock (tokio's, which a test may pause), where an
+/// invocation's timeout, latency and pace are read.
+pub(super) fn runtime_now() -> Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+/// The time on the runtime's clock since `began`, a [`runtime_now`].
+pub(super) fn since(began: Instant) -> Duration {
+    runtime_now().saturating_duration_since(began)
+}
 
 pin_project! {
     /// The future of one invocation (see the module's documentation).
@@ -80,7 +91,8 @@ pub(super) struct RunParts<D> {
     pub(super) shared: SharedParts,
     pub(super) limit: Option<Duration>,
     pub(super) began: Instant,
-    pub(super) permit: OwnedSemaphorePermit,
+    /// `None` on the spot: the free permit is taken only if the run waits.
+    pub(super) permit: Option<OwnedSemaphorePermit>,
     pub(super) lane: Lane,
     pub(super) in_place: bool,
     pub(super) span: Option<Box<tracing::Span>>,
@@ -108,11 +120,17 @@ where
             index: parts.index,
             shared: Some(parts.shared),
             finishing: None,
-            permit: Some(parts.permit),
+            permit: parts.permit,
             lane: parts.lane,
             pace_owed: parts.in_place,
             span: parts.span,
         }
+    }
+
+    /// Holds `permit` from here on: a run polled in place without one
+    /// takes it when it has to wait.
+    pub(super) fn hold(self: Pin<&mut Self>, permit: OwnedSemaphorePermit) {
+        *self.project().permit = Some(permit);
     }
 
     /// Whether the poll in place is still to be told to its command's
@@ -179,6 +197,9 @@ where
                     // command is set.
                     if !this.runner.after_set() {
                         *this.permit = None;
+                        if let Some(shared) = this.shared.take() {
+                            crate::dispatch::recycle_message(shared.into_message());
+                        }
                         if std::mem::take(this.pace_owed) {
                             this.runner.paced(command, false, ran);
                         }

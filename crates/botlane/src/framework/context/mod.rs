@@ -108,6 +108,12 @@ impl SharedParts {
         )
     }
 
+    /// The message, shared (with its invocation), once its invocation has
+    /// ended: dispatch keeps it for the next one when nobody else holds it.
+    pub(crate) fn into_message(self) -> Arc<Message> {
+        self.message
+    }
+
     /// The invocation and the message, copied only if someone else still
     /// holds them (the handler kept a clone of its context), and the
     /// prefixes.
@@ -124,9 +130,9 @@ fn invocation_of<'a>(
     message: &'a Message,
 ) -> &'a CommandInvocation {
     own.or(message.command.as_ref()).expect(
-        "a context without its own invocation was built by `dispatched`, which puts it in \
-         the message, as `shared_parts` does for one with its own, and the message is never \
-         changed behind its `Arc`",
+        "a context without its own invocation was built by `dispatched`, whose message holds \
+         it, as `shared_parts` puts it in the message of one with its own, and the message \
+         is never changed behind its `Arc`",
     )
 }
 
@@ -204,15 +210,18 @@ impl<D> CommandContext<D> {
         &self.data
     }
 
-    /// The context dispatch hands to a handler: `invocation` becomes the
-    /// message's `command`, and is kept only there.
-    pub(crate) fn dispatched(
-        invocation: CommandInvocation,
-        mut message: Message,
-        data: Arc<D>,
-    ) -> Self {
-        message.command = Some(invocation);
-        Self::new(None, message, data)
+    /// The context dispatch hands to a handler: its invocation is the
+    /// message's `command` (which must be set), and is kept only there.
+    pub(crate) fn dispatched(message: Arc<Message>, data: Arc<D>) -> Self {
+        debug_assert!(message.command.is_some(), "a dispatched message's command");
+        Self {
+            invocation: None,
+            message,
+            prefixes: None,
+            server_id: None,
+            registry: None,
+            data,
+        }
     }
 
     /// The message (with the invocation) and the prefixes, shared: what
@@ -529,8 +538,9 @@ mod tests {
             args,
             source: CommandSource::Structured,
         };
-        let message = Message::new("m9", "c9", "u9", "");
-        let c = CommandContext::dispatched(invocation.clone(), message, Arc::new(()));
+        let mut message = Message::new("m9", "c9", "u9", "");
+        message.command = Some(invocation.clone());
+        let c = CommandContext::dispatched(Arc::new(message), Arc::new(()));
         assert_eq!(c.message().command.as_ref(), Some(&invocation));
         assert!(c.invocation.is_none(), "one copy, in the message");
         assert_eq!(
