@@ -110,8 +110,13 @@ impl<'a> Cursor<'a> {
     fn integer(&mut self) -> Option<u64> {
         let bytes = self.0.as_bytes();
         let (mut value, mut digits) = (0u64, 0);
-        // One pass: each digit checked and added as it is found.
-        for &b in bytes {
+        // Eight digits at a time while eight follow (a time in milliseconds
+        // has thirteen), then one at a time, each step checked.
+        while let Some(eight) = bytes.get(digits..digits + 8).and_then(eight_digits) {
+            value = value.checked_mul(100_000_000)?.checked_add(eight)?;
+            digits += 8;
+        }
+        for &b in &bytes[digits..] {
             let digit = b.wrapping_sub(b'0');
             if digit > 9 {
                 break;
@@ -126,6 +131,26 @@ impl<'a> Cursor<'a> {
         self.0 = &self.0[digits..];
         Some(value)
     }
+}
+
+/// The value of eight ASCII digits, `None` unless all eight are digits:
+/// tested and combined in a machine word (pairs, then fours, then the
+/// eight), about 15 instructions against some 80 one by one.
+fn eight_digits(bytes: &[u8]) -> Option<u64> {
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    let word = u64::from_le_bytes(bytes.try_into().ok()?);
+    // Each byte is 0x30..=0x39: its high nibble is 3, and adding 6 keeps it 3.
+    let high = 0xF0F0_F0F0_F0F0_F0F0;
+    if word & high != ZEROS || word.wrapping_add(0x0606_0606_0606_0606) & high != ZEROS {
+        return None;
+    }
+    let v = word - ZEROS;
+    // The first digit is the lowest byte: each pair as tens and ones...
+    let pairs = (v * 10 + (v >> 8)) & 0x00FF_00FF_00FF_00FF;
+    // ...each four as hundreds and the rest...
+    let fours = (pairs * 100 + (pairs >> 16)) & 0x0000_FFFF_0000_FFFF;
+    // ...and the eight.
+    Some((fours & 0xFFFF) * 10_000 + (fours >> 32))
 }
 
 /// The length of the leading run of `bytes` with no byte that ends a plain
@@ -267,6 +292,24 @@ mod tests {
             bytes.extend(tail);
             let expected = bytes.iter().position(|&b| special(b)).unwrap_or(bytes.len());
             prop_assert_eq!(plain_len(&bytes), expected);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn integer_reads_what_str_parse_reads(
+            digits in "[0-9]{1,24}",
+            after in "[^0-9]{0,3}",
+        ) {
+            let text = format!("{digits}{after}");
+            let mut cursor = Cursor(&text);
+            let read = cursor.integer();
+            let leading_zero = digits.len() > 1 && digits.starts_with('0');
+            let expected = digits.parse::<u64>().ok().filter(|_| !leading_zero);
+            prop_assert_eq!(read, expected);
+            if read.is_some() {
+                prop_assert_eq!(cursor.0, after.as_str());
+            }
         }
     }
 
