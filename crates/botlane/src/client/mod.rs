@@ -353,7 +353,7 @@ impl<D: Send + Sync + 'static> Client<D> {
 
     /// The bot's own id, once logged in.
     pub fn bot_id(&self) -> Option<String> {
-        self.inner.session.bot_id().map(|id| id.to_string())
+        self.inner.session.bot_id()
     }
 
     /// The channels the bot is a member of: from the last `ready`, kept up

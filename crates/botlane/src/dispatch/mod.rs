@@ -25,6 +25,7 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::sync::Arc;
 
+use arc_swap::Guard;
 use tokio::sync::OwnedSemaphorePermit;
 
 use failure::EarlyFailure;
@@ -164,9 +165,9 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     fn span(&self, command: &str, lane: Lane) -> tracing::Span {
         let span = invocation_span(command, lane);
         if !span.is_disabled()
-            && let Some(bot) = self.session.bot_id()
+            && let Some(bot) = &*self.session.bot_id_now()
         {
-            span.record("bot", &*bot);
+            span.record("bot", bot.as_str());
         }
         span
     }
@@ -215,9 +216,9 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         else {
             return Step::Done;
         };
-        let me = self.session.bot_id();
-        let me = me.as_deref().unwrap_or_default();
-        let registry = self.commands.snapshot();
+        let me = self.session.bot_id_now();
+        let me = me.as_deref().map_or("", String::as_str);
+        let registry = self.commands.current();
         let own = same_bot_id(&view.author_id, me);
         // The message's prefixes: its own when the application chose a
         // main one, else the client's (no copy, no count). Shared (an
@@ -256,7 +257,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 if let Some(server) = server {
                     ctx = ctx.with_server(server);
                 }
-                Step::Invoke(ctx, registry, index)
+                Step::Invoke(ctx, Guard::into_inner(registry), index)
             }
             Verdict::ParseFailed { name, error } => {
                 let message = message(view);

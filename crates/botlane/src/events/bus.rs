@@ -22,7 +22,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use tokio::sync::Notify;
@@ -62,6 +62,17 @@ struct Queue {
 struct Subscriber {
     queue: Mutex<Queue>,
     ready: Notify,
+    /// Its bus's count of live subscribers, which it is in until dropped
+    /// (`None`: it came after the bus closed).
+    counted: Option<Arc<AtomicUsize>>,
+}
+
+impl Drop for Subscriber {
+    fn drop(&mut self) {
+        if let Some(live) = &self.counted {
+            live.fetch_sub(1, Ordering::Release);
+        }
+    }
 }
 
 /// The subscribers of one client. Holds them weakly: a dropped [`Events`]
@@ -70,6 +81,10 @@ struct Subscriber {
 #[derive(Default)]
 struct Bus {
     subscribers: Mutex<Vec<Weak<Subscriber>>>,
+    /// How many subscribers are alive: read without the lock by a send
+    /// that builds its event only for someone (most messages of most bots
+    /// have no listener).
+    live: Arc<AtomicUsize>,
     /// Set by [`EventSender::close`]: the client is done, though a handle
     /// of it (and so this bus) may live on in the application.
     closed: AtomicBool,
@@ -101,12 +116,18 @@ pub(crate) struct EventSender {
 impl EventSender {
     /// A new subscriber; it sees the events sent from now on.
     pub(crate) fn subscribe(&self) -> Events {
-        let subscriber = Arc::new(Subscriber::default());
         let mut subscribers = lock(&self.bus.subscribers);
         if self.bus.closed.load(Ordering::SeqCst) {
+            let subscriber = Arc::new(Subscriber::default());
             lock(&subscriber.queue).closed = true;
             return Events { subscriber };
         }
+        self.bus.live.fetch_add(1, Ordering::Release);
+        let subscriber = Arc::new(Subscriber {
+            queue: Mutex::default(),
+            ready: Notify::new(),
+            counted: Some(Arc::clone(&self.bus.live)),
+        });
         subscribers.retain(|s| s.strong_count() > 0);
         subscribers.push(Arc::downgrade(&subscriber));
         Events { subscriber }
@@ -124,10 +145,7 @@ impl EventSender {
     /// listens: dispatch copies a message into its event, and a bot without
     /// subscribers should not pay for the copy on every message.
     pub(crate) fn send_with(&self, event: impl FnOnce() -> Event) {
-        let listened = lock(&self.bus.subscribers)
-            .iter()
-            .any(|s| s.strong_count() > 0);
-        if listened {
+        if self.bus.live.load(Ordering::Acquire) > 0 {
             self.send(event());
         }
     }

@@ -25,7 +25,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, Guard};
 use tokio::sync::Notify;
 
 use super::context::CommandContext;
@@ -166,6 +166,13 @@ impl<D> Commands<D> {
     /// ```
     pub fn snapshot(&self) -> Arc<CommandRegistry<D>> {
         self.live.current.load_full()
+    }
+
+    /// The registry as it is now, for a look within one step: no count
+    /// taken unless the caller makes an `Arc` of it (dispatch reads it
+    /// for every message, and keeps it only for an invocation).
+    pub(crate) fn current(&self) -> Guard<Arc<CommandRegistry<D>>> {
+        self.live.current.load()
     }
 }
 

@@ -17,7 +17,7 @@ use super::inbound::{Live, SessionInbound};
 use super::{Counters, Session};
 use crate::error::ClientError;
 use crate::events::Event;
-use crate::sync::{lock, stopped, write};
+use crate::sync::{lock, stopped};
 use crate::telemetry::{LoginPhase, LoginResult};
 use crate::transport::{self, Closed, Connection, Ended};
 use crate::wire::{self, OpCode, ReplyCode};
@@ -222,7 +222,7 @@ impl Session {
             }
         };
         tracing::info!(bot = %bot_id, "logged in");
-        write(&self.bot_id, Some(Arc::from(bot_id)));
+        self.bot_id.store(Some(Arc::new(bot_id.to_owned())));
         *lock(&self.published_hash) = None;
         self.publish_menu(conn).await
     }

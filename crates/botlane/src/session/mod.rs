@@ -24,7 +24,9 @@ mod supervisor;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
+
+use arc_swap::{ArcSwapOption, Guard};
 use std::time::Duration;
 
 use secrecy::SecretString;
@@ -38,7 +40,7 @@ use crate::error::ClientError;
 use crate::events::{Event, EventSender};
 use crate::framework::live::MenuFeed;
 use crate::keystore::{Saver, SaverOptions};
-use crate::sync::{read, stopped, Claim};
+use crate::sync::{stopped, Claim};
 use crate::telemetry::{ConnectionState, Telemetry};
 use crate::throttle::Throttle;
 use crate::transport::{self, Connection};
@@ -87,7 +89,7 @@ pub(crate) struct Session {
     transport_warnings: Arc<transport::Warnings>,
     pushes_dropped: Throttle,
     // Shared: dispatch reads it for every message.
-    bot_id: RwLock<Option<Arc<str>>>,
+    bot_id: ArcSwapOption<String>,
     /// Serialises menu publishing (the hash check and the publish).
     publishing: tokio::sync::Mutex<()>,
     /// The hash of the menu published on the current connection.
@@ -149,7 +151,7 @@ impl Session {
             pushes_dropped: Throttle::new(
                 "dropping a message push: dispatch is behind and the push queue is full",
             ),
-            bot_id: RwLock::new(None),
+            bot_id: ArcSwapOption::empty(),
             publishing: tokio::sync::Mutex::new(()),
             published_hash: Mutex::new(None),
             shutdown: watch::channel(false).0,
@@ -261,8 +263,14 @@ impl Session {
     }
 
     /// The bot's own id, once logged in.
-    pub(crate) fn bot_id(&self) -> Option<Arc<str>> {
-        read(&self.bot_id)
+    pub(crate) fn bot_id(&self) -> Option<String> {
+        self.bot_id.load().as_deref().cloned()
+    }
+
+    /// The bot's own id, once logged in, for a look within one step (no
+    /// count taken, no lock: dispatch reads it for every message).
+    pub(crate) fn bot_id_now(&self) -> Guard<Option<Arc<String>>> {
+        self.bot_id.load()
     }
 
     /// The live connection, or [`ClientError::NotConnected`]
@@ -404,7 +412,7 @@ impl Session {
         let mut announced = false;
         let sent_now = self.announced.send_if_modified(|sent| {
             if !*sent && !self.is_shut_down() {
-                let bot_id = self.bot_id().map(|id| id.to_string());
+                let bot_id = self.bot_id();
                 self.emit(Event::Ready {
                     bot_id: bot_id.unwrap_or_default(),
                 });
