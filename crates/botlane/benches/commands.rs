@@ -1,11 +1,20 @@
 //! Benchmarks of the command area, each beside a baseline measured in the
-//! same run. Results and ratios: `docs/benchmarks.md`.
+//! same run. `parse_from_text`'s goal (issue 32: at most 3× a bare split)
+//! is judged after criterion's runs on five rounds that time both in
+//! turn: the median round, every round printed. Results and ratios:
+//! `docs/benchmarks.md`.
 //!
 //! Run with `cargo bench -p botlane --bench commands`.
 
 #![allow(missing_docs, clippy::unwrap_used)]
 
+// `WEBSOCKET` is not used here: the command area's rows name no WebSocket crate.
+#[allow(dead_code)]
+#[path = "support/bench_table.rs"]
+mod bench_table;
+
 use std::hint::black_box;
+use std::time::{Duration, Instant};
 
 use botlane::{
     canonical_menu_json, compute_menu_hash, decode_command_data, encode_command_data,
@@ -133,6 +142,65 @@ fn bench_text(c: &mut Criterion) {
         b.iter(|| format_invocation_text(black_box(&decl), black_box(&args), None).unwrap())
     });
     group.finish();
+    parse_rounds(
+        || drop(registry.parse_from_text(black_box(line), None)),
+        || drop(black_box(line).split_whitespace().collect::<Vec<&str>>()),
+    );
+}
+
+/// `parse` against `split` in five rounds, each of samples timing 1,000
+/// calls of one then of the other: per round, the ratio of their median
+/// samples. In turn rather than one after the other (as criterion
+/// measures), so that a load that drifts during the run weighs on both.
+fn parse_rounds(parse: impl Fn(), split: impl Fn()) {
+    let measuring = std::env::args().any(|a| a == "--bench");
+    let (rounds, samples) = if measuring { (5, 200) } else { (1, 2) };
+    let time = |f: &dyn Fn()| {
+        let start = Instant::now();
+        for _ in 0..1_000 {
+            f();
+        }
+        start.elapsed()
+    };
+    let median = |mut t: Vec<Duration>| {
+        t.sort();
+        t[t.len() / 2]
+    };
+    let mut ratios = Vec::with_capacity(rounds);
+    for round in 1..=rounds {
+        let (mut parsed, mut split_up) = (Vec::new(), Vec::new());
+        for _ in 0..samples {
+            parsed.push(time(&parse));
+            split_up.push(time(&split));
+        }
+        let (parse_time, split_time) = (median(parsed), median(split_up));
+        let ratio = parse_time.as_secs_f64() / split_time.as_secs_f64();
+        eprintln!(
+            "text: round {round} of {samples} samples of 1,000 calls, load {}: parse_from_text \
+             {:?}, split {:?} per call, {ratio:.2}×",
+            bench_table::load(),
+            parse_time / 1_000,
+            split_time / 1_000,
+        );
+        ratios.push(ratio);
+    }
+    if !measuring {
+        return;
+    }
+    let every = ratios
+        .iter()
+        .map(|r| format!("{r:.2}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    ratios.sort_by(f64::total_cmp);
+    let table = bench_table::Table::new("cargo bench -p botlane --bench commands", "—");
+    table.row(
+        "parse_from_text, /roll 2 6 fire damage, interleaved",
+        &format!("{rounds} rounds of {samples} samples each: {every}"),
+        "split_whitespace().collect(), same rounds",
+        &format!("{:.2}× (median round)", ratios[ratios.len() / 2]),
+        "≤ 3×",
+    );
 }
 
 fn bench_sidecar(c: &mut Criterion) {

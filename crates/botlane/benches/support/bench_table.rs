@@ -30,10 +30,7 @@ impl<'a> Table<'a> {
         let Some(path) = std::env::var_os(TABLE_ENV) else {
             return;
         };
-        let load = std::fs::read_to_string("/proc/loadavg")
-            .ok()
-            .and_then(|l| l.split_whitespace().next().map(str::to_owned))
-            .unwrap_or_else(|| "?".to_owned());
+        let load = load();
         let line = [
             self.command,
             measure,
@@ -53,4 +50,12 @@ impl<'a> Table<'a> {
         writeln!(file, "{line}")
             .unwrap_or_else(|e| panic!("cannot append to {}: {e}", path.to_string_lossy()));
     }
+}
+
+/// The 1-minute load average, for a row or a round's line.
+pub(crate) fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
 }

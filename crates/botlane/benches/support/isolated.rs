@@ -9,7 +9,7 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 use std::sync::Arc;
 
-use crate::bench_table::{Table, WEBSOCKET};
+use crate::bench_table::{load, Table, WEBSOCKET};
 use crate::fake_service::{Batch, FakeService, Mix, Session, Shape};
 use crate::progress::Progress;
 use crate::raw_opener::{RawOpener, Reader};
@@ -342,14 +342,6 @@ fn goal_rounds(rt: &Runtime, group: &str, judged: bool, turns: [Turn<'_>; 4]) {
             if judged { goal } else { "— (information)" },
         );
     }
-}
-
-/// The 1-minute load average, for the rounds' lines.
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
-        .unwrap_or_else(|| "?".to_owned())
 }
 
 /// Batches replayed in turn to the bot without a recorder and to the one
