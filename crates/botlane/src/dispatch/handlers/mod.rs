@@ -5,11 +5,12 @@
 //! command's timeout; a refusal, an `Err`, a panic or the timeout becomes a
 //! [`CommandError`] (`failure.rs`).
 //!
-//! The future (`run.rs`) is polled once where dispatch stands, and spawned
-//! on a task of its own only if it waits, while its command's handler keeps
-//! finishing at once and quickly (`framework/pace.rs`); otherwise it is
-//! spawned straight away. A handler that finishes at once then costs no task and
-//! no wake-up of another worker (docs/benchmarks.md, stage 6).
+//! The future (`run.rs`, its attempt in `attempt.rs`) is polled once
+//! where dispatch stands, and moved to a task of its own only if it waits,
+//! while its command's handler keeps finishing at once and quickly
+//! (`framework/pace.rs`); otherwise it is spawned straight away. A handler
+//! that finishes at once then costs no task, no box and no wake-up of
+//! another worker (docs/benchmarks.md, stage 6).
 //!
 //! One future, not a handler task watched by a second one: the timeout drops
 //! the handler's future in place, so its guards have run before the
@@ -20,15 +21,17 @@
 //! timeout is reported once it gives control back.
 
 mod after;
+mod attempt;
 mod run;
 
 use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -37,11 +40,12 @@ use crate::commands::argument_error::ArgumentError;
 use crate::commands::text::prefixes::Prefixes;
 use crate::commands::types::CommandSource;
 use crate::events::EventSender;
+use attempt::{Attempt, Start};
 use run::{runtime_now, since, Run, RunParts};
 
 use crate::framework::after::{AfterCommand, CommandRan};
 use crate::framework::answer::{AnswerGate, AnswerRate};
-use crate::framework::check::{run_checks, Check};
+use crate::framework::check::Check;
 use crate::framework::command_error::{CommandError, CommandErrorReason};
 use crate::framework::context::{CommandContext, SharedParts};
 use crate::framework::cooldown::{
@@ -50,7 +54,7 @@ use crate::framework::cooldown::{
 use crate::framework::dynamic_prefix::{DynamicPrefix, PrefixChooser};
 use crate::framework::handler::BoxError;
 use crate::framework::on_error::OnError;
-use crate::framework::owners::{owner_gate, NotAnOwner, Owners};
+use crate::framework::owners::{NotAnOwner, Owners};
 use crate::framework::registered::RegisteredCommand;
 use crate::framework::registry::CommandRegistry;
 use crate::framework::settings::{CommandSettings, DEFAULT_HANDLER_TIMEOUT};
@@ -312,27 +316,33 @@ impl<D: Send + Sync + 'static> Runner<D> {
             span,
         };
         let has_permit = parts.permit.is_some();
-        let attempt = Arc::clone(self).attempt(ctx, Arc::clone(&registry), index, began);
-        let run = Run::new(parts, attempt);
+        let attempt = Attempt::Start(Start {
+            runner: Arc::clone(self),
+            ctx,
+            registry: Arc::clone(&registry),
+            index,
+            began,
+        });
+        let mut run = Run::new(parts, attempt);
         if !in_place {
             tokio::spawn(run);
             return;
         }
-        // Boxed before the poll: a polled future must not move, and the
-        // box is what the task holds if it has to be spawned.
-        let mut run = Box::pin(run);
+        // Polled where it stands, not boxed: the run is `Unpin`
+        // (`attempt.rs`), so that one that waits moves to its task.
         let mut cx = Context::from_waker(Waker::noop());
         // The run catches the handler's panics; this catches an error
         // hook's, which must not unwind through the connection task.
-        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| run.as_mut().poll(&mut cx)));
+        let polled =
+            std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(&mut run).poll(&mut cx)));
         let waited = matches!(polled, Ok(Poll::Pending));
         // A success with nothing after it told its pace at its end.
-        if run.as_mut().take_pace_owed() {
+        if Pin::new(&mut run).take_pace_owed() {
             self.paced(command, waited, since(began));
         }
         if waited {
             if !has_permit {
-                run.as_mut().hold(self.spot_permit());
+                Pin::new(&mut run).hold(self.spot_permit());
             }
             // Polled again at once by the runtime, with the task's waker,
             // which replaces the no-op one wherever the future waits.
@@ -496,59 +506,6 @@ impl<D: Send + Sync + 'static> Runner<D> {
         }
         if let Some(ran) = ran {
             self.after(ran, timeout).await;
-        }
-    }
-
-    /// The owners-only rule, the client's checks, the command's checks, the
-    /// cooldown and the handler of the command at `index` of `registry`,
-    /// an invocation `began` then. Owns what it reads, so that [`Run`] can
-    /// hold it beside nothing it borrows from.
-    async fn attempt(
-        self: Arc<Self>,
-        ctx: CommandContext<D>,
-        registry: Arc<CommandRegistry<D>>,
-        index: usize,
-        began: Instant,
-    ) -> Outcome {
-        let command = registry.at(index);
-        // The author borrowed for the call only, not kept across the awaits.
-        let owners_only = command.settings.owners_only;
-        let skip_checks =
-            match owner_gate(self.owners.as_ref(), owners_only, &ctx.message().author_id) {
-                Ok(skip_checks) => skip_checks,
-                Err(refusal) => return Outcome::NotAnOwner(refusal),
-            };
-        // An owner who skips them neither waits for a cooldown nor starts
-        // one: the others do not wait for the owner's tries.
-        if !skip_checks {
-            // Checks looked for before any is run: most commands have
-            // none, and an empty run costs a future and a hooks snapshot.
-            if self.checks_set.load(Ordering::Acquire) {
-                let hooks = self.hooks.load_full();
-                if let Err(refusal) = run_checks(&hooks.checks, &ctx).await {
-                    return Outcome::Refused(refusal);
-                }
-            }
-            let checks = &command.settings.checks;
-            if !checks.is_empty()
-                && let Err(refusal) = run_checks(checks, &ctx).await
-            {
-                return Outcome::Refused(refusal);
-            }
-            if let Some(cooldown) = command.settings.cooldown
-                && let Err(wait) = self.cooldowns.try_start_at(
-                    ctx.name(),
-                    &cooldown,
-                    cooldown.subject(&ctx),
-                    self.clock.at(began),
-                )
-            {
-                return Outcome::Cooling(wait);
-            }
-        }
-        match command.handler.call(ctx).await {
-            Ok(()) => Outcome::Done,
-            Err(error) => Outcome::Failed(error),
         }
     }
 }

@@ -4,8 +4,9 @@
 //! any (`after.rs`), all under the handler permit.
 //!
 //! By hand rather than as an `async fn` for its size, which every
-//! invocation pays (the box it is polled in place from, the task cell when
-//! it waits): an `async fn` keeps a slot for each argument it has moved
+//! invocation pays (moved while it is polled in place, the task cell when
+//! it waits), and to be `Unpin` (polled in place without a box): an
+//! `async fn` keeps a slot for each argument it has moved
 //! out of (the context, 64 bytes, moved into the attempt) and room for its
 //! other locals beside the attempt; here the attempt is the only large
 //! field and the failure path is boxed. 240 bytes fewer per invocation;
