@@ -187,18 +187,12 @@ fn parse_rounds(parse: impl Fn(), split: impl Fn()) {
     if !measuring {
         return;
     }
-    let every = ratios
-        .iter()
-        .map(|r| format!("{r:.2}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    ratios.sort_by(f64::total_cmp);
-    let table = bench_table::Table::new("cargo bench -p botlane --bench commands", "—");
-    table.row(
+    bench_table::Table::new("cargo bench -p botlane --bench commands", "—").rounds_row(
         "parse_from_text, /roll 2 6 fire damage, interleaved",
-        &format!("{rounds} rounds of {samples} samples each: {every}"),
+        &format!("{rounds} rounds of {samples} samples each"),
+        &ratios,
         "split_whitespace().collect(), same rounds",
-        &format!("{:.2}× (median round)", ratios[ratios.len() / 2]),
+        "×",
         "≤ 3×",
     );
 }

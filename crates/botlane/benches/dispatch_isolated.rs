@@ -23,9 +23,10 @@
 //! a raw batch when the last frame was read (and opened). Goals (issue 32):
 //! the bot's throughput at least 0.8× the floor's (`baseline_raw_open`)
 //! and 0.45× the raw receiver's, judged after criterion's runs on five
-//! rounds of batches to the raw receiver, the floor, the fast floor and
-//! the bot in turn: the median round, every round printed with the load
-//! average. Figures: `docs/benchmarks.md`.
+//! rounds of batches to the raw receiver, the floor, the fast floor, the
+//! bot and the bot in 10,000 channels in turn: the median round, every
+//! round printed with the load average; the recorder's cost on
+//! interleaved pairs. Figures: `docs/benchmarks.md`.
 //!
 //! Run with `cargo bench -p botlane --bench dispatch_isolated`.
 

@@ -52,6 +52,36 @@ impl<'a> Table<'a> {
     }
 }
 
+impl Table<'_> {
+    /// Appends a row judged on rounds: `ratios`, one a round, in order
+    /// after `rounds_of` as the figure, the median round (`unit` after
+    /// it) as the ratio.
+    // Only the benches judged on rounds call it; the others include this
+    // file for `row`.
+    #[allow(dead_code)]
+    pub(crate) fn rounds_row(
+        &self,
+        measure: &str,
+        rounds_of: &str,
+        ratios: &[f64],
+        baseline: &str,
+        unit: &str,
+        goal: &str,
+    ) {
+        let every = ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>();
+        let mut sorted = ratios.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted[sorted.len() / 2];
+        self.row(
+            measure,
+            &format!("{rounds_of}: {}", every.join(", ")),
+            baseline,
+            &format!("{median:.2}{unit} (median round)"),
+            goal,
+        );
+    }
+}
+
 /// The 1-minute load average, for a row or a round's line.
 pub(crate) fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
