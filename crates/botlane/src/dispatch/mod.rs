@@ -13,9 +13,10 @@
 //! an invocation starts on a permit that is free (taken only if it waits),
 //! the dispatch task waits for one.
 //!
-//! The registry is read once per message, as a snapshot
-//! ([`Commands::snapshot`]): the decision, the handler and the context's
-//! registry all come from the same one, and no lock is held.
+//! The registry is read once per message, as a snapshot (`Commands::current`,
+//! a guard made an `Arc` only for an invocation): the decision, the handler
+//! and the context's registry all come from the same one, and no lock is
+//! held.
 
 mod failure;
 mod handlers;

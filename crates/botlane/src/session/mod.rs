@@ -25,10 +25,9 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-
-use arc_swap::{ArcSwapOption, Guard};
 use std::time::Duration;
 
+use arc_swap::{ArcSwapOption, Guard};
 use secrecy::SecretString;
 use tokio::sync::watch;
 
