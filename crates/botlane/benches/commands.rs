@@ -159,7 +159,7 @@ fn bench_text(c: &mut Criterion) {
 /// samples. In turn rather than one after the other (as criterion
 /// measures), so that a load that drifts during the run weighs on both.
 fn parse_rounds(parse: impl Fn(), split: impl Fn()) {
-    let measuring = std::env::args().any(|a| a == "--bench");
+    let measuring = bench_table::measuring();
     let (rounds, samples) = if measuring { (5, 200) } else { (1, 2) };
     let time = |f: &dyn Fn()| {
         let start = Instant::now();

@@ -88,11 +88,7 @@ fn main() {
         );
         return;
     }
-    let batches = if args.iter().any(|a| a == "--bench") {
-        10
-    } else {
-        1
-    };
+    let batches = if bench_table::measuring() { 10 } else { 1 };
     measure(batches);
 }
 

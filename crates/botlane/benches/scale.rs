@@ -95,7 +95,7 @@ fn main() {
         raise_nofile(bots);
         return devserver(bots);
     }
-    let bench = std::env::args().any(|a| a == "--bench");
+    let bench = bench_table::measuring();
     let bots = if bench {
         std::env::var(BOTS_ENV)
             .ok()

@@ -82,6 +82,12 @@ impl Table<'_> {
     }
 }
 
+/// Whether the bench was asked to measure (`cargo bench` passes `--bench`)
+/// rather than to run once as a smoke test (`cargo test --all-targets`).
+pub(crate) fn measuring() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
+
 /// The 1-minute load average, for a row or a round's line.
 pub(crate) fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")

@@ -9,7 +9,7 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 use std::sync::Arc;
 
-use crate::bench_table::{load, Table, WEBSOCKET};
+use crate::bench_table::{load, measuring, Table, WEBSOCKET};
 use crate::fake_service::{Batch, FakeService, Mix, Session, Shape};
 use crate::progress::Progress;
 use crate::raw_opener::{RawOpener, Reader};
@@ -236,12 +236,6 @@ impl<'a> Turn<'a> {
             per_batch,
         }
     }
-}
-
-/// Whether criterion was asked to measure (`--bench`) rather than to run
-/// each bench once, as `cargo test --all-targets` does.
-fn measuring() -> bool {
-    std::env::args().any(|a| a == "--bench")
 }
 
 /// `cycles` times, one batch to each of `turns` in turn, each timed: the

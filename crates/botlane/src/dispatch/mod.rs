@@ -411,28 +411,22 @@ fn invocation_message(
     invocation: CommandInvocation,
     outbound: &Arc<dyn Outbound>,
 ) -> Arc<Message> {
-    let Some(mut spare) = SPARE_MESSAGE.take() else {
-        let mut message = message_of(view, content.to_owned(), outbound);
-        message.command = Some(invocation);
-        return Arc::new(message);
-    };
-    let message = Arc::get_mut(&mut spare)
-        .expect("a spare message is kept only when nobody else holds it, and never shared after");
-    let refill = |into: &mut String, from: &str| {
-        into.clear();
-        into.push_str(from);
-    };
-    refill(&mut message.id, &view.id);
-    refill(&mut message.channel_id, &view.channel_id);
-    refill(&mut message.author_id, &view.author_id);
-    refill(&mut message.content, content);
-    match (&mut message.reply_to, view.reply_to) {
-        (Some(into), Some(from)) => refill(into, &from),
-        (into, from) => *into = from.map(Cow::into_owned),
-    }
-    message.command = Some(invocation);
-    message.attach(outbound.clone());
-    spare
+    // An empty message allocates nothing but its `Arc`.
+    let mut message = SPARE_MESSAGE
+        .take()
+        .unwrap_or_else(|| Arc::new(Message::new("", "", "", "")));
+    let m = Arc::get_mut(&mut message).expect(
+        "a spare message is kept only when nobody else holds it, and a new one is not shared yet",
+    );
+    // Its strings are empty: a spare's were emptied when it was kept.
+    m.id.push_str(&view.id);
+    m.channel_id.push_str(&view.channel_id);
+    m.author_id.push_str(&view.author_id);
+    m.content.push_str(content);
+    m.reply_to = view.reply_to.map(Cow::into_owned);
+    m.command = Some(invocation);
+    m.attach(outbound.clone());
+    message
 }
 
 /// Keeps the message of an invocation that has ended for the next one on
@@ -443,25 +437,19 @@ pub(crate) fn recycle_message(mut message: Arc<Message>) {
     let Some(m) = Arc::get_mut(&mut message) else {
         return;
     };
-    let mut strings = [
+    let strings = [
         &mut m.id,
         &mut m.channel_id,
         &mut m.author_id,
         &mut m.content,
     ];
-    if strings.iter().any(|s| s.capacity() > KEPT_SPARE_STRING)
-        || m.reply_to
-            .as_ref()
-            .is_some_and(|r| r.capacity() > KEPT_SPARE_STRING)
-    {
+    if strings.iter().any(|s| s.capacity() > KEPT_SPARE_STRING) {
         return;
     }
-    for s in &mut strings {
+    for s in strings {
         s.clear();
     }
-    if let Some(reply_to) = &mut m.reply_to {
-        reply_to.clear();
-    }
+    m.reply_to = None;
     m.command = None;
     m.detach();
     SPARE_MESSAGE.set(Some(message));

@@ -21,7 +21,7 @@ use super::{Outcome, Runner};
 use crate::framework::check::run_checks;
 use crate::framework::context::CommandContext;
 use crate::framework::cooldown::CooldownError;
-use crate::framework::handler::HandlerFuture;
+use crate::framework::handler::{BoxError, HandlerFuture};
 use crate::framework::owners::owner_gate;
 use crate::framework::registered::RegisteredCommand;
 use crate::framework::registry::CommandRegistry;
@@ -64,10 +64,7 @@ impl<D: Send + Sync + 'static> Future for Attempt<D> {
         }
         match this {
             Attempt::Checking(checking) => checking.as_mut().poll(cx),
-            Attempt::Handler(handler) => handler.as_mut().poll(cx).map(|ended| match ended {
-                Ok(()) => Outcome::Done,
-                Err(error) => Outcome::Failed(error),
-            }),
+            Attempt::Handler(handler) => handler.as_mut().poll(cx).map(handled),
             Attempt::Start(_) | Attempt::Over => unreachable!(
                 "the first poll replaced the start with what follows it, or returned; the run \
                  drops its attempt once it is ready and never polls it again"
@@ -103,10 +100,11 @@ impl<D: Send + Sync + 'static> Start<D> {
         }
         // Checks looked for before any is run: most commands have none,
         // and an empty run costs a future and a hooks snapshot.
-        if runner.checks_set.load(Ordering::Acquire) || !command.settings.checks.is_empty() {
+        let client_checks = runner.checks_set.load(Ordering::Acquire);
+        if client_checks || !command.settings.checks.is_empty() {
             let checking = async move {
                 let command = registry.at(index);
-                if runner.checks_set.load(Ordering::Acquire) {
+                if client_checks {
                     let hooks = runner.hooks.load_full();
                     if let Err(refusal) = run_checks(&hooks.checks, &ctx).await {
                         return Outcome::Refused(refusal);
@@ -121,10 +119,7 @@ impl<D: Send + Sync + 'static> Start<D> {
                 if let Err(wait) = runner.cool(command, &ctx, began) {
                     return Outcome::Cooling(wait);
                 }
-                match command.handler.call(ctx).await {
-                    Ok(()) => Outcome::Done,
-                    Err(error) => Outcome::Failed(error),
-                }
+                handled(command.handler.call(ctx).await)
             };
             return Ok(Attempt::Checking(Box::pin(checking)));
         }
@@ -132,6 +127,14 @@ impl<D: Send + Sync + 'static> Start<D> {
             .cool(command, &ctx, began)
             .map_err(Outcome::Cooling)?;
         Ok(Attempt::Handler(command.handler.call(ctx)))
+    }
+}
+
+/// How a handler's result ends its attempt.
+fn handled(ended: Result<(), BoxError>) -> Outcome {
+    match ended {
+        Ok(()) => Outcome::Done,
+        Err(error) => Outcome::Failed(error),
     }
 }
 
