@@ -186,12 +186,18 @@ fn plain_len(bytes: &[u8]) -> usize {
         }
         at += 8;
     }
-    // Fewer than eight bytes are left: the quote after them in the padded
-    // word ends the run there at the latest.
-    let mut word = [b'"'; 8];
-    word[..rest.len()].copy_from_slice(rest);
-    at + first(specials(u64::from_le_bytes(word)))
+    // Fewer than eight bytes are left, shifted into a word of quotes (a
+    // copy into a padded array is a call to `memcpy`, several times the
+    // cost): the quote after them ends the run there at the latest.
+    let word = rest
+        .iter()
+        .rev()
+        .fold(QUOTES, |word, &b| (word << 8) | u64::from(b));
+    at + first(specials(word))
 }
+
+/// Eight quotes, the padding of a string's last word.
+const QUOTES: u64 = u64::from_le_bytes([b'"'; 8]);
 
 /// The high bit of each byte of the little-endian word `w` that ends a
 /// plain string, and maybe of some after the first: a quote or a backslash

@@ -41,7 +41,9 @@
 mod newest;
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, Weak};
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use metrics::{Counter, Gauge};
 use tokio::sync::Notify;
@@ -92,7 +94,45 @@ pub(crate) enum Limit {
 
 pub(crate) struct PushQueue {
     state: Mutex<State>,
+    /// The connection whose messages may be dispatched on the spot, or
+    /// [`NO_SPOT`]: what the state says of it ([`State::spot`]), stored
+    /// under the lock at each change ([`Locked`]) and read without it, so
+    /// that a message dispatched on the spot takes no lock here.
+    spot: AtomicU64,
+    /// Set when dispatch starts; weak, as dispatch holds the session.
+    now: OnceLock<Weak<dyn DispatchNow>>,
     ready: Notify,
+}
+
+/// [`PushQueue::spot`] when no connection's messages may be dispatched on
+/// the spot (connections are numbered up from 0).
+const NO_SPOT: u64 = u64::MAX;
+
+/// The queue's state, locked; when let go (the lock still held), it
+/// stores what the state now says of dispatch on the spot.
+struct Locked<'a> {
+    state: MutexGuard<'a, State>,
+    spot: &'a AtomicU64,
+}
+
+impl Deref for Locked<'_> {
+    type Target = State;
+
+    fn deref(&self) -> &State {
+        &self.state
+    }
+}
+
+impl DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.state
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        self.spot.store(self.state.spot(), Ordering::Release);
+    }
 }
 
 impl std::fmt::Debug for PushQueue {
@@ -168,8 +208,6 @@ struct State {
     /// relies on it (a handler permit free before its decision is still
     /// free after it, as dispatch, the only other taker, is idle).
     busy: bool,
-    /// Set when dispatch starts; weak, as dispatch holds the session.
-    now: Option<Weak<dyn DispatchNow>>,
     watch: Watch,
 }
 
@@ -184,6 +222,17 @@ struct Watch {
 }
 
 impl State {
+    /// The connection whose messages may be dispatched on the spot as far
+    /// as the queue goes: nothing waits for dispatch or is in its hands,
+    /// and the newest connection's login lets its messages through.
+    fn spot(&self) -> u64 {
+        let idle = !self.closed && !self.busy && self.items.is_empty() && self.parked.is_empty();
+        match self.newest.spot() {
+            Some(connection) if idle => connection,
+            _ => NO_SPOT,
+        }
+    }
+
     /// Gives back what a push of `weight` bytes took of its budget.
     fn give(&mut self, push: &Push, weight: usize) {
         if matches!(push, Push::Message(_)) {
@@ -226,29 +275,41 @@ impl PushQueue {
     /// A queue of at most `capacity` message pushes holding at most `bytes`,
     /// and of control pushes holding at most `control_bytes`.
     pub(crate) fn new(capacity: usize, bytes: usize, control_bytes: usize) -> Self {
+        let state = State {
+            messages: Budget::new(capacity, bytes),
+            control: Budget::new(CONTROL_CAPACITY, control_bytes),
+            ..State::default()
+        };
         Self {
-            state: Mutex::new(State {
-                messages: Budget::new(capacity, bytes),
-                control: Budget::new(CONTROL_CAPACITY, control_bytes),
-                ..State::default()
-            }),
+            spot: AtomicU64::new(state.spot()),
+            state: Mutex::new(state),
+            now: OnceLock::new(),
             ready: Notify::new(),
+        }
+    }
+
+    /// The state, locked until the guard is let go.
+    fn state(&self) -> Locked<'_> {
+        Locked {
+            state: lock(&self.state),
+            spot: &self.spot,
         }
     }
 
     /// Reports to `length` and `dropped` from now on (at login; only the
     /// first call counts).
     pub(crate) fn watch_with(&self, length: Gauge, dropped: Counter) {
-        let mut state = lock(&self.state);
+        let mut state = self.state();
         if state.watch.series.is_none() {
             state.watch.series = Some((length, dropped));
             state.report();
         }
     }
 
-    /// Lets dispatch take pushes on the spot when nothing waits.
+    /// Lets dispatch take pushes on the spot when nothing waits (a
+    /// client's dispatch starts once: a later call changes nothing).
     pub(crate) fn dispatch_now_with(&self, now: Weak<dyn DispatchNow>) {
-        lock(&self.state).now = Some(now);
+        let _ = self.now.set(now);
     }
 
     /// Dispatches a push of `connection` on the spot when nothing waits
@@ -269,7 +330,11 @@ impl PushQueue {
     /// [`offer`](Self::offer) for a message push borrowed from its frame:
     /// copied only if it has to wait.
     pub(crate) fn offer_message(&self, message: MessageView<'_>, connection: u64) -> Offer {
-        let message = match self.idle_dispatch(connection, false) {
+        // The state as it was last let go, without the lock: what the
+        // locked check of a `ready` would find, as only this connection
+        // task adds pushes.
+        let spot = self.spot.load(Ordering::Acquire) == connection;
+        let message = match spot.then(|| self.dispatcher()).flatten() {
             Some(now) => match now.message_now(message) {
                 Some(message) => message,
                 None => return Offer::Dispatched,
@@ -285,7 +350,7 @@ impl PushQueue {
     /// its login or its `ready`. Only `offer` adds pushes, so nothing can
     /// be queued ahead of one while it is dispatched without the lock.
     fn idle_dispatch(&self, connection: u64, ready: bool) -> Option<Arc<dyn DispatchNow>> {
-        let mut state = lock(&self.state);
+        let mut state = self.state();
         if state.closed || state.busy || !state.items.is_empty() || !state.parked.is_empty() {
             return None;
         }
@@ -296,11 +361,17 @@ impl PushQueue {
             // Nothing is parked: the `ready` has only itself to let through.
             state.newest.awaiting_ready = false;
         }
-        state.now.as_ref().and_then(Weak::upgrade)
+        drop(state);
+        self.dispatcher()
+    }
+
+    /// Dispatch, once it has started and while it runs.
+    fn dispatcher(&self) -> Option<Arc<dyn DispatchNow>> {
+        self.now.get().and_then(Weak::upgrade)
     }
 
     fn enqueue(&self, push: Push, connection: u64) -> Offer {
-        let mut state = lock(&self.state);
+        let mut state = self.state();
         // After a shutdown nothing is dispatched or counted: a push still on
         // the wire is no sign that dispatch is behind (it used to be
         // reported as a full queue, a WARN line at every racy shutdown).
@@ -345,7 +416,7 @@ impl PushQueue {
     pub(crate) async fn next(&self) -> Option<Push> {
         loop {
             {
-                let mut state = lock(&self.state);
+                let mut state = self.state();
                 state.busy = false;
                 if state.closed {
                     return None;
@@ -368,7 +439,7 @@ impl PushQueue {
 
     /// Ends dispatch: queued messages are discarded.
     pub(crate) fn close(&self) {
-        let mut state = lock(&self.state);
+        let mut state = self.state();
         state.closed = true;
         state.items.clear();
         state.parked.clear();
@@ -382,7 +453,7 @@ impl PushQueue {
 
     /// Messages waiting, the most that ever waited, messages dropped so far.
     pub(crate) fn figures(&self) -> (usize, usize, u64) {
-        let state = lock(&self.state);
+        let state = self.state();
         (state.messages.count, state.peak, state.dropped)
     }
 }

@@ -44,7 +44,6 @@
 //!   has not started, and would refuse a key before any `ready`.
 
 use super::{PushQueue, State};
-use crate::sync::lock;
 use crate::transport::Push;
 
 /// Where the newest connection's login stands.
@@ -77,6 +76,13 @@ impl Newest {
     /// far as its login goes (`ready`: the push is its `ready`).
     pub(super) fn flows(&self, connection: u64, ready: bool) -> bool {
         self.connection == connection && self.stage == Stage::Up && (ready || !self.awaiting_ready)
+    }
+
+    /// The connection whose messages may be dispatched on the spot as far
+    /// as its login goes, if any.
+    pub(super) fn spot(&self) -> Option<u64> {
+        self.flows(self.connection, false)
+            .then_some(self.connection)
     }
 
     /// Whether a push of `connection` is taken at all: not of a connection
@@ -154,7 +160,7 @@ impl PushQueue {
     /// What is parked stays parked, behind its `ready`: a failed login's
     /// messages and channel keys.
     pub(crate) fn connecting(&self, connection: u64) {
-        lock(&self.state).newest = Newest {
+        self.state().newest = Newest {
             connection,
             stage: Stage::LoggingIn,
             awaiting_ready: true,
@@ -165,7 +171,7 @@ impl PushQueue {
     /// The login of `connection` finished: the session is up on it, and
     /// dispatch may take its pushes.
     pub(crate) fn logged_in(&self, connection: u64) {
-        let mut state = lock(&self.state);
+        let mut state = self.state();
         if state.newest.connection == connection && state.newest.stage == Stage::LoggingIn {
             state.newest.stage = Stage::Up;
             drop(state);
@@ -187,7 +193,7 @@ impl PushQueue {
         connection: u64,
         when: impl FnOnce(&Newest) -> bool,
     ) -> (usize, usize) {
-        let mut state = lock(&self.state);
+        let mut state = self.state();
         if state.newest.connection != connection || !when(&state.newest) {
             return (0, 0);
         }
@@ -235,7 +241,7 @@ impl PushQueue {
     /// the connection that still come are discarded. Returns how many
     /// messages were dropped.
     pub(crate) fn no_next_session(&self) -> usize {
-        let mut state = lock(&self.state);
+        let mut state = self.state();
         state.newest.stage = Stage::Over;
         state.newest.awaiting_ready = false;
         let dropped = state.drop_parked_messages();
@@ -260,7 +266,7 @@ impl PushQueue {
     /// service pushes it once. Pushes of the refused connection that
     /// still come are discarded. Returns how many messages were dropped.
     pub(crate) fn refused_before_a_session(&self) -> usize {
-        let mut state = lock(&self.state);
+        let mut state = self.state();
         state.newest.stage = Stage::Over;
         state.newest.awaiting_ready = false;
         state.drop_parked_messages()
@@ -270,7 +276,7 @@ impl PushQueue {
     /// came in time, or the connection ended): what it parked goes to
     /// dispatch. `None`: the newest connection, whichever it is.
     pub(crate) fn unpark(&self, connection: Option<u64>) {
-        let mut state = lock(&self.state);
+        let mut state = self.state();
         let newest = &state.newest;
         if connection.is_some_and(|c| c != newest.connection) || !newest.awaiting_ready {
             return;
