@@ -43,7 +43,7 @@ use crate::framework::live::Commands;
 use crate::framework::registry::CommandRegistry;
 use crate::message::outbound::Outbound;
 use crate::message::Message;
-use crate::session::{DispatchNow, Membership, Opened, Session};
+use crate::session::{DispatchNow, Membership, Session};
 use crate::telemetry::{end_span, invocation_span, Lane};
 use crate::transport::{MessageView, Push};
 use crate::wire;
@@ -206,17 +206,13 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
 
     /// [`on_message`](Self::on_message), its content opened into `buf`.
     fn open_and_decide(&self, view: MessageView<'_>, buf: &mut Vec<u8>) -> Step<D> {
-        let Some(Opened {
-            content,
-            key,
-            server,
-        }) = self
-            .session
-            .membership()
-            .open_content(&view.id, &view.channel_id, &view.content, buf)
+        let membership = self.session.membership();
+        let Some(opened) = membership.open_content(&view.id, &view.channel_id, &view.content, buf)
         else {
             return Step::Done;
         };
+        let content = opened.content;
+        let server = opened.server().map(|server| &**server);
         let me = self.session.bot_id_now();
         let me = me.as_deref().map_or("", String::as_str);
         let registry = self.commands.current();
@@ -228,7 +224,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         let dynamic = if own {
             None
         } else {
-            self.dynamic_prefixes(&view, server.as_deref())
+            self.dynamic_prefixes(&view, server)
         };
         let prefixes = dynamic.as_ref().unwrap_or(self.runner.prefixes()).set();
         let verdict = if own {
@@ -237,7 +233,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             let sidecar = view
                 .command
                 .as_deref()
-                .and_then(|sealed| key.open(sealed, view.channel_id.as_bytes()).ok());
+                .and_then(|sealed| opened.key().open(sealed, view.channel_id.as_bytes()).ok());
             rule::decide(&registry, me, content, sidecar.as_deref(), prefixes)
         };
         // Built only where it is used: a plain message nobody listens for
@@ -255,8 +251,8 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                     .with_prefixes(self.runner.shared_prefixes(dynamic))
                     .with_registry(Arc::clone(&registry));
                 self.emit(|| Event::Message(ctx.message().clone()));
-                if let Some(server) = server {
-                    ctx = ctx.with_server(server);
+                if let Some(server) = opened.server() {
+                    ctx = ctx.with_server(Arc::clone(server));
                 }
                 Step::Invoke(ctx, Guard::into_inner(registry), index)
             }

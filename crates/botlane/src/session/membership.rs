@@ -12,9 +12,11 @@
 //! Keys live in memory and in the keystore, whose [`Saver`] writes them off
 //! the runtime's workers, coalesced.
 
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::crypto::{ChannelKey, WrappedKey};
 use crate::error::ClientError;
@@ -75,41 +77,21 @@ struct Channels {
     /// How many entries are channels the bot is in (the cap counts these).
     members: usize,
     next: u64,
-    /// The channel the last message was opened for and what opens it,
-    /// while nothing changed since: the next message of the same channel
-    /// (the common case) compares its id instead of hashing it. Cleared by
-    /// every change ([`Channels::changing`]).
-    last_id: String,
-    last: Option<(Arc<ChannelKey>, Option<Arc<str>>)>,
 }
 
 impl Channels {
-    /// The map, to be changed: what the last message found is forgotten.
-    fn changing(&mut self) -> &mut HashMap<String, Channel> {
-        self.last = None;
-        &mut self.by_id
-    }
-
     /// The key of channel `id` and its server, if the bot is in it; `None`
     /// without a key.
-    fn opener(&mut self, id: &str) -> Option<(Arc<ChannelKey>, Option<Arc<str>>)> {
-        if let Some(last) = self.last.as_ref().filter(|_| self.last_id == id) {
-            return Some(last.clone());
-        }
+    fn opener(&self, id: &str) -> Option<(Arc<ChannelKey>, Option<Arc<str>>)> {
         let channel = self.by_id.get(id)?;
         let server = channel.joined.as_ref().map(|j| Arc::clone(&j.server));
-        let found = (channel.key.clone()?, server);
-        // Reused: no allocation once it has held the longest id.
-        self.last_id.clear();
-        self.last_id.push_str(id);
-        self.last = Some(found.clone());
-        Some(found)
+        Some((channel.key.clone()?, server))
     }
 
     /// Adds `channel`, or updates it in place (keeping its order) when its
     /// id is known; `false` when it is new and the list is at its cap.
     fn upsert(&mut self, channel: wire::ChannelInfo) -> bool {
-        let known = self.changing().get_mut(&channel.id);
+        let known = self.by_id.get_mut(&channel.id);
         if let Some(Joined { server, name, .. }) = known.and_then(|c| c.joined.as_mut()) {
             *server = channel.server_id.into();
             *name = channel.name;
@@ -159,14 +141,97 @@ impl Channels {
 /// channel's server, if the bot is in that channel.
 pub(crate) struct Opened<'b> {
     pub(crate) content: &'b str,
-    pub(crate) key: Arc<ChannelKey>,
-    pub(crate) server: Option<Arc<str>>,
+    /// Kept for the next message on this thread when this is let go
+    /// ([`LAST_OPENED`]); `None` only once it has been.
+    last: Option<Box<LastOpened>>,
+}
+
+impl Opened<'_> {
+    fn last(&self) -> &LastOpened {
+        self.last
+            .as_ref()
+            .expect("an opened message holds what opened it until it is let go")
+    }
+
+    /// The key that opened the message.
+    pub(crate) fn key(&self) -> &ChannelKey {
+        &self.last().key
+    }
+
+    /// The server of the message's channel, if the bot is in it.
+    pub(crate) fn server(&self) -> Option<&Arc<str>> {
+        self.last().server.as_ref()
+    }
+}
+
+impl Drop for Opened<'_> {
+    fn drop(&mut self) {
+        LAST_OPENED.set(self.last.take());
+    }
+}
+
+thread_local! {
+    /// The channel this thread last opened a message of, and what opens
+    /// it: the next message of the same channel (the common case) takes
+    /// no lock, hashes no id and clones no key while its membership has
+    /// not changed since ([`Membership::generation`]). Taken while in use,
+    /// so that an opening inside another (a dynamic prefix that reads
+    /// history) finds none rather than a borrowed one. It holds one key
+    /// (zeroed on drop) until the thread opens a message of another
+    /// channel or ends, even once that key is evicted: never used again,
+    /// as the generation has moved on.
+    static LAST_OPENED: Cell<Option<Box<LastOpened>>> = const { Cell::new(None) };
+}
+
+/// What [`LAST_OPENED`] keeps.
+struct LastOpened {
+    /// Whose ([`Membership::id`]) and which of its states.
+    membership: u64,
+    generation: u64,
+    channel_id: String,
+    key: Arc<ChannelKey>,
+    server: Option<Arc<str>>,
+}
+
+/// The ids of memberships, one per client of the process.
+static MEMBERSHIPS: AtomicU64 = AtomicU64::new(0);
+
+/// The channels, locked to be changed: when let go (the lock still
+/// held), the membership's generation moves on, so that no thread opens a
+/// message with what it found before.
+struct Changing<'a> {
+    channels: MutexGuard<'a, Channels>,
+    generation: &'a AtomicU64,
+}
+
+impl Deref for Changing<'_> {
+    type Target = Channels;
+
+    fn deref(&self) -> &Channels {
+        &self.channels
+    }
+}
+
+impl DerefMut for Changing<'_> {
+    fn deref_mut(&mut self) -> &mut Channels {
+        &mut self.channels
+    }
+}
+
+impl Drop for Changing<'_> {
+    fn drop(&mut self) {
+        self.generation.fetch_add(1, Ordering::Release);
+    }
 }
 
 /// The bot's channels and the keys it holds for them.
 #[derive(Debug)]
 pub(crate) struct Membership {
     channels: Mutex<Channels>,
+    /// This membership among the process's ([`MEMBERSHIPS`]).
+    id: u64,
+    /// Moves on at each change of the channels ([`Changing`]).
+    generation: AtomicU64,
     /// Opened by the first login; kept by a failed one for the retry.
     keystore: OnceLock<Saver>,
     key_refused: Throttle,
@@ -181,6 +246,8 @@ impl Membership {
     pub(crate) fn new() -> Self {
         Self {
             channels: Mutex::new(Channels::default()),
+            id: MEMBERSHIPS.fetch_add(1, Ordering::Relaxed),
+            generation: AtomicU64::new(0),
             keystore: OnceLock::new(),
             key_refused: Throttle::new(
                 "refusing a channel key for a channel the bot is not a member of",
@@ -216,9 +283,9 @@ impl Membership {
     /// Keeps the keystore opened by the first login and loads its keys.
     pub(crate) fn use_keystore(&self, saver: Saver) -> &Saver {
         let saver = self.keystore.get_or_init(|| saver);
-        let mut channels = lock(&self.channels);
+        let mut channels = self.changing();
         for (channel, key) in saver.channel_keys() {
-            channels.changing().entry(channel).or_default().key = Some(Arc::new(key));
+            channels.by_id.entry(channel).or_default().key = Some(Arc::new(key));
         }
         saver
     }
@@ -239,9 +306,18 @@ impl Membership {
             })
     }
 
+    /// The channels, locked to be changed ([`Changing`]).
+    fn changing(&self) -> Changing<'_> {
+        Changing {
+            channels: lock(&self.channels),
+            generation: &self.generation,
+        }
+    }
+
     /// A relayed message opened into `buf`, its channel looked up once (or
-    /// not at all, when it is the last message's); `None` (with a
-    /// rate-limited warning) when there is no key or it does not decrypt.
+    /// not at all, when it is the last message's on this thread:
+    /// [`LAST_OPENED`]); `None` (with a rate-limited warning) when there is
+    /// no key or it does not decrypt.
     pub(crate) fn open_content<'b>(
         &self,
         id: &str,
@@ -249,28 +325,77 @@ impl Membership {
         sealed: &str,
         buf: &'b mut Vec<u8>,
     ) -> Option<Opened<'b>> {
-        let found = lock(&self.channels).opener(channel_id);
+        let mut last = LAST_OPENED.take();
+        let generation = self.generation.load(Ordering::Acquire);
+        let known = last.as_ref().is_some_and(|last| {
+            last.membership == self.id
+                && last.generation == generation
+                && last.channel_id == channel_id
+        });
+        if !known && let Err(kept) = self.look_up(channel_id, &mut last) {
+            LAST_OPENED.set(kept);
+            return None;
+        }
+        let last = last.expect("a channel known or just looked up");
+        let content = last
+            .key
+            .open_into(sealed, channel_id.as_bytes(), buf)
+            .ok()
+            .and_then(|bytes| std::str::from_utf8(bytes).ok());
+        let Some(content) = content else {
+            LAST_OPENED.set(Some(last));
+            if let Some(swallowed) = self.undecryptable.allow() {
+                tracing::warn!(message = %id, swallowed, "dropping a message whose content does not decrypt");
+            }
+            return None;
+        };
+        Some(Opened {
+            content,
+            last: Some(last),
+        })
+    }
+
+    /// Looks channel `channel_id` up, under the lock, into `last` (its
+    /// box and strings reused); `Err` with `last` as it was when the
+    /// channel has no key.
+    fn look_up(
+        &self,
+        channel_id: &str,
+        last: &mut Option<Box<LastOpened>>,
+    ) -> Result<(), Option<Box<LastOpened>>> {
+        let (found, generation) = {
+            let channels = lock(&self.channels);
+            // Read under the lock, which every change holds: the
+            // generation of what was found.
+            let generation = self.generation.load(Ordering::Acquire);
+            (channels.opener(channel_id), generation)
+        };
         let Some((key, server)) = found else {
             self.without_key.fetch_add(1, Ordering::Relaxed);
             if let Some(swallowed) = self.no_key.allow() {
                 tracing::warn!(channel = %channel_id, swallowed, "dropping a message: no key for its channel");
             }
-            return None;
+            return Err(last.take());
         };
-        let content = key
-            .open_into(sealed, channel_id.as_bytes(), buf)
-            .ok()
-            .and_then(|bytes| std::str::from_utf8(bytes).ok());
-        if content.is_none()
-            && let Some(swallowed) = self.undecryptable.allow()
-        {
-            tracing::warn!(message = %id, swallowed, "dropping a message whose content does not decrypt");
+        match last {
+            Some(last) => {
+                // No allocation once it has held the longest id.
+                last.channel_id.clear();
+                last.channel_id.push_str(channel_id);
+                (last.membership, last.generation) = (self.id, generation);
+                (last.key, last.server) = (key, server);
+            }
+            None => {
+                *last = Some(Box::new(LastOpened {
+                    membership: self.id,
+                    generation,
+                    channel_id: channel_id.to_owned(),
+                    key,
+                    server,
+                }));
+            }
         }
-        Some(Opened {
-            content: content?,
-            key,
-            server,
-        })
+        Ok(())
     }
 
     /// A new session's `ready`: the full membership list. Keys of channels
@@ -288,7 +413,7 @@ impl Membership {
         }
         let mut gone = Vec::new();
         {
-            let mut channels = lock(&self.channels);
+            let mut channels = self.changing();
             let old = std::mem::replace(&mut *channels, kept);
             for (id, channel) in old.by_id {
                 let Some(key) = channel.key else { continue };
@@ -307,7 +432,7 @@ impl Membership {
             self.refuse_channels(1, why);
             return;
         }
-        let added = lock(&self.channels).upsert(channel);
+        let added = self.changing().upsert(channel);
         if !added {
             self.refuse_channels(1, "past the cap of 10000 channels");
         }
@@ -326,8 +451,8 @@ impl Membership {
     /// Op 35: the bot was removed from a channel; its key goes too.
     pub(crate) fn on_removed(&self, channel_id: &str) {
         {
-            let mut channels = lock(&self.channels);
-            let removed = channels.changing().remove(channel_id);
+            let mut channels = self.changing();
+            let removed = channels.by_id.remove(channel_id);
             if removed.is_some_and(|c| c.joined.is_some()) {
                 channels.members -= 1;
             }
@@ -380,7 +505,7 @@ impl Membership {
         }
         // Still a member: membership pushes are applied by dispatch, as
         // this one is, one at a time.
-        if let Some(channel) = lock(&self.channels).changing().get_mut(&push.channel_id) {
+        if let Some(channel) = self.changing().by_id.get_mut(&push.channel_id) {
             channel.key = Some(Arc::new(key));
         }
     }
@@ -456,7 +581,8 @@ mod tests {
             .open_content("m", "a", &sealed, &mut buf)
             .unwrap();
         assert_eq!(opened.content, "hi");
-        assert_eq!(opened.server.as_deref(), Some("s"));
+        assert_eq!(opened.server().map(|s| &**s), Some("s"));
+        drop(opened);
         assert!(
             membership.key("b").is_err(),
             "unlisted by the ready: evicted"
@@ -467,13 +593,10 @@ mod tests {
         let opened = membership
             .open_content("m", "a", &sealed, &mut buf)
             .unwrap();
-        assert_eq!(opened.server.as_deref(), Some("s2"));
+        assert_eq!(opened.server().map(|s| &**s), Some("s2"));
+        drop(opened);
         let other = Arc::new(ChannelKey::from_bytes([8; 32]));
-        lock(&membership.channels)
-            .changing()
-            .get_mut("a")
-            .unwrap()
-            .key = Some(other.clone());
+        membership.changing().by_id.get_mut("a").unwrap().key = Some(other.clone());
         assert!(membership
             .open_content("m", "a", &sealed, &mut buf)
             .is_none());
@@ -482,6 +605,15 @@ mod tests {
             .open_content("m", "a", &resealed, &mut buf)
             .unwrap();
         assert_eq!(opened.content, "again");
+        drop(opened);
+        // Another client's membership on this thread, its channel of the
+        // same id keyless: what the first found is not its.
+        let stranger = Membership::new();
+        stranger.on_ready(vec![wire::ChannelInfo::new("a", "s", "n")]);
+        assert!(stranger
+            .open_content("m", "a", &resealed, &mut buf)
+            .is_none());
+        assert_eq!(stranger.messages_without_key(), 1);
         membership.on_removed("a");
         assert!(membership
             .open_content("m", "a", &resealed, &mut buf)

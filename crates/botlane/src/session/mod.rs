@@ -32,7 +32,7 @@ use secrecy::SecretString;
 use tokio::sync::watch;
 
 pub(crate) use counters::Counters;
-pub(crate) use membership::{Membership, Opened};
+pub(crate) use membership::Membership;
 pub(crate) use push_queue::{DispatchNow, PushQueue};
 
 use crate::error::ClientError;
