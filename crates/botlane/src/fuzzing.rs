@@ -178,7 +178,7 @@ const SEVERAL: (&str, [&str; 3]) = ("!", ["!!", "»", "?x"]);
 fn check_several_prefixes(registry: &CommandRegistry, text: &str) {
     let (main, others) = SEVERAL;
     let prefixes = Prefixes::new(main, &others);
-    let (among, _) = registry.parse_among(text, prefixes.set());
+    let (among, _) = registry.parse_among(text, prefixes.set(), String::new);
     let trimmed = text.trim_start();
     let used = std::iter::once(main)
         .chain(others)

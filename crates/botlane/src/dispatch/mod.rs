@@ -74,9 +74,10 @@ const KEPT_OPEN_BUFFER: usize = 64 * 1024;
 thread_local! {
     /// The message of the last invocation that ended on this thread with
     /// nobody else holding it ([`recycle_message`]): the next invocation's
-    /// message is written into its strings and its `Arc`, which it then
-    /// does not allocate (four strings and the `Arc`, at about 150
-    /// instructions each, allocated and freed).
+    /// message is written into its strings and its `Arc`, and the next
+    /// text invocation's name into its invocation's ([`spare_name`]),
+    /// which it then does not allocate (five strings and the `Arc`, at
+    /// about 150 instructions each, allocated and freed).
     static SPARE_MESSAGE: Cell<Option<Arc<Message>>> = const { Cell::new(None) };
 }
 
@@ -427,8 +428,9 @@ fn invocation_message(
 
 /// Keeps the message of an invocation that has ended for the next one on
 /// this thread, when nobody else holds it (a handler may keep a clone of
-/// its context) and its strings are short: emptied, with no invocation and
-/// no handle to answer through (a spare keeps no client alive).
+/// its context) and its strings are short: emptied (its invocation's name
+/// and arguments too), with no handle to answer through (a spare keeps no
+/// client alive).
 pub(crate) fn recycle_message(mut message: Arc<Message>) {
     let Some(m) = Arc::get_mut(&mut message) else {
         return;
@@ -446,9 +448,28 @@ pub(crate) fn recycle_message(mut message: Arc<Message>) {
         s.clear();
     }
     m.reply_to = None;
-    m.command = None;
+    // The invocation is kept for its name's capacity ([`spare_name`]).
+    if let Some(invocation) = &mut m.command {
+        invocation.name.clear();
+        invocation.args.clear();
+    }
     m.detach();
     SPARE_MESSAGE.set(Some(message));
+}
+
+/// An empty string for the name of the next invocation parsed on this
+/// thread: the spare message's invocation's, when it has one (so that the
+/// name is not allocated again), else a new one.
+pub(super) fn spare_name() -> String {
+    let mut spare = SPARE_MESSAGE.take();
+    let name = spare
+        .as_mut()
+        .and_then(Arc::get_mut)
+        .and_then(|m| m.command.as_mut())
+        .map(|invocation| std::mem::take(&mut invocation.name))
+        .unwrap_or_default();
+    SPARE_MESSAGE.set(spare);
+    name
 }
 
 /// The message of `view` with its opened `content`, answering through

@@ -32,6 +32,7 @@ use crate::framework::registered::RegisteredCommand;
 use crate::framework::registry::CommandRegistry;
 
 use super::handlers::panic_text;
+use super::spare_name;
 
 /// What the dispatch rule decided for one message.
 pub(super) enum Verdict {
@@ -103,7 +104,7 @@ pub(super) fn decide<D>(
             },
         };
     }
-    match registry.parse_among(content, prefixes) {
+    match registry.parse_among(content, prefixes, spare_name) {
         // The parse found the command it names at `index`.
         (TextParseResult::Ok(invocation), Some(index)) => {
             let command = registry.at(index);

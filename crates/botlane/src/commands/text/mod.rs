@@ -239,13 +239,16 @@ pub fn parse_invocation_text(
 /// does, with `find` returning the registered declaration whose name, or
 /// one of whose aliases, equals its argument ASCII case-insensitively, with
 /// its options' parsed choices. The line is located once,
-/// and on success only the result's name, keys and values are allocated.
+/// and on success only the result's name, keys and values are allocated;
+/// the name is written into the empty string `name` gives (dispatch's
+/// holds the capacity of an earlier invocation's name).
 /// The line is read under the prefix it uses; a parse error's usage line
 /// is written with the main one, as everything the client writes is.
 pub(crate) fn parse_text_with<'d>(
     text: &str,
     prefixes: PrefixSet<'_>,
     find: impl FnOnce(&str) -> Option<(&'d CommandDeclaration, &'d [Option<ParsedChoices>])>,
+    name: impl FnOnce() -> String,
 ) -> TextParseResult {
     let prefix = prefixes.main;
     let Some(invocation) = locate_among(text, prefixes) else {
@@ -263,7 +266,11 @@ pub(crate) fn parse_text_with<'d>(
         is_valid_name(&decl.name),
         "a registry holds only declarations that passed the name rule"
     );
-    let name = decl.name.clone();
+    let name = {
+        let mut name = name();
+        name.push_str(&decl.name);
+        name
+    };
     let mut args = CommandArgs::new();
     match parse_args(&mut args, decl, choices, text, prefix, invocation.span.end) {
         Ok(()) => TextParseResult::Ok(CommandInvocation {

@@ -196,13 +196,13 @@ mod tests {
         let set = Prefixes::new("!", &["!r"]);
         for line in ["!roll", "!r", "!r 2"] {
             assert_eq!(
-                registry.parse_among(line, set.set()),
+                registry.parse_among(line, set.set(), String::new),
                 (TextParseResult::None, None),
                 "{line:?}"
             );
         }
         let (TextParseResult::Ok(invocation), Some(index)) =
-            registry.parse_among("!rroll", set.set())
+            registry.parse_among("!rroll", set.set(), String::new)
         else {
             panic!("`roll` under `!r`");
         };

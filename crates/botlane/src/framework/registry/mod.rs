@@ -391,7 +391,8 @@ impl<D> CommandRegistry<D> {
     /// # Ok::<(), botlane::DeclarationError>(())
     /// ```
     pub fn parse_from_text(&self, text: &str, prefix: Option<&str>) -> TextParseResult {
-        self.parse_among(text, PrefixSet::single(prefix)).0
+        self.parse_among(text, PrefixSet::single(prefix), String::new)
+            .0
     }
 
     /// [`parse_from_text`](Self::parse_from_text) under the prefix the
@@ -402,14 +403,16 @@ impl<D> CommandRegistry<D> {
         &self,
         text: &str,
         prefixes: PrefixSet<'_>,
+        name: impl FnOnce() -> String,
     ) -> (TextParseResult, Option<usize>) {
         let mut found = None;
-        let parsed = parse_text_with(text, prefixes, |name| {
-            let index = self.find_position(name)?;
+        let find = |raw_name: &str| {
+            let index = self.find_position(raw_name)?;
             found = Some(index);
             let command = self.at(index);
             Some((&command.decl, &*command.choices))
-        });
+        };
+        let parsed = parse_text_with(text, prefixes, find, name);
         (parsed, found)
     }
 
