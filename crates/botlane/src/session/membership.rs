@@ -332,8 +332,8 @@ impl Membership {
                 && last.generation == generation
                 && last.channel_id == channel_id
         });
-        if !known && let Err(kept) = self.look_up(channel_id, &mut last) {
-            LAST_OPENED.set(kept);
+        if !known && !self.look_up(channel_id, &mut last) {
+            LAST_OPENED.set(last);
             return None;
         }
         let last = last.expect("a channel known or just looked up");
@@ -356,13 +356,9 @@ impl Membership {
     }
 
     /// Looks channel `channel_id` up, under the lock, into `last` (its
-    /// box and strings reused); `Err` with `last` as it was when the
+    /// box and strings reused); `false`, `last` left as it was, when the
     /// channel has no key.
-    fn look_up(
-        &self,
-        channel_id: &str,
-        last: &mut Option<Box<LastOpened>>,
-    ) -> Result<(), Option<Box<LastOpened>>> {
+    fn look_up(&self, channel_id: &str, last: &mut Option<Box<LastOpened>>) -> bool {
         let (found, generation) = {
             let channels = lock(&self.channels);
             // Read under the lock, which every change holds: the
@@ -375,7 +371,7 @@ impl Membership {
             if let Some(swallowed) = self.no_key.allow() {
                 tracing::warn!(channel = %channel_id, swallowed, "dropping a message: no key for its channel");
             }
-            return Err(last.take());
+            return false;
         };
         match last {
             Some(last) => {
@@ -395,7 +391,7 @@ impl Membership {
                 }));
             }
         }
-        Ok(())
+        true
     }
 
     /// A new session's `ready`: the full membership list. Keys of channels
