@@ -4,6 +4,7 @@
 //! A poisoned lock is recovered: every critical section in botlane leaves
 //! its data consistent before anything that could panic.
 
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -12,6 +13,43 @@ use tokio::sync::watch;
 /// Locks a mutex, recovering from poisoning.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Locks a mutex for a section after which `then` runs on the data, the
+/// lock still held: what readers that take no lock are told of a change
+/// (an atomic set from the data), told at every exit of the section.
+pub(crate) fn lock_then<T, F: FnMut(&T)>(m: &Mutex<T>, then: F) -> Locked<'_, T, F> {
+    Locked {
+        guard: lock(m),
+        then,
+    }
+}
+
+/// A [`lock_then`] guard.
+pub(crate) struct Locked<'a, T, F: FnMut(&T)> {
+    guard: MutexGuard<'a, T>,
+    then: F,
+}
+
+impl<T, F: FnMut(&T)> Deref for Locked<'_, T, F> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.guard
+    }
+}
+
+impl<T, F: FnMut(&T)> DerefMut for Locked<'_, T, F> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.guard
+    }
+}
+
+impl<T, F: FnMut(&T)> Drop for Locked<'_, T, F> {
+    fn drop(&mut self) {
+        // Before the guard's own drop: the lock is still held.
+        (self.then)(&self.guard);
+    }
 }
 
 /// Resolves once `shutdown` is set (or its sender is gone), holding no

@@ -14,14 +14,13 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::crypto::{ChannelKey, WrappedKey};
 use crate::error::ClientError;
 use crate::keystore::{Saver, MAX_CHANNEL_ID_BYTES};
-use crate::sync::lock;
+use crate::sync::{lock, lock_then, Locked};
 use crate::throttle::Throttle;
 use crate::wire;
 
@@ -196,41 +195,13 @@ struct LastOpened {
 /// The ids of memberships, one per client of the process.
 static MEMBERSHIPS: AtomicU64 = AtomicU64::new(0);
 
-/// The channels, locked to be changed: when let go (the lock still
-/// held), the membership's generation moves on, so that no thread opens a
-/// message with what it found before.
-struct Changing<'a> {
-    channels: MutexGuard<'a, Channels>,
-    generation: &'a AtomicU64,
-}
-
-impl Deref for Changing<'_> {
-    type Target = Channels;
-
-    fn deref(&self) -> &Channels {
-        &self.channels
-    }
-}
-
-impl DerefMut for Changing<'_> {
-    fn deref_mut(&mut self) -> &mut Channels {
-        &mut self.channels
-    }
-}
-
-impl Drop for Changing<'_> {
-    fn drop(&mut self) {
-        self.generation.fetch_add(1, Ordering::Release);
-    }
-}
-
 /// The bot's channels and the keys it holds for them.
 #[derive(Debug)]
 pub(crate) struct Membership {
     channels: Mutex<Channels>,
     /// This membership among the process's ([`MEMBERSHIPS`]).
     id: u64,
-    /// Moves on at each change of the channels ([`Changing`]).
+    /// Moves on at each change of the channels ([`Membership::changing`]).
     generation: AtomicU64,
     /// Opened by the first login; kept by a failed one for the retry.
     keystore: OnceLock<Saver>,
@@ -306,12 +277,13 @@ impl Membership {
             })
     }
 
-    /// The channels, locked to be changed ([`Changing`]).
-    fn changing(&self) -> Changing<'_> {
-        Changing {
-            channels: lock(&self.channels),
-            generation: &self.generation,
-        }
+    /// The channels, locked to be changed: when let go (the lock still
+    /// held), the generation moves on, so that no thread opens a message
+    /// with what it found before.
+    fn changing(&self) -> Locked<'_, Channels, impl FnMut(&Channels) + '_> {
+        lock_then(&self.channels, |_: &Channels| {
+            self.generation.fetch_add(1, Ordering::Release);
+        })
     }
 
     /// A relayed message opened into `buf`, its channel looked up once (or

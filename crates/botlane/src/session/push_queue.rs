@@ -41,14 +41,13 @@
 mod newest;
 
 use std::collections::VecDeque;
-use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use metrics::{Counter, Gauge};
 use tokio::sync::Notify;
 
-use crate::sync::lock;
+use crate::sync::{lock_then, Locked};
 use crate::transport::{MessageView, Push};
 use newest::{Newest, Stage};
 
@@ -96,7 +95,7 @@ pub(crate) struct PushQueue {
     state: Mutex<State>,
     /// The connection whose messages may be dispatched on the spot, or
     /// [`NO_SPOT`]: what the state says of it ([`State::spot`]), stored
-    /// under the lock at each change ([`Locked`]) and read without it, so
+    /// under the lock at each change ([`PushQueue::state`]) and read without it, so
     /// that a message dispatched on the spot takes no lock here.
     spot: AtomicU64,
     /// Set when dispatch starts; weak, as dispatch holds the session.
@@ -107,33 +106,6 @@ pub(crate) struct PushQueue {
 /// [`PushQueue::spot`] when no connection's messages may be dispatched on
 /// the spot (connections are numbered up from 0).
 const NO_SPOT: u64 = u64::MAX;
-
-/// The queue's state, locked; when let go (the lock still held), it
-/// stores what the state now says of dispatch on the spot.
-struct Locked<'a> {
-    state: MutexGuard<'a, State>,
-    spot: &'a AtomicU64,
-}
-
-impl Deref for Locked<'_> {
-    type Target = State;
-
-    fn deref(&self) -> &State {
-        &self.state
-    }
-}
-
-impl DerefMut for Locked<'_> {
-    fn deref_mut(&mut self) -> &mut State {
-        &mut self.state
-    }
-}
-
-impl Drop for Locked<'_> {
-    fn drop(&mut self) {
-        self.spot.store(self.state.spot(), Ordering::Release);
-    }
-}
 
 impl std::fmt::Debug for PushQueue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -288,12 +260,12 @@ impl PushQueue {
         }
     }
 
-    /// The state, locked until the guard is let go.
-    fn state(&self) -> Locked<'_> {
-        Locked {
-            state: lock(&self.state),
-            spot: &self.spot,
-        }
+    /// The state, locked until the guard is let go, which then stores
+    /// what it says of dispatch on the spot ([`PushQueue::spot`]).
+    fn state(&self) -> Locked<'_, State, impl FnMut(&State) + '_> {
+        lock_then(&self.state, |state: &State| {
+            self.spot.store(state.spot(), Ordering::Release);
+        })
     }
 
     /// Reports to `length` and `dropped` from now on (at login; only the
@@ -488,6 +460,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::sync::lock;
     use crate::wire::{self, WireMessage};
 
     fn message(id: &str) -> Push {
