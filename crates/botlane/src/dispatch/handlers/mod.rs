@@ -294,7 +294,10 @@ impl<D: Send + Sync + 'static> Runner<D> {
         span: Option<Box<tracing::Span>>,
     ) {
         let command = registry.at(index);
-        let in_place = command.pace.poll_in_place();
+        let (in_place, limit) = (
+            command.pace.poll_in_place(),
+            self.timeout_for(Some(&command.settings)),
+        );
         let permit = match permit {
             None if !in_place => Some(self.spot_permit()),
             permit => permit,
@@ -303,19 +306,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
         // its latency and its pace count from here, and its cooldown
         // starts here unless the application injected a clock.
         let began = runtime_now();
-        let parts = RunParts {
-            runner: Arc::clone(self),
-            registry: Arc::clone(&registry),
-            index,
-            shared: ctx.shared_parts(),
-            limit: self.timeout_for(Some(&command.settings)),
-            began,
-            permit,
-            lane: lane(ctx.source()),
-            in_place,
-            span,
-        };
-        let has_permit = parts.permit.is_some();
+        let (shared, source) = (ctx.shared_parts(), ctx.source());
         let attempt = Attempt::Start(Start {
             runner: Arc::clone(self),
             ctx,
@@ -323,6 +314,19 @@ impl<D: Send + Sync + 'static> Runner<D> {
             index,
             began,
         });
+        let parts = RunParts {
+            runner: Arc::clone(self),
+            registry,
+            index,
+            shared,
+            limit,
+            began,
+            permit,
+            lane: lane(source),
+            in_place,
+            span,
+        };
+        let has_permit = parts.permit.is_some();
         let mut run = Run::new(parts, attempt);
         if !in_place {
             tokio::spawn(run);
@@ -338,7 +342,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
         let waited = matches!(polled, Ok(Poll::Pending));
         // A success with nothing after it told its pace at its end.
         if Pin::new(&mut run).take_pace_owed() {
-            self.paced(command, waited, since(began));
+            self.paced(run.command(), waited, since(began));
         }
         if waited {
             if !has_permit {

@@ -29,6 +29,7 @@ use super::{is_argument_error, panic_text, HandlerPanic, Outcome, Runner};
 use crate::framework::after::CommandRan;
 use crate::framework::command_error::{CommandErrorReason, HandlerTimeout};
 use crate::framework::context::SharedParts;
+use crate::framework::registered::RegisteredCommand;
 use crate::framework::registry::CommandRegistry;
 use crate::telemetry::{end_span, InvocationOutcome, Lane};
 
@@ -132,6 +133,11 @@ where
     /// takes it when it has to wait.
     pub(super) fn hold(self: Pin<&mut Self>, permit: OwnedSemaphorePermit) {
         *self.project().permit = Some(permit);
+    }
+
+    /// The command it runs.
+    pub(super) fn command(&self) -> &RegisteredCommand<D> {
+        self.registry.at(self.index)
     }
 
     /// Whether the poll in place is still to be told to its command's
