@@ -173,12 +173,12 @@ thread_local! {
     /// The channel this thread last opened a message of, and what opens
     /// it: the next message of the same channel (the common case) takes
     /// no lock, hashes no id and clones no key while its membership has
-    /// not changed since ([`Membership::generation`]). Taken while in use,
-    /// so that an opening inside another (a dynamic prefix that reads
-    /// history) finds none rather than a borrowed one. It holds one key
-    /// (zeroed on drop) until the thread opens a message of another
-    /// channel or ends, even once that key is evicted: never used again,
-    /// as the generation has moved on.
+    /// not changed since ([`Membership::generation`]). Taken while in use
+    /// (until the [`Opened`] is let go), so that an opening while another
+    /// is in use on the thread finds none rather than a borrowed one. It
+    /// holds one key (zeroed on drop) until the thread opens a message of
+    /// another channel or ends, even once that key is evicted: never used
+    /// again, as the generation has moved on.
     static LAST_OPENED: Cell<Option<Box<LastOpened>>> = const { Cell::new(None) };
 }
 
