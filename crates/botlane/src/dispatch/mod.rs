@@ -212,8 +212,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         else {
             return Step::Done;
         };
-        let content = opened.content;
-        let server = opened.server().map(|server| &**server);
+        let (content, server) = (opened.content, opened.server());
         let me = self.session.bot_id_now();
         let me = me.as_deref().map_or("", String::as_str);
         let registry = self.commands.current();
@@ -225,7 +224,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         let dynamic = if own {
             None
         } else {
-            self.dynamic_prefixes(&view, server)
+            self.dynamic_prefixes(&view, server.map(|server| &**server))
         };
         let prefixes = dynamic.as_ref().unwrap_or(self.runner.prefixes()).set();
         let verdict = if own {
@@ -252,7 +251,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                     .with_prefixes(self.runner.shared_prefixes(dynamic))
                     .with_registry(Arc::clone(&registry));
                 self.emit(|| Event::Message(ctx.message().clone()));
-                if let Some(server) = opened.server() {
+                if let Some(server) = server {
                     ctx = ctx.with_server(Arc::clone(server));
                 }
                 Step::Invoke(ctx, Guard::into_inner(registry), index)
@@ -487,4 +486,32 @@ fn message_of(view: MessageView<'_>, content: String, outbound: &Arc<dyn Outboun
     message.reply_to = reply_to.map(Cow::into_owned);
     message.attach(outbound.clone());
     message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::types::{CommandArgValue, CommandArgs};
+
+    #[test]
+    fn a_kept_invocation_gives_its_name_back_empty_and_keeps_no_arguments() {
+        let mut message = Message::new("m1", "c1", "u1", "/roll 2");
+        message.command = Some(CommandInvocation {
+            name: "roll".to_owned(),
+            args: CommandArgs::from([("count".to_owned(), CommandArgValue::Integer(2))]),
+            source: CommandSource::Text,
+        });
+        recycle_message(Arc::new(message));
+        let name = spare_name();
+        assert!(
+            name.is_empty() && name.capacity() >= "roll".len(),
+            "the last name's string, emptied: {name:?}"
+        );
+        let spare = SPARE_MESSAGE.take().expect("the message was kept");
+        assert!(spare.content.is_empty() && spare.author_id.is_empty());
+        let kept = spare.command.as_ref().expect("its invocation is kept");
+        assert!(kept.name.is_empty() && kept.args.is_empty());
+        // Without a spare, a new string.
+        assert_eq!(spare_name(), "");
+    }
 }
