@@ -37,20 +37,29 @@ struct OptionSpec<'a> {
     bounds: Bounds,
 }
 
-/// The description from the attribute, else from the doc comment (a
-/// field's or a parameter's); checked.
+/// An option's description from the attribute, else from the doc comment
+/// (a field's, or the one `function.rs` reads for a parameter); checked.
 fn description(
     attrs: &[Attribute],
     explicit: Option<&LitStr>,
     fallback: Span,
+    form: Form,
     errors: &mut Errors,
 ) -> String {
     let (text, span) = match explicit {
         Some(lit) => (lit.value(), lit.span()),
-        None => match doc_text(attrs) {
-            Some(found) => found,
-            None => {
+        None => match (doc_text(attrs), form) {
+            (Some(found), _) => found,
+            (None, Form::Struct) => {
                 errors.at(fallback, "add a doc comment: it is the description");
+                return String::new();
+            }
+            (None, Form::Function) => {
+                errors.at(
+                    fallback,
+                    "describe this option in the function's doc comment, under \
+                     `# Options`: ``* `name`: description``",
+                );
                 return String::new();
             }
         },
@@ -104,7 +113,7 @@ fn command_texts(
     (description, help)
 }
 
-fn option_spec<'a>(field: &'a Field, errors: &mut Errors) -> Option<OptionSpec<'a>> {
+fn option_spec<'a>(field: &'a Field, form: Form, errors: &mut Errors) -> Option<OptionSpec<'a>> {
     let ident = field.ident.as_ref()?;
     let attrs = option_attrs(&field.attrs, errors);
     let (value_ty, optional) = match option_inner(&field.ty) {
@@ -127,6 +136,7 @@ fn option_spec<'a>(field: &'a Field, errors: &mut Errors) -> Option<OptionSpec<'
         &field.attrs,
         attrs.description.as_ref(),
         ident.span(),
+        form,
         errors,
     );
     let type_kind = Kind::of_type(value_ty);
@@ -320,7 +330,7 @@ pub(crate) fn expand(input: &DeriveInput, form: Form) -> syn::Result<Expanded> {
     let (description, help_text) = command_texts(&input.attrs, &attrs, ident.span(), &mut errors);
     let specs: Vec<OptionSpec<'_>> = fields
         .iter()
-        .filter_map(|f| option_spec(f, &mut errors))
+        .filter_map(|f| option_spec(f, form, &mut errors))
         .collect();
     check_options(&specs, &mut errors);
     errors.finish()?;

@@ -2,10 +2,14 @@
 //! description; a command's is split as poise splits it, the first
 //! paragraph the description and the rest the help text. And the help
 //! text's rule, which botlane's registration checks again at run time.
+//! A `#[command]` fn's parameters are described in its own doc comment,
+//! under `# Options`, which the command's doc comment leaves out.
 
 use proc_macro2::Span;
 use quote::quote;
 use syn::{Attribute, Expr, ExprLit, Lit, Meta};
+
+use crate::rules::Errors;
 
 pub(crate) use botlane_proto::limits::MAX_HELP_TEXT_CHARS;
 
@@ -82,6 +86,98 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<(String, Span)> {
         .filter(|t| !t.is_empty())
         .collect();
     Some((texts.join(" "), span))
+}
+
+/// One parameter described under `# Options` in a `#[command]` fn's doc
+/// comment: an item `` * `name`: description ``.
+pub(crate) struct OptionDoc {
+    pub(crate) name: String,
+    pub(crate) text: String,
+    pub(crate) span: Span,
+}
+
+/// A `#[command]` fn's doc comment in two parts: its `# Options` section,
+/// one description per parameter (rustc refuses a doc comment on a
+/// parameter, and rustdoc shows this section with the function), and every
+/// other line, the command's own doc comment, each with its span.
+#[derive(Default)]
+pub(crate) struct FnDoc {
+    pub(crate) command: Vec<(String, Span)>,
+    pub(crate) options: Vec<OptionDoc>,
+}
+
+/// The title of a Markdown heading line (`# Options` is `Options`).
+fn heading(line: &str) -> Option<&str> {
+    let title = line.trim_start_matches('#');
+    (title.len() < line.len() && title.starts_with(' ')).then(|| title.trim())
+}
+
+const OPTION_ITEM: &str = "an item under `# Options` reads ``* `name`: description``, \
+                           `name` a parameter";
+
+/// Splits a `#[command]` fn's doc comment (see [`FnDoc`]). The section
+/// runs from a `# Options` heading to the next heading outside a code
+/// block; an item may go on over the lines that follow it up to a blank
+/// line.
+pub(crate) fn fn_doc(attrs: &[Attribute], errors: &mut Errors) -> FnDoc {
+    let mut out = FnDoc::default();
+    let (mut fenced, mut in_section, mut item_open) = (false, false, false);
+    for line in doc_lines(attrs).unwrap_or_default() {
+        if line.text.starts_with("```") {
+            fenced = !fenced;
+        }
+        if let Some(title) = heading(&line.text).filter(|_| !fenced) {
+            in_section = title == "Options";
+            item_open = false;
+            if in_section {
+                continue;
+            }
+        }
+        if !in_section {
+            out.command.push((line.text, line.span));
+            continue;
+        }
+        let text = line.text.as_str();
+        match text.strip_prefix("* ").or_else(|| text.strip_prefix("- ")) {
+            Some(item) => match option_item(item) {
+                Some((name, _)) if out.options.iter().any(|o| o.name == name) => {
+                    errors.at(
+                        line.span,
+                        format!("`{name}` is described twice under `# Options`"),
+                    );
+                }
+                Some((name, text)) => {
+                    out.options.push(OptionDoc {
+                        name: name.to_owned(),
+                        text: text.to_owned(),
+                        span: line.span,
+                    });
+                    item_open = true;
+                }
+                None => errors.at(line.span, OPTION_ITEM),
+            },
+            None if text.is_empty() => item_open = false,
+            None => match out.options.last_mut().filter(|_| item_open) {
+                Some(item) => {
+                    item.text.push(' ');
+                    item.text.push_str(text);
+                }
+                None => errors.at(
+                    line.span,
+                    "`# Options` holds only items ``* `name`: description``: write other \
+                     text before it, or under another heading",
+                ),
+            },
+        }
+    }
+    out
+}
+
+/// `` `name`: description `` as (name, description).
+fn option_item(item: &str) -> Option<(&str, &str)> {
+    let (name, rest) = item.strip_prefix('`')?.split_once('`')?;
+    let text = rest.strip_prefix(':')?.trim();
+    (!name.is_empty()).then_some((name, text))
 }
 
 /// A command's doc comment, split at its first blank line.
@@ -222,6 +318,72 @@ mod tests {
         };
         assert_eq!(doc_text(&blank.attrs).map(|(t, _)| t), Some(String::new()));
         assert_eq!(doc(&blank), (String::new(), None));
+    }
+
+    #[test]
+    fn a_fn_doc_gives_each_parameter_the_item_of_its_options_section() {
+        let item: syn::ItemStruct = syn::parse_quote! {
+            /// Remind me
+            ///
+            /// ```text
+            /// # Options
+            /// ```
+            ///
+            /// # Options
+            ///
+            /// * `minutes`: In how
+            ///   many minutes
+            /// - `text`:  Of what
+            ///
+            /// # Examples
+            /// /remind 5 tea
+            struct Remind;
+        };
+        let mut errors = Errors::default();
+        let doc = fn_doc(&item.attrs, &mut errors);
+        assert!(errors.finish().is_ok());
+        let options: Vec<(&str, &str)> = doc
+            .options
+            .iter()
+            .map(|o| (o.name.as_str(), o.text.as_str()))
+            .collect();
+        assert_eq!(
+            options,
+            [("minutes", "In how many minutes"), ("text", "Of what")]
+        );
+        let command: Vec<&str> = doc.command.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(
+            command,
+            [
+                "Remind me",
+                "",
+                "```text",
+                "# Options",
+                "```",
+                "",
+                "# Examples",
+                "/remind 5 tea"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_fn_doc_section_of_another_shape_is_an_error() {
+        for lines in [
+            &["# Options", "* text: What"][..],
+            &["# Options", "What"],
+            &["# Options", "* `text`: What", "", "goes on"],
+            &["# Options", "* `text`: What", "* `text`: Again"],
+            &["## Options", "* ``: What"],
+        ] {
+            let attrs: Vec<Attribute> = lines
+                .iter()
+                .map(|l| syn::parse_quote!(#[doc = #l]))
+                .collect();
+            let mut errors = Errors::default();
+            fn_doc(&attrs, &mut errors);
+            assert!(errors.finish().is_err(), "{lines:?}");
+        }
     }
 
     #[test]

@@ -5,28 +5,36 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Attribute, DeriveInput, FnArg, ItemFn, Pat, ReturnType};
 
 use crate::attrs::Form;
 use crate::command::expand;
+use crate::doc::fn_doc;
 use crate::rules::Errors;
 
-/// The parameter attributes the function form reads: the doc comment (the
-/// option's description, as on a field) and `#[option(...)]`, the derive's
-/// own. The function left behind takes the parameters without them, so a
-/// doc comment on a parameter never reaches rustc, which refuses one there.
+/// The parameter attributes the function form reads: `#[option(...)]`,
+/// the derive's own. A parameter's description is written in the
+/// function's doc comment (`doc.rs`, `fn_doc`).
 fn field_attrs<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Vec<&'a Attribute> {
     let mut out = Vec::new();
     for attr in attrs {
         let path = attr.path();
-        if path.is_ident("doc") || path.is_ident("option") {
+        if path.is_ident("option") {
             out.push(attr);
+        } else if path.is_ident("doc") {
+            errors.at(
+                attr.span(),
+                "rustc refuses a doc comment on a parameter: describe the option in the \
+                 function's doc comment, under `# Options`: ``* `name`: description``",
+            );
         } else if path.is_ident("description") {
             errors.at(
                 attr.span(),
-                "write the description as a doc comment on the parameter (`/// ...`), \
-                 as on a struct field; remove the attribute",
+                "describe the option in the function's doc comment, under `# Options`: \
+                 ``* `name`: description``, or with #[option(description = \"...\")]; \
+                 remove this attribute",
             );
         } else if path.is_ident("rest") {
             errors.at(
@@ -37,8 +45,7 @@ fn field_attrs<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Vec<&'a Attri
         } else {
             errors.at(
                 attr.span(),
-                "unknown parameter attribute: expected a doc comment (the description) or \
-                 #[option(...)]",
+                "unknown parameter attribute: expected #[option(...)]",
             );
         }
     }
@@ -66,6 +73,7 @@ pub(crate) fn command(attr: TokenStream, item: TokenStream) -> syn::Result<Token
         ));
     };
     let ctx_ty = &first.ty;
+    let doc = fn_doc(&func.attrs, &mut errors);
     let mut fields = Vec::new();
     let mut idents = Vec::new();
     let mut tys = Vec::new();
@@ -85,13 +93,30 @@ pub(crate) fn command(attr: TokenStream, item: TokenStream) -> syn::Result<Token
         let ident = &pat.ident;
         let ty = &param.ty;
         let attrs = field_attrs(&param.attrs, &mut errors);
-        fields.push(quote!(#(#attrs)* #ident: #ty));
+        let name = ident.unraw().to_string();
+        let described = doc.options.iter().find(|o| o.name == name);
+        let described = described.map(|o| {
+            let text = &o.text;
+            quote_spanned!(o.span=> #[doc = #text])
+        });
+        fields.push(quote!(#described #(#attrs)* #ident: #ty));
         idents.push(ident.clone());
         tys.push(ty.clone());
         let mutability = &pat.mutability;
         params.push(quote!(#mutability #ident: #ty));
     }
     let name = &sig.ident;
+    for option in &doc.options {
+        if !idents.iter().any(|i| i.unraw() == option.name) {
+            errors.at(
+                option.span,
+                format!(
+                    "`# Options` describes `{}`, which is not a parameter of `{name}`",
+                    option.name
+                ),
+            );
+        }
+    }
     let vis = &func.vis;
     let docs: Vec<&Attribute> = func
         .attrs
@@ -105,10 +130,14 @@ pub(crate) fn command(attr: TokenStream, item: TokenStream) -> syn::Result<Token
         .iter()
         .filter(|a| !a.path().is_ident("doc"))
         .collect();
+    let command_doc = doc
+        .command
+        .iter()
+        .map(|(text, span)| quote_spanned!(*span=> #[doc = #text]));
     // The derive's input: the parameters as fields, spanned as written, so
     // every declaration error points at the parameter at fault.
     let args: DeriveInput = syn::parse2(quote! {
-        #(#docs)*
+        #(#command_doc)*
         #[command(#attr)]
         struct #name { #(#fields),* }
     })?;

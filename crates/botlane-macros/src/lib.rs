@@ -101,13 +101,14 @@ pub fn derive_command_choice(input: TokenStream) -> TokenStream {
 /// the bot's state type. The others are the options, in declared order,
 /// read exactly as `derive(Command)` reads a struct's fields (the function's
 /// parameters become one, handed to the same expander): `Option<T>` is
-/// optional; its doc comment describes it, as a field's does (rustc
-/// refuses a doc comment on a parameter, so the function left behind has
-/// none); `#[option(...)]` gives it a name, a kind, choices or bounds; an
-/// enum deriving `CommandChoice` brings its choices; the last `String`
-/// takes the rest of the text line, as the grammar says (so there is no
-/// `#[rest]`, nor poise's `#[description]`). The doc comment and
-/// `#[command(...)]` give the command's name, description and help text
+/// optional; an item of the `# Options` section of the function's doc
+/// comment describes it (`` * `reason`: Why ``: rustc refuses a doc comment
+/// on a parameter, and rustdoc shows this section with the function), or
+/// `#[option(description = "...")]`; `#[option(...)]` also gives it a
+/// name, a kind, choices or bounds; an enum deriving `CommandChoice`
+/// brings its choices; the last `String` takes the rest of the text line,
+/// as the grammar says (so there is no `#[rest]`, nor poise's
+/// `#[description]`). The rest of the doc comment and `#[command(...)]` give the command's name, description and help text
 /// as on the derive, and its settings: `aliases("r")`, `category = "..."`,
 /// `hide_in_help`, `owners_only`, a cooldown (`user_cooldown = 30`,
 /// `channel_cooldown`, `server_cooldown`, `global_cooldown`, in seconds),
@@ -116,15 +117,12 @@ pub fn derive_command_choice(input: TokenStream) -> TokenStream {
 ///
 /// ```text
 /// /// Ban a user
+/// ///
+/// /// # Options
+/// /// * `user`: Who
+/// /// * `reason`: Why
 /// #[command(check = is_admin)]
-/// async fn ban(
-///     ctx: Ctx,
-///     /// Who
-///     user: UserId,
-///     /// Why
-///     #[option(max_length = 200)]
-///     reason: String,
-/// ) -> Result<(), BoxError> { ... }
+/// async fn ban(ctx: Ctx, user: UserId, #[option(max_length = 200)] reason: String) -> Done { ... }
 /// ```
 #[proc_macro_attribute]
 pub fn command(attr: TokenStream, item: TokenStream) -> TokenStream {

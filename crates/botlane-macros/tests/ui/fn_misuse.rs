@@ -9,23 +9,24 @@ async fn not_a_context(count: i64) -> Result<(), ClientError> {
 }
 
 /// Roll
+///
+/// # Options
+/// * `counts`: Many
 #[command]
-async fn unsupported(
-    ctx: CommandContext,
-    /// Many
-    counts: Vec<i64>,
-) -> Result<(), ClientError> {
+async fn unsupported(ctx: CommandContext, counts: Vec<i64>) -> Result<(), ClientError> {
     let _ = counts;
     ctx.reply("").await
 }
 
 /// Roll
+///
+/// # Options
+/// * `count`: One
+/// * `other`: Two
 #[command]
 async fn duplicate(
     ctx: CommandContext,
-    /// One
     count: i64,
-    /// Two
     #[option(name = "count")] other: i64,
 ) -> Result<(), ClientError> {
     let _ = (count, other);
@@ -33,12 +34,37 @@ async fn duplicate(
 }
 
 /// Note
+///
+/// # Options
+/// * `text`: What
 #[command]
-async fn note(
+async fn note(ctx: CommandContext, #[rest] text: String) -> Result<(), ClientError> {
+    ctx.reply(&text).await
+}
+
+/// Note: a doc comment on the parameter, as on a struct's field
+#[command]
+async fn documented(
     ctx: CommandContext,
     /// What
-    #[rest] text: String,
+    text: String,
 ) -> Result<(), ClientError> {
+    ctx.reply(&text).await
+}
+
+// The section names a parameter that is not there, twice one that is,
+// holds an item of another shape and text that is no item.
+/// Note
+///
+/// # Options
+/// * `txt`: What
+/// * `text`: What
+/// * `text`: Again
+/// * text: unquoted
+///
+/// The help text goes on.
+#[command]
+async fn misdescribed(ctx: CommandContext, text: String) -> Result<(), ClientError> {
     ctx.reply(&text).await
 }
 

@@ -22,26 +22,28 @@ async fn undocumented(ctx: CommandContext, count: i64) -> Result<(), ClientError
 }
 
 /// Roll
+///
+/// # Options
+/// * `count`: Bad
+/// * `some`: Some
+/// * `after`: After
+/// * `empty`: Empty
+/// * `typed`: Typed
+/// * `flag`: Flag
+/// * `bounded`: Bounds
+/// * `inverted`: Inverted
+/// * `blank`:
 #[command]
 async fn options(
     ctx: CommandContext,
-    /// Bad
     #[option(name = "Count")] count: i64,
-    /// Some
     some: Option<i64>,
-    /// After
     after: i64,
-    /// Empty
     #[option(choices())] empty: String,
-    /// Typed
     #[option(choices("six"))] typed: i64,
-    /// Flag
     #[option(choices("yes"))] flag: Option<bool>,
-    /// Bounds
     #[option(min_length = 3)] bounded: Option<i64>,
-    /// Inverted
     #[option(min = 5, max = 1)] inverted: Option<i64>,
-    ///
     blank: Option<String>,
 ) -> Result<(), ClientError> {
     let _ = (count, some, after, empty, typed, flag, bounded, inverted, blank);
@@ -51,18 +53,20 @@ async fn options(
 /// Choices
 ///
 /// Columns:	count	sides
+///
+/// # Options
+/// * `twice`: Twice
+/// * `out`: Out
+/// * `half`: Half
+/// * `long`: Long
+/// * `crowd`: Crowd
 #[command]
 async fn choices(
     ctx: CommandContext,
-    /// Twice
     #[option(choices("a", "a"))] twice: String,
-    /// Out
     #[option(choices("9"), max = 5)] out: i64,
-    /// Half
     #[option(min = 1.5)] half: i64,
-    /// Long
     #[option(choices("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"))] long: String,
-    /// Crowd
     #[option(choices("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16", "17", "18", "19", "20", "21", "22", "23", "24", "25", "26"))] crowd: Option<i64>,
 ) -> Result<(), ClientError> {
     let _ = (twice, out, half, long, crowd);
@@ -70,61 +74,63 @@ async fn choices(
 }
 
 /// Many
+///
+/// # Options
+/// * `o1`: d
+/// * `o2`: d
+/// * `o3`: d
+/// * `o4`: d
+/// * `o5`: d
+/// * `o6`: d
+/// * `o7`: d
+/// * `o8`: d
+/// * `o9`: d
+/// * `o10`: d
+/// * `o11`: d
+/// * `o12`: d
+/// * `o13`: d
+/// * `o14`: d
+/// * `o15`: d
+/// * `o16`: d
+/// * `o17`: d
+/// * `o18`: d
+/// * `o19`: d
+/// * `o20`: d
+/// * `o21`: d
+/// * `o22`: d
+/// * `o23`: d
+/// * `o24`: d
+/// * `o25`: d
+/// * `o26`: d
 #[command]
 #[allow(clippy::too_many_arguments)]
 async fn many(
     ctx: CommandContext,
-    /// d
     o1: Option<i64>,
-    /// d
     o2: Option<i64>,
-    /// d
     o3: Option<i64>,
-    /// d
     o4: Option<i64>,
-    /// d
     o5: Option<i64>,
-    /// d
     o6: Option<i64>,
-    /// d
     o7: Option<i64>,
-    /// d
     o8: Option<i64>,
-    /// d
     o9: Option<i64>,
-    /// d
     o10: Option<i64>,
-    /// d
     o11: Option<i64>,
-    /// d
     o12: Option<i64>,
-    /// d
     o13: Option<i64>,
-    /// d
     o14: Option<i64>,
-    /// d
     o15: Option<i64>,
-    /// d
     o16: Option<i64>,
-    /// d
     o17: Option<i64>,
-    /// d
     o18: Option<i64>,
-    /// d
     o19: Option<i64>,
-    /// d
     o20: Option<i64>,
-    /// d
     o21: Option<i64>,
-    /// d
     o22: Option<i64>,
-    /// d
     o23: Option<i64>,
-    /// d
     o24: Option<i64>,
-    /// d
     o25: Option<i64>,
-    /// d
     o26: Option<i64>,
 ) -> Result<(), ClientError> {
     ctx.reply("").await

@@ -25,13 +25,11 @@ use crate::commands::types::{CommandArgs, CommandDeclaration};
 /// use botlane::prelude::*;
 ///
 /// /// Roll some dice
+/// ///
+/// /// # Options
+/// /// * `count`: How many dice
 /// #[command(aliases("r"), user_cooldown = 2)]
-/// async fn roll(
-///     ctx: CommandContext,
-///     /// How many dice
-///     #[option(min = 1, max = 10)]
-///     count: u8,
-/// ) -> Result<(), ClientError> {
+/// async fn roll(ctx: CommandContext, #[option(min = 1, max = 10)] count: u8) -> Result<(), ClientError> {
 ///     ctx.reply(&format!("{count} dice")).await
 /// }
 ///

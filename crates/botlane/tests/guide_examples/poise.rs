@@ -25,15 +25,15 @@ fn not_in_the_library(ctx: &CommandContext<Data>) -> Result<(), UserError> {
 }
 
 /// Roll some dice
+///
+/// # Options
+/// * `count`: How many dice
+/// * `sides`: Sides per die
 #[command(check = not_in_the_library, user_cooldown = 5)]
 async fn roll(
     ctx: CommandContext<Data>,
-    /// How many dice
-    #[option(min = 1, max = 20)]
-    count: u8,
-    /// Sides per die
-    #[option(choices("6", "20"))]
-    sides: Option<u32>,
+    #[option(min = 1, max = 20)] count: u8,
+    #[option(choices("6", "20"))] sides: Option<u32>,
 ) -> Result<(), ClientError> {
     let n = ctx.data().rolls.fetch_add(1, Ordering::Relaxed) + 1;
     let sides = sides.unwrap_or(6);

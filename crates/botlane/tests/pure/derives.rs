@@ -95,9 +95,9 @@ mod limits {
 
 mod function {
     // The function form: every parameter kind and attribute, descriptions from
-    // doc comments on the parameters (which rustc refuses on a function's
-    // parameters: the attribute takes them off), a state type through an alias,
-    // checks and settings; and the derive's helper attribute
+    // the `# Options` section of the doc comment (an item over two lines, in
+    // a block comment), which the help text leaves out, a state type through
+    // an alias, checks and settings; and the derive's helper attribute
     // beside the attribute macro, both from the prelude.
     use botlane::framework::{render_help, UserError, UserId};
     use botlane::prelude::*;
@@ -123,20 +123,20 @@ mod function {
     /// Roll some dice
     ///
     /// Rolls them and adds them up.
+    ///
+    /// # Options
+    /// * `count`: How many dice
+    /** - `mode`: How to add
+    - `player`: Who rolls */
+    /// - `text`: A label,
+    ///   shown with the roll
     #[command(aliases("r"), category = "Fun", user_cooldown = 30, check = is_mod, check = Check::allowed_channels(["c1"]))]
     async fn roll(
         ctx: Ctx,
-        /// How many dice
-        #[option(min = 1, max = 10)]
-        count: u8,
-        /** How to add */
+        #[option(min = 1, max = 10)] count: u8,
         mode: Mode,
-        /// Who rolls
         player: Option<UserId>,
-        /// A label,
-        /// shown with the roll
-        #[option(name = "label", max_length = 200)]
-        text: Option<String>,
+        #[option(name = "label", max_length = 200)] text: Option<String>,
     ) -> Result<(), ClientError> {
         let _ = (count, mode, player, text);
         ctx.reply("rolled").await

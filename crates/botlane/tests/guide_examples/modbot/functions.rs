@@ -12,48 +12,44 @@ use serde_json::Value;
 
 use super::{is_admin, Ctx, Mod, Vote, REST_LANE_OFF};
 
+/// What a command returns.
+type Done = Result<(), ClientError>;
+
 /// Ban a user
+///
+/// # Options
+/// * `user`: Who
+/// * `reason`: Why
 #[command(check = is_admin)]
-async fn ban(
-    ctx: Ctx,
-    /// Who
-    user: UserId,
-    /// Why
-    #[option(max_length = 200)]
-    reason: String,
-) -> Result<(), ClientError> {
+async fn ban(ctx: Ctx, user: UserId, #[option(max_length = 200)] reason: String) -> Done {
     ctx.data().bans.fetch_add(1, Relaxed);
     ctx.reply(&format!("banned {user}: {reason}")).await
 }
 
 /// Remind me of something
+///
+/// # Options
+/// * `minutes`: In how many minutes
+/// * `text`: Of what
 #[command(user_cooldown = 30)]
-async fn remind(
-    ctx: Ctx,
-    /// In how many minutes
-    #[option(min = 1, max = 1440)]
-    minutes: u16,
-    /// Of what
-    text: String,
-) -> Result<(), ClientError> {
+async fn remind(ctx: Ctx, #[option(min = 1, max = 1440)] minutes: u16, text: String) -> Done {
     ctx.data().reminders.fetch_add(1, Relaxed);
     ctx.reply(&format!("in {minutes} min: {text}")).await
 }
 
 /// Vote in the poll
+///
+/// # Options
+/// * `vote`: Your vote
 #[command]
-async fn poll(
-    ctx: Ctx,
-    /// Your vote
-    vote: Vote,
-) -> Result<(), ClientError> {
+async fn poll(ctx: Ctx, vote: Vote) -> Done {
     ctx.data().votes.fetch_add(1, Relaxed);
     ctx.reply(&format!("voted {}", vote.as_choice())).await
 }
 
 /// What the bot has done
 #[command]
-async fn stats(ctx: Ctx) -> Result<(), ClientError> {
+async fn stats(ctx: Ctx) -> Done {
     ctx.reply(&ctx.data().stats()).await
 }
 
