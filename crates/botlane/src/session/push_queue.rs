@@ -300,13 +300,23 @@ impl PushQueue {
     }
 
     /// [`offer`](Self::offer) for a message push borrowed from its frame:
-    /// copied only if it has to wait.
-    pub(crate) fn offer_message(&self, message: MessageView<'_>, connection: u64) -> Offer {
+    /// copied only if it has to wait. `dispatch` keeps dispatch's handle
+    /// from one message to the next while they come back to back (the
+    /// connection's `Inbound::Held`).
+    pub(crate) fn offer_message(
+        &self,
+        message: MessageView<'_>,
+        connection: u64,
+        dispatch: &mut Option<Arc<dyn DispatchNow>>,
+    ) -> Offer {
         // The state as it was last let go, without the lock: what the
         // locked check of a `ready` would find, as only this connection
         // task adds pushes.
         let spot = self.spot.load(Ordering::Acquire) == connection;
-        let message = match spot.then(|| self.dispatcher()).flatten() {
+        if spot && dispatch.is_none() {
+            *dispatch = self.dispatcher();
+        }
+        let message = match dispatch.as_deref().filter(|_| spot) {
             Some(now) => match now.message_now(message) {
                 Some(message) => message,
                 None => return Offer::Dispatched,
@@ -691,11 +701,11 @@ mod tests {
         assert_eq!(q.offer(message("early"), 0), Offer::Queued);
         q.dispatch_now_with(weak);
         // Something is queued: later pushes queue behind it, in order.
-        assert_eq!(q.offer_message(view("m1"), 0), Offer::Queued);
+        assert_eq!(q.offer_message(view("m1"), 0, &mut None), Offer::Queued);
         assert_eq!(q.offer(removed("c1"), 0), Offer::Queued);
         assert_eq!(id(q.next().await), "early");
         // Dispatch holds a push: still queued.
-        assert_eq!(q.offer_message(view("m2"), 0), Offer::Queued);
+        assert_eq!(q.offer_message(view("m2"), 0, &mut None), Offer::Queued);
         assert_eq!(id(q.next().await), "m1");
         assert_eq!(id(q.next().await), "c1");
         assert_eq!(id(q.next().await), "m2");
@@ -704,14 +714,14 @@ mod tests {
         // now pushes are taken on the spot.
         let waiting = tokio::time::timeout(Duration::from_millis(20), q.next()).await;
         assert!(waiting.is_err(), "nothing was queued");
-        assert_eq!(q.offer_message(view("m3"), 0), Offer::Dispatched);
+        assert_eq!(q.offer_message(view("m3"), 0, &mut None), Offer::Dispatched);
         assert_eq!(q.offer(removed("c2"), 0), Offer::Dispatched);
         assert_eq!(*lock(&now.taken), ["m3", "c2"]);
         // What dispatch gives back is queued, and what follows queues too.
         now.open.store(false, std::sync::atomic::Ordering::SeqCst);
-        assert_eq!(q.offer_message(view("m4"), 0), Offer::Queued);
+        assert_eq!(q.offer_message(view("m4"), 0, &mut None), Offer::Queued);
         now.open.store(true, std::sync::atomic::Ordering::SeqCst);
-        assert_eq!(q.offer_message(view("m5"), 0), Offer::Queued);
+        assert_eq!(q.offer_message(view("m5"), 0, &mut None), Offer::Queued);
         assert_eq!(q.figures().0, 2);
         assert_eq!(id(q.next().await), "m4");
         assert_eq!(id(q.next().await), "m5");
@@ -720,9 +730,9 @@ mod tests {
         drop(now);
         let waiting = tokio::time::timeout(Duration::from_millis(20), q.next()).await;
         assert!(waiting.is_err());
-        assert_eq!(q.offer_message(view("m6"), 0), Offer::Queued);
+        assert_eq!(q.offer_message(view("m6"), 0, &mut None), Offer::Queued);
         q.close();
-        assert_eq!(q.offer_message(view("m7"), 0), Offer::Discarded);
+        assert_eq!(q.offer_message(view("m7"), 0, &mut None), Offer::Discarded);
     }
 
     fn ready(connection: u64) -> Push {
@@ -753,7 +763,7 @@ mod tests {
         assert_eq!(q.offer(message("early"), 1), Offer::Queued);
         assert_eq!(q.offer(key("c1"), 1), Offer::Queued);
         assert_eq!(q.offer(ready(1), 1), Offer::Queued);
-        assert_eq!(q.offer_message(view("late"), 1), Offer::Queued);
+        assert_eq!(q.offer_message(view("late"), 1, &mut None), Offer::Queued);
         assert_eq!(
             q.offer(message("stale"), 0),
             Offer::Discarded,

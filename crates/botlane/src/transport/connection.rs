@@ -126,10 +126,10 @@ pub(crate) type Closed = oneshot::Receiver<Ended>;
 
 impl Connection {
     /// Starts the connection task on an open socket.
-    pub(crate) fn start(
+    pub(crate) fn start<I: Inbound>(
         socket: Socket,
         settings: Settings,
-        inbound: Arc<dyn Inbound>,
+        inbound: Arc<I>,
         mut shutdown: watch::Receiver<bool>,
     ) -> (Self, Closed) {
         let (tx, mut rx) = mpsc::channel::<Outgoing>(OUTGOING_CAPACITY);
@@ -238,10 +238,10 @@ impl Connection {
     }
 }
 
-async fn read_loop(
+async fn read_loop<I: Inbound>(
     stream: &mut SplitStream<Socket>,
     pending: &Pending,
-    inbound: &dyn Inbound,
+    inbound: &I,
     settings: Settings,
 ) -> Ended {
     // One timer for the connection, set again only when the socket has run
@@ -254,12 +254,14 @@ async fn read_loop(
     // first time reading found nothing after one.
     let mut armed = true;
     let mut pings = PingBudget::new();
+    let mut held = I::Held::default();
     loop {
         let next = std::future::poll_fn(|cx| {
             if let Poll::Ready(next) = stream.poll_next_unpin(cx) {
                 armed = false;
                 return Poll::Ready(Some(next));
             }
+            held = I::Held::default();
             if !std::mem::replace(&mut armed, true) {
                 // A timeout past what the clock can name keeps the far
                 // deadline `sleep` gave it.
@@ -300,7 +302,7 @@ async fn read_loop(
         };
         inbound.frame_received();
         if let Some(text) = message.as_text() {
-            if let Err(reason) = route(text, settings.debug, pending, inbound) {
+            if let Err(reason) = route(text, settings.debug, pending, inbound, &mut held) {
                 return Ended::new(
                     "push_overflow",
                     reason,
@@ -495,4 +497,96 @@ fn unanswered_end(what: String) -> Ended {
         Some(1008),
         Close::Send(CloseCode::POLICY_VIOLATION),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+    use tokio::net::TcpListener;
+    use tokio_websockets::ServerBuilder;
+    use url::Url;
+
+    use super::*;
+    use crate::transport::dial::dial;
+    use crate::transport::frames::{MessageView, Push};
+    use crate::transport::route::Warnings;
+    use crate::transport::tls::client_config;
+
+    /// Counts the pushes it is handed and the times it takes its hold.
+    #[derive(Default)]
+    struct Holds {
+        token: Arc<()>,
+        pushes: AtomicUsize,
+        taken: AtomicUsize,
+    }
+
+    impl Inbound for Holds {
+        type Held = Option<Arc<()>>;
+        fn push(&self, held: &mut Self::Held, _push: Push) -> Result<(), String> {
+            held.get_or_insert_with(|| {
+                self.taken.fetch_add(1, Relaxed);
+                Arc::clone(&self.token)
+            });
+            self.pushes.fetch_add(1, Relaxed);
+            Ok(())
+        }
+        fn message(&self, held: &mut Self::Held, _message: MessageView<'_>) -> Result<(), String> {
+            self.push(held, Push::Notification)
+        }
+        fn frame_received(&self) {}
+        fn warnings(&self) -> &Warnings {
+            static WARNINGS: Warnings = Warnings::new();
+            &WARNINGS
+        }
+    }
+
+    /// Pushes that arrive together share one hold, and the connection lets
+    /// it go once reading finds nothing more: it keeps nothing alive while
+    /// it waits (the session, for `SessionInbound`).
+    #[tokio::test]
+    async fn a_burst_shares_one_hold_let_go_while_the_connection_waits() {
+        const PUSHES: usize = 50;
+        const NOTIFICATION: &str =
+            r#"{"op":33,"d":{"kind":"reply","channel_id":"c","message_id":"m","from":"u"}}"#;
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = Url::parse(&format!("ws://{}/", listener.local_addr().unwrap())).unwrap();
+        let (sent_tx, sent) = oneshot::channel();
+        let service = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let (_, mut socket) = ServerBuilder::new().accept(tcp).await.unwrap();
+            for _ in 0..PUSHES {
+                socket.feed(WsMessage::text(NOTIFICATION)).await.unwrap();
+            }
+            socket.flush().await.unwrap();
+            sent_tx.send(()).unwrap();
+            // Open and silent from here on.
+            std::future::pending::<()>().await;
+            drop(socket);
+        });
+        let tls = client_config(&[]).unwrap();
+        let socket = dial(&url, &tls, Duration::from_secs(10)).await.unwrap();
+        // Every push is on its way before the connection reads the first.
+        sent.await.unwrap();
+        let inbound = Arc::new(Holds::default());
+        let settings = Settings {
+            request_timeout: Duration::from_secs(60),
+            heartbeat_interval: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(60),
+            debug: false,
+        };
+        let (_stop, shutdown) = watch::channel(false);
+        let (_connection, _closed) =
+            Connection::start(socket, settings, Arc::clone(&inbound), shutdown);
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while inbound.pushes.load(Relaxed) < PUSHES || Arc::strong_count(&inbound.token) > 1 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("every push is handed over and the hold let go");
+        let taken = inbound.taken.load(Relaxed);
+        assert!(taken < PUSHES, "a hold was taken for each push ({taken})");
+        service.abort();
+    }
 }

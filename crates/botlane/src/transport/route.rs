@@ -11,10 +11,15 @@ use crate::wire::{self, FrameError, OpCode};
 
 /// Where a connection hands what it reads. Implementations never wait.
 pub(crate) trait Inbound: Send + Sync + 'static {
+    /// What the implementation keeps from one push to the next while frames
+    /// come back to back (the session it would otherwise look up for each
+    /// one): the connection lets it go as soon as reading finds no frame
+    /// ready, so it never keeps anything alive while the connection waits.
+    type Held: Default + Send;
     /// A push, in wire order. `Err(reason)` ends the connection.
-    fn push(&self, push: Push) -> Result<(), String>;
+    fn push(&self, held: &mut Self::Held, push: Push) -> Result<(), String>;
     /// A message push, borrowed from its frame; in wire order with the rest.
-    fn message(&self, message: MessageView<'_>) -> Result<(), String>;
+    fn message(&self, held: &mut Self::Held, message: MessageView<'_>) -> Result<(), String>;
     /// Any frame arrived (for the counters).
     fn frame_received(&self);
     /// The client's rate-limited warnings of the connection.
@@ -51,11 +56,12 @@ impl Warnings {
 }
 
 /// Routes one text frame; `Err` when the session cannot take the push.
-pub(super) fn route(
+pub(super) fn route<I: Inbound>(
     text: &str,
     debug: bool,
     pending: &Pending,
-    inbound: &dyn Inbound,
+    inbound: &I,
+    held: &mut I::Held,
 ) -> Result<(), String> {
     // The frame that comes by the thousand, in the service's own spelling:
     // read without serde (any other spelling falls through to serde below).
@@ -67,7 +73,7 @@ pub(super) fn route(
                 "frame received"
             );
         }
-        return inbound.message(MessageView::from(message));
+        return inbound.message(held, MessageView::from(message));
     }
     let warnings = inbound.warnings();
     let mut message = None;
@@ -100,11 +106,11 @@ pub(super) fn route(
     let d = match frame.payload {
         Routed::Message => {
             return match message {
-                Some(message) => inbound.message(message),
+                Some(message) => inbound.message(held, message),
                 None => unreachable!("a frame read as a message leaves its view in the slot"),
             }
         }
-        Routed::Push(push) => return inbound.push(*push),
+        Routed::Push(push) => return inbound.push(held, *push),
         Routed::Reply(d) => d,
         Routed::Unknown => {
             if let Some(swallowed) = warnings.unknown_opcode.allow() {
@@ -160,12 +166,13 @@ mod tests {
     }
 
     impl Inbound for Collect {
-        fn push(&self, push: Push) -> Result<(), String> {
+        type Held = ();
+        fn push(&self, (): &mut (), push: Push) -> Result<(), String> {
             lock(&self.pushes).push(push);
             Ok(())
         }
-        fn message(&self, message: MessageView<'_>) -> Result<(), String> {
-            self.push(Push::Message(message.into_owned()))
+        fn message(&self, (): &mut (), message: MessageView<'_>) -> Result<(), String> {
+            self.push(&mut (), Push::Message(message.into_owned()))
         }
         fn frame_received(&self) {}
         fn warnings(&self) -> &Warnings {
@@ -193,7 +200,7 @@ mod tests {
             r#"{"op":32,"d":{"bad":1}}"#,
             r#"{"op":34,"d":{"channel":"not an object"}}"#,
         ] {
-            route(text, true, &pending, &inbound).unwrap();
+            route(text, true, &pending, &inbound, &mut ()).unwrap();
         }
         assert!(lock(&inbound.pushes).is_empty(), "nothing was pushed");
         assert!(reply.try_recv().is_err(), "the waiting slot is untouched");
@@ -211,6 +218,7 @@ mod tests {
             false,
             &pending,
             &inbound,
+            &mut (),
         )
         .unwrap();
         route(
@@ -218,6 +226,7 @@ mod tests {
             false,
             &pending,
             &inbound,
+            &mut (),
         )
         .unwrap();
         route(
@@ -225,6 +234,7 @@ mod tests {
             false,
             &pending,
             &inbound,
+            &mut (),
         )
         .unwrap();
         assert!(ra.try_recv().unwrap().unwrap().contains("\"a\""));
@@ -243,6 +253,7 @@ mod tests {
             false,
             &pending,
             &inbound,
+            &mut (),
         )
         .unwrap();
         route(
@@ -250,6 +261,7 @@ mod tests {
             false,
             &pending,
             &inbound,
+            &mut (),
         )
         .unwrap();
         assert!(rb.try_recv().unwrap().unwrap().contains("second"));
@@ -264,7 +276,7 @@ mod tests {
             r#"{"op":32,"d":{"message":{"id":"m","channel_id":"c","author_id":"a","content":"x","created_at":7}}} "#,
             r#"{"d":{"message":{"created_at":7,"content":"x","author_id":"a","channel_id":"c","id":"\u006d"}},"op":32}"#,
         ] {
-            route(text, true, &pending, &inbound).unwrap();
+            route(text, true, &pending, &inbound, &mut ()).unwrap();
         }
         let expected = wire::WireMessage::new("m", "c", "a", "x", 7);
         let pushes = lock(&inbound.pushes);
@@ -285,6 +297,7 @@ mod tests {
             false,
             &pending,
             &inbound,
+            &mut (),
         )
         .unwrap();
         route(
@@ -292,6 +305,7 @@ mod tests {
             false,
             &pending,
             &inbound,
+            &mut (),
         )
         .unwrap();
         route(
@@ -299,6 +313,7 @@ mod tests {
             false,
             &pending,
             &inbound,
+            &mut (),
         )
         .unwrap();
         // `d` before `op`: read in a second step, routed the same.
@@ -307,6 +322,7 @@ mod tests {
             false,
             &pending,
             &inbound,
+            &mut (),
         )
         .unwrap();
         let pushes = lock(&inbound.pushes);
