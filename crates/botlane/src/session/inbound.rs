@@ -85,7 +85,7 @@ impl Inbound for SessionInbound {
         if ready && matches!(offer, Offer::Dispatched | Offer::Queued) {
             self.ready.send_replace(true);
         }
-        offered(&session, offer)
+        offered(session, offer)
     }
 
     fn message(&self, held: &mut Held, message: MessageView<'_>) -> Result<(), String> {
@@ -99,7 +99,7 @@ impl Inbound for SessionInbound {
         let offer = session
             .queue
             .offer_message(message, self.connection, dispatch);
-        offered(&session, offer)
+        offered(session, offer)
     }
 
     fn frame_received(&self) {
