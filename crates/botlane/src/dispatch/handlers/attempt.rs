@@ -1,6 +1,7 @@
 //! An invocation's attempt: the owners-only rule, the client's checks, the
 //! command's checks, the cooldown (these three skipped for an owner when
-//! the client says so), then the handler, as one future.
+//! the client says so), then the handler, polled by its run as one future
+//! (`poll_with`, which lends it the run's runner and registry).
 //!
 //! By hand, and `Unpin`, so that the invocation's future ([`Run`](super::run::Run))
 //! is polled where dispatch stands without a box of its own, and moved to
@@ -39,30 +40,33 @@ pub(super) enum Attempt<D> {
 }
 
 /// What the first poll decides from: the invocation of the command at
-/// `index` of `registry`, which dispatch started at `began`.
+/// `index` of the run's registry, which dispatch started at `began`.
 pub(super) struct Start<D> {
-    pub(super) runner: Arc<Runner<D>>,
     pub(super) ctx: CommandContext<D>,
-    pub(super) registry: Arc<CommandRegistry<D>>,
     pub(super) index: usize,
     pub(super) began: Instant,
 }
 
-impl<D: Send + Sync + 'static> Future for Attempt<D> {
-    type Output = Outcome;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
-        let this = &mut *self;
-        if let Attempt::Start(_) = this {
-            let Attempt::Start(start) = std::mem::replace(this, Attempt::Over) else {
+impl<D: Send + Sync + 'static> Attempt<D> {
+    /// Polls the attempt with its run's runner and registry, lent rather
+    /// than held: a command without checks needs them only at the first
+    /// poll, and holding them would cost each invocation two counts more.
+    pub(super) fn poll_with(
+        &mut self,
+        cx: &mut Context<'_>,
+        runner: &Arc<Runner<D>>,
+        registry: &Arc<CommandRegistry<D>>,
+    ) -> Poll<Outcome> {
+        if let Attempt::Start(_) = self {
+            let Attempt::Start(start) = std::mem::replace(self, Attempt::Over) else {
                 unreachable!("matched as Start just above")
             };
-            match start.decide() {
-                Ok(next) => *this = next,
+            match start.decide(runner, registry) {
+                Ok(next) => *self = next,
                 Err(ended) => return Poll::Ready(ended),
             }
         }
-        match this {
+        match self {
             Attempt::Checking(checking) => checking.as_mut().poll(cx),
             Attempt::Handler(handler) => handler.as_mut().poll(cx).map(handled),
             Attempt::Start(_) | Attempt::Over => unreachable!(
@@ -77,14 +81,12 @@ impl<D: Send + Sync + 'static> Start<D> {
     /// The owners-only rule, and for a command without checks its cooldown
     /// and its handler's future: what needs no wait. `Err`: how it ended
     /// without its handler.
-    fn decide(self) -> Result<Attempt<D>, Outcome> {
-        let Self {
-            runner,
-            ctx,
-            registry,
-            index,
-            began,
-        } = self;
+    fn decide(
+        self,
+        runner: &Arc<Runner<D>>,
+        registry: &Arc<CommandRegistry<D>>,
+    ) -> Result<Attempt<D>, Outcome> {
+        let Self { ctx, index, began } = self;
         let command = registry.at(index);
         let owners_only = command.settings.owners_only;
         let skip_checks = owner_gate(
@@ -102,6 +104,7 @@ impl<D: Send + Sync + 'static> Start<D> {
         // and an empty run costs a future and a hooks snapshot.
         let client_checks = runner.checks_set.load(Ordering::Acquire);
         if client_checks || !command.settings.checks.is_empty() {
+            let (runner, registry) = (Arc::clone(runner), Arc::clone(registry));
             let checking = async move {
                 let command = registry.at(index);
                 if client_checks {

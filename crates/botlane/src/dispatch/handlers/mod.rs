@@ -307,13 +307,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
         // starts here unless the application injected a clock.
         let began = runtime_now();
         let (shared, source) = (ctx.shared_parts(), ctx.source());
-        let attempt = Attempt::Start(Start {
-            runner: Arc::clone(self),
-            ctx,
-            registry: Arc::clone(&registry),
-            index,
-            began,
-        });
+        let attempt = Attempt::Start(Start { ctx, index, began });
         let parts = RunParts {
             runner: Arc::clone(self),
             registry,

@@ -20,11 +20,11 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::{Duration, Instant};
 
-use futures_util::future::CatchUnwind;
 use pin_project_lite::pin_project;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Sleep;
 
+use super::attempt::Attempt;
 use super::{is_argument_error, panic_text, HandlerPanic, Outcome, Runner};
 use crate::framework::after::CommandRan;
 use crate::framework::command_error::{CommandErrorReason, HandlerTimeout};
@@ -46,12 +46,11 @@ pub(super) fn since(began: Instant) -> Duration {
 
 pin_project! {
     /// The future of one invocation (see the module's documentation).
-    pub(super) struct Run<D, A> {
+    pub(super) struct Run<D> {
         runner: Arc<Runner<D>>,
         // `None` once it has ended: dropped in place, so that the
         // handler's guards have run before a failure is reported.
-        #[pin]
-        attempt: Option<CatchUnwind<AssertUnwindSafe<A>>>,
+        attempt: Option<Attempt<D>>,
         // Set only once the attempt waits: most finish at their first poll,
         // and a timer set for nothing costs a clock read and a runtime
         // lookup. Boxed, so that the future is not sized for it.
@@ -78,7 +77,7 @@ pin_project! {
     }
 
     // It counted in `botlane_handlers_running` from its start.
-    impl<D, A> PinnedDrop for Run<D, A> {
+    impl<D> PinnedDrop for Run<D> {
         fn drop(this: Pin<&mut Self>) {
             this.project().runner.telemetry.handler_ended();
         }
@@ -100,17 +99,12 @@ pub(super) struct RunParts<D> {
     pub(super) span: Option<Box<tracing::Span>>,
 }
 
-impl<D, A> Run<D, A>
+impl<D> Run<D>
 where
     D: Send + Sync + 'static,
-    A: Future<Output = Outcome>,
 {
     /// Counts a handler running until the run is dropped.
-    pub(super) fn new(parts: RunParts<D>, attempt: A) -> Self {
-        // The closures the attempt calls are the application's: a panic in
-        // one leaves nothing of ours half-updated (the cooldown tracker
-        // holds no lock across them).
-        let attempt = futures_util::FutureExt::catch_unwind(AssertUnwindSafe(attempt));
+    pub(super) fn new(parts: RunParts<D>, attempt: Attempt<D>) -> Self {
         parts.runner.telemetry.handler_started();
         Self {
             runner: parts.runner,
@@ -147,20 +141,27 @@ where
     }
 }
 
-impl<D, A> Future for Run<D, A>
+impl<D> Future for Run<D>
 where
     D: Send + Sync + 'static,
-    A: Future<Output = Outcome>,
 {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let mut this = self.project();
+        let this = self.project();
         let _entered = this.span.as_deref().map(tracing::Span::enter);
-        if let Some(attempt) = this.attempt.as_mut().as_pin_mut() {
-            let ended = match attempt.poll(cx) {
-                Poll::Ready(ended) => Some(ended),
-                Poll::Pending => {
+        if let Some(attempt) = this.attempt.as_mut() {
+            // The closures the attempt calls are the application's: a
+            // panic in one leaves nothing of ours half-updated (the
+            // cooldown tracker holds no lock across them).
+            let (runner, registry) = (&*this.runner, &*this.registry);
+            let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                attempt.poll_with(cx, runner, registry)
+            }));
+            let ended = match polled {
+                Ok(Poll::Ready(ended)) => Some(Ok(ended)),
+                Err(payload) => Some(Err(payload)),
+                Ok(Poll::Pending) => {
                     let Some(limit) = *this.limit else {
                         return Poll::Pending;
                     };
@@ -174,7 +175,7 @@ where
                     None
                 }
             };
-            this.attempt.set(None);
+            *this.attempt = None;
             *this.timer = None;
             // The invocation's second clock reading: its latency, told to
             // the metrics, the span and a hook after the command.
