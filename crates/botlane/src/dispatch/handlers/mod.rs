@@ -306,7 +306,7 @@ impl<D: Send + Sync + 'static> Runner<D> {
         // its latency and its pace count from here, and its cooldown
         // starts here unless the application injected a clock.
         let began = runtime_now();
-        let (shared, source) = (ctx.shared_parts(), ctx.source());
+        let (shared, source) = (ctx.shared_parts(&self.prefixes), ctx.source());
         let attempt = Attempt::Start(Start { ctx, index, began });
         let parts = RunParts {
             runner: Arc::clone(self),

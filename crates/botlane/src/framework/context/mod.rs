@@ -230,7 +230,9 @@ impl<D> CommandContext<D> {
     /// [`dispatched`](Self::dispatched) built: no field of its own keeps
     /// every invocation's future the size it had before it carried the
     /// prefixes. A context built by hand gets a copy of its message for it.
-    pub(crate) fn shared_parts(&self) -> SharedParts {
+    /// The prefixes are `None` when they are the `client`'s, which whoever
+    /// reports the failure has: no count taken of them.
+    pub(crate) fn shared_parts(&self, client: &Arc<Prefixes>) -> SharedParts {
         let message = match &self.invocation {
             None => Arc::clone(&self.message),
             Some(own) => {
@@ -239,9 +241,10 @@ impl<D> CommandContext<D> {
                 Arc::new(message)
             }
         };
+        let own = self.prefixes.as_ref();
         SharedParts {
             message,
-            prefixes: self.prefixes.clone(),
+            prefixes: own.filter(|own| !Arc::ptr_eq(own, client)).cloned(),
         }
     }
 
@@ -547,14 +550,27 @@ mod tests {
             (c.name(), c.source(), c.get("x")),
             ("ping", CommandSource::Structured, Some(&V::Integer(1)))
         );
-        let (kept, message, _) = c.shared_parts().into_parts();
+        let client = Arc::new(Prefixes::new::<&str>("/", &[]));
+        let (kept, message, prefixes) = c.shared_parts(&client).into_parts();
+        assert!(
+            prefixes.is_none(),
+            "a context without prefixes has none to keep"
+        );
         assert_eq!(kept, invocation);
         assert_eq!(message.command, Some(invocation.clone()));
 
         // A context built by hand keeps its own, whatever its message says.
         let hand = CommandContext::for_test(invocation.clone(), Message::new("m", "c", "u", ""));
         assert_eq!(hand.message().command, None);
-        assert_eq!(hand.shared_parts().into_parts().0, invocation);
+        assert_eq!(hand.shared_parts(&client).into_parts().0, invocation);
+        // The client's prefixes are not kept; a message's own are.
+        let own = Arc::new(Prefixes::new::<&str>("/", &[]));
+        let with = |prefixes: &Arc<Prefixes>| {
+            let ctx = hand.clone().with_prefixes(Arc::clone(prefixes));
+            ctx.shared_parts(&client).into_parts().2
+        };
+        assert!(with(&client).is_none());
+        assert!(with(&own).is_some_and(|kept| Arc::ptr_eq(&kept, &own)));
     }
 
     #[test]
