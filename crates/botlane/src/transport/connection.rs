@@ -261,6 +261,8 @@ async fn read_loop<I: Inbound>(
                 armed = false;
                 return Poll::Ready(Some(next));
             }
+            // Nothing ready: what the inbound side kept for the burst is
+            // let go before the connection waits (`Inbound::Held`).
             held = I::Held::default();
             if !std::mem::replace(&mut armed, true) {
                 // A timeout past what the clock can name keeps the far
@@ -501,45 +503,17 @@ fn unanswered_end(what: String) -> Ended {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    use std::sync::atomic::Ordering::Relaxed;
 
     use tokio::net::TcpListener;
     use tokio_websockets::ServerBuilder;
     use url::Url;
 
     use super::*;
+    use crate::sync::lock;
     use crate::transport::dial::dial;
-    use crate::transport::frames::{MessageView, Push};
-    use crate::transport::route::Warnings;
+    use crate::transport::route::tests::Collect;
     use crate::transport::tls::client_config;
-
-    /// Counts the pushes it is handed and the times it takes its hold.
-    #[derive(Default)]
-    struct Holds {
-        token: Arc<()>,
-        pushes: AtomicUsize,
-        taken: AtomicUsize,
-    }
-
-    impl Inbound for Holds {
-        type Held = Option<Arc<()>>;
-        fn push(&self, held: &mut Self::Held, _push: Push) -> Result<(), String> {
-            held.get_or_insert_with(|| {
-                self.taken.fetch_add(1, Relaxed);
-                Arc::clone(&self.token)
-            });
-            self.pushes.fetch_add(1, Relaxed);
-            Ok(())
-        }
-        fn message(&self, held: &mut Self::Held, _message: MessageView<'_>) -> Result<(), String> {
-            self.push(held, Push::Notification)
-        }
-        fn frame_received(&self) {}
-        fn warnings(&self) -> &Warnings {
-            static WARNINGS: Warnings = Warnings::new();
-            &WARNINGS
-        }
-    }
 
     /// Pushes that arrive together share one hold, and the connection lets
     /// it go once reading finds nothing more: it keeps nothing alive while
@@ -568,7 +542,7 @@ mod tests {
         let socket = dial(&url, &tls, Duration::from_secs(10)).await.unwrap();
         // Every push is on its way before the connection reads the first.
         sent.await.unwrap();
-        let inbound = Arc::new(Holds::default());
+        let inbound = Arc::new(Collect::default());
         let settings = Settings {
             request_timeout: Duration::from_secs(60),
             heartbeat_interval: Duration::from_secs(60),
@@ -579,7 +553,7 @@ mod tests {
         let (_connection, _closed) =
             Connection::start(socket, settings, Arc::clone(&inbound), shutdown);
         tokio::time::timeout(Duration::from_secs(10), async {
-            while inbound.pushes.load(Relaxed) < PUSHES || Arc::strong_count(&inbound.token) > 1 {
+            while lock(&inbound.pushes).len() < PUSHES || Arc::strong_count(&inbound.token) > 1 {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         })

@@ -144,8 +144,9 @@ pub(super) fn route<I: Inbound>(
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
-    use std::sync::Mutex;
+pub(super) mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    use std::sync::{Arc, Mutex};
 
     use tokio::sync::oneshot;
 
@@ -153,30 +154,32 @@ mod tests {
     use crate::error::ClientError;
     use crate::sync::lock;
 
+    /// Keeps what it is handed. Its hold is a count of `token`, taken at a
+    /// burst's first push (`taken` counts the takes).
     #[derive(Default)]
-    struct Collect {
-        pushes: Mutex<Vec<Push>>,
-    }
-
-    impl Collect {
-        fn warnings_static() -> &'static Warnings {
-            static WARNINGS: Warnings = Warnings::new();
-            &WARNINGS
-        }
+    pub(in crate::transport) struct Collect {
+        pub(in crate::transport) pushes: Mutex<Vec<Push>>,
+        pub(in crate::transport) token: Arc<()>,
+        pub(in crate::transport) taken: AtomicUsize,
     }
 
     impl Inbound for Collect {
-        type Held = ();
-        fn push(&self, (): &mut (), push: Push) -> Result<(), String> {
+        type Held = Option<Arc<()>>;
+        fn push(&self, held: &mut Self::Held, push: Push) -> Result<(), String> {
+            held.get_or_insert_with(|| {
+                self.taken.fetch_add(1, Relaxed);
+                Arc::clone(&self.token)
+            });
             lock(&self.pushes).push(push);
             Ok(())
         }
-        fn message(&self, (): &mut (), message: MessageView<'_>) -> Result<(), String> {
-            self.push(&mut (), Push::Message(message.into_owned()))
+        fn message(&self, held: &mut Self::Held, message: MessageView<'_>) -> Result<(), String> {
+            self.push(held, Push::Message(message.into_owned()))
         }
         fn frame_received(&self) {}
         fn warnings(&self) -> &Warnings {
-            Self::warnings_static()
+            static WARNINGS: Warnings = Warnings::new();
+            &WARNINGS
         }
     }
 
@@ -200,7 +203,7 @@ mod tests {
             r#"{"op":32,"d":{"bad":1}}"#,
             r#"{"op":34,"d":{"channel":"not an object"}}"#,
         ] {
-            route(text, true, &pending, &inbound, &mut ()).unwrap();
+            route(text, true, &pending, &inbound, &mut None).unwrap();
         }
         assert!(lock(&inbound.pushes).is_empty(), "nothing was pushed");
         assert!(reply.try_recv().is_err(), "the waiting slot is untouched");
@@ -218,7 +221,7 @@ mod tests {
             false,
             &pending,
             &inbound,
-            &mut (),
+            &mut None,
         )
         .unwrap();
         route(
@@ -226,7 +229,7 @@ mod tests {
             false,
             &pending,
             &inbound,
-            &mut (),
+            &mut None,
         )
         .unwrap();
         route(
@@ -234,7 +237,7 @@ mod tests {
             false,
             &pending,
             &inbound,
-            &mut (),
+            &mut None,
         )
         .unwrap();
         assert!(ra.try_recv().unwrap().unwrap().contains("\"a\""));
@@ -253,7 +256,7 @@ mod tests {
             false,
             &pending,
             &inbound,
-            &mut (),
+            &mut None,
         )
         .unwrap();
         route(
@@ -261,7 +264,7 @@ mod tests {
             false,
             &pending,
             &inbound,
-            &mut (),
+            &mut None,
         )
         .unwrap();
         assert!(rb.try_recv().unwrap().unwrap().contains("second"));
@@ -276,7 +279,7 @@ mod tests {
             r#"{"op":32,"d":{"message":{"id":"m","channel_id":"c","author_id":"a","content":"x","created_at":7}}} "#,
             r#"{"d":{"message":{"created_at":7,"content":"x","author_id":"a","channel_id":"c","id":"\u006d"}},"op":32}"#,
         ] {
-            route(text, true, &pending, &inbound, &mut ()).unwrap();
+            route(text, true, &pending, &inbound, &mut None).unwrap();
         }
         let expected = wire::WireMessage::new("m", "c", "a", "x", 7);
         let pushes = lock(&inbound.pushes);
@@ -297,7 +300,7 @@ mod tests {
             false,
             &pending,
             &inbound,
-            &mut (),
+            &mut None,
         )
         .unwrap();
         route(
@@ -305,7 +308,7 @@ mod tests {
             false,
             &pending,
             &inbound,
-            &mut (),
+            &mut None,
         )
         .unwrap();
         route(
@@ -313,7 +316,7 @@ mod tests {
             false,
             &pending,
             &inbound,
-            &mut (),
+            &mut None,
         )
         .unwrap();
         // `d` before `op`: read in a second step, routed the same.
@@ -322,7 +325,7 @@ mod tests {
             false,
             &pending,
             &inbound,
-            &mut (),
+            &mut None,
         )
         .unwrap();
         let pushes = lock(&inbound.pushes);
