@@ -56,6 +56,7 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str, judged: bool) {
     };
     let (opener, opener_session) = opener_login(Reader::Serde);
     let (fast, fast_session) = opener_login(Reader::OnePass);
+    let (lean, lean_session) = opener_login(Reader::Lean);
     // A service of its own, whose ready lists the other channels.
     let mut crowded = FakeService::start(MANY_CHANNELS - 1);
     let crowded_batch = crowded.batch(BATCH, Mix::Alternating);
@@ -94,6 +95,7 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str, judged: bool) {
     let (bot, raw, opener, many, recorded) = (&bot, &raw, &opener, &many, &recorded);
     let (bot_session, raw_session, opener_session) = (&bot_session, &raw_session, &opener_session);
     let (fast, fast_session) = (&fast, &fast_session);
+    let (lean, lean_session) = (&lean, &lean_session);
     let recorded_session = &recorded_session;
     let (many_session, crowded_batch) = (&many_session, &crowded_batch);
     let (batch, invocations) = (&batch, &invocations);
@@ -176,6 +178,7 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str, judged: bool) {
             Turn::frames(&fast.frames, fast_session, batch, shapes[0]),
             Turn::bot(bot, bot_session, batch, shapes[0]),
             Turn::bot(many, many_session, crowded_batch, shapes[0]),
+            Turn::frames(&lean.frames, lean_session, batch, shapes[0]),
         ],
     );
     for (mix, batch, shape) in [
@@ -198,6 +201,7 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str, judged: bool) {
     recorded.assert_nothing_dropped();
     opener.assert_every_push_opened();
     fast.assert_every_push_opened();
+    lean.assert_every_push_opened();
     assert_only_recorded_counted(&rt, &exposition, recorded);
 }
 
@@ -268,12 +272,12 @@ fn interleaved(rt: &Runtime, cycles: usize, turns: &[Turn<'_>]) -> Vec<Duration>
 
 /// Issue 32's goals, judged as it asks: five rounds, each of batches to
 /// the raw receiver, the floor, the fast floor, the bot and (as
-/// information) the bot in 10,000 channels, in turn; per round the ratios
-/// of their throughputs. Rows for `scripts/bench`: the median round and
-/// every round.
-fn goal_rounds(rt: &Runtime, group: &str, judged: bool, turns: [Turn<'_>; 5]) {
+/// information) the bot in 10,000 channels and the lean bot, in turn; per
+/// round the ratios of their throughputs. Rows for `scripts/bench`: the
+/// median round and every round.
+fn goal_rounds(rt: &Runtime, group: &str, judged: bool, turns: [Turn<'_>; 6]) {
     let (rounds, cycles) = if measuring() { (5, 100) } else { (1, 2) };
-    let (raw, floor, fast, bot, many) = (0, 1, 2, 3, 4);
+    let (raw, floor, fast, bot, many, lean) = (0, 1, 2, 3, 4, 5);
     // What each row compares: its figure's turn, its baseline's, the goal.
     let rows = [
         (
@@ -311,6 +315,20 @@ fn goal_rounds(rt: &Runtime, group: &str, judged: bool, turns: [Turn<'_>; 5]) {
             "the bot in one",
             "— (information)",
         ),
+        (
+            lean,
+            raw,
+            "the lean bot (issue 32's prototype: the fast floor, parse_from_text, a handler)",
+            "the raw receiver",
+            "— (information: the leanest bot)",
+        ),
+        (
+            bot,
+            lean,
+            "the bot, half /tick",
+            "the lean bot",
+            "— (information)",
+        ),
     ];
     let mut ratios = vec![Vec::with_capacity(rounds); rows.len()];
     for round in 1..=rounds {
@@ -325,9 +343,15 @@ fn goal_rounds(rt: &Runtime, group: &str, judged: bool, turns: [Turn<'_>; 5]) {
             })
             .collect::<Vec<_>>()
             .join(", ");
+        let batches = times
+            .iter()
+            .map(|t| format!("{}", t.as_micros()))
+            .collect::<Vec<_>>()
+            .join(", ");
         eprintln!(
             "{group}: round {round} of {cycles} batches each, load {}: bot/floor, bot/raw, \
-             floor/raw, fast floor/raw, crowded/bot {line}",
+             floor/raw, fast floor/raw, crowded/bot, lean/raw, bot/lean {line}; median batch \
+             in µs: raw, floor, fast floor, bot, crowded, lean {batches}",
             load()
         );
     }

@@ -2,7 +2,7 @@
 //! does with each push what any receiver of it must do (its JSON read, its
 //! content opened) with the crates the bot uses and none of the bot's
 //! code. Its throughput is the floor of a bot built on those crates, on
-//! one task.
+//! one task. [`Reader::Lean`] adds what the leanest bot must do on top.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -11,11 +11,12 @@ use aes_gcm::aead::{AeadInPlace, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
+use botlane::{CommandDeclaration, CommandRegistry, TextParseResult};
 use botlane_proto::crypto::{NONCE_LEN, TAG_LEN};
 use futures_util::StreamExt;
 use serde::Deserialize;
 
-use crate::fake_service::{Shape, FRAMES_AFTER_READY};
+use crate::fake_service::{Shape, BOT_ID, COMMAND, FRAMES_AFTER_READY};
 use crate::progress::Progress;
 use crate::raw_client;
 use crate::receivers::BATCH_LIMIT;
@@ -50,12 +51,12 @@ struct PushPayload<'a> {
 }
 
 #[derive(Deserialize)]
-#[allow(dead_code)]
 struct PushMessage<'a> {
     id: &'a str,
     channel_id: &'a str,
     author_id: &'a str,
     content: &'a str,
+    #[allow(dead_code)]
     created_at: u64,
 }
 
@@ -67,27 +68,103 @@ pub(crate) enum Reader {
     /// `botlane_proto::read_message_push`, serde_json for any other
     /// spelling (the bot's own reading).
     OnePass,
+    /// [`Reader::OnePass`], then what the leanest bot does with an opened
+    /// message (issue 32's prototype): its author checked against the
+    /// bot's id, its line decided by the public `parse_from_text`, and an
+    /// invocation's message built of four owned strings and handed to a
+    /// handler, called in place. No panic isolation, no permit, no pace,
+    /// no event, no context.
+    Lean,
+}
+
+/// What [`Reader::Lean`] hands its handler.
+struct LeanMessage {
+    id: String,
+    channel_id: String,
+    author_id: String,
+    content: String,
+}
+
+/// The leanest bot's part after the opening; `true` when the line was
+/// one of the batch's and, for an invocation, the handler ran.
+fn lean_dispatch(
+    registry: &CommandRegistry,
+    handler: fn(LeanMessage) -> bool,
+    fields: Fields<'_>,
+    line: &[u8],
+) -> bool {
+    let Ok(line) = std::str::from_utf8(line) else {
+        return false;
+    };
+    if fields.author_id == BOT_ID {
+        return false;
+    }
+    match registry.parse_from_text(line, None) {
+        TextParseResult::Ok(invocation) => {
+            invocation.name == COMMAND
+                && handler(LeanMessage {
+                    id: fields.id.to_owned(),
+                    channel_id: fields.channel_id.to_owned(),
+                    author_id: fields.author_id.to_owned(),
+                    content: line.to_owned(),
+                })
+        }
+        TextParseResult::None => line == "hello",
+        TextParseResult::Error { .. } => false,
+    }
+}
+
+/// The lean bot's handler: it looks at what it was given.
+fn lean_handler(message: LeanMessage) -> bool {
+    let message = std::hint::black_box(message);
+    !(message.id.is_empty()
+        || message.channel_id.is_empty()
+        || message.author_id.is_empty()
+        || message.content.is_empty())
+}
+
+/// The ids a push carries, borrowed from its frame.
+#[derive(Clone, Copy)]
+struct Fields<'t> {
+    id: &'t str,
+    channel_id: &'t str,
+    author_id: &'t str,
 }
 
 /// Opens one frame's content into `buf`; `None` for a frame that is not a
 /// `message_create` push or does not open.
-fn open_push<'b>(
+fn open_push<'t, 'b>(
     cipher: &Aes256Gcm,
     reader: Reader,
-    text: &str,
+    text: &'t str,
     buf: &'b mut Vec<u8>,
-) -> Option<&'b [u8]> {
+) -> Option<(Fields<'t>, &'b [u8])> {
     let fast = match reader {
-        Reader::OnePass => botlane_proto::read_message_push(text),
+        Reader::OnePass | Reader::Lean => botlane_proto::read_message_push(text),
         Reader::Serde => None,
     };
-    let (content, channel_id) = match fast {
-        Some(m) => (m.content, m.channel_id),
+    let (content, fields) = match fast {
+        Some(m) => (
+            m.content,
+            Fields {
+                id: m.id,
+                channel_id: m.channel_id,
+                author_id: m.author_id,
+            },
+        ),
         None => {
-            let frame: PushFrame<'_> = serde_json::from_str(text).ok()?;
-            (frame.d.message.content, frame.d.message.channel_id)
+            let m = serde_json::from_str::<PushFrame<'_>>(text).ok()?.d.message;
+            (
+                m.content,
+                Fields {
+                    id: m.id,
+                    channel_id: m.channel_id,
+                    author_id: m.author_id,
+                },
+            )
         }
     };
+    let channel_id = fields.channel_id;
     buf.clear();
     BASE64.decode_vec(content, buf).ok()?;
     if buf.len() < NONCE_LEN + TAG_LEN {
@@ -104,7 +181,7 @@ fn open_push<'b>(
             Tag::from_slice(tag),
         )
         .ok()?;
-    Some(&buf[NONCE_LEN..tag_at])
+    Some((fields, &buf[NONCE_LEN..tag_at]))
 }
 
 impl RawOpener {
@@ -112,6 +189,12 @@ impl RawOpener {
     /// shares them, so the client skips unwrapping).
     pub(crate) async fn login(url: &str, public_key: &str, key: &[u8; 32], reader: Reader) -> Self {
         let cipher = Aes256Gcm::new_from_slice(key).expect("a 32-byte key");
+        let mut registry = CommandRegistry::new();
+        registry
+            .register(CommandDeclaration::new(COMMAND, "Count"), |_ctx| async {
+                Ok::<(), std::io::Error>(())
+            })
+            .expect("a valid declaration");
         let mut ws = raw_client::connect(url).await;
         raw_client::login(&mut ws, "raw-opener-token", public_key).await;
         let frames = Arc::new(Progress::default());
@@ -120,12 +203,20 @@ impl RawOpener {
         tokio::spawn(async move {
             let mut buf = Vec::with_capacity(256);
             while let Some(Ok(message)) = ws.next().await {
-                let line = message
+                let opened = message
                     .as_text()
                     .and_then(|text| open_push(&cipher, reader, text, &mut buf));
-                // The two lines of a batch: what was opened is checked, so
-                // that no part of the work can be left out.
-                if matches!(line, Some(b"hello" | b"/tick")) {
+                // The two lines of a batch (and, for the lean bot, each
+                // invocation handled): checked, so that no part of the
+                // work can be left out.
+                let done = match (reader, opened) {
+                    (Reader::Lean, Some((fields, line))) => {
+                        lean_dispatch(&registry, lean_handler, fields, line)
+                    }
+                    (_, Some((_, line))) => matches!(line, b"hello" | b"/tick"),
+                    (_, None) => false,
+                };
+                if done {
                     opened_counter.fetch_add(1, Ordering::Relaxed);
                 }
                 counter.bump();
