@@ -108,8 +108,9 @@ pub fn derive_command_choice(input: TokenStream) -> TokenStream {
 /// name, a kind, choices or bounds; an enum deriving `CommandChoice`
 /// brings its choices; the last `String` takes the rest of the text line,
 /// as the grammar says (so there is no `#[rest]`, nor poise's
-/// `#[description]`). The rest of the doc comment and `#[command(...)]` give the command's name, description and help text
-/// as on the derive, and its settings: `aliases("r")`, `category = "..."`,
+/// `#[description]`). The rest of the doc comment and `#[command(...)]`
+/// give the command's name, description and help text as on the derive,
+/// and its settings: `aliases("r")`, `category = "..."`,
 /// `hide_in_help`, `owners_only`, a cooldown (`user_cooldown = 30`,
 /// `channel_cooldown`, `server_cooldown`, `global_cooldown`, in seconds),
 /// and `check = ...` (repeatable: a `Check<D>` or a

@@ -90,22 +90,22 @@ struct LeanMessage {
 fn lean_dispatch(
     registry: &CommandRegistry,
     handler: fn(LeanMessage) -> bool,
-    fields: Fields<'_>,
+    message: &PushMessage<'_>,
     line: &[u8],
 ) -> bool {
     let Ok(line) = std::str::from_utf8(line) else {
         return false;
     };
-    if fields.author_id == BOT_ID {
+    if message.author_id == BOT_ID {
         return false;
     }
     match registry.parse_from_text(line, None) {
         TextParseResult::Ok(invocation) => {
             invocation.name == COMMAND
                 && handler(LeanMessage {
-                    id: fields.id.to_owned(),
-                    channel_id: fields.channel_id.to_owned(),
-                    author_id: fields.author_id.to_owned(),
+                    id: message.id.to_owned(),
+                    channel_id: message.channel_id.to_owned(),
+                    author_id: message.author_id.to_owned(),
                     content: line.to_owned(),
                 })
         }
@@ -123,14 +123,6 @@ fn lean_handler(message: LeanMessage) -> bool {
         || message.content.is_empty())
 }
 
-/// The ids a push carries, borrowed from its frame.
-#[derive(Clone, Copy)]
-struct Fields<'t> {
-    id: &'t str,
-    channel_id: &'t str,
-    author_id: &'t str,
-}
-
 /// Opens one frame's content into `buf`; `None` for a frame that is not a
 /// `message_create` push or does not open.
 fn open_push<'t, 'b>(
@@ -138,33 +130,22 @@ fn open_push<'t, 'b>(
     reader: Reader,
     text: &'t str,
     buf: &'b mut Vec<u8>,
-) -> Option<(Fields<'t>, &'b [u8])> {
+) -> Option<(PushMessage<'t>, &'b [u8])> {
     let fast = match reader {
         Reader::OnePass | Reader::Lean => botlane_proto::read_message_push(text),
         Reader::Serde => None,
     };
-    let (content, fields) = match fast {
-        Some(m) => (
-            m.content,
-            Fields {
-                id: m.id,
-                channel_id: m.channel_id,
-                author_id: m.author_id,
-            },
-        ),
-        None => {
-            let m = serde_json::from_str::<PushFrame<'_>>(text).ok()?.d.message;
-            (
-                m.content,
-                Fields {
-                    id: m.id,
-                    channel_id: m.channel_id,
-                    author_id: m.author_id,
-                },
-            )
-        }
+    let message = match fast {
+        Some(m) => PushMessage {
+            id: m.id,
+            channel_id: m.channel_id,
+            author_id: m.author_id,
+            content: m.content,
+            created_at: m.created_at,
+        },
+        None => serde_json::from_str::<PushFrame<'_>>(text).ok()?.d.message,
     };
-    let channel_id = fields.channel_id;
+    let (content, channel_id) = (message.content, message.channel_id);
     buf.clear();
     BASE64.decode_vec(content, buf).ok()?;
     if buf.len() < NONCE_LEN + TAG_LEN {
@@ -181,7 +162,7 @@ fn open_push<'t, 'b>(
             Tag::from_slice(tag),
         )
         .ok()?;
-    Some((fields, &buf[NONCE_LEN..tag_at]))
+    Some((message, &buf[NONCE_LEN..tag_at]))
 }
 
 impl RawOpener {
@@ -210,8 +191,8 @@ impl RawOpener {
                 // invocation handled): checked, so that no part of the
                 // work can be left out.
                 let done = match (reader, opened) {
-                    (Reader::Lean, Some((fields, line))) => {
-                        lean_dispatch(&registry, lean_handler, fields, line)
+                    (Reader::Lean, Some((push, line))) => {
+                        lean_dispatch(&registry, lean_handler, &push, line)
                     }
                     (_, Some((_, line))) => matches!(line, b"hello" | b"/tick"),
                     (_, None) => false,
