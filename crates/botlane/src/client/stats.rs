@@ -16,7 +16,8 @@ pub struct ClientStats {
     pub connect_attempts: u64,
     /// Sessions that logged in.
     pub sessions: u64,
-    /// Frames received from the service, of every kind.
+    /// Frames received from the service, of every kind: counted each time
+    /// reading pauses (frames that come back to back count together).
     pub frames_received: u64,
     /// Message pushes dropped because the push queue was full (by count or
     /// by bytes: `push_queue_capacity`, `push_queue_bytes`), or held for a

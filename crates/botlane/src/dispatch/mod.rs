@@ -13,10 +13,9 @@
 //! an invocation starts on a permit that is free (taken only if it waits),
 //! the dispatch task waits for one.
 //!
-//! The registry is read once per message, as a snapshot (`Commands::current`,
-//! a guard made an `Arc` only for an invocation): the decision, the handler
-//! and the context's registry all come from the same one, and no lock is
-//! held.
+//! The registry is read once per message, as a snapshot ([`Snapshot`]): the
+//! decision, the handler and the context's registry all come from the same
+//! one, and no lock is held.
 
 mod failure;
 mod handlers;
@@ -26,7 +25,6 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::sync::Arc;
 
-use arc_swap::Guard;
 use tokio::sync::OwnedSemaphorePermit;
 
 use failure::EarlyFailure;
@@ -39,11 +37,11 @@ use crate::events::Event;
 use crate::framework::command_error::{CommandError, CommandErrorReason};
 use crate::framework::context::CommandContext;
 use crate::framework::dynamic_prefix::PrefixRequest;
-use crate::framework::live::Commands;
+use crate::framework::live::{Commands, RegistryCache};
 use crate::framework::registry::CommandRegistry;
 use crate::message::outbound::Outbound;
 use crate::message::Message;
-use crate::session::{DispatchNow, Membership, Session};
+use crate::session::{BotIdCache, DispatchCache, DispatchNow, Membership, Session};
 use crate::telemetry::{end_span, invocation_span, Lane};
 use crate::transport::{MessageView, Push};
 use crate::wire;
@@ -75,15 +73,30 @@ thread_local! {
     /// The message of the last invocation that ended on this thread with
     /// nobody else holding it ([`recycle_message`]): the next invocation's
     /// message is written into its strings and its `Arc`, and the next
-    /// text invocation's name into its invocation's ([`spare_name`]),
+    /// text invocation's name into its invocation's ([`SPARE_NAME`]),
     /// which it then does not allocate (five strings and the `Arc`, at
     /// about 150 instructions each, allocated and freed).
     static SPARE_MESSAGE: Cell<Option<Arc<Message>>> = const { Cell::new(None) };
+    /// The name of the spare message's invocation, empty: kept apart, so
+    /// that taking it ([`spare_name`]) is no look at the `Arc`'s counts.
+    static SPARE_NAME: Cell<String> = const { Cell::new(String::new()) };
 }
 
 /// The longest string a spare message keeps (1 KiB): a thread holds at
 /// most a few KiB of spare capacity.
 const KEPT_SPARE_STRING: usize = 1024;
+
+/// What a dispatching task (the dispatch task, a connection task) keeps
+/// from one message to the next: the bot's id and the registry as it last
+/// read them, each revalidated by one plain load per message. A look
+/// through their `ArcSwap`s instead takes and gives back a slot, four
+/// atomic writes per message: each about 20 ns on the 2-vCPU machine of
+/// `docs/benchmarks.md`. The decision, the handler and the context's
+/// registry of a message all come from the one snapshot read for it.
+struct Snapshot<D> {
+    me: BotIdCache,
+    registry: RegistryCache<D>,
+}
 
 /// What an opened message still asks of dispatch, once decided.
 enum Step<D> {
@@ -104,13 +117,14 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     pub(crate) async fn run(self: Arc<Self>) {
         let now: Arc<dyn DispatchNow> = self.clone();
         self.session.dispatch_now_with(Arc::downgrade(&now));
+        let mut snapshot = self.snapshot();
         while let Some(push) = self.session.next_push().await {
             // The queue hands out no push of a login under way.
             let Push::Message(m) = push else {
                 self.apply(push);
                 continue;
             };
-            let step = self.on_message(MessageView::from(m));
+            let step = self.on_message(MessageView::from(m), &mut snapshot);
             if matches!(step, Step::Done) {
                 continue;
             }
@@ -194,11 +208,19 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         }
     }
 
+    /// What a dispatching task keeps from one message to the next.
+    fn snapshot(&self) -> Snapshot<D> {
+        Snapshot {
+            me: self.session.bot_id_cache(),
+            registry: self.commands.cache(),
+        }
+    }
+
     /// Opens a message and decides what it is: its event emitted, a
     /// failure of the argument step reported, what is left to run returned.
-    fn on_message(&self, view: MessageView<'_>) -> Step<D> {
+    fn on_message(&self, view: MessageView<'_>, snapshot: &mut Snapshot<D>) -> Step<D> {
         let mut buf = OPEN_BUFFER.take();
-        let step = self.open_and_decide(view, &mut buf);
+        let step = self.open_and_decide(view, snapshot, &mut buf);
         if buf.capacity() <= KEPT_OPEN_BUFFER {
             OPEN_BUFFER.set(buf);
         }
@@ -206,16 +228,21 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     }
 
     /// [`on_message`](Self::on_message), its content opened into `buf`.
-    fn open_and_decide(&self, view: MessageView<'_>, buf: &mut Vec<u8>) -> Step<D> {
+    fn open_and_decide(
+        &self,
+        view: MessageView<'_>,
+        snapshot: &mut Snapshot<D>,
+        buf: &mut Vec<u8>,
+    ) -> Step<D> {
         let membership = self.session.membership();
         let Some(opened) = membership.open_content(&view.id, &view.channel_id, &view.content, buf)
         else {
             return Step::Done;
         };
         let (content, server) = (opened.content, opened.server());
-        let me = self.session.bot_id_now();
-        let me = me.as_deref().map_or("", String::as_str);
-        let registry = self.commands.current();
+        let Snapshot { me, registry } = snapshot;
+        let me = me.load().as_deref().map_or("", String::as_str);
+        let registry = registry.load();
         let own = same_bot_id(&view.author_id, me);
         // The message's prefixes: its own when the application chose a
         // main one, else the client's (no copy, no count). Shared (an
@@ -234,7 +261,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 .command
                 .as_deref()
                 .and_then(|sealed| opened.key().open(sealed, view.channel_id.as_bytes()).ok());
-            rule::decide(&registry, me, content, sidecar.as_deref(), prefixes)
+            rule::decide(registry, me, content, sidecar.as_deref(), prefixes)
         };
         // Built only where it is used: a plain message nobody listens for
         // never is, its strings stay borrowed from the frame.
@@ -249,12 +276,12 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 let message = invocation_message(view, content, invocation, &self.outbound);
                 let mut ctx = CommandContext::dispatched(message, data)
                     .with_prefixes(self.runner.shared_prefixes(dynamic))
-                    .with_registry(Arc::clone(&registry));
+                    .with_registry(Arc::clone(registry));
                 self.emit(|| Event::Message(ctx.message().clone()));
                 if let Some(server) = server {
                     ctx = ctx.with_server(Arc::clone(server));
                 }
-                Step::Invoke(ctx, Guard::into_inner(registry), index)
+                Step::Invoke(ctx, Arc::clone(registry), index)
             }
             Verdict::ParseFailed { name, error } => {
                 let message = message(view);
@@ -265,7 +292,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 let mut failure = self.runner.failure(reason, name, source, message, prefixes);
                 failure.argument_error = error.argument_error();
                 failure.parse_error = Some(error);
-                self.fail_early(&registry, failure, false)
+                self.fail_early(registry, failure, false)
             }
             Verdict::ArgumentsRejected {
                 name,
@@ -280,7 +307,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 let mut failure = self.runner.failure(reason, name, source, message, prefixes);
                 failure.invocation = invocation;
                 failure.argument_error = Some(error);
-                self.fail_early(&registry, failure, false)
+                self.fail_early(registry, failure, false)
             }
             Verdict::ConversionPanicked { invocation, panic } => {
                 let message = message(view);
@@ -291,7 +318,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 let mut failure = self.runner.failure(reason, name, source, message, prefixes);
                 failure.invocation = Some(invocation);
                 failure.error = Some(Arc::new(ConversionPanic(panic).into()));
-                self.fail_early(&registry, failure, true)
+                self.fail_early(registry, failure, true)
             }
         }
     }
@@ -353,7 +380,7 @@ impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
     fn dispatch_now(&self, push: Push) -> Option<Push> {
         match push {
             Push::Message(m) => self
-                .message_now(MessageView::from(m))
+                .message_now(MessageView::from(m), &mut None)
                 .map(|m| Push::Message(m.into_owned())),
             push => {
                 self.apply(push);
@@ -362,7 +389,11 @@ impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
         }
     }
 
-    fn message_now<'a>(&self, message: MessageView<'a>) -> Option<MessageView<'a>> {
+    fn message_now<'a>(
+        &self,
+        message: MessageView<'a>,
+        cache: &mut DispatchCache,
+    ) -> Option<MessageView<'a>> {
         // Without a free permit the message waits in the queue (and what
         // follows it, behind it). Only a run that waits takes the permit,
         // after its first poll (most messages run nothing, most handlers
@@ -372,7 +403,14 @@ impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
         if !self.runner.has_free_permit() {
             return Some(message);
         }
-        let step = self.on_message(message);
+        if !cache.as_ref().is_some_and(|c| c.is::<Snapshot<D>>()) {
+            *cache = Some(Box::new(self.snapshot()));
+        }
+        let snapshot = cache
+            .as_mut()
+            .and_then(|c| c.downcast_mut::<Snapshot<D>>())
+            .expect("the cache holds this dispatch's snapshot: set just above when it did not");
+        let step = self.on_message(message, snapshot);
         // A handler on another worker may have shut the client down since
         // this connection task last looked: nothing starts after that.
         if matches!(step, Step::Done) || self.session.is_shut_down() {
@@ -427,9 +465,9 @@ fn invocation_message(
 
 /// Keeps the message of an invocation that has ended for the next one on
 /// this thread, when nobody else holds it (a handler may keep a clone of
-/// its context) and its strings are short: emptied (its invocation's name
-/// and arguments too), with no handle to answer through (a spare keeps no
-/// client alive).
+/// its context) and its strings are short: emptied, its invocation's name
+/// kept apart and its arguments let go, with no handle to answer through
+/// (a spare keeps no client alive).
 pub(crate) fn recycle_message(mut message: Arc<Message>) {
     let Some(m) = Arc::get_mut(&mut message) else {
         return;
@@ -447,28 +485,21 @@ pub(crate) fn recycle_message(mut message: Arc<Message>) {
         s.clear();
     }
     m.reply_to = None;
-    // The invocation is kept for its name's capacity ([`spare_name`]).
-    if let Some(invocation) = &mut m.command {
+    if let Some(mut invocation) = m.command.take()
+        && invocation.name.capacity() <= KEPT_SPARE_STRING
+    {
         invocation.name.clear();
-        invocation.args.clear();
+        SPARE_NAME.set(invocation.name);
     }
     m.detach();
     SPARE_MESSAGE.set(Some(message));
 }
 
 /// An empty string for the name of the next invocation parsed on this
-/// thread: the spare message's invocation's, when it has one (so that the
-/// name is not allocated again), else a new one.
+/// thread: the last kept invocation's (so that the name is not allocated
+/// again), else a new one.
 pub(super) fn spare_name() -> String {
-    let mut spare = SPARE_MESSAGE.take();
-    let name = spare
-        .as_mut()
-        .and_then(Arc::get_mut)
-        .and_then(|m| m.command.as_mut())
-        .map(|invocation| std::mem::take(&mut invocation.name))
-        .unwrap_or_default();
-    SPARE_MESSAGE.set(spare);
-    name
+    SPARE_NAME.take()
 }
 
 /// The message of `view` with its opened `content`, answering through
@@ -509,8 +540,7 @@ mod tests {
         );
         let spare = SPARE_MESSAGE.take().expect("the message was kept");
         assert!(spare.content.is_empty() && spare.author_id.is_empty());
-        let kept = spare.command.as_ref().expect("its invocation is kept");
-        assert!(kept.name.is_empty() && kept.args.is_empty());
+        assert!(spare.command.is_none(), "its arguments are let go");
         // Without a spare, a new string.
         assert_eq!(spare_name(), "");
     }

@@ -25,7 +25,8 @@ use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
-use arc_swap::{ArcSwap, Guard};
+use arc_swap::cache::Cache;
+use arc_swap::ArcSwap;
 use tokio::sync::Notify;
 
 use super::context::CommandContext;
@@ -74,6 +75,21 @@ struct Live<D> {
     /// The menu of `current`, for the session.
     menu: MenuFeed,
 }
+
+/// The registry of a [`RegistryCache`]: the live one.
+pub(crate) struct Current<D>(Arc<Live<D>>);
+
+impl<D> std::ops::Deref for Current<D> {
+    type Target = ArcSwap<CommandRegistry<D>>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0.current
+    }
+}
+
+/// The registry as a reader of every message keeps it
+/// ([`Commands::cache`]).
+pub(crate) type RegistryCache<D> = Cache<Current<D>, Arc<CommandRegistry<D>>>;
 
 /// The menu of a client's registry as the session publishes it: the
 /// canonical JSON and its hash, replaced with the registry, and a wake-up
@@ -168,11 +184,12 @@ impl<D> Commands<D> {
         self.live.current.load_full()
     }
 
-    /// The registry as it is now, for a look within one step: no count
-    /// taken unless the caller makes an `Arc` of it (dispatch reads it
-    /// for every message, and keeps it only for an invocation).
-    pub(crate) fn current(&self) -> Guard<Arc<CommandRegistry<D>>> {
-        self.live.current.load()
+    /// The registry for a reader of every message: revalidated by one
+    /// plain load per read, where a look through the `ArcSwap` takes and
+    /// gives back a slot with two atomic writes. It keeps the
+    /// snapshot it last read until it reads a newer one.
+    pub(crate) fn cache(&self) -> RegistryCache<D> {
+        Cache::new(Current(Arc::clone(&self.live)))
     }
 }
 

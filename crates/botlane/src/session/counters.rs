@@ -15,6 +15,10 @@ impl Counters {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
     pub(crate) fn get(counter: &AtomicU64) -> u64 {
         counter.load(Ordering::Relaxed)
     }

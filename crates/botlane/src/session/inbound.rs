@@ -5,7 +5,7 @@ use std::sync::{Arc, Weak};
 
 use tokio::sync::watch;
 
-use super::push_queue::{DispatchNow, Limit, Offer, CONTROL_CAPACITY};
+use super::push_queue::{DispatchCache, DispatchNow, Limit, Offer, CONTROL_CAPACITY};
 use super::{Counters, Session};
 use crate::transport::{Inbound, MessageView, Push, Warnings};
 
@@ -44,14 +44,39 @@ impl Drop for Live {
     }
 }
 
-/// The session and dispatch, kept while pushes come back to back: one
-/// look-up of each per burst instead of one per push (each look-up is a
-/// count taken and let go; the two were 3 % of a message's time under
-/// `perf`, `docs/benchmarks.md`).
+/// What the connection task keeps from one frame to the next.
 #[derive(Default)]
 pub(super) struct Held {
+    /// The session and dispatch, kept while pushes come back to back: one
+    /// look-up of each per burst instead of one per push (each look-up is
+    /// a count taken and let go; the two were 3 % of a message's time
+    /// under `perf`, `docs/benchmarks.md`). Let go when reading pauses.
     session: Option<Arc<Session>>,
     dispatch: Option<Arc<dyn DispatchNow>>,
+    /// What dispatch keeps from one message to the next: its caches of the
+    /// bot's id and of the registry, which hold no session.
+    cache: DispatchCache,
+    /// Frames read and not yet added to the session's count: added when
+    /// reading pauses and when the connection ends, one atomic add per
+    /// burst instead of one per frame.
+    frames: u64,
+    counters: Option<Arc<Counters>>,
+}
+
+impl Held {
+    fn add_frames(&mut self) {
+        if let Some(counters) = &self.counters
+            && self.frames > 0
+        {
+            Counters::add(&counters.frames_received, std::mem::take(&mut self.frames));
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.add_frames();
+    }
 }
 
 /// The session held, looked up first if none is; `None` once the client
@@ -93,18 +118,29 @@ impl Inbound for SessionInbound {
         let Held {
             session: slot,
             dispatch,
+            cache,
+            ..
         } = held;
         let Some(session) = session(slot, &self.session) else {
             return Ok(());
         };
         let offer = session
             .queue
-            .offer_message(message, self.connection, dispatch);
+            .offer_message(message, self.connection, dispatch, cache);
         offered(session, offer)
     }
 
-    fn frame_received(&self) {
-        Counters::bump(&self.counters.frames_received);
+    fn frame_received(&self, held: &mut Held) {
+        if held.counters.is_none() {
+            held.counters = Some(Arc::clone(&self.counters));
+        }
+        held.frames += 1;
+    }
+
+    fn idle(&self, held: &mut Held) {
+        held.add_frames();
+        held.session = None;
+        held.dispatch = None;
     }
 
     fn warnings(&self) -> &Warnings {

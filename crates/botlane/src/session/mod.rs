@@ -27,13 +27,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use arc_swap::cache::Cache;
 use arc_swap::{ArcSwapOption, Guard};
 use secrecy::SecretString;
 use tokio::sync::watch;
 
 pub(crate) use counters::Counters;
 pub(crate) use membership::Membership;
-pub(crate) use push_queue::{DispatchNow, PushQueue};
+pub(crate) use push_queue::{DispatchCache, DispatchNow, PushQueue};
+
+/// The bot's own id as a reader of every message keeps it
+/// ([`Session::bot_id_cache`]).
+pub(crate) type BotIdCache = Cache<Arc<ArcSwapOption<String>>, Option<Arc<String>>>;
 
 use crate::error::ClientError;
 use crate::events::{Event, EventSender};
@@ -87,8 +92,9 @@ pub(crate) struct Session {
     membership: Membership,
     transport_warnings: Arc<transport::Warnings>,
     pushes_dropped: Throttle,
-    // Shared: dispatch reads it for every message.
-    bot_id: ArcSwapOption<String>,
+    // Shared: dispatch reads it for every message, through a cache of its
+    // own (`bot_id_cache`).
+    bot_id: Arc<ArcSwapOption<String>>,
     /// Serialises menu publishing (the hash check and the publish).
     publishing: tokio::sync::Mutex<()>,
     /// The hash of the menu published on the current connection.
@@ -150,7 +156,7 @@ impl Session {
             pushes_dropped: Throttle::new(
                 "dropping a message push: dispatch is behind and the push queue is full",
             ),
-            bot_id: ArcSwapOption::empty(),
+            bot_id: Arc::new(ArcSwapOption::empty()),
             publishing: tokio::sync::Mutex::new(()),
             published_hash: Mutex::new(None),
             shutdown: watch::channel(false).0,
@@ -270,6 +276,13 @@ impl Session {
     /// count taken, no lock: dispatch reads it for every message).
     pub(crate) fn bot_id_now(&self) -> Guard<Option<Arc<String>>> {
         self.bot_id.load()
+    }
+
+    /// The bot's own id for a reader of every message: revalidated by one
+    /// plain load per read, where a look ([`bot_id_now`](Self::bot_id_now))
+    /// takes and gives back a slot with two atomic writes.
+    pub(crate) fn bot_id_cache(&self) -> BotIdCache {
+        Cache::new(Arc::clone(&self.bot_id))
     }
 
     /// The live connection, or [`ClientError::NotConnected`]

@@ -59,9 +59,19 @@ pub(crate) trait DispatchNow: Send + Sync {
     /// Dispatches `push` now, or gives it back when dispatching it would
     /// wait (it is then queued). Never waits.
     fn dispatch_now(&self, push: Push) -> Option<Push>;
-    /// The same for a message push borrowed from its frame.
-    fn message_now<'a>(&self, message: MessageView<'a>) -> Option<MessageView<'a>>;
+    /// The same for a message push borrowed from its frame, with what
+    /// dispatch keeps on this connection task from one message to the next.
+    fn message_now<'a>(
+        &self,
+        message: MessageView<'a>,
+        cache: &mut DispatchCache,
+    ) -> Option<MessageView<'a>>;
 }
+
+/// What dispatch keeps on a connection task from one message to the next
+/// (what it last read of the bot's id and of the registry), of a type only
+/// dispatch knows: kept for the connection's life.
+pub(crate) type DispatchCache = Option<Box<dyn std::any::Any + Send>>;
 
 /// What became of an offered push.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -308,6 +318,7 @@ impl PushQueue {
         message: MessageView<'_>,
         connection: u64,
         dispatch: &mut Option<Arc<dyn DispatchNow>>,
+        cache: &mut DispatchCache,
     ) -> Offer {
         // The state as it was last let go, without the lock: what the
         // locked check of a `ready` would find, as only this connection
@@ -317,7 +328,7 @@ impl PushQueue {
             *dispatch = self.dispatcher();
         }
         let message = match dispatch.as_deref().filter(|_| spot) {
-            Some(now) => match now.message_now(message) {
+            Some(now) => match now.message_now(message, cache) {
                 Some(message) => message,
                 None => return Offer::Dispatched,
             },
@@ -675,7 +686,11 @@ mod tests {
             None
         }
 
-        fn message_now<'a>(&self, message: MessageView<'a>) -> Option<MessageView<'a>> {
+        fn message_now<'a>(
+            &self,
+            message: MessageView<'a>,
+            _: &mut DispatchCache,
+        ) -> Option<MessageView<'a>> {
             if !self.open.load(std::sync::atomic::Ordering::SeqCst) {
                 return Some(message);
             }
@@ -701,11 +716,17 @@ mod tests {
         assert_eq!(q.offer(message("early"), 0), Offer::Queued);
         q.dispatch_now_with(weak);
         // Something is queued: later pushes queue behind it, in order.
-        assert_eq!(q.offer_message(view("m1"), 0, &mut None), Offer::Queued);
+        assert_eq!(
+            q.offer_message(view("m1"), 0, &mut None, &mut None),
+            Offer::Queued
+        );
         assert_eq!(q.offer(removed("c1"), 0), Offer::Queued);
         assert_eq!(id(q.next().await), "early");
         // Dispatch holds a push: still queued.
-        assert_eq!(q.offer_message(view("m2"), 0, &mut None), Offer::Queued);
+        assert_eq!(
+            q.offer_message(view("m2"), 0, &mut None, &mut None),
+            Offer::Queued
+        );
         assert_eq!(id(q.next().await), "m1");
         assert_eq!(id(q.next().await), "c1");
         assert_eq!(id(q.next().await), "m2");
@@ -714,14 +735,23 @@ mod tests {
         // now pushes are taken on the spot.
         let waiting = tokio::time::timeout(Duration::from_millis(20), q.next()).await;
         assert!(waiting.is_err(), "nothing was queued");
-        assert_eq!(q.offer_message(view("m3"), 0, &mut None), Offer::Dispatched);
+        assert_eq!(
+            q.offer_message(view("m3"), 0, &mut None, &mut None),
+            Offer::Dispatched
+        );
         assert_eq!(q.offer(removed("c2"), 0), Offer::Dispatched);
         assert_eq!(*lock(&now.taken), ["m3", "c2"]);
         // What dispatch gives back is queued, and what follows queues too.
         now.open.store(false, std::sync::atomic::Ordering::SeqCst);
-        assert_eq!(q.offer_message(view("m4"), 0, &mut None), Offer::Queued);
+        assert_eq!(
+            q.offer_message(view("m4"), 0, &mut None, &mut None),
+            Offer::Queued
+        );
         now.open.store(true, std::sync::atomic::Ordering::SeqCst);
-        assert_eq!(q.offer_message(view("m5"), 0, &mut None), Offer::Queued);
+        assert_eq!(
+            q.offer_message(view("m5"), 0, &mut None, &mut None),
+            Offer::Queued
+        );
         assert_eq!(q.figures().0, 2);
         assert_eq!(id(q.next().await), "m4");
         assert_eq!(id(q.next().await), "m5");
@@ -730,9 +760,15 @@ mod tests {
         drop(now);
         let waiting = tokio::time::timeout(Duration::from_millis(20), q.next()).await;
         assert!(waiting.is_err());
-        assert_eq!(q.offer_message(view("m6"), 0, &mut None), Offer::Queued);
+        assert_eq!(
+            q.offer_message(view("m6"), 0, &mut None, &mut None),
+            Offer::Queued
+        );
         q.close();
-        assert_eq!(q.offer_message(view("m7"), 0, &mut None), Offer::Discarded);
+        assert_eq!(
+            q.offer_message(view("m7"), 0, &mut None, &mut None),
+            Offer::Discarded
+        );
     }
 
     fn ready(connection: u64) -> Push {
@@ -763,7 +799,10 @@ mod tests {
         assert_eq!(q.offer(message("early"), 1), Offer::Queued);
         assert_eq!(q.offer(key("c1"), 1), Offer::Queued);
         assert_eq!(q.offer(ready(1), 1), Offer::Queued);
-        assert_eq!(q.offer_message(view("late"), 1, &mut None), Offer::Queued);
+        assert_eq!(
+            q.offer_message(view("late"), 1, &mut None, &mut None),
+            Offer::Queued
+        );
         assert_eq!(
             q.offer(message("stale"), 0),
             Offer::Discarded,

@@ -262,8 +262,8 @@ async fn read_loop<I: Inbound>(
                 return Poll::Ready(Some(next));
             }
             // Nothing ready: what the inbound side kept for the burst is
-            // let go before the connection waits (`Inbound::Held`).
-            held = I::Held::default();
+            // let go before the connection waits (`Inbound::idle`).
+            inbound.idle(&mut held);
             if !std::mem::replace(&mut armed, true) {
                 // A timeout past what the clock can name keeps the far
                 // deadline `sleep` gave it.
@@ -302,7 +302,7 @@ async fn read_loop<I: Inbound>(
                 )
             }
         };
-        inbound.frame_received();
+        inbound.frame_received(&mut held);
         if let Some(text) = message.as_text() {
             if let Err(reason) = route(text, settings.debug, pending, inbound, &mut held) {
                 return Ended::new(

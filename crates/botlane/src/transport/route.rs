@@ -11,17 +11,19 @@ use crate::wire::{self, FrameError, OpCode};
 
 /// Where a connection hands what it reads. Implementations never wait.
 pub(crate) trait Inbound: Send + Sync + 'static {
-    /// What the implementation keeps from one push to the next while frames
-    /// come back to back (the session it would otherwise look up for each
-    /// one): the connection lets it go as soon as reading finds no frame
-    /// ready, so it never keeps anything alive while the connection waits.
+    /// What the implementation keeps from one frame to the next (the
+    /// session it would otherwise look up for each push while frames come
+    /// back to back), for the connection's life.
     type Held: Default + Send;
     /// A push, in wire order. `Err(reason)` ends the connection.
     fn push(&self, held: &mut Self::Held, push: Push) -> Result<(), String>;
     /// A message push, borrowed from its frame; in wire order with the rest.
     fn message(&self, held: &mut Self::Held, message: MessageView<'_>) -> Result<(), String>;
     /// Any frame arrived (for the counters).
-    fn frame_received(&self);
+    fn frame_received(&self, held: &mut Self::Held);
+    /// Reading found no frame ready: the implementation lets go of what
+    /// would keep something alive while the connection waits.
+    fn idle(&self, held: &mut Self::Held);
     /// The client's rate-limited warnings of the connection.
     fn warnings(&self) -> &Warnings;
 }
@@ -176,7 +178,10 @@ pub(super) mod tests {
         fn message(&self, held: &mut Self::Held, message: MessageView<'_>) -> Result<(), String> {
             self.push(held, Push::Message(message.into_owned()))
         }
-        fn frame_received(&self) {}
+        fn frame_received(&self, _: &mut Self::Held) {}
+        fn idle(&self, held: &mut Self::Held) {
+            *held = None;
+        }
         fn warnings(&self) -> &Warnings {
             static WARNINGS: Warnings = Warnings::new();
             &WARNINGS
