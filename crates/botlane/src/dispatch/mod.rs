@@ -35,7 +35,7 @@ use crate::commands::text::prefixes::Prefixes;
 use crate::commands::types::{same_bot_id, CommandInvocation, CommandSource};
 use crate::events::Event;
 use crate::framework::command_error::{CommandError, CommandErrorReason};
-use crate::framework::context::CommandContext;
+use crate::framework::context::{CommandContext, RegistryView, Surroundings};
 use crate::framework::dynamic_prefix::PrefixRequest;
 use crate::framework::live::{Commands, RegistryCache};
 use crate::framework::registry::CommandRegistry;
@@ -96,6 +96,9 @@ const KEPT_SPARE_STRING: usize = 1024;
 struct Snapshot<D> {
     me: BotIdCache,
     registry: RegistryCache<D>,
+    /// What the contexts dispatched from the registry last read share:
+    /// made again when it changes.
+    around: Option<Arc<Surroundings<D>>>,
 }
 
 /// What an opened message still asks of dispatch, once decided.
@@ -213,6 +216,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         Snapshot {
             me: self.session.bot_id_cache(),
             registry: self.commands.cache(),
+            around: None,
         }
     }
 
@@ -240,7 +244,11 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
             return Step::Done;
         };
         let (content, server) = (opened.content, opened.server());
-        let Snapshot { me, registry } = snapshot;
+        let Snapshot {
+            me,
+            registry,
+            around,
+        } = snapshot;
         let me = me.load().as_deref().map_or("", String::as_str);
         let registry = registry.load();
         let own = same_bot_id(&view.author_id, me);
@@ -272,11 +280,19 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 Step::Done
             }
             Verdict::Invoke(invocation, index) => {
-                let data = Arc::clone(self.runner.data());
                 let message = invocation_message(view, content, invocation, &self.outbound);
-                let mut ctx = CommandContext::dispatched(message, data)
-                    .with_prefixes(self.runner.shared_prefixes(dynamic))
-                    .with_registry(Arc::clone(registry));
+                let around = match around {
+                    Some(around) if around.of(registry) => Arc::clone(around),
+                    _ => Arc::clone(around.insert(Arc::new(Surroundings::new(
+                        Arc::clone(self.runner.data()),
+                        Arc::clone(self.runner.prefixes()),
+                        Arc::clone(registry) as Arc<dyn RegistryView>,
+                    )))),
+                };
+                let mut ctx = CommandContext::dispatched(message, around);
+                if let Some(own) = dynamic {
+                    ctx = ctx.with_prefixes(Arc::new(own));
+                }
                 self.emit(|| Event::Message(ctx.message().clone()));
                 if let Some(server) = server {
                     ctx = ctx.with_server(Arc::clone(server));

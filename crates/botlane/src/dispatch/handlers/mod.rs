@@ -397,12 +397,6 @@ impl<D: Send + Sync + 'static> Runner<D> {
         }
     }
 
-    /// A message's prefixes, shared: its `own` (a dynamic prefix's), else
-    /// the client's.
-    pub(super) fn shared_prefixes(&self, own: Option<Prefixes>) -> Arc<Prefixes> {
-        own.map_or_else(|| Arc::clone(&self.prefixes), Arc::new)
-    }
-
     /// A failure with no detail yet, of a message read with `prefixes`
     /// (`None`: the client's).
     pub(super) fn failure(

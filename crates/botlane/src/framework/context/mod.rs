@@ -56,10 +56,11 @@ pub struct CommandContext<D = ()> {
     // copy, not two; one built by hand keeps the invocation it was given.
     invocation: Option<Arc<CommandInvocation>>,
     message: Arc<Message>,
+    /// The message's own prefixes (a dynamic prefix's, or given by hand),
+    /// over those of `around`.
     prefixes: Option<Arc<Prefixes>>,
     server_id: Option<Arc<str>>,
-    registry: Option<Arc<dyn RegistryView>>,
-    data: Arc<D>,
+    around: Arc<Surroundings<D>>,
 }
 
 impl<D> Clone for CommandContext<D> {
@@ -69,8 +70,54 @@ impl<D> Clone for CommandContext<D> {
             message: self.message.clone(),
             prefixes: self.prefixes.clone(),
             server_id: self.server_id.clone(),
-            registry: self.registry.clone(),
+            around: Arc::clone(&self.around),
+        }
+    }
+}
+
+/// What every context dispatched from one registry snapshot shares, in
+/// one `Arc`: the client's shared state, its prefixes and the registry.
+/// One count taken and let go per invocation where each part was one:
+/// an uncontended atomic write costs about 20 ns on the machine of
+/// `docs/benchmarks.md`.
+pub(crate) struct Surroundings<D> {
+    data: Arc<D>,
+    prefixes: Option<Arc<Prefixes>>,
+    registry: Option<Arc<dyn RegistryView>>,
+}
+
+impl<D> Surroundings<D> {
+    /// The surroundings of contexts dispatched from `registry`, by a
+    /// client with `data` and `prefixes`.
+    pub(crate) fn new(
+        data: Arc<D>,
+        prefixes: Arc<Prefixes>,
+        registry: Arc<dyn RegistryView>,
+    ) -> Self {
+        Self {
+            data,
+            prefixes: Some(prefixes),
+            registry: Some(registry),
+        }
+    }
+}
+
+impl<D> Surroundings<D> {
+    /// Whether these are the surroundings of contexts dispatched from
+    /// `registry`.
+    pub(crate) fn of<R: RegistryView>(&self, registry: &Arc<R>) -> bool {
+        self.registry
+            .as_ref()
+            .is_some_and(|own| std::ptr::addr_eq(Arc::as_ptr(own), Arc::as_ptr(registry)))
+    }
+}
+
+impl<D> Clone for Surroundings<D> {
+    fn clone(&self) -> Self {
+        Self {
             data: Arc::clone(&self.data),
+            prefixes: self.prefixes.clone(),
+            registry: self.registry.clone(),
         }
     }
 }
@@ -83,7 +130,7 @@ impl<D> fmt::Debug for CommandContext<D> {
             .field("prefix", &self.prefix())
             .field("additional_prefixes", &self.prefix_set().additional)
             .field("server_id", &self.server_id)
-            .field("registry", &self.registry.as_ref().map(|r| r.len()))
+            .field("registry", &self.view().map(RegistryView::len))
             .finish_non_exhaustive()
     }
 }
@@ -171,8 +218,11 @@ impl<D> CommandContext<D> {
             message: Arc::new(message),
             prefixes: None,
             server_id: None,
-            registry: None,
-            data,
+            around: Arc::new(Surroundings {
+                data,
+                prefixes: None,
+                registry: None,
+            }),
         }
     }
 
@@ -207,20 +257,19 @@ impl<D> CommandContext<D> {
     /// client points to the same value; put interior mutability (an atomic,
     /// a `Mutex`) inside it to update it from handlers.
     pub fn data(&self) -> &D {
-        &self.data
+        &self.around.data
     }
 
     /// The context dispatch hands to a handler: its invocation is the
     /// message's `command` (which must be set), and is kept only there.
-    pub(crate) fn dispatched(message: Arc<Message>, data: Arc<D>) -> Self {
+    pub(crate) fn dispatched(message: Arc<Message>, around: Arc<Surroundings<D>>) -> Self {
         debug_assert!(message.command.is_some(), "a dispatched message's command");
         Self {
             invocation: None,
             message,
             prefixes: None,
             server_id: None,
-            registry: None,
-            data,
+            around,
         }
     }
 
@@ -241,11 +290,18 @@ impl<D> CommandContext<D> {
                 Arc::new(message)
             }
         };
-        let own = self.prefixes.as_ref();
         SharedParts {
             message,
-            prefixes: own.filter(|own| !Arc::ptr_eq(own, client)).cloned(),
+            prefixes: self
+                .shared_prefixes()
+                .filter(|own| !Arc::ptr_eq(own, client))
+                .cloned(),
         }
+    }
+
+    /// The prefixes: the message's own, else those of its surroundings.
+    fn shared_prefixes(&self) -> Option<&Arc<Prefixes>> {
+        self.prefixes.as_ref().or(self.around.prefixes.as_ref())
     }
 
     fn invocation(&self) -> &CommandInvocation {
@@ -254,7 +310,7 @@ impl<D> CommandContext<D> {
 
     /// The shared state as an `Arc`, for a task that outlives the handler.
     pub fn data_arc(&self) -> Arc<D> {
-        Arc::clone(&self.data)
+        Arc::clone(&self.around.data)
     }
 
     /// Sets the text-lane prefix the client uses (builder style); usage
@@ -298,7 +354,8 @@ impl<D> CommandContext<D> {
         self
     }
 
-    /// Sets the client's prefixes as dispatch shares them.
+    /// Sets the message's own prefixes (a dynamic prefix's), over the
+    /// client's.
     #[must_use]
     pub(crate) fn with_prefixes(mut self, prefixes: Arc<Prefixes>) -> Self {
         self.prefixes = Some(prefixes);
@@ -332,7 +389,7 @@ impl<D> CommandContext<D> {
     /// a context reads ([`with_registry`](Self::with_registry)).
     #[must_use]
     pub(crate) fn with_view(mut self, registry: Arc<dyn RegistryView>) -> Self {
-        self.registry = Some(registry);
+        Arc::make_mut(&mut self.around).registry = Some(registry);
         self
     }
 
@@ -370,7 +427,7 @@ impl<D> CommandContext<D> {
 
     /// All the prefixes, borrowed.
     pub(crate) fn prefix_set(&self) -> PrefixSet<'_> {
-        PrefixSet::of(self.prefixes.as_deref())
+        PrefixSet::of(self.shared_prefixes().map(|p| &**p))
     }
 
     /// The id of the server the invoking channel belongs to, when known.
@@ -380,7 +437,7 @@ impl<D> CommandContext<D> {
 
     /// The registry the invocation was dispatched from, when given.
     pub(crate) fn view(&self) -> Option<&dyn RegistryView> {
-        self.registry.as_deref()
+        self.around.registry.as_deref()
     }
 
     /// The lower-case command name.
@@ -543,7 +600,12 @@ mod tests {
         };
         let mut message = Message::new("m9", "c9", "u9", "");
         message.command = Some(invocation.clone());
-        let c = CommandContext::dispatched(Arc::new(message), Arc::new(()));
+        let around = Surroundings {
+            data: Arc::new(()),
+            prefixes: None,
+            registry: None,
+        };
+        let c = CommandContext::dispatched(Arc::new(message), Arc::new(around));
         assert_eq!(c.message().command.as_ref(), Some(&invocation));
         assert!(c.invocation.is_none(), "one copy, in the message");
         assert_eq!(
