@@ -667,6 +667,25 @@ async fn help_answers_on_both_lanes_with_bounds_in_the_usage_lines() {
         bot_says(&alice, &world).await.content,
         "Command purge: Forget every reminder\nusage: !purge"
     );
+
+    // A command registered now is in the next help: its context reads the
+    // registry its message was dispatched from, not the one dispatch read
+    // for the last invocation.
+    client
+        .commands()
+        .register(
+            CommandDeclaration::new("snooze", "Put a reminder off"),
+            |ctx: CommandContext| async move { ctx.reply("snoozed").await },
+        )
+        .unwrap();
+    alice.send_text(&world.channel, "!help").await.unwrap();
+    assert!(
+        bot_says(&alice, &world)
+            .await
+            .content
+            .ends_with("\n!snooze - Put a reminder off"),
+        "the new command listed last"
+    );
 }
 
 /// Roll some dice
