@@ -90,8 +90,8 @@ const KEPT_SPARE_STRING: usize = 1024;
 /// from one message to the next: the bot's id and the registry as it last
 /// read them, each revalidated by one plain load per message. A look
 /// through their `ArcSwap`s instead takes and gives back a slot, four
-/// atomic writes per message: each about 20 ns on the 2-vCPU machine of
-/// `docs/benchmarks.md`. The decision, the handler and the context's
+/// atomic writes per message (`docs/benchmarks.md`, stage 11). The
+/// decision, the handler and the context's
 /// registry of a message all come from the one snapshot read for it.
 struct Snapshot<D> {
     me: BotIdCache,

@@ -77,9 +77,8 @@ impl<D> Clone for CommandContext<D> {
 
 /// What every context dispatched from one registry snapshot shares, in
 /// one `Arc`: the client's shared state, its prefixes and the registry.
-/// One count taken and let go per invocation where each part was one:
-/// an uncontended atomic write costs about 20 ns on the machine of
-/// `docs/benchmarks.md`.
+/// One count taken and let go per invocation where each part was one
+/// (`docs/benchmarks.md`, stage 11).
 pub(crate) struct Surroundings<D> {
     data: Arc<D>,
     prefixes: Option<Arc<Prefixes>>,
