@@ -91,8 +91,8 @@ const KEPT_SPARE_STRING: usize = 1024;
 /// read them, each revalidated by one plain load per message. A look
 /// through their `ArcSwap`s instead takes and gives back a slot, four
 /// atomic writes per message (`docs/benchmarks.md`, stage 11). The
-/// decision, the handler and the context's
-/// registry of a message all come from the one snapshot read for it.
+/// decision, the handler and the context's registry of a message all come
+/// from the one snapshot read for it.
 struct Snapshot<D> {
     me: BotIdCache,
     registry: RegistryCache<D>,

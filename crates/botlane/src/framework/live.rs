@@ -2,9 +2,10 @@
 //! an immutable snapshot that dispatch and menu publishing read without a
 //! lock, replaced as a whole by each change.
 //!
-//! - **Readers** (dispatch, once per message; menu publishing) load the
-//!   current `Arc<CommandRegistry>` atomically and keep it as long as they
-//!   need: a handler's context holds the snapshot it was dispatched from.
+//! - **Readers** (dispatch, through a cache it revalidates once per
+//!   message; menu publishing) load the current `Arc<CommandRegistry>`
+//!   atomically and keep it as long as they need: a handler's context holds
+//!   the snapshot it was dispatched from.
 //! - **Writers** are serialised by a mutex: each change copies the current
 //!   registry, applies itself to the copy and swaps it in, so concurrent
 //!   registrations never lose one another. A change that fails leaves the

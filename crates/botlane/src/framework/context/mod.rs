@@ -99,9 +99,7 @@ impl<D> Surroundings<D> {
             registry: Some(registry),
         }
     }
-}
 
-impl<D> Surroundings<D> {
     /// Whether these are the surroundings of contexts dispatched from
     /// `registry`.
     pub(crate) fn of<R: RegistryView>(&self, registry: &Arc<R>) -> bool {
