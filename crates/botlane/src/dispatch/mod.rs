@@ -419,13 +419,10 @@ impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
         if !self.runner.has_free_permit() {
             return Some(message);
         }
-        if !cache.as_ref().is_some_and(|c| c.is::<Snapshot<D>>()) {
-            *cache = Some(Box::new(self.snapshot()));
-        }
         let snapshot = cache
-            .as_mut()
-            .and_then(|c| c.downcast_mut::<Snapshot<D>>())
-            .expect("the cache holds this dispatch's snapshot: set just above when it did not");
+            .get_or_insert_with(|| Box::new(self.snapshot()))
+            .downcast_mut::<Snapshot<D>>()
+            .expect("a connection's cache is filled only here, by its session's one dispatch");
         let step = self.on_message(message, snapshot);
         // A handler on another worker may have shut the client down since
         // this connection task last looked: nothing starts after that.
