@@ -2,7 +2,8 @@
 //! WebSocket relay for the realtime wire and an HTTP/1.1 relay for the REST
 //! listener. Each forwards bytes unchanged and records what went through,
 //! in one list shared by every relay, so the transcript is what was on the
-//! wire rather than what either end thinks it sent.
+//! wire rather than what either end thinks it sent. The opcodes are named
+//! here, where the steps wait for frames by them.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +20,27 @@ use tokio_tungstenite::tungstenite::Message;
 
 /// How long a step may take before the generator gives up.
 pub(crate) const STEP_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Opcodes by name, for readable barriers.
+pub(crate) mod op {
+    pub(crate) const LOGIN: u64 = 10;
+    pub(crate) const READY: u64 = 11;
+    pub(crate) const HEARTBEAT: u64 = 12;
+    pub(crate) const MENU: u64 = 20;
+    pub(crate) const SEND: u64 = 30;
+    pub(crate) const MESSAGE: u64 = 32;
+    pub(crate) const NOTIFICATION: u64 = 33;
+    pub(crate) const CHANNEL_ADDED: u64 = 34;
+    pub(crate) const CHANNEL_REMOVED: u64 = 35;
+    pub(crate) const HISTORY: u64 = 40;
+    pub(crate) const CHANNEL_KEY: u64 = 50;
+    pub(crate) const KEY_SHARE: u64 = 51;
+    pub(crate) const PUBLIC_KEY: u64 = 52;
+    pub(crate) const JOIN: u64 = 60;
+    pub(crate) const MEMBERS: u64 = 61;
+    pub(crate) const EMOJIS: u64 = 240;
+    pub(crate) const REST_MINT: u64 = 638;
+}
 
 /// Which way something went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,33 +14,12 @@ use botlane::{
 };
 use botlane_devserver::{DevServer, DevServerConfig, Limits, ReceivedMessage, TestUser};
 
-use crate::relay::{http_relay, ws_relay, Dir, Event, Payload, Recorder, STEP_TIMEOUT};
+use crate::relay::{http_relay, op, ws_relay, Dir, Event, Payload, Recorder, STEP_TIMEOUT};
 use crate::transcript::{render, Header, Known};
 
 /// The service's pre-login timeout in the run: long enough for every
 /// client to log in on a loaded machine, short enough to wait out.
 const LOGIN_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// Opcodes by name, for readable barriers.
-pub(crate) mod op {
-    pub(crate) const LOGIN: u64 = 10;
-    pub(crate) const READY: u64 = 11;
-    pub(crate) const HEARTBEAT: u64 = 12;
-    pub(crate) const MENU: u64 = 20;
-    pub(crate) const SEND: u64 = 30;
-    pub(crate) const MESSAGE: u64 = 32;
-    pub(crate) const NOTIFICATION: u64 = 33;
-    pub(crate) const CHANNEL_ADDED: u64 = 34;
-    pub(crate) const CHANNEL_REMOVED: u64 = 35;
-    pub(crate) const HISTORY: u64 = 40;
-    pub(crate) const CHANNEL_KEY: u64 = 50;
-    pub(crate) const KEY_SHARE: u64 = 51;
-    pub(crate) const PUBLIC_KEY: u64 = 52;
-    pub(crate) const JOIN: u64 = 60;
-    pub(crate) const MEMBERS: u64 = 61;
-    pub(crate) const EMOJIS: u64 = 240;
-    pub(crate) const REST_MINT: u64 = 638;
-}
 
 pub(crate) fn roll() -> CommandDeclaration {
     CommandDeclaration::new("roll", "Roll dice")

@@ -15,8 +15,7 @@ use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use crate::relay::{ws_relay, Dir, Payload, Recorder, STEP_TIMEOUT};
-use crate::scenario::op;
+use crate::relay::{op, ws_relay, Dir, Payload, Recorder, STEP_TIMEOUT};
 use crate::transcript::{Header, Known};
 
 /// An id no account or channel has; any UUID-shaped text will do.
