@@ -156,14 +156,7 @@ async fn a_register_after_login_republishes_only_when_the_hash_changes() {
     let client = world.client();
     register_commands(&client);
     client.login().await.unwrap();
-    let publishes = || {
-        world
-            .server
-            .frames()
-            .iter()
-            .filter(|f| f.is(Direction::Received, OpCode::MenuPublish))
-            .count()
-    };
+    let publishes = || support::received(&world.server, OpCode::MenuPublish);
     client.commands().update(unchanged).unwrap();
     client
         .commands()
@@ -482,12 +475,7 @@ async fn an_oversized_sidecar_is_refused_before_any_frame() {
     let world = World::new().await;
     let client = world.client();
     let _alice = world.start(&client).await;
-    let sends_before = world
-        .server
-        .frames()
-        .iter()
-        .filter(|f| f.is(Direction::Received, OpCode::Send))
-        .count();
+    let sends_before = support::received(&world.server, OpCode::Send);
     let echo = CommandDeclaration::new("echo", "Echo")
         .option(CommandOption::new("text", "What", CommandOptionType::String).required(true));
     let args = CommandArgs::from([("text".to_owned(), CommandArgValue::from("x".repeat(2000)))]);
@@ -500,12 +488,7 @@ async fn an_oversized_sidecar_is_refused_before_any_frame() {
         "{err}"
     );
     assert!(err.to_string().contains("MAX_COMMAND_WIRE"));
-    let sends_after = world
-        .server
-        .frames()
-        .iter()
-        .filter(|f| f.is(Direction::Received, OpCode::Send))
-        .count();
+    let sends_after = support::received(&world.server, OpCode::Send);
     assert_eq!(sends_before, sends_after);
 
     // A small one goes through, with the line as content.
@@ -658,12 +641,7 @@ async fn the_client_reconnects_and_republishes_after_a_drop() {
     })
     .await;
     next_event(&mut events, |e| matches!(e, Event::Reconnected)).await;
-    let publishes = world
-        .server
-        .frames()
-        .iter()
-        .filter(|f| f.is(Direction::Received, OpCode::MenuPublish))
-        .count();
+    let publishes = support::received(&world.server, OpCode::MenuPublish);
     assert_eq!(
         publishes, 2,
         "the menu is published again on the new session"
@@ -861,12 +839,7 @@ async fn a_denied_send_command_is_a_send_rejected_event() {
         (-9, world.channel.as_str(), None)
     );
     assert!(world.server.messages(&world.channel).is_empty());
-    let sends = world
-        .server
-        .frames()
-        .iter()
-        .filter(|f| f.is(Direction::Received, OpCode::Send))
-        .count();
+    let sends = support::received(&world.server, OpCode::Send);
     assert_eq!(sends, 1, "the invocation was sent once and denied");
 }
 
@@ -899,12 +872,7 @@ async fn a_batch_of_registrations_after_login_is_published_once() {
         .await
         .unwrap();
     client.fetch_emojis().await.unwrap();
-    let publishes = world
-        .server
-        .frames()
-        .iter()
-        .filter(|f| f.is(Direction::Received, OpCode::MenuPublish))
-        .count();
+    let publishes = support::received(&world.server, OpCode::MenuPublish);
     assert_eq!(publishes, 2, "the login's, then one for the batch");
 }
 

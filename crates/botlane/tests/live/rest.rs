@@ -638,12 +638,7 @@ async fn a_mint_whose_initiator_is_dropped_completes_once() {
     let list: Files = rest.json(Method::GET, LIST, None).await.unwrap();
     assert_eq!(list.files.len(), 1);
     assert_eq!((w.server.mint_count(), w.server.exchange_count()), (1, 1));
-    let asked = w
-        .server
-        .frames()
-        .iter()
-        .filter(|f| f.is(Direction::Received, OpCode::RestMint))
-        .count();
+    let asked = support::received(&w.server, OpCode::RestMint);
     assert_eq!(asked, 1);
     // The realtime connection's positional replies are intact.
     assert!(!client.fetch_emojis().await.unwrap().is_empty());
@@ -672,12 +667,7 @@ async fn a_realtime_reconnect_keeps_the_credential() {
     next_event(&mut events, |e| matches!(e, Event::Reconnected)).await;
     let _: Files = rest.json(Method::GET, LIST, None).await.unwrap();
 
-    let logins = w
-        .server
-        .frames()
-        .iter()
-        .filter(|f| f.is(Direction::Received, OpCode::Login))
-        .count();
+    let logins = support::received(&w.server, OpCode::Login);
     assert_eq!(logins, 2, "the client logged in again");
     assert_eq!((w.server.mint_count(), w.server.exchange_count()), (1, 1));
     assert_eq!(statuses(&w), [ok(EXCHANGE), ok(LIST), ok(LIST)]);

@@ -9,13 +9,15 @@
 
 #![allow(clippy::unwrap_used)]
 
+use crate::support;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use botlane::rest::{Method, Response};
 use botlane::{Client, ClientOptions, RestError};
-use botlane_devserver::{DevServer, DevServerConfig, Direction};
+use botlane_devserver::{DevServer, DevServerConfig};
 use botlane_proto::OpCode;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::json;
@@ -47,14 +49,6 @@ async fn devserver_client(server: &DevServer, dir: &tempfile::TempDir, rest_url:
     client
 }
 
-fn mints_received(server: &DevServer) -> usize {
-    server
-        .frames()
-        .iter()
-        .filter(|f| f.is(Direction::Received, OpCode::RestMint))
-        .count()
-}
-
 #[tokio::test]
 async fn flag_off_by_default_rejects_with_opcode_638_code_minus_7() {
     let server = DevServer::start(DevServerConfig::default()).await.unwrap();
@@ -77,7 +71,7 @@ async fn flag_off_by_default_rejects_with_opcode_638_code_minus_7() {
     }
     // Each call tried a mint (no credential stays no credential) and none
     // reached HTTP.
-    assert_eq!(mints_received(&server), 2);
+    assert_eq!(support::received(&server, OpCode::RestMint), 2);
     assert_eq!(connections.load(Ordering::SeqCst), 0);
     server.shutdown().await;
 }
@@ -108,7 +102,7 @@ async fn a_non_https_rest_url_fails_on_first_use_before_any_mint_or_request() {
         }
         client.shutdown();
     }
-    assert_eq!(mints_received(&server), 0);
+    assert_eq!(support::received(&server, OpCode::RestMint), 0);
     assert_eq!(connections.load(Ordering::SeqCst), 0);
     server.shutdown().await;
 }
@@ -134,7 +128,7 @@ async fn paths_must_be_origin_relative() {
             "{path}: {err:?}"
         );
     }
-    assert_eq!(mints_received(&server), 0);
+    assert_eq!(support::received(&server, OpCode::RestMint), 0);
     assert_eq!(connections.load(Ordering::SeqCst), 0);
     server.shutdown().await;
 }

@@ -11,8 +11,9 @@ use std::time::Duration;
 use botlane::Events;
 use botlane::{encode_command_data, Client, ClientOptions, CommandArgs, CommandData, Event};
 use botlane_devserver::{
-    BotAccount, DevServer, DevServerConfig, ReceivedMessage, TestUser, UserAccount,
+    BotAccount, DevServer, DevServerConfig, Direction, ReceivedMessage, TestUser, UserAccount,
 };
+use botlane_proto::OpCode;
 
 pub const WAIT: Duration = Duration::from_secs(10);
 
@@ -98,6 +99,15 @@ impl World {
         client.login().await.unwrap();
         self.alice().await
     }
+}
+
+/// How many frames of `op` the devserver has received (from anyone).
+pub fn received(server: &DevServer, op: OpCode) -> usize {
+    server
+        .frames()
+        .iter()
+        .filter(|f| f.is(Direction::Received, op))
+        .count()
 }
 
 /// The next message of the bot that `alice` sees, failing the test after
