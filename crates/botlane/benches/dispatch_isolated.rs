@@ -17,16 +17,18 @@
 //! raw client that reads each frame, parses its JSON and opens its content
 //! (serde_json, base64, aes-gcm; `support/raw_opener.rs`), on one task;
 //! `baseline_fast_open` the same with the bot's one-pass reading
-//! (`botlane_proto::read_message_push`), as information.
+//! (`botlane_proto::read_message_push`), as information; so are the lean
+//! bot and the kept bot (the lean one with what issue 32 keeps of a bot),
+//! which the rounds time beside them.
 //!
 //! The bot's batch ends when its handler has run for the last invocation;
 //! a raw batch when the last frame was read (and opened). Goals (issue 32):
 //! the bot's throughput at least 0.8× the floor's (`baseline_raw_open`)
 //! and 0.45× the raw receiver's, judged after criterion's runs on five
 //! rounds of batches to the raw receiver, the floor, the fast floor, the
-//! bot and the bot in 10,000 channels in turn: the median round, every
-//! round printed with the load average; the recorder's cost on
-//! interleaved pairs. Figures: `docs/benchmarks.md`.
+//! bot, the bot in 10,000 channels, the lean bot and the kept bot in turn:
+//! the median round, every round printed with the load average; the
+//! recorder's cost on interleaved pairs. Figures: `docs/benchmarks.md`.
 //!
 //! Run with `cargo bench -p botlane --bench dispatch_isolated`.
 

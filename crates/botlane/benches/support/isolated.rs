@@ -57,6 +57,7 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str, judged: bool) {
     let (opener, opener_session) = opener_login(Reader::Serde);
     let (fast, fast_session) = opener_login(Reader::OnePass);
     let (lean, lean_session) = opener_login(Reader::Lean);
+    let (kept, kept_session) = opener_login(Reader::Kept);
     // A service of its own, whose ready lists the other channels.
     let mut crowded = FakeService::start(MANY_CHANNELS - 1);
     let crowded_batch = crowded.batch(BATCH, Mix::Alternating);
@@ -96,6 +97,7 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str, judged: bool) {
     let (bot_session, raw_session, opener_session) = (&bot_session, &raw_session, &opener_session);
     let (fast, fast_session) = (&fast, &fast_session);
     let (lean, lean_session) = (&lean, &lean_session);
+    let (kept, kept_session) = (&kept, &kept_session);
     let recorded_session = &recorded_session;
     let (many_session, crowded_batch) = (&many_session, &crowded_batch);
     let (batch, invocations) = (&batch, &invocations);
@@ -179,6 +181,7 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str, judged: bool) {
             Turn::bot(bot, bot_session, batch, shapes[0]),
             Turn::bot(many, many_session, crowded_batch, shapes[0]),
             Turn::frames(&lean.frames, lean_session, batch, shapes[0]),
+            Turn::frames(&kept.frames, kept_session, batch, shapes[0]),
         ],
     );
     for (mix, batch, shape) in [
@@ -202,6 +205,7 @@ pub(crate) fn bench_isolated(c: &mut Criterion, group: &str, judged: bool) {
     opener.assert_every_push_opened();
     fast.assert_every_push_opened();
     lean.assert_every_push_opened();
+    kept.assert_every_push_opened();
     assert_only_recorded_counted(&rt, &exposition, recorded);
 }
 
@@ -272,12 +276,12 @@ fn interleaved(rt: &Runtime, cycles: usize, turns: &[Turn<'_>]) -> Vec<Duration>
 
 /// Issue 32's goals, judged as it asks: five rounds, each of batches to
 /// the raw receiver, the floor, the fast floor, the bot and (as
-/// information) the bot in 10,000 channels and the lean bot, in turn; per
-/// round the ratios of their throughputs. Rows for `scripts/bench`: the
-/// median round and every round.
-fn goal_rounds(rt: &Runtime, group: &str, judged: bool, turns: [Turn<'_>; 6]) {
+/// information) the bot in 10,000 channels, the lean bot and the kept
+/// bot, in turn; per round the ratios of their throughputs. Rows for
+/// `scripts/bench`: the median round and every round.
+fn goal_rounds(rt: &Runtime, group: &str, judged: bool, turns: [Turn<'_>; 7]) {
     let (rounds, cycles) = if measuring() { (5, 100) } else { (1, 2) };
-    let (raw, floor, fast, bot, many, lean) = (0, 1, 2, 3, 4, 5);
+    let (raw, floor, fast, bot, many, lean, kept) = (0, 1, 2, 3, 4, 5, 6);
     // What each row compares: its figure's turn, its baseline's, the goal.
     let rows = [
         (
@@ -329,6 +333,20 @@ fn goal_rounds(rt: &Runtime, group: &str, judged: bool, turns: [Turn<'_>; 6]) {
             "the lean bot",
             "— (information)",
         ),
+        (
+            kept,
+            raw,
+            "the kept bot (the lean bot with what issue 32 keeps: a permit, the clock, a shared context, an event, a span, catch_unwind, metrics)",
+            "the raw receiver",
+            "— (information: the leanest bot with what the issue keeps)",
+        ),
+        (
+            bot,
+            kept,
+            "the bot, half /tick",
+            "the kept bot",
+            "— (information)",
+        ),
     ];
     let mut ratios = vec![Vec::with_capacity(rounds); rows.len()];
     for round in 1..=rounds {
@@ -350,8 +368,8 @@ fn goal_rounds(rt: &Runtime, group: &str, judged: bool, turns: [Turn<'_>; 6]) {
             .join(", ");
         eprintln!(
             "{group}: round {round} of {cycles} batches each, load {}: bot/floor, bot/raw, \
-             floor/raw, fast floor/raw, crowded/bot, lean/raw, bot/lean {line}; median batch \
-             in µs: raw, floor, fast floor, bot, crowded, lean {batches}",
+             floor/raw, fast floor/raw, crowded/bot, lean/raw, bot/lean, kept/raw, bot/kept {line}; \
+             median batch in µs: raw, floor, fast floor, bot, crowded, lean, kept {batches}",
             load()
         );
     }

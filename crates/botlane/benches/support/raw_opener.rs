@@ -2,21 +2,29 @@
 //! does with each push what any receiver of it must do (its JSON read, its
 //! content opened) with the crates the bot uses and none of the bot's
 //! code. Its throughput is the floor of a bot built on those crates, on
-//! one task. [`Reader::Lean`] adds what the leanest bot must do on top.
+//! one task. [`Reader::Lean`] adds what the leanest bot must do on top,
+//! [`Reader::Kept`] what issue 32 keeps of a bot on top of that.
 
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
 use aes_gcm::aead::{AeadInPlace, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
-use botlane::{CommandDeclaration, CommandRegistry, TextParseResult};
+use botlane::{CommandDeclaration, CommandInvocation, CommandRegistry, TextParseResult};
 use botlane_proto::crypto::{NONCE_LEN, TAG_LEN};
 use futures_util::StreamExt;
 use serde::Deserialize;
+use tokio::sync::{broadcast, Semaphore};
 
-use crate::fake_service::{Shape, BOT_ID, COMMAND, FRAMES_AFTER_READY};
+use crate::fake_service::{Shape, BOT_ID, CHANNEL_ID, COMMAND, FRAMES_AFTER_READY};
 use crate::progress::Progress;
 use crate::raw_client;
 use crate::receivers::BATCH_LIMIT;
@@ -75,14 +83,171 @@ pub(crate) enum Reader {
     /// handler, called in place. No panic isolation, no permit, no pace,
     /// no event, no context.
     Lean,
+    /// [`Reader::Lean`] with what issue 32 keeps of a bot, each done as
+    /// cheaply as its crate allows: an invocation's clock read at its start
+    /// and its end, a handler permit, its message shared (`Arc`) in a
+    /// context with the bot's data and registry, an event offered to
+    /// nobody, a span, the registered handler's boxed future polled in
+    /// place under `catch_unwind` (a timer only if it waits), its no-op
+    /// metrics recorded.
+    Kept,
 }
 
-/// What [`Reader::Lean`] hands its handler.
+/// What [`Reader::Lean`] hands its handler, and [`Reader::Kept`] shares
+/// with its handler's context.
 struct LeanMessage {
     id: String,
     channel_id: String,
     author_id: String,
     content: String,
+}
+
+/// A handler as a bot keeps one: type-erased, its future boxed.
+type KeptHandler = Arc<
+    dyn Fn(KeptContext) -> Pin<Box<dyn Future<Output = Result<(), std::io::Error>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// A handle a context answers through (the bot's is its client's).
+type Outbound = Arc<dyn std::any::Any + Send + Sync>;
+
+/// What [`Reader::Kept`] hands its handler: the message shared, the
+/// invocation, the bot's data, registry and outbound handle.
+struct KeptContext {
+    message: Arc<LeanMessage>,
+    invocation: CommandInvocation,
+    data: Arc<()>,
+    registry: Arc<CommandRegistry>,
+    outbound: Outbound,
+}
+
+/// The lean bot with what issue 32 keeps of a bot ([`Reader::Kept`]).
+struct Kept {
+    registry: Arc<CommandRegistry>,
+    /// The bot's channels, as a bot finds a push's (its key, here nothing),
+    /// and the last one found, which the next push is looked for first.
+    channels: HashMap<String, Arc<()>>,
+    last: RefCell<(String, Arc<()>)>,
+    data: Arc<()>,
+    outbound: Outbound,
+    permits: Arc<Semaphore>,
+    /// Nobody listens: an event is offered, not built.
+    events: broadcast::Sender<Arc<LeanMessage>>,
+    handler: KeptHandler,
+    /// The metrics of a bot with no recorder installed.
+    handled: metrics::Counter,
+    took: metrics::Histogram,
+    /// The last invocation's message, emptied, when nobody else holds it
+    /// (as the bot keeps one).
+    spare: Cell<Option<Arc<LeanMessage>>>,
+}
+
+impl Kept {
+    fn new(registry: CommandRegistry) -> Self {
+        Self {
+            registry: Arc::new(registry),
+            channels: HashMap::from([(CHANNEL_ID.to_owned(), Arc::new(()))]),
+            last: RefCell::new((String::new(), Arc::new(()))),
+            data: Arc::new(()),
+            outbound: Arc::new(()),
+            permits: Arc::new(Semaphore::new(64)),
+            events: broadcast::channel(16).0,
+            handler: Arc::new(|ctx| {
+                Box::pin(async move {
+                    let ctx = std::hint::black_box(ctx);
+                    let _ = (&ctx.data, &ctx.registry, &ctx.outbound);
+                    if ctx.message.content.is_empty() || ctx.invocation.name.is_empty() {
+                        return Err(std::io::Error::other("an empty invocation"));
+                    }
+                    Ok(())
+                })
+            }),
+            handled: metrics::Counter::noop(),
+            took: metrics::Histogram::noop(),
+            spare: Cell::new(None),
+        }
+    }
+
+    /// Whether the bot is in `channel_id` (the last channel found first).
+    fn find(&self, channel_id: &str) -> bool {
+        let mut last = self.last.borrow_mut();
+        if last.0 == channel_id {
+            return true;
+        }
+        let Some(key) = self.channels.get(channel_id) else {
+            return false;
+        };
+        *last = (channel_id.to_owned(), key.clone());
+        true
+    }
+
+    /// [`lean_dispatch`] with what the issue keeps; `true` as there.
+    fn dispatch(&self, push: &PushMessage<'_>, line: &[u8]) -> bool {
+        let Ok(line) = std::str::from_utf8(line) else {
+            return false;
+        };
+        if push.author_id == BOT_ID || !self.find(push.channel_id) {
+            return false;
+        }
+        let invocation = match self.registry.parse_from_text(line, None) {
+            TextParseResult::Ok(invocation) if invocation.name == COMMAND => invocation,
+            TextParseResult::None => return line == "hello",
+            _ => return false,
+        };
+        let began = tokio::time::Instant::now();
+        let Ok(permit) = self.permits.clone().try_acquire_owned() else {
+            return false;
+        };
+        let mut message = self.spare.take().unwrap_or_else(|| {
+            Arc::new(LeanMessage {
+                id: String::new(),
+                channel_id: String::new(),
+                author_id: String::new(),
+                content: String::new(),
+            })
+        });
+        let m = Arc::get_mut(&mut message).expect("a spare is kept only when nobody holds it");
+        for (to, from) in [
+            (&mut m.id, push.id),
+            (&mut m.channel_id, push.channel_id),
+            (&mut m.author_id, push.author_id),
+            (&mut m.content, line),
+        ] {
+            to.push_str(from);
+        }
+        if self.events.receiver_count() > 0 {
+            let _ = self.events.send(message.clone());
+        }
+        let span = tracing::info_span!("command", command = %invocation.name);
+        let _entered = span.enter();
+        let mut future = (self.handler)(KeptContext {
+            message: message.clone(),
+            invocation,
+            data: self.data.clone(),
+            registry: self.registry.clone(),
+            outbound: self.outbound.clone(),
+        });
+        // Polled in place; a timer would be set only if it waited.
+        let mut cx = Context::from_waker(Waker::noop());
+        let polled = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)));
+        drop(future);
+        self.handled.increment(1);
+        self.took.record(began.elapsed().as_secs_f64());
+        drop(permit);
+        if let Some(m) = Arc::get_mut(&mut message) {
+            for s in [
+                &mut m.id,
+                &mut m.channel_id,
+                &mut m.author_id,
+                &mut m.content,
+            ] {
+                s.clear();
+            }
+            self.spare.set(Some(message));
+        }
+        matches!(polled, Ok(Poll::Ready(Ok(()))))
+    }
 }
 
 /// The leanest bot's part after the opening; `true` when the line was
@@ -132,7 +297,7 @@ fn open_push<'t, 'b>(
     buf: &'b mut Vec<u8>,
 ) -> Option<(PushMessage<'t>, &'b [u8])> {
     let fast = match reader {
-        Reader::OnePass | Reader::Lean => botlane_proto::read_message_push(text),
+        Reader::OnePass | Reader::Lean | Reader::Kept => botlane_proto::read_message_push(text),
         Reader::Serde => None,
     };
     let message = match fast {
@@ -165,17 +330,23 @@ fn open_push<'t, 'b>(
     Some((message, &buf[NONCE_LEN..tag_at]))
 }
 
+fn lean_registry() -> CommandRegistry {
+    let mut registry = CommandRegistry::new();
+    registry
+        .register(CommandDeclaration::new(COMMAND, "Count"), |_ctx| async {
+            Ok::<(), std::io::Error>(())
+        })
+        .expect("a valid declaration");
+    registry
+}
+
 impl RawOpener {
     /// Logs in; `key` is the channel key's bytes (the bench's service
     /// shares them, so the client skips unwrapping).
     pub(crate) async fn login(url: &str, public_key: &str, key: &[u8; 32], reader: Reader) -> Self {
         let cipher = Aes256Gcm::new_from_slice(key).expect("a 32-byte key");
-        let mut registry = CommandRegistry::new();
-        registry
-            .register(CommandDeclaration::new(COMMAND, "Count"), |_ctx| async {
-                Ok::<(), std::io::Error>(())
-            })
-            .expect("a valid declaration");
+        let registry = lean_registry();
+        let kept = Kept::new(lean_registry());
         let mut ws = raw_client::connect(url).await;
         raw_client::login(&mut ws, "raw-opener-token", public_key).await;
         let frames = Arc::new(Progress::default());
@@ -194,6 +365,7 @@ impl RawOpener {
                     (Reader::Lean, Some((push, line))) => {
                         lean_dispatch(&registry, lean_handler, &push, line)
                     }
+                    (Reader::Kept, Some((push, line))) => kept.dispatch(&push, line),
                     (_, Some((_, line))) => matches!(line, b"hello" | b"/tick"),
                     (_, None) => false,
                 };
