@@ -23,6 +23,7 @@ mod rule;
 
 use std::borrow::Cow;
 use std::cell::Cell;
+use std::mem::take;
 use std::sync::Arc;
 
 use tokio::sync::OwnedSemaphorePermit;
@@ -127,7 +128,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
                 self.apply(push);
                 continue;
             };
-            let step = self.on_message(MessageView::from(m), &mut snapshot);
+            let step = self.on_message(&mut MessageView::from(m), &mut snapshot);
             if matches!(step, Step::Done) {
                 continue;
             }
@@ -222,7 +223,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
 
     /// Opens a message and decides what it is: its event emitted, a
     /// failure of the argument step reported, what is left to run returned.
-    fn on_message(&self, view: MessageView<'_>, snapshot: &mut Snapshot<D>) -> Step<D> {
+    fn on_message(&self, view: &mut MessageView<'_>, snapshot: &mut Snapshot<D>) -> Step<D> {
         let mut buf = OPEN_BUFFER.take();
         let step = self.open_and_decide(view, snapshot, &mut buf);
         if buf.capacity() <= KEPT_OPEN_BUFFER {
@@ -234,7 +235,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
     /// [`on_message`](Self::on_message), its content opened into `buf`.
     fn open_and_decide(
         &self,
-        view: MessageView<'_>,
+        view: &mut MessageView<'_>,
         snapshot: &mut Snapshot<D>,
         buf: &mut Vec<u8>,
     ) -> Step<D> {
@@ -259,7 +260,7 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         let dynamic = if own {
             None
         } else {
-            self.dynamic_prefixes(&view, server.map(|server| &**server))
+            self.dynamic_prefixes(view, server.map(|server| &**server))
         };
         let prefixes = dynamic.as_ref().unwrap_or(self.runner.prefixes()).set();
         let verdict = if own {
@@ -273,7 +274,8 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
         };
         // Built only where it is used: a plain message nobody listens for
         // never is, its strings stay borrowed from the frame.
-        let message = |view| message_of(view, content.to_owned(), &self.outbound);
+        let message =
+            |view: &mut MessageView<'_>| message_of(view, content.to_owned(), &self.outbound);
         match verdict {
             Verdict::Plain => {
                 self.emit(|| Event::Message(message(view)));
@@ -395,9 +397,10 @@ impl<D: Send + Sync + 'static> Dispatcher<D> {
 impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
     fn dispatch_now(&self, push: Push) -> Option<Push> {
         match push {
-            Push::Message(m) => self
-                .message_now(MessageView::from(m), &mut None)
-                .map(|m| Push::Message(m.into_owned())),
+            Push::Message(m) => {
+                let mut view = MessageView::from(m);
+                (!self.message_now(&mut view, &mut None)).then(|| Push::Message(view.into_owned()))
+            }
             push => {
                 self.apply(push);
                 None
@@ -405,11 +408,7 @@ impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
         }
     }
 
-    fn message_now<'a>(
-        &self,
-        message: MessageView<'a>,
-        cache: &mut DispatchCache,
-    ) -> Option<MessageView<'a>> {
+    fn message_now(&self, message: &mut MessageView<'_>, cache: &mut DispatchCache) -> bool {
         // Without a free permit the message waits in the queue (and what
         // follows it, behind it). Only a run that waits takes the permit,
         // after its first poll (most messages run nothing, most handlers
@@ -417,7 +416,7 @@ impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
         // other taker, the dispatch task, holds no push while messages are
         // dispatched on the spot, and handlers only give permits back.
         if !self.runner.has_free_permit() {
-            return Some(message);
+            return false;
         }
         let snapshot = cache
             .get_or_insert_with(|| Box::new(self.snapshot()))
@@ -426,11 +425,10 @@ impl<D: Send + Sync + 'static> DispatchNow for Dispatcher<D> {
         let step = self.on_message(message, snapshot);
         // A handler on another worker may have shut the client down since
         // this connection task last looked: nothing starts after that.
-        if matches!(step, Step::Done) || self.session.is_shut_down() {
-            return None;
+        if !matches!(step, Step::Done) && !self.session.is_shut_down() {
+            self.start(step, None);
         }
-        self.start(step, None);
-        None
+        true
     }
 }
 
@@ -446,14 +444,14 @@ pub(crate) fn open_message(
 ) -> Option<Message> {
     let opened = membership.open_content(&m.id, &m.channel_id, &m.content, buf)?;
     let content = opened.content.to_owned();
-    Some(message_of(MessageView::from(m), content, outbound))
+    Some(message_of(&mut MessageView::from(m), content, outbound))
 }
 
 /// The message of an invocation (`view` with its opened `content`, the
 /// invocation its `command`), answering through `outbound`: written into
 /// this thread's spare message when it has one.
 fn invocation_message(
-    view: MessageView<'_>,
+    view: &mut MessageView<'_>,
     content: &str,
     invocation: CommandInvocation,
     outbound: &Arc<dyn Outbound>,
@@ -470,7 +468,7 @@ fn invocation_message(
     m.channel_id.push_str(&view.channel_id);
     m.author_id.push_str(&view.author_id);
     m.content.push_str(content);
-    m.reply_to = view.reply_to.map(Cow::into_owned);
+    m.reply_to = view.reply_to.take().map(Cow::into_owned);
     m.command = Some(invocation);
     m.attach(outbound.clone());
     message
@@ -518,16 +516,14 @@ pub(super) fn spare_name() -> String {
 /// The message of `view` with its opened `content`, answering through
 /// `outbound`. A live message's strings may borrow from its frame: copied
 /// here, once.
-fn message_of(view: MessageView<'_>, content: String, outbound: &Arc<dyn Outbound>) -> Message {
-    let MessageView {
-        id,
-        channel_id,
-        author_id,
-        reply_to,
-        ..
-    } = view;
-    let mut message = Message::new(id, channel_id, author_id, content);
-    message.reply_to = reply_to.map(Cow::into_owned);
+fn message_of(
+    view: &mut MessageView<'_>,
+    content: String,
+    outbound: &Arc<dyn Outbound>,
+) -> Message {
+    let (id, channel_id) = (take(&mut view.id), take(&mut view.channel_id));
+    let mut message = Message::new(id, channel_id, take(&mut view.author_id), content);
+    message.reply_to = view.reply_to.take().map(Cow::into_owned);
     message.attach(outbound.clone());
     message
 }

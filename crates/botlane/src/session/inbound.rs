@@ -114,7 +114,7 @@ impl Inbound for SessionInbound {
         offered(session, offer)
     }
 
-    fn message(&self, held: &mut Held, message: MessageView<'_>) -> Result<(), String> {
+    fn message(&self, held: &mut Held, mut message: MessageView<'_>) -> Result<(), String> {
         let Held {
             session: slot,
             dispatch,
@@ -126,7 +126,7 @@ impl Inbound for SessionInbound {
         };
         let offer = session
             .queue
-            .offer_message(message, self.connection, dispatch, cache);
+            .offer_message(&mut message, self.connection, dispatch, cache);
         offered(session, offer)
     }
 

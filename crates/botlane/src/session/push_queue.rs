@@ -60,12 +60,11 @@ pub(crate) trait DispatchNow: Send + Sync {
     /// wait (it is then queued). Never waits.
     fn dispatch_now(&self, push: Push) -> Option<Push>;
     /// The same for a message push borrowed from its frame, with what
-    /// dispatch keeps on this connection task from one message to the next.
-    fn message_now<'a>(
-        &self,
-        message: MessageView<'a>,
-        cache: &mut DispatchCache,
-    ) -> Option<MessageView<'a>>;
+    /// dispatch keeps on this connection task from one message to the next:
+    /// `true` when it was dispatched (its strings may have been moved out),
+    /// `false`, untouched, when it is to be queued. By reference, so that
+    /// the view is not copied from one layer to the next.
+    fn message_now(&self, message: &mut MessageView<'_>, cache: &mut DispatchCache) -> bool;
 }
 
 /// What dispatch keeps on a connection task from one message to the next
@@ -315,7 +314,7 @@ impl PushQueue {
     /// connection's `Inbound::Held`).
     pub(crate) fn offer_message(
         &self,
-        message: MessageView<'_>,
+        message: &mut MessageView<'_>,
         connection: u64,
         dispatch: &mut Option<Arc<dyn DispatchNow>>,
         cache: &mut DispatchCache,
@@ -327,14 +326,12 @@ impl PushQueue {
         if spot && dispatch.is_none() {
             *dispatch = self.dispatcher();
         }
-        let message = match dispatch.as_deref().filter(|_| spot) {
-            Some(now) => match now.message_now(message, cache) {
-                Some(message) => message,
-                None => return Offer::Dispatched,
-            },
-            None => message,
-        };
-        self.enqueue(Push::Message(message.into_owned()), connection)
+        if let Some(now) = dispatch.as_deref().filter(|_| spot)
+            && now.message_now(message, cache)
+        {
+            return Offer::Dispatched;
+        }
+        self.enqueue(Push::Message(message.take_owned()), connection)
     }
 
     /// Dispatch, when it may take a push of `connection` on the spot
@@ -686,16 +683,12 @@ mod tests {
             None
         }
 
-        fn message_now<'a>(
-            &self,
-            message: MessageView<'a>,
-            _: &mut DispatchCache,
-        ) -> Option<MessageView<'a>> {
+        fn message_now(&self, message: &mut MessageView<'_>, _: &mut DispatchCache) -> bool {
             if !self.open.load(std::sync::atomic::Ordering::SeqCst) {
-                return Some(message);
+                return false;
             }
             lock(&self.taken).push(message.id.to_string());
-            None
+            true
         }
     }
 
@@ -717,14 +710,14 @@ mod tests {
         q.dispatch_now_with(weak);
         // Something is queued: later pushes queue behind it, in order.
         assert_eq!(
-            q.offer_message(view("m1"), 0, &mut None, &mut None),
+            q.offer_message(&mut view("m1"), 0, &mut None, &mut None),
             Offer::Queued
         );
         assert_eq!(q.offer(removed("c1"), 0), Offer::Queued);
         assert_eq!(id(q.next().await), "early");
         // Dispatch holds a push: still queued.
         assert_eq!(
-            q.offer_message(view("m2"), 0, &mut None, &mut None),
+            q.offer_message(&mut view("m2"), 0, &mut None, &mut None),
             Offer::Queued
         );
         assert_eq!(id(q.next().await), "m1");
@@ -736,7 +729,7 @@ mod tests {
         let waiting = tokio::time::timeout(Duration::from_millis(20), q.next()).await;
         assert!(waiting.is_err(), "nothing was queued");
         assert_eq!(
-            q.offer_message(view("m3"), 0, &mut None, &mut None),
+            q.offer_message(&mut view("m3"), 0, &mut None, &mut None),
             Offer::Dispatched
         );
         assert_eq!(q.offer(removed("c2"), 0), Offer::Dispatched);
@@ -744,12 +737,12 @@ mod tests {
         // What dispatch gives back is queued, and what follows queues too.
         now.open.store(false, std::sync::atomic::Ordering::SeqCst);
         assert_eq!(
-            q.offer_message(view("m4"), 0, &mut None, &mut None),
+            q.offer_message(&mut view("m4"), 0, &mut None, &mut None),
             Offer::Queued
         );
         now.open.store(true, std::sync::atomic::Ordering::SeqCst);
         assert_eq!(
-            q.offer_message(view("m5"), 0, &mut None, &mut None),
+            q.offer_message(&mut view("m5"), 0, &mut None, &mut None),
             Offer::Queued
         );
         assert_eq!(q.figures().0, 2);
@@ -761,12 +754,12 @@ mod tests {
         let waiting = tokio::time::timeout(Duration::from_millis(20), q.next()).await;
         assert!(waiting.is_err());
         assert_eq!(
-            q.offer_message(view("m6"), 0, &mut None, &mut None),
+            q.offer_message(&mut view("m6"), 0, &mut None, &mut None),
             Offer::Queued
         );
         q.close();
         assert_eq!(
-            q.offer_message(view("m7"), 0, &mut None, &mut None),
+            q.offer_message(&mut view("m7"), 0, &mut None, &mut None),
             Offer::Discarded
         );
     }
@@ -800,7 +793,7 @@ mod tests {
         assert_eq!(q.offer(key("c1"), 1), Offer::Queued);
         assert_eq!(q.offer(ready(1), 1), Offer::Queued);
         assert_eq!(
-            q.offer_message(view("late"), 1, &mut None, &mut None),
+            q.offer_message(&mut view("late"), 1, &mut None, &mut None),
             Offer::Queued
         );
         assert_eq!(

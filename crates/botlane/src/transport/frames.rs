@@ -11,6 +11,7 @@
 //! here.
 
 use std::borrow::Cow;
+use std::mem::take;
 
 use serde::de::{Deserializer, IgnoredAny};
 use serde::Deserialize;
@@ -132,16 +133,22 @@ struct MessageCreateView<'a> {
 
 impl MessageView<'_> {
     /// The owned message, to wait in the push queue.
-    pub(crate) fn into_owned(self) -> wire::WireMessage {
+    pub(crate) fn into_owned(mut self) -> wire::WireMessage {
+        self.take_owned()
+    }
+
+    /// The owned message, its strings moved out of the view where it owns
+    /// them (an escaped one's), copied where they are borrowed.
+    pub(crate) fn take_owned(&mut self) -> wire::WireMessage {
         let mut message = wire::WireMessage::new(
-            self.id,
-            self.channel_id,
-            self.author_id,
-            self.content,
+            take(&mut self.id),
+            take(&mut self.channel_id),
+            take(&mut self.author_id),
+            take(&mut self.content),
             self.created_at,
         );
-        message.command = self.command.map(Cow::into_owned);
-        message.reply_to = self.reply_to.map(Cow::into_owned);
+        message.command = self.command.take().map(Cow::into_owned);
+        message.reply_to = self.reply_to.take().map(Cow::into_owned);
         message
     }
 }
