@@ -84,12 +84,13 @@ pub(crate) enum Reader {
     /// no event, no context.
     Lean,
     /// [`Reader::Lean`] with what issue 32 keeps of a bot, each done as
-    /// cheaply as its crate allows: an invocation's clock read at its start
-    /// and its end, a handler permit, its message shared (`Arc`) in a
-    /// context with the bot's data and registry, an event offered to
-    /// nobody, a span, the registered handler's boxed future polled in
-    /// place under `catch_unwind` (a timer only if it waits), its no-op
-    /// metrics recorded.
+    /// cheaply as its crate allows: the push's channel found (the last one
+    /// remembered), an invocation's clock read at its start and its end, a
+    /// handler permit, its message shared (`Arc`) in a context with the
+    /// bot's data, registry and answering handle, an event offered to
+    /// nobody, a span, the registered handler's boxed future polled once in
+    /// place under `catch_unwind` (it never waits: a bot sets a timer only
+    /// for one that does), its no-op metrics recorded.
     Kept,
 }
 
