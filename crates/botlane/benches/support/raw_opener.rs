@@ -6,7 +6,7 @@
 //! [`Reader::Kept`] what issue 32 keeps of a bot on top of that.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
@@ -126,10 +126,10 @@ struct KeptContext {
 /// The lean bot with what issue 32 keeps of a bot ([`Reader::Kept`]).
 struct Kept {
     registry: Arc<CommandRegistry>,
-    /// The bot's channels, as a bot finds a push's (its key, here nothing),
-    /// and the last one found, which the next push is looked for first.
-    channels: HashMap<String, Arc<()>>,
-    last: RefCell<(String, Arc<()>)>,
+    /// The bot's channels, as a bot finds a push's, and the last one found,
+    /// which the next push is looked for first.
+    channels: HashSet<String>,
+    last: RefCell<String>,
     data: Arc<()>,
     outbound: Outbound,
     permits: Arc<Semaphore>,
@@ -148,8 +148,8 @@ impl Kept {
     fn new(registry: CommandRegistry) -> Self {
         Self {
             registry: Arc::new(registry),
-            channels: HashMap::from([(CHANNEL_ID.to_owned(), Arc::new(()))]),
-            last: RefCell::new((String::new(), Arc::new(()))),
+            channels: HashSet::from([CHANNEL_ID.to_owned()]),
+            last: RefCell::default(),
             data: Arc::new(()),
             outbound: Arc::new(()),
             permits: Arc::new(Semaphore::new(64)),
@@ -173,13 +173,13 @@ impl Kept {
     /// Whether the bot is in `channel_id` (the last channel found first).
     fn find(&self, channel_id: &str) -> bool {
         let mut last = self.last.borrow_mut();
-        if last.0 == channel_id {
+        if *last == channel_id {
             return true;
         }
-        let Some(key) = self.channels.get(channel_id) else {
+        if !self.channels.contains(channel_id) {
             return false;
-        };
-        *last = (channel_id.to_owned(), key.clone());
+        }
+        channel_id.clone_into(&mut last);
         true
     }
 

@@ -553,4 +553,54 @@ mod tests {
         // Without a spare, a new string.
         assert_eq!(spare_name(), "");
     }
+
+    /// A handle that answers nowhere, for messages built in tests.
+    struct Nowhere;
+
+    impl Outbound for Nowhere {
+        fn send<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a str,
+            _: Option<&'a str>,
+        ) -> futures_util::future::BoxFuture<'a, Result<(), crate::error::ClientError>> {
+            Box::pin(std::future::ready(Ok(())))
+        }
+
+        fn rest(&self) -> Result<crate::rest::RestLane, crate::error::ClientError> {
+            Err(crate::error::ClientError::ConnectionClosed { opcode: 0 })
+        }
+    }
+
+    #[test]
+    fn a_dispatched_message_keeps_what_it_replies_to() {
+        let outbound: Arc<dyn Outbound> = Arc::new(Nowhere);
+        let view = || {
+            let mut wire = wire::WireMessage::new("m1", "c1", "u1", "sealed", 7);
+            wire.reply_to = Some("m0".to_owned());
+            MessageView::from(wire)
+        };
+        // A plain message, its strings moved out of the view.
+        let plain = message_of(&mut view(), "hello".to_owned(), &outbound);
+        assert_eq!(
+            (
+                &*plain.id,
+                &*plain.channel_id,
+                &*plain.author_id,
+                &*plain.content
+            ),
+            ("m1", "c1", "u1", "hello")
+        );
+        assert_eq!(plain.reply_to.as_deref(), Some("m0"));
+        // An invocation's, written into this thread's spare message.
+        let invocation = CommandInvocation {
+            name: "roll".to_owned(),
+            args: CommandArgs::default(),
+            source: CommandSource::Text,
+        };
+        let invoked = invocation_message(&mut view(), "/roll", invocation, &outbound);
+        assert_eq!((&*invoked.id, &*invoked.content), ("m1", "/roll"));
+        assert_eq!(invoked.reply_to.as_deref(), Some("m0"));
+        assert_eq!(invoked.command.as_ref().map(|c| &*c.name), Some("roll"));
+    }
 }
